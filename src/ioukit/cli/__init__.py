@@ -1,0 +1,61 @@
+"""The ``ioukit`` command line: one module per subcommand, registered in :data:`COMMANDS`.
+
+Exit status: 0 success, 2 bad input (one line on stderr naming what was wrong), 1 internal
+error. Set ``IOUKIT_DEBUG=1`` to see the traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from ioukit.errors import IoukitError
+
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: tuple[str, ...] = ("ioukit.cli.iou_command",)
+"""Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered."""
+    from ioukit import __version__
+
+    parser = _Parser(prog="ioukit", description="Intersection over union for object detection.")
+    parser.add_argument("--version", action="version", version=f"ioukit {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for module in COMMANDS:
+        importlib.import_module(module).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except (IoukitError, ValueError, OSError) as exc:
+        print(f"ioukit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("IOUKIT_DEBUG"):
+            raise
+        print(
+            f"ioukit {args.command}: internal error: {type(exc).__name__}: {exc} "
+            "(set IOUKIT_DEBUG=1 for the traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return 1
+    return status

@@ -1,0 +1,41 @@
+"""Exceptions raised by ioukit.
+
+Every message names the argument (or file and place), what was expected and what arrived.
+All exceptions derive from :class:`IoukitError`; those about bad values also derive from
+:class:`ValueError` so ``except ValueError`` keeps working for callers who expect it.
+
+Examples
+--------
+>>> from ioukit.errors import BoxError, IoukitError
+>>> issubclass(BoxError, ValueError) and issubclass(BoxError, IoukitError)
+True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BoxError",
+    "DataFormatError",
+    "IoukitError",
+    "MissingDependencyError",
+]
+
+
+class IoukitError(Exception):
+    """Base class of every error ioukit raises on purpose."""
+
+
+class BoxError(IoukitError, ValueError):
+    """A box array has the wrong shape, a non-finite coordinate or a negative size."""
+
+
+class DataFormatError(IoukitError, ValueError):
+    """A dataset or prediction file (or dict) does not follow its format.
+
+    The message starts with the file (or argument) and the place inside it, e.g.
+    ``gt.json: annotations[17].bbox: expected 4 numbers, got 3``.
+    """
+
+
+class MissingDependencyError(IoukitError, ImportError):
+    """An optional dependency is needed; the message gives the install command."""

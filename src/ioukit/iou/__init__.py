@@ -1,0 +1,39 @@
+"""The IoU family: IoU, Dice, GIoU, DIoU, CIoU (pairwise and elementwise) and their losses."""
+
+from ioukit.iou.family import (
+    box_dice,
+    box_dice_elementwise,
+    box_iou,
+    box_iou_elementwise,
+    complete_box_iou,
+    complete_box_iou_elementwise,
+    distance_box_iou,
+    distance_box_iou_elementwise,
+    generalized_box_iou,
+    generalized_box_iou_elementwise,
+    iou,
+)
+from ioukit.iou.losses import (
+    box_iou_loss,
+    complete_box_iou_loss,
+    distance_box_iou_loss,
+    generalized_box_iou_loss,
+)
+
+__all__ = [
+    "box_dice",
+    "box_dice_elementwise",
+    "box_iou",
+    "box_iou_elementwise",
+    "box_iou_loss",
+    "complete_box_iou",
+    "complete_box_iou_elementwise",
+    "complete_box_iou_loss",
+    "distance_box_iou",
+    "distance_box_iou_elementwise",
+    "distance_box_iou_loss",
+    "generalized_box_iou",
+    "generalized_box_iou_elementwise",
+    "generalized_box_iou_loss",
+    "iou",
+]
