@@ -1,0 +1,1 @@
+"""Evaluation protocols (COCO, Pascal VOC, Ultralytics), AP formulas, curves, confusion matrix."""
