@@ -10,7 +10,7 @@ library, with numbers identical to the reference tools.
 
 from ioukit.boxes import box_area, box_convert, clip_boxes, denormalize_boxes, normalize_boxes
 from ioukit.errors import BoxError, DataFormatError, IoukitError, MissingDependencyError
-from ioukit.iou import (
+from ioukit.overlap import (
     box_dice,
     box_dice_elementwise,
     box_iou,

@@ -22,7 +22,9 @@ _BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 def check_format(fmt: object, name: str = "fmt") -> str:
     """Return ``fmt`` if it is a known box format, else raise ``ValueError``."""
     if fmt not in _BOX_FORMATS:
-        raise ValueError(f"{name}: expected one of {', '.join(map(repr, _BOX_FORMATS))}, got {fmt!r}")
+        raise ValueError(
+            f"{name}: expected one of {', '.join(map(repr, _BOX_FORMATS))}, got {fmt!r}"
+        )
     return str(fmt)
 
 
@@ -43,14 +45,19 @@ def namespace_of(*arrays: object, names: tuple[str, ...]) -> tuple[Any, list[Arr
     try:
         xp = array_api_compat.array_namespace(*foreign)
     except TypeError as exc:
-        kinds = ", ".join(f"{n}: {type(a).__module__}.{type(a).__name__}" for a, n in zip(arrays, names, strict=True))
+        kinds = ", ".join(
+            f"{n}: {type(a).__module__}.{type(a).__name__}"
+            for a, n in zip(arrays, names, strict=True)
+        )
         raise TypeError(f"arrays from different libraries cannot be mixed ({kinds})") from exc
     out = []
     for a, n in zip(arrays, names, strict=True):
         if _is_array(a) and not isinstance(a, np.ndarray):
             out.append(a)
         else:
-            out.append(xp.asarray(_numpy_from_sequence(a, n), device=array_api_compat.device(foreign[0])))
+            out.append(
+                xp.asarray(_numpy_from_sequence(a, n), device=array_api_compat.device(foreign[0]))
+            )
     return xp, out
 
 
@@ -61,7 +68,9 @@ def _numpy_from_sequence(a: object, name: str) -> np.ndarray:
         try:
             arr = np.asarray(a)
         except (ValueError, TypeError) as exc:
-            raise BoxError(f"{name}: expected an array of numbers with last axis 4, got {_short(a)} ({exc})") from None
+            raise BoxError(
+                f"{name}: expected an array of numbers with last axis 4, got {_short(a)} ({exc})"
+            ) from None
     if arr.dtype.kind not in "biuf":
         raise BoxError(f"{name}: expected numbers, got dtype {arr.dtype} from {_short(a)}")
     return arr
@@ -122,11 +131,15 @@ def host_view(x: Array) -> np.ndarray | None:
     if isinstance(x, np.ndarray):
         return x
     if array_api_compat.is_torch_array(x):
-        return x.detach().numpy() if x.device.type == "cpu" else None  # type: ignore[no-any-return]
+        return x.detach().numpy() if x.device.type == "cpu" else None
     if array_api_compat.is_jax_array(x):
         import jax
 
-        if isinstance(x, jax.core.Tracer) or x.devices() and next(iter(x.devices())).platform != "cpu":
+        if (
+            isinstance(x, jax.core.Tracer)
+            or (x.devices()
+            and next(iter(x.devices())).platform != "cpu")
+        ):
             return None
         return np.asarray(x)
     if array_api_compat.is_cupy_array(x):

@@ -31,6 +31,7 @@ __all__ = [
     "clip_boxes",
     "denormalize_boxes",
     "normalize_boxes",
+    "prepare_boxes",
 ]
 
 
@@ -64,7 +65,9 @@ def _check_image_size(image_size: object) -> tuple[float, float]:
     except (TypeError, ValueError):
         raise ValueError(f"image_size: expected (width, height), got {image_size!r}") from None
     if not (math.isfinite(width) and math.isfinite(height) and width > 0 and height > 0):
-        raise ValueError(f"image_size: expected positive finite (width, height), got {image_size!r}")
+        raise ValueError(
+            f"image_size: expected positive finite (width, height), got {image_size!r}"
+        )
     return width, height
 
 
@@ -76,9 +79,33 @@ def _scale(xp: Any, boxes: Array, sx: float, sy: float) -> Array:
 def prepare_boxes(
     xp: Any, boxes: Array, name: str, fmt: str, *, dtype: Any = None, ndim: int | None = None
 ) -> Array:
-    """Shape-check, cast, validate and convert ``boxes`` to float xyxy (private helper).
+    """Shape-check, cast, validate and convert ``boxes`` to float xyxy.
 
-    Used by every function of the package that takes boxes, so the rules live in one place.
+    The one place where ioukit's input rules for boxes live; every function that takes boxes
+    calls it. ``xp`` is the namespace from :func:`ioukit._array.namespace_of`.
+
+    Parameters
+    ----------
+    xp : namespace
+    boxes : array, shape (..., 4)
+    name : str
+        Argument name for error messages.
+    fmt : {"xyxy", "xywh", "cxcywh"}
+    dtype : dtype, optional
+        Float dtype to compute in (default: see :func:`ioukit._array.float_dtype_for`).
+    ndim : int, optional
+        Required number of dimensions.
+
+    Returns
+    -------
+    array, shape (..., 4)
+        Float xyxy boxes.
+
+    Examples
+    --------
+    >>> import array_api_compat.numpy as xp
+    >>> prepare_boxes(xp, xp.asarray([[1, 2, 3, 4]]), "boxes", "xywh")
+    array([[1., 2., 4., 6.]])
     """
     check_format(fmt)
     boxes = as_boxes(xp, boxes, name, dtype=dtype, ndim=ndim)

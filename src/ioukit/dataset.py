@@ -22,7 +22,7 @@ __all__ = ["CategoryTable", "Dataset", "ImageTable"]
 
 
 def _column(values: object, dtype: type, length: int, name: str, owner: str) -> np.ndarray:
-    array = np.ascontiguousarray(values, dtype=dtype)
+    array: np.ndarray = np.ascontiguousarray(values, dtype=dtype)
     if array.shape != (length,):
         raise DataFormatError(f"{owner}.{name}: expected shape ({length},), got {array.shape}")
     array.setflags(write=False)
@@ -62,7 +62,9 @@ class ImageTable:
         n = len(self.stems)
         object.__setattr__(self, "ids", _column(self.ids, np.int64, n, "ids", "images"))
         object.__setattr__(self, "widths", _column(self.widths, np.float64, n, "widths", "images"))
-        object.__setattr__(self, "heights", _column(self.heights, np.float64, n, "heights", "images"))
+        object.__setattr__(
+            self, "heights", _column(self.heights, np.float64, n, "heights", "images")
+        )
         by_id = {int(i): row for row, i in enumerate(self.ids.tolist())}
         if len(by_id) != n:
             raise DataFormatError("images.ids: image ids must be unique")
@@ -96,7 +98,9 @@ class ImageTable:
     def lookup(self, image_ids: np.ndarray) -> np.ndarray:
         """Rows of many ids at once (int64); -1 for unknown ids."""
         get = self._by_id.get
-        return np.fromiter((get(int(i), -1) for i in image_ids), dtype=np.int64, count=len(image_ids))
+        return np.fromiter(
+            (get(int(i), -1) for i in image_ids), dtype=np.int64, count=len(image_ids)
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,9 +210,13 @@ class Dataset:
         ):
             object.__setattr__(self, name, _column(getattr(self, name), dtype, n, name, "dataset"))
         if self.scores is not None:
-            object.__setattr__(self, "scores", _column(self.scores, np.float64, n, "scores", "dataset"))
+            object.__setattr__(
+                self, "scores", _column(self.scores, np.float64, n, "scores", "dataset")
+            )
         if self.segmentation is not None and len(self.segmentation) != n:
-            raise DataFormatError(f"segmentation: expected {n} entries, got {len(self.segmentation)}")
+            raise DataFormatError(
+                f"segmentation: expected {n} entries, got {len(self.segmentation)}"
+            )
         if n and (self.image_index.min() < 0 or self.image_index.max() >= len(self.images)):
             raise DataFormatError("image_index: every row must point into images")
 

@@ -1,7 +1,7 @@
 """Fused numba kernels for the pairwise IoU family on NumPy arrays (private).
 
 One pass writes the (N, M) result with no (N, M) temporaries. Each scalar formula mirrors
-``ioukit.iou._formulas`` operation for operation, in the same dtype, so the results are
+``ioukit.overlap._formulas`` operation for operation, in the same dtype, so the results are
 bit-identical to the generic path (tests check this). Constants arrive typed in ``consts`` so
 float32 inputs are computed in float32, exactly as NumPy does.
 
@@ -9,6 +9,8 @@ The plain-Python oracle for these kernels is the generic path itself.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
@@ -19,7 +21,7 @@ METRIC_CODES = {"iou": IOU, "dice": DICE, "giou": GIOU, "diou": DIOU, "ciou": CI
 # indices into ``consts``
 _ZERO, _ONE, _TWO, _EPS, _FOUR_OVER_PI_SQUARED = 0, 1, 2, 3, 4
 
-_OPTIONS = {"cache": True, "error_model": "numpy", "nogil": True}
+_OPTIONS: dict[str, Any] = {"cache": True, "error_model": "numpy", "nogil": True}
 
 
 @njit(**_OPTIONS)

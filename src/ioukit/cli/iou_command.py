@@ -26,7 +26,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("box_a", metavar="A", help="first box, e.g. 100,80,300,280")
     parser.add_argument("box_b", metavar="B", help="second box")
     parser.add_argument(
-        "--fmt", choices=("xyxy", "xywh", "cxcywh"), default="xyxy", help="box format (default xyxy)"
+        "--fmt",
+        choices=("xyxy", "xywh", "cxcywh"),
+        default="xyxy",
+        help="box format (default xyxy)",
     )
     parser.set_defaults(run=run)
 
@@ -39,7 +42,9 @@ def parse_box(text: str, name: str) -> list[float]:
     except ValueError:
         raise BoxError(f"box {name}: expected 4 comma-separated numbers, got {text!r}") from None
     if len(values) != 4:
-        raise BoxError(f"box {name}: expected 4 comma-separated numbers, got {len(values)} in {text!r}")
+        raise BoxError(
+            f"box {name}: expected 4 comma-separated numbers, got {len(values)} in {text!r}"
+        )
     if not all(math.isfinite(v) for v in values):
         raise BoxError(f"box {name}: coordinates must be finite, got {text!r}")
     return values
@@ -50,9 +55,7 @@ def report(box_a: list[float], box_b: list[float], fmt: str) -> str:
     import numpy as np
 
     from ioukit.boxes import box_area, box_convert
-    from ioukit.iou import family
-
-    from ioukit.iou import _formulas
+    from ioukit.overlap import _formulas, family
 
     a = np.asarray([box_a])
     b = np.asarray([box_b])

@@ -1,6 +1,10 @@
-"""The IoU family: IoU, Dice, GIoU, DIoU, CIoU (pairwise and elementwise) and their losses."""
+"""The IoU family: IoU, Dice, GIoU, DIoU, CIoU (pairwise and elementwise) and their losses.
 
-from ioukit.iou.family import (
+Everything here is re-exported by :mod:`ioukit`. (The subpackage is not called ``ioukit.iou``
+because ``ioukit.iou`` is the function that measures two boxes.)
+"""
+
+from ioukit.overlap.family import (
     box_dice,
     box_dice_elementwise,
     box_iou,
@@ -13,7 +17,7 @@ from ioukit.iou.family import (
     generalized_box_iou_elementwise,
     iou,
 )
-from ioukit.iou.losses import (
+from ioukit.overlap.losses import (
     box_iou_loss,
     complete_box_iou_loss,
     distance_box_iou_loss,

@@ -48,10 +48,14 @@ def enclosing_size(xp: Any, a: Coords, b: Coords) -> tuple[Array, Array]:
 
 
 def aspect_angle(xp: Any, box: Coords) -> Array:
-    """``atan(w / h)`` of each box; pi/2 for a flat box and 0 for a point (never NaN)."""
+    """``atan(w / h)`` of each box; pi/2 for a flat box and 0 for a point (never NaN).
+
+    Computed as ``atan2(w, h)``, which cannot overflow for tiny heights; the height is
+    replaced by 1 where it is 0 so the gradient stays finite too.
+    """
     width, height = box[2] - box[0], box[3] - box[1]
     positive = height > 0
-    angle = xp.atan(safe_divide(xp, width, height))
+    angle = xp.atan2(width, xp.where(positive, height, xp.ones_like(height)))
     flat = xp.where(width > 0, xp.full_like(width, math.pi / 2), xp.zeros_like(width))
     return xp.where(positive, angle, flat)
 

@@ -23,7 +23,7 @@ import numpy as np
 from ioukit._array import Array, float_dtype_for, namespace_of
 from ioukit.boxes import prepare_boxes
 from ioukit.errors import BoxError
-from ioukit.iou import _formulas
+from ioukit.overlap import _formulas
 
 __all__ = [
     "box_dice",
@@ -49,7 +49,9 @@ def _columns(boxes: Array) -> _formulas.Coords:
     return boxes[..., 0], boxes[..., 1], boxes[..., 2], boxes[..., 3]
 
 
-def _prepare_pair(boxes1: Array, boxes2: Array, fmt: str, ndim: int | None) -> tuple[Any, Array, Array]:
+def _prepare_pair(
+    boxes1: Array, boxes2: Array, fmt: str, ndim: int | None
+) -> tuple[Any, Array, Array]:
     xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
     dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
     a = prepare_boxes(xp, a, "boxes1", fmt, dtype=dtype, ndim=ndim)
@@ -57,7 +59,7 @@ def _prepare_pair(boxes1: Array, boxes2: Array, fmt: str, ndim: int | None) -> t
     return xp, a, b
 
 
-def pairwise(
+def _pairwise(
     metric: str,
     boxes1: Array,
     boxes2: Array,
@@ -73,7 +75,9 @@ def pairwise(
     """
     xp, a, b = _prepare_pair(boxes1, boxes2, fmt, ndim=2)
     if isinstance(a, np.ndarray):
-        wanted = a.shape[0] * b.shape[0] >= KERNEL_MIN_ELEMENTS if use_kernel is None else use_kernel
+        wanted = (
+            a.shape[0] * b.shape[0] >= KERNEL_MIN_ELEMENTS if use_kernel is None else use_kernel
+        )
         if wanted:
             from ioukit._kernels import iou_matrix
 
@@ -85,10 +89,10 @@ def pairwise(
             return iou_matrix.pairwise(metric, a, b, angle1, angle2, eps)
     rows = tuple(c[:, None] for c in _columns(a))
     cols = tuple(c[None, :] for c in _columns(b))
-    return _formulas.FORMULAS[metric](xp, rows, cols, eps)  # type: ignore[arg-type]
+    return _formulas.FORMULAS[metric](xp, rows, cols, eps)
 
 
-def elementwise(
+def _elementwise(
     metric: str, boxes1: Array, boxes2: Array, *, fmt: str = "xyxy", eps: float = DEFAULT_EPS
 ) -> Array:
     """``metric`` between aligned boxes: shapes (..., 4) that broadcast give shape (...)."""
@@ -135,7 +139,7 @@ def box_iou(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
     >>> box_iou(np.zeros((0, 4)), [[0, 0, 1, 1]]).shape
     (0, 1)
     """
-    return pairwise("iou", boxes1, boxes2, fmt=fmt)
+    return _pairwise("iou", boxes1, boxes2, fmt=fmt)
 
 
 def box_dice(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
@@ -156,7 +160,7 @@ def box_dice(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
     >>> box_dice([[100, 80, 300, 280]], [[120, 100, 320, 300]])
     array([[0.81]])
     """
-    return pairwise("dice", boxes1, boxes2, fmt=fmt)
+    return _pairwise("dice", boxes1, boxes2, fmt=fmt)
 
 
 def generalized_box_iou(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
@@ -179,7 +183,7 @@ def generalized_box_iou(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -
     >>> generalized_box_iou([[0, 0, 1, 1]], [[2, 0, 3, 1]])
     array([[-0.33333333]])
     """
-    return pairwise("giou", boxes1, boxes2, fmt=fmt)
+    return _pairwise("giou", boxes1, boxes2, fmt=fmt)
 
 
 def distance_box_iou(
@@ -203,10 +207,10 @@ def distance_box_iou(
 
     Examples
     --------
-    >>> distance_box_iou([[0, 0, 10, 10]], [[2, 2, 12, 8]]).round(10)
+    >>> distance_box_iou([[0, 0, 10, 10]], [[2, 2, 12, 8]]).round(6)
     array([[0.412178]])
     """
-    return pairwise("diou", boxes1, boxes2, fmt=fmt, eps=eps)
+    return _pairwise("diou", boxes1, boxes2, fmt=fmt, eps=eps)
 
 
 def complete_box_iou(
@@ -233,7 +237,7 @@ def complete_box_iou(
     >>> complete_box_iou([[0, 0, 10, 10]], [[2, 2, 12, 8]]).round(7)
     array([[0.4111849]])
     """
-    return pairwise("ciou", boxes1, boxes2, fmt=fmt, eps=eps)
+    return _pairwise("ciou", boxes1, boxes2, fmt=fmt, eps=eps)
 
 
 def box_iou_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
@@ -254,7 +258,7 @@ def box_iou_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -
     >>> box_iou_elementwise([[0, 0, 4, 4], [0, 0, 1, 1]], [[2, 0, 6, 4], [2, 2, 3, 3]])
     array([0.33333333, 0.        ])
     """
-    return elementwise("iou", boxes1, boxes2, fmt=fmt)
+    return _elementwise("iou", boxes1, boxes2, fmt=fmt)
 
 
 def box_dice_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
@@ -274,7 +278,7 @@ def box_dice_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") 
     >>> box_dice_elementwise([[0, 0, 4, 4]], [[2, 0, 6, 4]])
     array([0.5])
     """
-    return elementwise("dice", boxes1, boxes2, fmt=fmt)
+    return _elementwise("dice", boxes1, boxes2, fmt=fmt)
 
 
 def generalized_box_iou_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
@@ -294,7 +298,7 @@ def generalized_box_iou_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str
     >>> generalized_box_iou_elementwise([[0, 0, 1, 1]], [[0, 0, 1, 1]])
     array([1.])
     """
-    return elementwise("giou", boxes1, boxes2, fmt=fmt)
+    return _elementwise("giou", boxes1, boxes2, fmt=fmt)
 
 
 def distance_box_iou_elementwise(
@@ -317,7 +321,7 @@ def distance_box_iou_elementwise(
     >>> distance_box_iou_elementwise([[0, 0, 2, 2]], [[0, 0, 2, 2]])
     array([1.])
     """
-    return elementwise("diou", boxes1, boxes2, fmt=fmt, eps=eps)
+    return _elementwise("diou", boxes1, boxes2, fmt=fmt, eps=eps)
 
 
 def complete_box_iou_elementwise(
@@ -340,7 +344,7 @@ def complete_box_iou_elementwise(
     >>> complete_box_iou_elementwise([[0, 0, 2, 2], [0, 0, 0, 0]], [[0, 0, 2, 2], [0, 0, 0, 0]])
     array([1., 0.])
     """
-    return elementwise("ciou", boxes1, boxes2, fmt=fmt, eps=eps)
+    return _elementwise("ciou", boxes1, boxes2, fmt=fmt, eps=eps)
 
 
 def _single_box(box: object, name: str) -> np.ndarray:
@@ -387,7 +391,7 @@ def iou(box_a: object, box_b: object, *, fmt: str = "xyxy") -> float:
     a = _single_box(box_a, "box_a")
     b = _single_box(box_b, "box_b")
     try:
-        value = elementwise("iou", a, b, fmt=fmt)
+        value = _elementwise("iou", a, b, fmt=fmt)
     except BoxError as exc:
         message = str(exc).replace("boxes1[0]", "box_a").replace("boxes2[0]", "box_b")
         raise BoxError(message) from None

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ioukit._array import Array
-from ioukit.iou import _formulas
-from ioukit.iou.family import DEFAULT_EPS, _check_broadcast, _columns, _prepare_pair
+from ioukit.overlap import _formulas
+from ioukit.overlap.family import DEFAULT_EPS, _check_broadcast, _columns, _prepare_pair
 
 __all__ = [
     "box_iou_loss",

@@ -1,0 +1,64 @@
+"""The fused numba kernel against its oracle, the generic array-API path: bit-identical."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ioukit._kernels import iou_matrix
+from ioukit.overlap.family import KERNEL_MIN_ELEMENTS
+from ioukit.overlap.family import _pairwise as pairwise
+
+METRICS = ["iou", "dice", "giou", "diou", "ciou"]
+
+
+def random_boxes(rng: np.random.Generator, n: int, dtype: type) -> np.ndarray:
+    xy = rng.uniform(-50, 500, size=(n, 2))
+    wh = rng.uniform(0, 120, size=(n, 2))
+    wh[rng.random(n) < 0.05] = 0  # some degenerate boxes
+    boxes = np.concatenate([xy, xy + wh], axis=1)
+    boxes[rng.random(n) < 0.05] = boxes[0]  # some duplicates
+    return boxes.astype(dtype)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 13), (200, 700)])  # serial and parallel variants
+def test_kernel_is_bit_identical_to_generic_path(
+    metric: str, dtype: type, shape: tuple[int, int]
+) -> None:
+    rng = np.random.default_rng(sum(shape))
+    a, b = random_boxes(rng, shape[0], dtype), random_boxes(rng, shape[1], dtype)
+    fused = pairwise(metric, a, b, use_kernel=True)
+    generic = pairwise(metric, a, b, use_kernel=False)
+    assert fused.dtype == generic.dtype == dtype
+    np.testing.assert_array_equal(fused, generic)
+
+
+def test_parallel_threshold_is_exercised() -> None:
+    assert 200 * 700 >= iou_matrix.PARALLEL_MIN_ELEMENTS > 7 * 13
+
+
+def test_default_dispatch_uses_kernel_for_large_numpy() -> None:
+    rng = np.random.default_rng(0)
+    a = random_boxes(rng, 64, np.float64)
+    b = random_boxes(rng, KERNEL_MIN_ELEMENTS // 64, np.float64)
+    np.testing.assert_array_equal(pairwise("iou", a, b), pairwise("iou", a, b, use_kernel=False))
+
+
+def test_kernel_does_not_touch_inputs() -> None:
+    rng = np.random.default_rng(1)
+    a, b = random_boxes(rng, 70, np.float32), random_boxes(rng, 90, np.float32)
+    a_copy, b_copy = a.copy(), b.copy()
+    pairwise("ciou", a, b, use_kernel=True)
+    np.testing.assert_array_equal(a, a_copy)
+    np.testing.assert_array_equal(b, b_copy)
+
+
+def test_non_contiguous_inputs() -> None:
+    rng = np.random.default_rng(2)
+    a = random_boxes(rng, 80, np.float64)
+    b = np.asfortranarray(random_boxes(rng, 90, np.float64))
+    np.testing.assert_array_equal(
+        pairwise("giou", a[::2], b, use_kernel=True), pairwise("giou", a[::2], b, use_kernel=False)
+    )
