@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _timing import best_of, fmt_time, have, print_table
 
 import ioukit
+from _timing import best_of, fmt_time, have, print_table
 
 QUICK = "--quick" in sys.argv
 SIZES = [1000, 4000] if QUICK else [1000, 4000, 10000]
@@ -71,7 +71,7 @@ def bench_box_iou() -> None:
             a, b = make_boxes(n, 1, dtype), make_boxes(n, 2, dtype)
             repeat = 3 if n >= 10000 else 5
             ours = ioukit.box_iou(a, b)
-            floor = best_of(lambda n=n: np.full((n, n), 0.5, dtype=dtype), repeat=repeat)
+            floor = best_of(lambda n=n, dt=dtype: np.full((n, n), 0.5, dtype=dt), repeat=repeat)
             t_ours = best_of(lambda a=a, b=b: ioukit.box_iou(a, b), repeat=repeat)
             row = [f"{n}x{n}", fmt_time(t_ours), f"{t_ours / floor:.2f}x floor"]
             for name, fn in references(dtype).items():
@@ -84,7 +84,12 @@ def bench_box_iou() -> None:
             rows.append(row)
         print_table(
             f"box_iou {np.dtype(dtype).name} (ratio = reference time / ioukit time)",
-            ["size", "ioukit", "vs memory floor", *[f"ref {i + 1}" for i in range(len(rows[0]) - 3)]],
+            [
+                "size",
+                "ioukit",
+                "vs memory floor",
+                *(f"ref {i + 1}" for i in range(len(rows[0]) - 3)),
+            ],
             rows,
         )
 
@@ -129,7 +134,8 @@ def first_call_times() -> None:
             ("warm cache, again", {**os.environ, "NUMBA_CACHE_DIR": cold}),
         ]:
             start = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            command = [sys.executable, "-c", code]
+            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
             total = time.perf_counter() - start
             rows.append([label, f"{float(out.stdout):.2f} s", f"{total:.2f} s"])
     print_table(

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import literally, njit, prange
+from numba import njit, prange
+from numba.misc.special import literally
 
 IOU, DICE, GIOU, DIOU, CIOU = 0, 1, 2, 3, 4
 METRIC_CODES = {"iou": IOU, "dice": DICE, "giou": GIOU, "diou": DIOU, "ciou": CIOU}
