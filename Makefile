@@ -12,16 +12,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-core: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[all]"
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $@ $(VENV)/.installed-core
+	touch $@ $(VENV)/.installed-demo
 
-demo: $(VENV)/.installed-core
-	$(BIN)/python -m ioukit.demo
+demo: $(VENV)/.installed-demo
+	$(BIN)/python -m ioukit.demo demo-output
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
@@ -35,7 +35,7 @@ $(BENCH_VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 2; }
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[fast-json,xml]" pycocotools faster-coco-eval supervision \
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[all]" pycocotools faster-coco-eval supervision \
 		ensemble-boxes "torch==2.14.1" "torchvision==0.29.1"
 	touch $@
 

@@ -1,15 +1,37 @@
 """ioukit: intersection over union for object detection.
 
 Box formats, the IoU family (IoU, Dice, GIoU, DIoU, CIoU) and their losses on every array
-library, with numbers identical to the reference tools.
+library; masks and COCO RLE; non-maximum suppression and box fusion; matching predictions to
+ground truth; AP/mAP under the COCO, Pascal VOC and Ultralytics protocols; readers and writers
+for COCO JSON, YOLO txt and Pascal VOC XML. Numbers identical to the reference tools.
 
 >>> import ioukit
 >>> round(ioukit.iou((100, 80, 300, 280), (120, 100, 320, 300)), 3)
 0.681
 """
 
+from ioukit import masks
 from ioukit.boxes import box_area, box_convert, clip_boxes, denormalize_boxes, normalize_boxes
-from ioukit.errors import BoxError, DataFormatError, IoukitError, MissingDependencyError
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.diagnostics import Finding, diagnose
+from ioukit.engine import Evaluator, evaluate
+from ioukit.errors import (
+    BoxError,
+    DataFormatError,
+    IoukitError,
+    MaskError,
+    MissingDependencyError,
+)
+from ioukit.fusion import weighted_boxes_fusion
+from ioukit.io import read_ground_truth, read_predictions, write_dataset
+from ioukit.masks import mask_dice, mask_iou
+from ioukit.matching import Matches, match_predictions
+from ioukit.metrics.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
+from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
+from ioukit.metrics.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
+from ioukit.metrics.result import EvaluationResult
+from ioukit.metrics.voc import evaluate_voc
+from ioukit.metrics.yolo import evaluate_yolo
 from ioukit.overlap import (
     box_dice,
     box_dice_elementwise,
@@ -27,15 +49,31 @@ from ioukit.overlap import (
     generalized_box_iou_loss,
     iou,
 )
+from ioukit.segmentation import SegmentationMetric, SegmentationResult, segmentation_iou
+from ioukit.suppression import batched_nms, nms, soft_nms
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BoxError",
+    "CategoryTable",
+    "ConfusionMatrix",
+    "Curves",
     "DataFormatError",
+    "Dataset",
+    "EvaluationResult",
+    "Evaluator",
+    "Finding",
+    "ImageTable",
     "IoukitError",
+    "MaskError",
+    "Matches",
     "MissingDependencyError",
+    "PrecisionRecallF1",
+    "SegmentationMetric",
+    "SegmentationResult",
     "__version__",
+    "batched_nms",
     "box_area",
     "box_convert",
     "box_dice",
@@ -44,16 +82,38 @@ __all__ = [
     "box_iou_elementwise",
     "box_iou_loss",
     "clip_boxes",
+    "coco_interpolated_ap",
     "complete_box_iou",
     "complete_box_iou_elementwise",
     "complete_box_iou_loss",
+    "confusion_matrix",
     "denormalize_boxes",
+    "diagnose",
     "distance_box_iou",
     "distance_box_iou_elementwise",
     "distance_box_iou_loss",
+    "evaluate",
+    "evaluate_voc",
+    "evaluate_yolo",
     "generalized_box_iou",
     "generalized_box_iou_elementwise",
     "generalized_box_iou_loss",
     "iou",
+    "mask_dice",
+    "mask_iou",
+    "masks",
+    "match_predictions",
+    "nms",
     "normalize_boxes",
+    "pr_curves",
+    "precision_recall_f1",
+    "read_ground_truth",
+    "read_predictions",
+    "segmentation_iou",
+    "soft_nms",
+    "ultralytics_ap",
+    "voc07_ap",
+    "voc10_ap",
+    "weighted_boxes_fusion",
+    "write_dataset",
 ]

@@ -135,10 +135,8 @@ def host_view(x: Array) -> np.ndarray | None:
     if array_api_compat.is_jax_array(x):
         import jax
 
-        if (
-            isinstance(x, jax.core.Tracer)
-            or (x.devices()
-            and next(iter(x.devices())).platform != "cpu")
+        if isinstance(x, jax.core.Tracer) or (
+            x.devices() and next(iter(x.devices())).platform != "cpu"
         ):
             return None
         return np.asarray(x)

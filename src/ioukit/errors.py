@@ -17,6 +17,7 @@ __all__ = [
     "BoxError",
     "DataFormatError",
     "IoukitError",
+    "MaskError",
     "MissingDependencyError",
 ]
 
@@ -27,6 +28,10 @@ class IoukitError(Exception):
 
 class BoxError(IoukitError, ValueError):
     """A box array has the wrong shape, a non-finite coordinate or a negative size."""
+
+
+class MaskError(IoukitError, ValueError):
+    """A mask or label array has the wrong shape, dtype or values (e.g. not binary)."""
 
 
 class DataFormatError(IoukitError, ValueError):

@@ -16,7 +16,12 @@ from ioukit.errors import IoukitError
 
 __all__ = ["COMMANDS", "main"]
 
-COMMANDS: tuple[str, ...] = ("ioukit.cli.iou_command",)
+COMMANDS: tuple[str, ...] = (
+    "ioukit.cli.iou_command",
+    "ioukit.cli.eval_command",
+    "ioukit.cli.convert_command",
+    "ioukit.cli.check_command",
+)
 """Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
 
 

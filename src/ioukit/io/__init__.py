@@ -1,1 +1,393 @@
-"""Readers and writers: COCO JSON, YOLO txt, Pascal VOC XML, plain txt <-> :class:`ioukit.dataset.Dataset`."""
+"""Readers and writers: COCO JSON, YOLO txt, Pascal VOC XML, plain txt <-> ``Dataset``.
+
+One interface for every format: :func:`read_ground_truth`, :func:`read_predictions` and
+:func:`write_dataset`. Formats are detected from the path when ``format="auto"``:
+
+==========================================  ==========================================
+path                                        format
+==========================================  ==========================================
+``*.json``                                  ``"coco"`` (dataset, or results list)
+folder of ``*.xml``                         ``"voc"`` (annotations)
+``comp4_det_test_<class>.txt`` (or folder)  ``"voc"`` (devkit detections)
+folder of ``*.txt``, numeric class and      ``"yolo"``
+every coordinate in [0, 1]
+other folders of ``*.txt``                  ``"txt"`` (``class [conf] x y w h``)
+==========================================  ==========================================
+
+Images are matched across formats by file stem; predictions are read against a ground truth
+and share its image and category tables.
+
+Examples
+--------
+>>> import pathlib, tempfile
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "a.txt").write_text("0 0.5 0.5 0.5 0.5\\n")
+>>> detect_format(d)
+'yolo'
+>>> gt = read_ground_truth(d, image_size="100x100")
+>>> gt.boxes.tolist()
+[[25.0, 25.0, 75.0, 75.0]]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.io._build import ClassSource, Unknowns
+from ioukit.io._text import check_exists, iter_records, read_text
+
+__all__ = [
+    "FORMATS",
+    "Unknowns",
+    "detect_format",
+    "read_ground_truth",
+    "read_predictions",
+    "write_dataset",
+]
+
+FORMATS = ("coco", "yolo", "voc", "txt")
+"""Formats :func:`read_ground_truth` and :func:`read_predictions` understand."""
+
+Format = Literal["auto", "coco", "yolo", "voc", "txt"]
+_SNIFF_FILES = 20
+
+
+def _looks_like_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _sniff_txt(files: list[Path]) -> str:
+    """``"yolo"`` or ``"txt"`` from the first lines of a few files."""
+    for file in files[:_SNIFF_FILES]:
+        for _, tokens in iter_records(read_text(file)):
+            if not tokens[0].isdigit():
+                return "txt"
+            numbers = [float(t) for t in tokens[1:] if _looks_like_number(t)]
+            if any(v > 1.001 or v < -0.001 for v in numbers):
+                return "txt"
+            return "yolo"
+    return "yolo"
+
+
+def detect_format(path: str | os.PathLike[str], /) -> str:
+    """The format of a dataset path: ``"coco"``, ``"yolo"``, ``"voc"`` or ``"txt"``.
+
+    Parameters
+    ----------
+    path : path
+        A ``.json`` file, a devkit detection file, or a folder of ``.xml``/``.txt`` files.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    DataFormatError
+        The path gives no clue (an empty folder, an unknown extension).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "comp4_det_test_cat.txt").write_text("")
+    >>> detect_format(d)
+    'voc'
+    >>> detect_format(d / "gt.json")
+    'coco'
+    """
+    from ioukit.io.voc import DETECTION_FILE
+
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        return "coco"
+    if DETECTION_FILE.match(p.name):
+        return "voc"
+    if not p.is_dir():
+        raise DataFormatError(
+            f"{p}: cannot tell the format from the name: expected a .json file or a folder of "
+            ".txt/.xml files (or pass --gt-format/--pred-format)"
+        )
+    entries = sorted(p.iterdir())
+    if any(e.suffix.lower() == ".xml" for e in entries):
+        return "voc"
+    if any(DETECTION_FILE.match(e.name) for e in entries):
+        return "voc"
+    txt = [e for e in entries if e.suffix == ".txt" and e.name != "classes.txt" and e.is_file()]
+    if txt:
+        return _sniff_txt(txt)
+    raise DataFormatError(
+        f"{p}: expected a folder of .txt or .xml files, found none (pass --gt-format/--pred-format)"
+    )
+
+
+def _check_unique_ids(dataset: Dataset, path: Path) -> None:
+    """Refuse repeated COCO annotation ids (pycocotools would silently mix the two objects up)."""
+    ids = dataset.annotation_id
+    if len(ids) < 2:
+        return
+    order = np.argsort(ids, kind="stable")
+    same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if len(same):
+        first, second = int(order[same[0]]), int(order[same[0] + 1])
+        raise DataFormatError(
+            f"{path}: annotations[{second}].id: expected unique annotation ids, got "
+            f"{int(ids[second])} again (first at annotations[{first}])"
+        )
+
+
+def _check_format(format: str, path: Path) -> str:
+    if format == "auto":
+        return detect_format(path)
+    if format not in FORMATS:
+        raise ValueError(f"format: expected 'auto' or one of {', '.join(FORMATS)}, got {format!r}")
+    return format
+
+
+def read_ground_truth(
+    path: str | os.PathLike[str],
+    /,
+    *,
+    format: Format = "auto",
+    image_size: str | Sequence[float] | None = None,
+    images_dir: str | os.PathLike[str] | None = None,
+    classes: ClassSource = None,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    one_based: bool = False,
+) -> Dataset:
+    """Read a ground-truth dataset in any supported format.
+
+    Parameters
+    ----------
+    path : path
+        COCO ``.json``, or a folder of YOLO/plain ``.txt`` or VOC ``.xml`` files.
+    format : {"auto", "coco", "yolo", "voc", "txt"}
+        Detected from the path by default (see the module table).
+    image_size : "WxH" or (width, height), optional
+        Image size for YOLO / relative txt boxes (all images).
+    images_dir : path, optional
+        Images matched by stem whose headers give the sizes (Pillow).
+    classes : path, list of str or mapping, optional
+        ``classes.txt``, ``data.yaml`` or names (YOLO, VOC, txt).
+    box_format : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only: the four numbers of a line.
+    one_based : bool
+        VOC only: shift 1-based pixel indices to 0-based continuous coordinates.
+
+    Returns
+    -------
+    Dataset
+        Absolute xyxy float64 boxes.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    DataFormatError
+        The file breaks its format; the message names the file and the place.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("cat 0 0 10 10\\n")
+    >>> read_ground_truth(d).categories.names
+    ('cat',)
+    """
+    p = check_exists(path, "ground truth")
+    fmt = _check_format(format, p)
+    if fmt == "coco":
+        from ioukit.io.coco import read_coco_ground_truth
+
+        dataset = read_coco_ground_truth(p)
+        _check_unique_ids(dataset, p)
+        return dataset
+    if fmt == "yolo":
+        from ioukit.io.yolo import read_yolo_ground_truth
+
+        return read_yolo_ground_truth(
+            p, image_size=image_size, images_dir=images_dir, classes=classes
+        )
+    if fmt == "voc":
+        from ioukit.io.voc import read_voc_ground_truth
+
+        return read_voc_ground_truth(p, classes=classes, one_based=one_based)
+    from ioukit.io.plain_txt import read_txt_ground_truth
+
+    return read_txt_ground_truth(
+        p, box_format=box_format, image_size=image_size, images_dir=images_dir, classes=classes
+    )
+
+
+def _load_json(path: Path) -> Any:
+    data = path.read_bytes()
+    try:
+        import orjson
+    except ImportError:
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise DataFormatError(f"{path}: malformed JSON: {exc}") from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise DataFormatError(f"{path}: malformed JSON: {exc}") from None
+
+
+def _coco_results_lenient(path: Path, ground_truth: Dataset, unknowns: Unknowns) -> Dataset:
+    """COCO results with entries for unknown images/classes counted in ``unknowns`` and left out."""
+    from ioukit.io.coco import read_coco_results
+
+    doc = _load_json(path)
+    if isinstance(doc, dict) and isinstance(doc.get("annotations"), list):
+        doc = doc["annotations"]
+    if not isinstance(doc, list):
+        return read_coco_results(path, ground_truth)
+    images = set(ground_truth.images.ids.tolist())
+    categories = set(ground_truth.categories.ids.tolist())
+    kept = []
+    for entry in doc:
+        image = entry.get("image_id") if isinstance(entry, dict) else None
+        category = entry.get("category_id") if isinstance(entry, dict) else None
+        if isinstance(image, int) and image not in images:
+            unknowns.add_image(image)
+        elif isinstance(category, int) and category not in categories:
+            unknowns.add_class(category)
+        else:
+            kept.append(entry)
+    return read_coco_results(kept, ground_truth)
+
+
+def read_predictions(
+    path: str | os.PathLike[str],
+    /,
+    ground_truth: Dataset,
+    *,
+    format: Format = "auto",
+    classes: ClassSource = None,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    one_based: bool = False,
+    unknowns: Unknowns | None = None,
+) -> Dataset:
+    """Read predictions in any supported format against a ground truth.
+
+    Parameters
+    ----------
+    path : path
+        COCO results ``.json``; a folder of YOLO (``class cx cy w h conf``) or plain
+        (``class conf x y w h``) ``.txt`` files; VOC devkit ``comp4_det_test_<class>.txt``
+        files (or a folder of them), or VOC XML with ``<score>``.
+    ground_truth : Dataset
+        Images are matched by id (COCO) or stem, classes by id or name; relative boxes use
+        its image sizes.
+    format : {"auto", "coco", "yolo", "voc", "txt"}
+    classes : path, list of str or mapping, optional
+        Names of integer class labels of the predictions.
+    box_format : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only.
+    one_based : bool
+        VOC only.
+    unknowns : Unknowns, optional
+        When given, predictions for images or classes the ground truth lacks are counted here
+        and left out (for diagnostics) instead of raising.
+
+    Returns
+    -------
+    Dataset
+        Predictions with ``scores``, sharing ``ground_truth``'s tables.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> g, p = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (g / "a.txt").write_text("cat 0 0 10 10\\n")
+    >>> _ = (p / "a.txt").write_text("cat 0.8 0 0 10 10\\ndog 0.7 1 1 2 2\\n")
+    >>> skipped = Unknowns()
+    >>> pred = read_predictions(p, read_ground_truth(g), unknowns=skipped)
+    >>> len(pred), skipped.classes
+    (1, {'dog': 1})
+    """
+    p = check_exists(path, "predictions")
+    fmt = _check_format(format, p)
+    if fmt == "coco":
+        if unknowns is not None:
+            return _coco_results_lenient(p, ground_truth, unknowns)
+        from ioukit.io.coco import read_coco_results
+
+        return read_coco_results(p, ground_truth)
+    if fmt == "yolo":
+        from ioukit.io.yolo import read_yolo_predictions
+
+        return read_yolo_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
+    if fmt == "voc":
+        from ioukit.io.voc import DETECTION_FILE, read_voc_detections, read_voc_predictions
+
+        if p.is_dir() and any(e.suffix.lower() == ".xml" for e in p.iterdir()):
+            return read_voc_predictions(p, ground_truth, one_based=one_based, unknowns=unknowns)
+        if p.is_file() and not DETECTION_FILE.match(p.name):
+            raise DataFormatError(
+                f"{p}: expected a devkit detection file comp4_det_test_<class>.txt"
+            )
+        return read_voc_detections(p, ground_truth, one_based=one_based, unknowns=unknowns)
+    from ioukit.io.plain_txt import read_txt_predictions
+
+    return read_txt_predictions(
+        p, ground_truth, box_format=box_format, classes=classes, unknowns=unknowns
+    )
+
+
+def write_dataset(
+    dataset: Dataset, path: str | os.PathLike[str], /, *, format: Literal["coco", "yolo", "voc"]
+) -> Path:
+    """Write ground truth or predictions as COCO JSON, a YOLO folder or a VOC folder.
+
+    Output is atomic: a temporary file or folder renamed at the end, so a failure leaves
+    nothing behind. Folders must not exist or be empty.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    path : path
+        ``.json`` file (COCO) or folder (YOLO, VOC).
+    format : {"coco", "yolo", "voc"}
+
+    Returns
+    -------
+    Path
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> gt = Dataset.from_arrays(ImageTable.from_lists([1], ["a"], [100], [100]),
+    ...     CategoryTable.from_lists([0], ["cat"]), boxes=[[25, 25, 75, 75]], image_index=[0],
+    ...     category_id=[0])
+    >>> out = write_dataset(gt, pathlib.Path(tempfile.mkdtemp()) / "labels", format="yolo")
+    >>> (out / "a.txt").read_text()
+    '0 0.5 0.5 0.5 0.5\\n'
+    """
+    if format == "coco":
+        from ioukit.io.coco_writer import write_coco
+
+        return write_coco(dataset, path)
+    if format == "yolo":
+        from ioukit.io.yolo import write_yolo
+
+        return write_yolo(dataset, path)
+    if format == "voc":
+        from ioukit.io.voc import write_voc
+
+        return write_voc(dataset, path)
+    raise ValueError(f"format: expected 'coco', 'yolo' or 'voc', got {format!r}")

@@ -1,0 +1,61 @@
+"""``ioukit check --gt PATH --pred PATH``: only the diagnostics, no evaluation."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ioukit.cli.eval_command import (
+    add_reading_arguments,
+    progress_enabled,
+    read_ground_truth_arg,
+    read_predictions_arg,
+    sizes_note,
+)
+
+_HELP = """\
+Look for the classic mistakes before evaluating: boxes in another format than assumed
+(xywh read as xyxy...), normalized vs pixel coordinates, predictions for unknown images or
+classes, near-duplicate predictions, duplicated ground truth, ground truths matched twice.
+Predictions for unknown images or classes are counted and reported, not refused.
+Exit status 0 whatever is found (2 for unreadable input).
+
+example: ioukit check --gt instances_val.json --pred results.json"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``check`` subcommand."""
+    parser = subparsers.add_parser(
+        "check",
+        help="diagnose common mistakes in a ground truth / predictions pair",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_reading_arguments(parser)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``ioukit check``."""
+    from ioukit.diagnostics import diagnose
+    from ioukit.io import Unknowns
+    from ioukit.io._progress import enabled_progress
+
+    unknowns = Unknowns()
+    with enabled_progress(progress_enabled(args)):
+        gt = read_ground_truth_arg(args)
+        pred = read_predictions_arg(args, gt, unknowns=unknowns)
+    print(
+        f"ground truth: {len(gt)} boxes, {len(gt.images)} images, {len(gt.categories)} classes; "
+        f"predictions: {len(pred)} boxes"
+    )
+    note = sizes_note(gt)
+    if note:
+        print(note)
+    findings = diagnose(gt, pred, unknowns=unknowns)
+    if not findings:
+        print("no problems found")
+    for finding in findings:
+        print(finding)
+    return 0

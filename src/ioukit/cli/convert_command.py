@@ -1,0 +1,88 @@
+"""``ioukit convert SRC DST --to coco|yolo|voc``: convert ground truth or predictions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ioukit.cli.eval_command import FORMAT_CHOICES
+
+_HELP = """\
+Convert a dataset between COCO JSON, YOLO txt and Pascal VOC XML.
+
+Ground truth: ioukit convert instances_val.json labels/ --to yolo
+Predictions need the ground truth they refer to (images, classes, sizes):
+              ioukit convert preds/ results.json --to coco --gt instances_val.json
+
+Folders are written atomically and must not exist or be empty. YOLO output needs image
+sizes (from COCO/VOC, or --image-size / --images when reading YOLO or relative txt)."""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``convert`` subcommand."""
+    parser = subparsers.add_parser(
+        "convert",
+        help="convert datasets and predictions between COCO, YOLO and VOC",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("src", metavar="SRC", help="dataset (or predictions with --gt)")
+    parser.add_argument("dst", metavar="DST", help="output .json file (coco) or folder (yolo, voc)")
+    parser.add_argument(
+        "--to", required=True, choices=("coco", "yolo", "voc"), help="output format"
+    )
+    parser.add_argument("--from", dest="src_format", choices=FORMAT_CHOICES, default="auto")
+    parser.add_argument(
+        "--gt", metavar="PATH", help="SRC holds predictions against this ground truth"
+    )
+    parser.add_argument("--gt-format", choices=FORMAT_CHOICES, default="auto")
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument("--image-size", metavar="WxH", help="image size for normalized boxes")
+    sizes.add_argument("--images", metavar="DIR", help="images matched by stem; sizes from headers")
+    parser.add_argument("--classes", metavar="FILE", help="classes.txt or data.yaml")
+    parser.add_argument("--txt-box-format", choices=("xywh", "xyxy", "cxcywh"))
+    parser.add_argument("--voc-one-based", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``ioukit convert``."""
+    from pathlib import Path
+
+    from ioukit.cli.eval_command import check_output_folder, progress_enabled
+    from ioukit.io import read_ground_truth, read_predictions, write_dataset
+    from ioukit.io._progress import enabled_progress
+
+    if args.to == "coco":
+        check_output_folder(args.dst, "DST")
+    elif Path(args.dst).is_file():
+        raise FileExistsError(f"DST {args.dst}: expected a folder for --to {args.to}, got a file")
+    options: dict[str, Any] = {
+        "image_size": args.image_size,
+        "images_dir": args.images,
+        "classes": args.classes,
+        "box_format": args.txt_box_format,
+        "one_based": args.voc_one_based,
+    }
+    with enabled_progress(progress_enabled(args)):
+        if args.gt is None:
+            dataset = read_ground_truth(args.src, format=args.src_format, **options)
+        else:
+            gt = read_ground_truth(args.gt, format=args.gt_format, **options)
+            dataset = read_predictions(
+                args.src,
+                gt,
+                format=args.src_format,
+                classes=args.classes,
+                box_format=args.txt_box_format,
+                one_based=args.voc_one_based,
+            )
+    out = write_dataset(dataset, args.dst, format=args.to)
+    if not args.quiet:
+        kind = "predictions" if dataset.is_prediction else "boxes"
+        print(
+            f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to {out}", file=sys.stderr
+        )
+    return 0

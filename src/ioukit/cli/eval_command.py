@@ -1,0 +1,190 @@
+"""``ioukit eval --gt PATH --pred PATH``: read, diagnose, evaluate, report (text, JSON, CSV, "
+"plots)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+_HELP = """\
+Evaluate detections against ground truth and print the report.
+
+Formats (detected from the paths unless given): COCO .json; a folder of YOLO .txt
+(class cx cy w h [conf], normalized); a folder of Pascal VOC .xml or devkit
+comp4_det_test_<class>.txt files; a folder of plain .txt (class [conf] x y w h).
+Images are matched by COCO id or file stem.
+
+examples:
+  ioukit eval --gt instances_val.json --pred results.json --json report.json
+  ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
+  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/"""
+
+FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt")
+
+
+def add_reading_arguments(parser: argparse.ArgumentParser, *, predictions: bool = True) -> None:
+    """The options shared by ``eval``, ``check`` and ``convert`` to read a gt/pred pair."""
+    parser.add_argument("--gt", required=True, metavar="PATH", help="ground truth file or folder")
+    if predictions:
+        parser.add_argument(
+            "--pred", required=True, metavar="PATH", help="predictions file or folder"
+        )
+    parser.add_argument("--gt-format", choices=FORMAT_CHOICES, default="auto", help="default: auto")
+    if predictions:
+        parser.add_argument(
+            "--pred-format", choices=FORMAT_CHOICES, default="auto", help="default: auto"
+        )
+    sizes = parser.add_mutually_exclusive_group()
+    sizes.add_argument(
+        "--image-size", metavar="WxH", help="image size for normalized YOLO/txt boxes"
+    )
+    sizes.add_argument(
+        "--images", metavar="DIR", help="images matched by stem; sizes from their headers"
+    )
+    parser.add_argument(
+        "--classes", metavar="FILE", help="classes.txt or data.yaml with the class names"
+    )
+    parser.add_argument(
+        "--txt-box-format",
+        choices=("xywh", "xyxy", "cxcywh"),
+        help="plain txt: the four numbers (default xywh, cxcywh when relative)",
+    )
+    parser.add_argument(
+        "--voc-one-based",
+        action="store_true",
+        help="VOC: shift 1-based pixel indices to 0-based continuous coordinates",
+    )
+
+
+def read_ground_truth_arg(args: argparse.Namespace) -> Any:
+    """The ground truth named by ``--gt`` and the reading options."""
+    from ioukit.io import read_ground_truth
+
+    return read_ground_truth(
+        args.gt,
+        format=args.gt_format,
+        image_size=args.image_size,
+        images_dir=args.images,
+        classes=args.classes,
+        box_format=args.txt_box_format,
+        one_based=args.voc_one_based,
+    )
+
+
+def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = None) -> Any:
+    """The predictions named by ``--pred`` read against ``gt``."""
+    from ioukit.io import read_predictions
+
+    return read_predictions(
+        args.pred,
+        gt,
+        format=args.pred_format,
+        classes=args.classes,
+        box_format=args.txt_box_format,
+        one_based=args.voc_one_based,
+        unknowns=unknowns,
+    )
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    """Bars only on a terminal and without ``--quiet``."""
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def check_output_folder(path: str | None, option: str) -> None:
+    """Fail before any work when an output file's folder does not exist."""
+    if path is None:
+        return
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{option} {path}: folder {parent} does not exist")
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"{option} {path}: expected a file name, got a folder")
+
+
+def sizes_note(gt: Any) -> str | None:
+    """A note when YOLO/relative boxes stayed in normalized units (image sizes unknown)."""
+    import numpy as np
+
+    if (
+        len(gt.images)
+        and np.isnan(gt.images.widths).all()
+        and len(gt)
+        and float(np.max(gt.boxes)) <= 1.0
+    ):
+        return (
+            "note: image sizes unknown, boxes kept in normalized units: IoU, VOC and YOLO AP are "
+            "unaffected, COCO small/medium/large are not meaningful (pass --image-size or --images)"
+        )
+    return None
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``eval`` subcommand."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate detections (COCO, VOC, YOLO protocols)",
+        description=_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_reading_arguments(parser)
+    parser.add_argument("--protocol", choices=("coco", "voc07", "voc10", "yolo"), default="coco")
+    parser.add_argument("--iou-type", choices=("bbox", "segm"), default="bbox")
+    parser.add_argument("--json", metavar="OUT", help="write {protocol, stats, per_class, params}")
+    parser.add_argument("--csv", metavar="OUT", help="write the per-class table")
+    parser.add_argument(
+        "--plots", metavar="DIR", help="write PR, F1, confusion and IoU figures (PNG)"
+    )
+    parser.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="leave out predictions for images/classes the ground truth lacks (default: error)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``ioukit eval``."""
+    from ioukit.diagnostics import diagnose
+    from ioukit.engine import evaluate
+    from ioukit.io import Unknowns
+    from ioukit.io._progress import enabled_progress
+    from ioukit.report import format_findings, write_csv, write_json
+
+    check_output_folder(args.json, "--json")
+    check_output_folder(args.csv, "--csv")
+    if args.plots is not None and Path(args.plots).exists() and not Path(args.plots).is_dir():
+        raise NotADirectoryError(f"--plots {args.plots}: expected a folder, got a file")
+    if args.plots is not None:
+        from ioukit.plots import _figure
+
+        _figure()  # a missing matplotlib fails now, not after the evaluation
+    unknowns = Unknowns() if args.skip_unknown else None
+    with enabled_progress(progress_enabled(args)):
+        gt = read_ground_truth_arg(args)
+        pred = read_predictions_arg(args, gt, unknowns=unknowns)
+    if not args.quiet:
+        note = sizes_note(gt)
+        if note:
+            print(note, file=sys.stderr)
+        findings = format_findings(diagnose(gt, pred, unknowns=unknowns))
+        if findings:
+            print(findings, file=sys.stderr)
+    result = evaluate(gt, pred, protocol=args.protocol, iou_type=args.iou_type)
+    print(result.summary())
+    print()
+    print(result.per_class_table())
+    if args.json:
+        write_json(args.json, result.to_dict())
+    if args.csv:
+        write_csv(args.csv, result.per_class)
+    if args.plots:
+        from ioukit.plots import write_plots
+
+        files = write_plots(result, args.plots)
+        if not args.quiet:
+            print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
+    return 0

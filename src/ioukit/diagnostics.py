@@ -1,0 +1,630 @@
+"""Diagnostics for the classic mistakes of detection evaluation, run before evaluating.
+
+:func:`diagnose` looks at a ground truth and predictions and returns :class:`Finding` objects,
+each saying what was seen (with numbers and an example) and how to fix it:
+
+==========================  ====================================================================
+code                        what it catches
+==========================  ====================================================================
+``box-format``              boxes in another format than the reader assumed (xywh read as xyxy,
+                            centre boxes read as corner boxes, x and y swapped): found because
+                            matched IoUs rise sharply under the other interpretation
+``normalized-vs-pixels``    normalized coordinates on one side, pixels on the other
+``outside-image``           predictions far outside their image (another image resolution)
+``scale-mismatch``          prediction boxes much larger or smaller than ground-truth boxes
+``unknown-images``          predictions for images the ground truth does not have
+``unknown-classes``         predictions for classes the ground truth does not have
+``classes-without-gt``      predicted classes with no ground-truth instance (AP is -1/ignored)
+``near-duplicates``         the same object predicted several times with near-identical boxes
+``duplicate-ground-truth``  ground-truth boxes annotated twice
+``gt-matched-twice``        predictions that a matcher letting one ground truth be matched twice
+                            (a classic upstream bug) would count as true positives
+``too-many-predictions``    images with more predictions than COCO's ``max_dets`` keeps
+``tied-scores``             many equal scores (results then depend on input order)
+``empty``                   no predictions or no ground truth at all
+==========================  ====================================================================
+
+Examples
+--------
+>>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
+>>> images = ImageTable.from_lists([1], ["a"], [100], [100])
+>>> cats = CategoryTable.from_lists([1], ["cat"])
+>>> gt = Dataset.from_arrays(images, cats, boxes=[[10, 10, 50, 50]], image_index=[0],
+...                          category_id=[1])
+>>> pred = Dataset.from_arrays(images, cats, boxes=[[10, 10, 50, 50], [10, 10, 50, 51]],
+...                            image_index=[0, 0], category_id=[1, 1], scores=[0.9, 0.8])
+>>> [f.code for f in diagnose(gt, pred)]
+['near-duplicates', 'gt-matched-twice']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.io._build import Unknowns
+
+__all__ = ["Finding", "diagnose", "greedy_match", "pairwise_in_groups"]
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic: what was seen and the fix.
+
+    Attributes
+    ----------
+    code : str
+        Stable identifier (see the module table).
+    severity : {"error", "warning", "info"}
+        ``"error"``: the numbers are almost certainly meaningless; ``"warning"``: they are
+        probably affected; ``"info"``: worth knowing.
+    message : str
+        What was seen, with counts and an example.
+    fix : str
+        What to do about it.
+
+    Examples
+    --------
+    >>> print(Finding("empty", "warning", "no predictions", "check the path"))
+    warning [empty]: no predictions
+      fix: check the path
+    """
+
+    code: str
+    severity: Severity
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.severity} [{self.code}]: {self.message}\n  fix: {self.fix}"
+
+
+def _group_keys(ds: Dataset, n_classes_key: dict[int, int]) -> np.ndarray:
+    cls = np.fromiter((n_classes_key.get(int(c), -1) for c in ds.category_id), np.int64, len(ds))
+    return ds.image_index * (len(n_classes_key) + 1) + (cls + 1)
+
+
+def _iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise IoU of aligned xyxy boxes (N, 4), (N, 4) -> (N,); 0 for empty unions."""
+    iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
+    ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
+    inter = iw * ih
+    area_a = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
+    area_b = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
+    union = area_a + area_b - inter
+    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+
+
+def pairwise_in_groups(
+    keys_a: np.ndarray, keys_b: np.ndarray, *, max_pairs: int = 50_000_000
+) -> tuple[np.ndarray, np.ndarray]:
+    """All index pairs ``(i, j)`` with ``keys_a[i] == keys_b[j]``, as two int64 arrays.
+
+    Parameters
+    ----------
+    keys_a : ndarray of int64, shape (N,)
+    keys_b : ndarray of int64, shape (M,)
+    max_pairs : int
+        Refuse (``MemoryError``) beyond this many pairs.
+
+    Returns
+    -------
+    i, j : ndarray of int64, shape (P,)
+        Pairs grouped by ``i`` in increasing order.
+
+    Examples
+    --------
+    >>> i, j = pairwise_in_groups(np.array([1, 2, 1]), np.array([1, 1, 3]))
+    >>> i.tolist(), j.tolist()
+    ([0, 0, 2, 2], [0, 1, 0, 1])
+    """
+    order = np.argsort(keys_b, kind="stable")
+    sorted_b = keys_b[order]
+    start = np.searchsorted(sorted_b, keys_a, side="left")
+    count = np.searchsorted(sorted_b, keys_a, side="right") - start
+    total = int(count.sum())
+    if total > max_pairs:
+        raise MemoryError(f"{total} pairs exceed max_pairs={max_pairs}")
+    i = np.repeat(np.arange(len(keys_a), dtype=np.int64), count)
+    offsets = np.cumsum(count) - count
+    within = np.arange(total, dtype=np.int64) - np.repeat(offsets, count)
+    j = order[np.repeat(start, count) + within]
+    return i, j.astype(np.int64)
+
+
+def _class_key(gt: Dataset) -> dict[int, int]:
+    return {int(c): k for k, c in enumerate(gt.categories.ids.tolist())}
+
+
+def _best_iou(gt: Dataset, pred_boxes: np.ndarray, pred: Dataset) -> np.ndarray:
+    """Best IoU of each prediction with a same-image, same-class ground truth (0 if none)."""
+    key = _class_key(gt)
+    i, j = pairwise_in_groups(_group_keys(pred, key), _group_keys(gt, key))
+    best = np.zeros(len(pred))
+    if len(i):
+        np.maximum.at(best, i, _iou_pairs(pred_boxes[i], gt.boxes[j]))
+    return best
+
+
+def greedy_match(
+    gt: Dataset, pred: Dataset, /, *, iou_threshold: float = 0.5
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy matching in descending score order per (image, class), for diagnostics and plots.
+
+    Each prediction takes the unmatched same-class ground truth of its image with the highest
+    IoU ``>= iou_threshold`` (crowd, ignore and difficult flags are not treated specially:
+    use the evaluation protocols for official numbers).
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+        ``pred`` refers to ``gt``'s image table.
+    iou_threshold : float
+
+    Returns
+    -------
+    matched_gt : ndarray of int64, shape (P,)
+        Row of the matched ground truth, or -1.
+    matched_iou : ndarray of float64, shape (P,)
+        IoU with it (0 when unmatched).
+    taken_best : ndarray of bool, shape (P,)
+        Unmatched predictions whose IoU with an already matched ground truth reaches the
+        threshold: a matcher that lets one ground truth be matched twice counts them as TP.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> im, c = ImageTable.from_lists([1], ["a"]), CategoryTable.from_lists([1], ["x"])
+    >>> gt = Dataset.from_arrays(im, c, boxes=[[0, 0, 10, 10]], image_index=[0], category_id=[1])
+    >>> pr = Dataset.from_arrays(im, c, boxes=[[0, 0, 10, 10], [0, 0, 10, 9]],
+    ...                          image_index=[0, 0], category_id=[1, 1], scores=[0.5, 0.9])
+    >>> m, iou, twice = greedy_match(gt, pr)
+    >>> m.tolist(), iou.tolist(), twice.tolist()
+    ([-1, 0], [0.0, 0.9], [True, False])
+    """
+    n = len(pred)
+    matched = np.full(n, -1, dtype=np.int64)
+    matched_iou = np.zeros(n)
+    twice = np.zeros(n, dtype=bool)
+    if n == 0 or len(gt) == 0:
+        return matched, matched_iou, twice
+    key = _class_key(gt)
+    i, j = pairwise_in_groups(_group_keys(pred, key), _group_keys(gt, key))
+    iou = _iou_pairs(pred.boxes[i], gt.boxes[j])
+    keep = iou >= iou_threshold
+    i, j, iou = i[keep], j[keep], iou[keep]
+    scores = pred.scores if pred.scores is not None else np.zeros(n)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.argsort(-scores, kind="stable")] = np.arange(n)
+    order = np.lexsort((-iou, rank[i]))
+    taken: set[int] = set()
+    done: set[int] = set()
+    for p, g, v in zip(i[order].tolist(), j[order].tolist(), iou[order].tolist(), strict=True):
+        if p in done:
+            continue
+        if g in taken:
+            twice[p] = True
+            continue
+        taken.add(g)
+        done.add(p)
+        matched[p] = g
+        matched_iou[p] = v
+        twice[p] = False
+    return matched, matched_iou, twice
+
+
+def _within_duplicates(
+    ds: Dataset, key: dict[int, int], threshold: float
+) -> tuple[np.ndarray, int]:
+    """Rows that have a near-identical (IoU >= threshold) same-group box earlier in score order."""
+    n = len(ds)
+    if n < 2:
+        return np.zeros(n, dtype=bool), 0
+    groups = _group_keys(ds, key)
+    i, j = pairwise_in_groups(groups, groups)
+    keep = i < j
+    i, j = i[keep], j[keep]
+    iou = _iou_pairs(ds.boxes[i], ds.boxes[j])
+    hit = iou >= threshold
+    i, j = i[hit], j[hit]
+    scores = ds.scores if ds.scores is not None else np.zeros(n)
+    # the lower-ranked box of each pair is the duplicate
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.argsort(-scores, kind="stable")] = np.arange(n)
+    dup = np.where(rank[i] > rank[j], i, j)
+    flags = np.zeros(n, dtype=bool)
+    flags[dup] = True
+    return flags, len(i)
+
+
+def _example(ds: Dataset, rows: np.ndarray) -> str:
+    row = int(rows[0])
+    stem = ds.images.stems[int(ds.image_index[row])]
+    box = ", ".join(f"{v:g}" for v in ds.boxes[row].tolist())
+    return f"e.g. image {stem!r}, box ({box})"
+
+
+Transform = Callable[[np.ndarray], np.ndarray]
+
+
+def _alternatives() -> list[tuple[str, str, Transform]]:
+    """(what the numbers really were, fix, canonical boxes -> reinterpreted boxes)."""
+
+    def cols(b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return b[:, 0], b[:, 1], b[:, 2], b[:, 3]
+
+    def xywh_read_as_xyxy(b: np.ndarray) -> np.ndarray:
+        a, c, w, h = cols(b)
+        return np.stack([a, c, a + w, c + h], axis=1)
+
+    def xyxy_read_as_xywh(b: np.ndarray) -> np.ndarray:
+        x1, y1, x2, y2 = cols(b)
+        return np.stack([x1, y1, x2 - x1, y2 - y1], axis=1)
+
+    def cxcywh_read_as_xywh(b: np.ndarray) -> np.ndarray:
+        x1, y1, x2, y2 = cols(b)
+        w, h = x2 - x1, y2 - y1
+        return np.stack([x1 - w / 2, y1 - h / 2, x1 + w / 2, y1 + h / 2], axis=1)
+
+    def xywh_read_as_cxcywh(b: np.ndarray) -> np.ndarray:
+        x1, y1, x2, y2 = cols(b)
+        cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
+        return np.stack([cx, cy, cx + (x2 - x1), cy + (y2 - y1)], axis=1)
+
+    def cxcywh_read_as_xyxy(b: np.ndarray) -> np.ndarray:
+        a, c, w, h = cols(b)
+        return np.stack([a - w / 2, c - h / 2, a + w / 2, c + h / 2], axis=1)
+
+    def xyxy_read_as_cxcywh(b: np.ndarray) -> np.ndarray:
+        x1, y1, x2, y2 = cols(b)
+        return np.stack([(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1], axis=1)
+
+    def swapped(b: np.ndarray) -> np.ndarray:
+        return b[:, [1, 0, 3, 2]]
+
+    return [
+        (
+            "x y w h boxes read as x1 y1 x2 y2",
+            "read them as xywh (e.g. --txt-box-format xywh)",
+            xywh_read_as_xyxy,
+        ),
+        (
+            "x1 y1 x2 y2 boxes read as x y w h",
+            "read them as xyxy (COCO results must hold [x, y, w, h]: "
+            "convert with ioukit.box_convert(b, 'xyxy', 'xywh'))",
+            xyxy_read_as_xywh,
+        ),
+        (
+            "centre cx cy w h boxes read as x y w h",
+            "read them as cxcywh, or convert with ioukit.box_convert(b, 'cxcywh', 'xywh')",
+            cxcywh_read_as_xywh,
+        ),
+        ("x y w h boxes read as centre cx cy w h", "read them as xywh", xywh_read_as_cxcywh),
+        ("centre cx cy w h boxes read as x1 y1 x2 y2", "read them as cxcywh", cxcywh_read_as_xyxy),
+        ("x1 y1 x2 y2 boxes read as centre cx cy w h", "read them as xyxy", xyxy_read_as_cxcywh),
+        (
+            "boxes with x and y swapped (y1 x1 y2 x2, TensorFlow order)",
+            "reorder the columns to x1 y1 x2 y2 (boxes[:, [1, 0, 3, 2]])",
+            swapped,
+        ),
+    ]
+
+
+def _valid(b: np.ndarray) -> np.ndarray:
+    ok: np.ndarray = np.all(np.isfinite(b), axis=1) & (b[:, 2] >= b[:, 0]) & (b[:, 3] >= b[:, 1])
+    return ok
+
+
+def _box_format_findings(gt: Dataset, pred: Dataset, threshold: float, limit: int) -> list[Finding]:
+    if len(pred) == 0 or len(gt) == 0:
+        return []
+    rows = np.arange(len(pred))
+    if len(pred) > limit and pred.scores is not None:
+        rows = np.sort(np.argsort(-pred.scores, kind="stable")[:limit])
+    sub = _subset(pred, rows)
+    base = float(np.mean(_best_iou(gt, sub.boxes, sub) >= threshold))
+    best: tuple[float, str, str] | None = None
+    for what, fix, transform in _alternatives():
+        alt = transform(sub.boxes)
+        ok = _valid(alt)
+        iou = _best_iou(gt, np.where(ok[:, None], alt, 0.0), sub)
+        rate = float(np.mean((iou >= threshold) & ok))
+        if rate >= 0.3 and rate >= 2 * base + 0.1 and (best is None or rate > best[0]):
+            best = (rate, what, fix)
+    if best is None:
+        return []
+    rate, what, fix = best
+    return [
+        Finding(
+            "box-format",
+            "error",
+            f"predictions look like {what}: {base:.0%} of them overlap a ground-truth box of their "
+            f"class with IoU >= {threshold:g} as read, {rate:.0%} would if they were "
+            f"{what.split(' read')[0]}",
+            fix,
+        )
+    ]
+
+
+def _subset(ds: Dataset, rows: np.ndarray) -> Dataset:
+    return Dataset.from_arrays(
+        ds.images,
+        ds.categories,
+        boxes=ds.boxes[rows],
+        image_index=ds.image_index[rows],
+        category_id=ds.category_id[rows],
+        scores=None if ds.scores is None else ds.scores[rows],
+    )
+
+
+def _scale_findings(gt: Dataset, pred: Dataset) -> list[Finding]:
+    out: list[Finding] = []
+    if len(gt) == 0 or len(pred) == 0:
+        return out
+    gmax = float(np.max(gt.boxes))
+    pmax = float(np.max(pred.boxes))
+    if gmax > 4 and pmax <= 1.5:
+        out.append(
+            Finding(
+                "normalized-vs-pixels",
+                "error",
+                f"ground-truth boxes are in pixels (coordinates up to {gmax:g}) but every "
+                "prediction "
+                f"coordinate lies in [0, 1] (max {pmax:g}): the predictions look normalized",
+                "give the image sizes when reading normalized predictions (YOLO: --image-size WxH "
+                "or "
+                "--images DIR on the ground truth), or multiply by the image width and height "
+                "(ioukit.denormalize_boxes)",
+            )
+        )
+        return out
+    if pmax > 4 and gmax <= 1.5:
+        out.append(
+            Finding(
+                "normalized-vs-pixels",
+                "error",
+                f"every ground-truth coordinate lies within about [0, 1] (max {gmax:g}) but "
+                "predictions are in "
+                f"pixels (up to {pmax:g}): the ground truth looks normalized",
+                "pass --image-size WxH or --images DIR so normalized labels become pixels",
+            )
+        )
+        return out
+    w = pred.images.widths[pred.image_index]
+    h = pred.images.heights[pred.image_index]
+    known = np.isfinite(w) & np.isfinite(h)
+    if np.any(known):
+        b = pred.boxes[known]
+        outside = (
+            (b[:, 2] > 1.25 * w[known]) | (b[:, 3] > 1.25 * h[known]) | (b[:, 0] < -0.25 * w[known])
+        )
+        if np.mean(outside) > 0.05:
+            rows = np.flatnonzero(known)[outside]
+            out.append(
+                Finding(
+                    "outside-image",
+                    "warning",
+                    f"{int(outside.sum())} predictions ({np.mean(outside):.0%}) reach far outside "
+                    "their "
+                    f"image ({_example(pred, rows)}, image {w[rows[0]]:g} x {h[rows[0]]:g})",
+                    "predictions made on resized or letterboxed images must be scaled back to the "
+                    "original image size before evaluation",
+                )
+            )
+    g_size = np.median(
+        np.sqrt(np.clip(np.prod(gt.boxes[:, 2:] - gt.boxes[:, :2], axis=1), 0, None))
+    )
+    p_size = np.median(
+        np.sqrt(np.clip(np.prod(pred.boxes[:, 2:] - pred.boxes[:, :2], axis=1), 0, None))
+    )
+    if g_size > 0 and p_size > 0 and not 0.25 <= p_size / g_size <= 4:
+        out.append(
+            Finding(
+                "scale-mismatch",
+                "warning",
+                f"the median prediction box side ({p_size:.4g}) is {p_size / g_size:.3g} times the "
+                f"median ground-truth box side ({g_size:.4g})",
+                "check that both sides use the same image resolution and units",
+            )
+        )
+    return out
+
+
+def diagnose(
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    unknowns: Unknowns | None = None,
+    iou_threshold: float = 0.5,
+    duplicate_iou: float = 0.95,
+    max_dets: int = 100,
+    sample: int = 20_000,
+) -> tuple[Finding, ...]:
+    """Look for the classic mistakes before evaluating ``pred`` against ``gt``.
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+        Ground truth and predictions sharing one image table.
+    unknowns : Unknowns, optional
+        Predictions a lenient reader left out (unknown images or classes).
+    iou_threshold : float
+        IoU that counts as a match for the format and matching checks.
+    duplicate_iou : float
+        IoU at which two boxes of one class in one image count as the same box.
+    max_dets : int
+        Predictions per image that COCO keeps.
+    sample : int
+        The box-format test uses at most this many top-scoring predictions.
+
+    Returns
+    -------
+    tuple of Finding
+        Most serious first; empty when nothing looks wrong.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> im, c = ImageTable.from_lists([1], ["a"]), CategoryTable.from_lists([1], ["x"])
+    >>> gt = Dataset.from_arrays(im, c, boxes=[[100, 100, 200, 200]], image_index=[0],
+    ...                          category_id=[1])
+    >>> pr = Dataset.from_arrays(im, c, boxes=[[100, 100, 100, 100]], image_index=[0],
+    ...                          category_id=[1], scores=[0.9])
+    >>> print(diagnose(gt, pr)[0].message)  # doctest: +ELLIPSIS
+    predictions look like x y w h boxes read as x1 y1 x2 y2: 0% of them ...
+    >>> diagnose(gt, Dataset.from_arrays(im, c, boxes=[[100, 100, 200, 200]], image_index=[0],
+    ...          category_id=[1], scores=[0.9]))
+    ()
+    """
+    findings: list[Finding] = []
+    if len(pred) == 0:
+        findings.append(
+            Finding(
+                "empty", "warning", "there are no predictions", "check the --pred path and format"
+            )
+        )
+    if len(gt) == 0:
+        findings.append(
+            Finding(
+                "empty",
+                "warning",
+                "the ground truth has no boxes",
+                "check the --gt path and format",
+            )
+        )
+    if unknowns:
+        if unknowns.images:
+            n = sum(unknowns.images.values())
+            example = next(iter(unknowns.images))
+            findings.append(
+                Finding(
+                    "unknown-images",
+                    "warning",
+                    f"{n} predictions are for {len(unknowns.images)} images the ground truth does "
+                    "not "
+                    f"have (e.g. {example!r}); they were left out",
+                    "evaluate on the same image set; images are matched by COCO id or by file stem",
+                )
+            )
+        if unknowns.classes:
+            n = sum(unknowns.classes.values())
+            names = ", ".join(repr(k) for k in list(unknowns.classes)[:5])
+            findings.append(
+                Finding(
+                    "unknown-classes",
+                    "warning",
+                    f"{n} predictions have classes the ground truth does not have ({names}); "
+                    "they were left out",
+                    "map the model's class indices to the dataset's (pass the class list with "
+                    "--classes; COCO-80 models need the 80 -> 91 id mapping)",
+                )
+            )
+    findings.extend(_scale_findings(gt, pred))
+    if not any(f.code == "normalized-vs-pixels" for f in findings):
+        findings.extend(_box_format_findings(gt, pred, iou_threshold, sample))
+    key = _class_key(gt)
+    if len(pred) and len(gt):
+        num_gt = np.bincount([key[int(c)] for c in gt.category_id.tolist()], minlength=len(key))
+        pred_classes = {int(c) for c in np.unique(pred.category_id).tolist()}
+        empty = [
+            gt.categories.name_of(c)
+            for c in sorted(pred_classes)
+            if c in key and num_gt[key[c]] == 0
+        ]
+        if empty:
+            findings.append(
+                Finding(
+                    "classes-without-gt",
+                    "info",
+                    f"{len(empty)} predicted classes have no ground-truth instance "
+                    f"({', '.join(empty[:5])}); "
+                    "COCO reports -1 for them and leaves them out of the mean",
+                    "nothing to do if that is expected",
+                )
+            )
+    dup_flags, _ = _within_duplicates(pred, key, duplicate_iou)
+    if dup_flags.any():
+        n = int(dup_flags.sum())
+        findings.append(
+            Finding(
+                "near-duplicates",
+                "warning",
+                f"{n} predictions ({n / len(pred):.1%}) repeat a higher-scoring prediction of the "
+                "same "
+                f"class in the same image with IoU >= {duplicate_iou:g} "
+                f"({_example(pred, np.flatnonzero(dup_flags))}); "
+                "each repeat counts as a false positive",
+                "apply non-maximum suppression (ioukit.batched_nms, IoU 0.5-0.7) before evaluating",
+            )
+        )
+    gt_dups, _ = _within_duplicates(gt, key, duplicate_iou)
+    if gt_dups.any():
+        n = int(gt_dups.sum())
+        findings.append(
+            Finding(
+                "duplicate-ground-truth",
+                "warning",
+                f"{n} ground-truth boxes repeat another box of the same class in the same image "
+                "with "
+                f"IoU >= {duplicate_iou:g} ({_example(gt, np.flatnonzero(gt_dups))}); each needs "
+                "its own "
+                "prediction, so recall cannot reach 1",
+                "remove duplicated annotations (an export that wrote objects twice?)",
+            )
+        )
+    if len(pred) and len(gt):
+        matched, _, twice = greedy_match(gt, pred, iou_threshold=iou_threshold)
+        n_twice = int(twice.sum())
+        if n_twice:
+            tp = int((matched >= 0).sum())
+            findings.append(
+                Finding(
+                    "gt-matched-twice",
+                    "info",
+                    f"{n_twice} predictions overlap (IoU >= {iou_threshold:g}) a ground truth "
+                    "that a "
+                    "higher-scoring prediction already matched: a correct matcher counts them as "
+                    "false "
+                    f"positives (precision {tp / len(pred):.3f} at this IoU), a tool that lets "
+                    "one ground "
+                    f"truth be matched twice counts them as true positives (precision "
+                    f"{(tp + n_twice) / len(pred):.3f}, recall can exceed 1)",
+                    "if another tool reports higher numbers, check that it marks matched ground "
+                    "truths",
+                )
+            )
+    if len(pred):
+        per_image = np.bincount(pred.image_index, minlength=len(pred.images))
+        over = int((per_image > max_dets).sum())
+        if over:
+            findings.append(
+                Finding(
+                    "too-many-predictions",
+                    "info",
+                    f"{over} images have more than {max_dets} predictions (up to "
+                    f"{int(per_image.max())}); "
+                    f"COCO keeps only the {max_dets} best-scoring per image",
+                    "nothing to do unless you expected all of them to count (max_dets option)",
+                )
+            )
+        unique = len(np.unique(pred.scores)) if pred.scores is not None else 1
+        if pred.scores is not None and len(pred) >= 20 and unique <= max(1, len(pred) // 20):
+            findings.append(
+                Finding(
+                    "tied-scores",
+                    "info",
+                    f"{len(pred)} predictions share only {unique} distinct scores: ranking ties "
+                    "are broken "
+                    "by input order, so AP depends on it",
+                    "export the raw confidences instead of rounded or constant scores",
+                )
+            )
+    order = {"error": 0, "warning": 1, "info": 2}
+    return tuple(sorted(findings, key=lambda f: order[f.severity]))

@@ -1,0 +1,391 @@
+"""Private building blocks of the text/XML readers: class lists, image sizes, columns -> Dataset,
+and the bookkeeping of predictions for images or classes the ground truth does not have.
+
+Examples
+--------
+>>> parse_image_size("640x480")
+(640.0, 480.0)
+>>> cols = Columns()
+>>> cols.add(0, 3, (0.0, 0.0, 2.0, 2.0))
+>>> images = ImageTable.from_lists([1], ["a"])
+>>> cats = CategoryTable.from_lists([3], ["cat"])
+>>> len(cols.to_dataset(images, cats, predictions=False))
+1
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.errors import DataFormatError, MissingDependencyError
+from ioukit.io._text import read_text
+
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "ClassSource",
+    "Columns",
+    "Unknowns",
+    "find_class_file",
+    "image_sizes_from_folder",
+    "load_class_names",
+    "parse_image_size",
+    "resolve_image_sizes",
+]
+
+ClassSource = str | os.PathLike[str] | Sequence[str] | Mapping[int, str] | None
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
+
+
+def parse_image_size(value: str | Sequence[float]) -> tuple[float, float]:
+    """``"WxH"`` (or a ``(W, H)`` pair) as two positive finite floats.
+
+    >>> parse_image_size((1280, 720))
+    (1280.0, 720.0)
+    """
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*[xX,]\s*(\d+(?:\.\d*)?)\s*", value)
+        if match is None:
+            raise DataFormatError(
+                f"image_size: expected WIDTHxHEIGHT such as 640x480, got {value!r}"
+            )
+        width, height = float(match.group(1)), float(match.group(2))
+    else:
+        try:
+            width, height = (float(v) for v in value)
+        except (TypeError, ValueError):
+            raise DataFormatError(f"image_size: expected (width, height), got {value!r}") from None
+    if not (0 < width < float("inf") and 0 < height < float("inf")):
+        raise DataFormatError(f"image_size: expected positive sizes, got {value!r}")
+    return width, height
+
+
+def find_class_file(*folders: Path) -> Path | None:
+    """The first ``classes.txt``, ``data.yaml`` or ``data.yml`` in ``folders`` (in order)."""
+    for folder in folders:
+        for name in ("classes.txt", "data.yaml", "data.yml"):
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _parse_yaml_names(text: str, path: Path) -> dict[int, str]:
+    """The ``names`` entry of an Ultralytics ``data.yaml`` (list or ``{index: name}`` forms)."""
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None:
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise DataFormatError(f"{path}: malformed YAML: {exc}".replace("\n", " ")) from None
+        names = doc.get("names") if isinstance(doc, dict) else None
+    else:
+        names = _tiny_yaml_names(text, path)
+    if isinstance(names, list):
+        return {i: str(n) for i, n in enumerate(names)}
+    if isinstance(names, dict):
+        out: dict[int, str] = {}
+        for key, name in names.items():
+            try:
+                out[int(key)] = str(name)
+            except (TypeError, ValueError):
+                raise DataFormatError(
+                    f"{path}: names.{key}: expected an integer class index, got {key!r}"
+                ) from None
+        return out
+    raise DataFormatError(
+        f"{path}: names: expected a list or a mapping of class names, got {names!r}"
+    )
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _tiny_yaml_names(text: str, path: Path) -> list[str] | dict[int, str] | None:
+    """``names`` of a data.yaml without PyYAML: ``names: [a, b]``, a ``- a`` list or ``0: a`` "
+    "map."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"names\s*:", line):
+            continue
+        rest = line.split(":", 1)[1].split(" #")[0].strip()
+        if rest.startswith("["):
+            inner = rest.strip("[]")
+            return [_unquote(v) for v in inner.split(",") if v.strip()]
+        as_list: list[str] = []
+        as_map: dict[int, str] = {}
+        for sub in lines[i + 1 :]:
+            if not sub.strip() or sub.lstrip().startswith("#"):
+                continue
+            if not sub[0].isspace():
+                break
+            item = sub.strip()
+            if item.startswith("- "):
+                as_list.append(_unquote(item[2:]))
+            elif ":" in item:
+                key, name = item.split(":", 1)
+                if not key.strip().isdigit():
+                    raise DataFormatError(f"{path}: names: expected 'INDEX: name', got {item!r}")
+                as_map[int(key)] = _unquote(name)
+        return as_list if as_list else as_map
+    return None
+
+
+def load_class_names(source: ClassSource) -> dict[int, str] | None:
+    """Class index -> name from a ``classes.txt`` / ``data.yaml`` path, a list or a mapping.
+
+    >>> load_class_names(["cat", "dog"])
+    {0: 'cat', 1: 'dog'}
+    """
+    if source is None:
+        return None
+    if isinstance(source, Mapping):
+        return {int(k): str(v) for k, v in source.items()}
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(f"classes {path}: no such file")
+        text = read_text(path)
+        if path.suffix.lower() in {".yaml", ".yml"}:
+            names = _parse_yaml_names(text, path)
+        else:
+            names = {
+                i: line.strip()
+                for i, line in enumerate(ln for ln in text.splitlines() if ln.strip())
+            }
+        if not names:
+            raise DataFormatError(f"{path}: expected class names, got none")
+        return names
+    return {i: str(n) for i, n in enumerate(source)}
+
+
+def image_sizes_from_folder(folder: Path, stems: Iterable[str]) -> dict[str, tuple[float, float]]:
+    """``stem -> (width, height)`` read from image headers (Pillow, no pixel decoding)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise MissingDependencyError(
+            "reading image sizes from --images needs Pillow: pip install pillow "
+            "(or pass --image-size WxH)"
+        ) from None
+    if not folder.is_dir():
+        raise FileNotFoundError(f"--images {folder}: no such folder")
+    files = {p.stem: p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+    sizes: dict[str, tuple[float, float]] = {}
+    for stem in stems:
+        file = files.get(stem)
+        if file is None:
+            continue
+        try:
+            with Image.open(file) as image:
+                width, height = image.size
+        except (OSError, ValueError, Image.DecompressionBombError) as exc:
+            raise DataFormatError(f"{file}: cannot read the image header: {exc}") from None
+        sizes[stem] = (float(width), float(height))
+    return sizes
+
+
+def resolve_image_sizes(
+    stems: Sequence[str],
+    *,
+    image_size: str | Sequence[float] | None,
+    images_dir: str | os.PathLike[str] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Widths and heights of ``stems`` (NaN where unknown) from a fixed size or an images folder."""
+    n = len(stems)
+    widths = np.full(n, np.nan)
+    heights = np.full(n, np.nan)
+    if image_size is not None:
+        w, h = parse_image_size(image_size)
+        widths[:] = w
+        heights[:] = h
+    elif images_dir is not None:
+        sizes = image_sizes_from_folder(Path(images_dir), stems)
+        missing = [s for s in stems if s not in sizes]
+        if missing:
+            raise DataFormatError(
+                f"--images {images_dir}: no image found for {len(missing)} label file(s), "
+                f"e.g. {missing[0]!r} (images are matched by file stem)"
+            )
+        for i, stem in enumerate(stems):
+            widths[i], heights[i] = sizes[stem]
+    return widths, heights
+
+
+@dataclass
+class Unknowns:
+    """Predictions skipped because the ground truth lacks their image or class (for diagnostics).
+
+    Attributes
+    ----------
+    images : dict of str to int
+        Unknown image (stem or id) -> number of predictions skipped.
+    classes : dict of str to int
+        Unknown class (name or id) -> number of predictions skipped.
+    """
+
+    images: dict[str, int] = field(default_factory=dict)
+    classes: dict[str, int] = field(default_factory=dict)
+
+    def add_image(self, key: object) -> None:
+        """Count one prediction of an unknown image."""
+        self.images[str(key)] = self.images.get(str(key), 0) + 1
+
+    def add_class(self, key: object) -> None:
+        """Count one prediction of an unknown class."""
+        self.classes[str(key)] = self.classes.get(str(key), 0) + 1
+
+    def __bool__(self) -> bool:
+        return bool(self.images or self.classes)
+
+
+@dataclass
+class Columns:
+    """Growing per-box columns of one dataset, turned into a :class:`Dataset` at the end."""
+
+    image_index: list[int] = field(default_factory=list)
+    category_id: list[int] = field(default_factory=list)
+    boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    difficult: list[bool] = field(default_factory=list)
+    crowd: list[bool] = field(default_factory=list)
+
+    def add(
+        self,
+        image: int,
+        category: int,
+        box: tuple[float, float, float, float],
+        score: float | None = None,
+        *,
+        difficult: bool = False,
+        crowd: bool = False,
+    ) -> None:
+        """Append one box (absolute xyxy)."""
+        self.image_index.append(image)
+        self.category_id.append(category)
+        self.boxes.append(box)
+        if score is not None:
+            self.scores.append(score)
+        self.difficult.append(difficult)
+        self.crowd.append(crowd)
+
+    def to_dataset(
+        self, images: ImageTable, categories: CategoryTable, *, predictions: bool
+    ) -> Dataset:
+        """The finished dataset (boxes absolute xyxy float64)."""
+        n = len(self.boxes)
+        boxes = np.asarray(self.boxes, dtype=np.float64).reshape(n, 4)
+        return Dataset.from_arrays(
+            images,
+            categories,
+            boxes=boxes,
+            image_index=np.asarray(self.image_index, dtype=np.int64),
+            category_id=np.asarray(self.category_id, dtype=np.int64),
+            scores=np.asarray(self.scores, dtype=np.float64) if predictions else None,
+            difficult=np.asarray(self.difficult, dtype=bool),
+            crowd=np.asarray(self.crowd, dtype=bool),
+        )
+
+
+def check_box(
+    box: tuple[float, float, float, float], path: str | Path, place: str, *, hint: str = ""
+) -> None:
+    """Refuse inverted boxes (``x2 < x1`` or ``y2 < y1``), naming the file and place."""
+    x1, y1, x2, y2 = box
+    if x2 < x1 or y2 < y1:
+        axis = "x2 < x1" if x2 < x1 else "y2 < y1"
+        raise DataFormatError(
+            f"{path}: {place}: expected x1 <= x2 and y1 <= y2, got {axis} in "
+            f"({x1:g}, {y1:g}, {x2:g}, {y2:g}){hint}"
+        )
+
+
+def _is_index(label: str) -> bool:
+    return label.isdigit()
+
+
+def ground_truth_categories(
+    labels: Iterable[str], classes: dict[int, str] | None, source: str | Path
+) -> tuple[CategoryTable, dict[str, int]]:
+    """Category table of a ground truth and ``label -> category id`` for every label seen.
+
+    Labels are the class tokens of the files (YOLO indices, VOC names, plain-txt names or
+    indices). With a class list, ids are its indices and every label must be one of its indices
+    or names. Without one, integer labels are their own ids (names ``"0"``, ``"1"``...), and
+    named labels get ids 1..K in sorted name order.
+
+    >>> table, ids = ground_truth_categories(["dog", "cat"], None, "gt")
+    >>> table.names, ids
+    (('cat', 'dog'), {'dog': 2, 'cat': 1})
+    """
+    seen = list(dict.fromkeys(labels))
+    if classes is not None:
+        by_name = {name: i for i, name in sorted(classes.items(), reverse=True)}
+        mapping: dict[str, int] = {}
+        for label in seen:
+            if label in by_name:
+                mapping[label] = by_name[label]
+            elif _is_index(label) and int(label) in classes:
+                mapping[label] = int(label)
+            else:
+                raise DataFormatError(
+                    f"{source}: class {label!r} is not in the class list "
+                    f"({len(classes)} classes: {', '.join(list(classes.values())[:5])}...)"
+                )
+        ordered = sorted(classes.items())
+        return CategoryTable.from_lists([i for i, _ in ordered], [n for _, n in ordered]), mapping
+    if all(_is_index(label) for label in seen):
+        ids = sorted({int(label) for label in seen})
+        return CategoryTable.from_lists(ids, [str(i) for i in ids]), {s: int(s) for s in seen}
+    names = sorted(set(seen))
+    table = CategoryTable.from_lists(list(range(1, len(names) + 1)), names)
+    return table, {name: names.index(name) + 1 for name in seen}
+
+
+def prediction_category_lookup(
+    categories: CategoryTable, classes: dict[int, str] | None
+) -> dict[str, int]:
+    """``label -> ground-truth category id`` for prediction files (names first, then indices).
+
+    A label matches a ground-truth class name; an integer label goes through the prediction
+    side's class list (``classes``) to a name when one is given, else it is taken as a
+    category id of the ground truth.
+
+    >>> cats = CategoryTable.from_lists([1, 2], ["cat", "dog"])
+    >>> prediction_category_lookup(cats, {0: "cat", 1: "dog"})["0"]
+    1
+    """
+    lookup: dict[str, int] = {}
+    by_name = {
+        name: int(i) for i, name in zip(categories.ids.tolist(), categories.names, strict=True)
+    }
+    if classes is not None:
+        for index, name in classes.items():
+            if name in by_name:
+                lookup[str(index)] = by_name[name]
+    else:
+        for i in categories.ids.tolist():
+            lookup[str(int(i))] = int(i)
+    lookup.update(by_name)
+    return lookup
+
+
+def stem_rows(images: ImageTable) -> dict[str, int]:
+    """``stem -> row`` of an image table (the first row wins for a repeated stem)."""
+    rows: dict[str, int] = {}
+    for row, stem in enumerate(images.stems):
+        rows.setdefault(stem, row)
+    return rows

@@ -1,0 +1,190 @@
+"""Private helpers shared by the readers and writers: safe file reading, number parsing with
+file + line in every message, atomic writes (temporary file or folder, then rename).
+
+Examples
+--------
+>>> parse_number("0.5", "labels/a.txt", 3, "cx")
+0.5
+>>> parse_number("nan", "labels/a.txt", 3, "cx")
+Traceback (most recent call last):
+...
+ioukit.errors.DataFormatError: labels/a.txt: line 3: cx: expected a finite number, got 'nan'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from ioukit.errors import DataFormatError
+
+__all__ = [
+    "atomic_directory",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_exists",
+    "iter_records",
+    "parse_class_index",
+    "parse_number",
+    "read_text",
+]
+
+_MAX_TEXT_BYTES = 1 << 31
+
+
+def check_exists(path: str | os.PathLike[str], what: str) -> Path:
+    """``Path(path)`` if it exists, else :class:`FileNotFoundError` naming ``what`` and the path.
+
+    >>> check_exists("/definitely/not/here", "--gt")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: --gt /definitely/not/here: no such file or folder
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"{what} {p}: no such file or folder")
+    return p
+
+
+def read_text(path: Path) -> str:
+    """Whole text of ``path`` (UTF-8, optional BOM); binary or undecodable files are refused.
+
+    Raises
+    ------
+    DataFormatError
+        The file holds NUL bytes (binary) or is not valid UTF-8 (the message names the line).
+    OSError
+        The file cannot be read (the message names it).
+    """
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise DataFormatError(f"{path}: expected a file, got a folder") from None
+    except OSError as exc:
+        raise OSError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise DataFormatError(f"{path}: line {line}: expected text, got binary data (a NUL byte)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataFormatError(
+            f"{path}: line {line}: expected UTF-8 text, got byte 0x{data[exc.start]:02x}"
+        ) from None
+
+
+def iter_records(text: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line_number, tokens)`` of every non-blank line not starting with ``#``.
+
+    Tokens are separated by any whitespace (spaces and tabs, as in the wild) or commas.
+
+    >>> list(iter_records("a 1\\n\\n# note\\nb\\t2,3\\n"))
+    [(1, ['a', '1']), (4, ['b', '2', '3'])]
+    """
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        yield number, stripped.replace(",", " ").split()
+
+
+def parse_number(token: str, path: str | Path, line: int, field: str) -> float:
+    """``float(token)``, finite, or :class:`DataFormatError` naming file, line and field."""
+    try:
+        value = float(token)
+    except ValueError:
+        raise DataFormatError(
+            f"{path}: line {line}: {field}: expected a number, got {token!r}"
+        ) from None
+    if not math.isfinite(value):
+        raise DataFormatError(
+            f"{path}: line {line}: {field}: expected a finite number, got {token!r}"
+        )
+    return value
+
+
+_INT = re.compile(r"[+]?\d+(\.0*)?\Z")
+
+
+def parse_class_index(token: str, path: str | Path, line: int) -> int:
+    """A non-negative integer class index (``"3"`` or ``"3.0"``), else :class:`DataFormatError`.
+
+    >>> parse_class_index("7", "a.txt", 1)
+    7
+    """
+    if not _INT.match(token):
+        raise DataFormatError(
+            f"{path}: line {line}: class: expected a non-negative integer class index, got "
+            f"{token!r}"
+        )
+    return int(float(token))
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder, then rename.
+
+    Readers of ``path`` see the old file or the complete new one, never a partial file.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> atomic_write_bytes(d / "x.txt", b"hi").read_bytes()
+    b'hi'
+    """
+    target = Path(path)
+    folder = target.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{target}: folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """:func:`atomic_write_bytes` of UTF-8 ``text``."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary folder next to ``path``; on success it is renamed to ``path``.
+
+    ``path`` must not exist or be an empty folder. On an exception the temporary folder is
+    removed and ``path`` is left untouched.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_directory(d / "out") as tmp:
+    ...     _ = (tmp / "a.txt").write_text("1")
+    >>> sorted(p.name for p in (d / "out").iterdir())
+    ['a.txt']
+    """
+    target = Path(path)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(f"{target}: output folder exists and is not empty")
+    parent = target.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{target}: folder {parent} does not exist")
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        yield tmp
+        if target.exists():
+            target.rmdir()
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,602 @@
+"""COCO JSON readers: ground truth files and result (prediction) lists -> :class:`Dataset`.
+
+Boxes arrive as COCO ``[x, y, width, height]`` and leave as absolute xyxy float64
+(``x2 = x + width``, exactly as pycocotools computes it). Prediction ``area`` is
+``width * height`` (pycocotools' ``loadRes``); ground-truth ``area`` is the annotation's
+``area`` field (the segment's area), or ``width * height`` when the field is missing.
+
+Parsing uses ``orjson`` when it is installed (``pip install orjson``), else the standard
+``json`` module. Columns are pulled out with C-level iterators; only when that fails is the
+input walked record by record, to name the first bad record in the error, e.g.
+``gt.json: annotations[17].bbox: expected 4 numbers, got 3``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from itertools import chain
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.errors import DataFormatError
+
+__all__ = ["read_coco_ground_truth", "read_coco_results"]
+
+Source = str | os.PathLike[str] | Mapping[str, Any]
+
+
+def _parse_bytes(data: bytes) -> Any:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is in the test extra
+        return json.loads(data)
+    return orjson.loads(data)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: parsing creates millions of acyclic containers
+    and the collector's repeated passes over them cost more than the parse itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read(label: str) -> bytes:
+    try:
+        return Path(label).read_bytes()
+    except OSError as exc:
+        raise DataFormatError(f"{label}: cannot read the file ({exc.strerror})") from exc
+
+
+def _parse(data: bytes, label: str) -> Any:
+    try:
+        with _gc_paused():
+            return _parse_bytes(data)
+    except ValueError as exc:
+        raise DataFormatError(f"{label}: not valid JSON ({exc})") from exc
+
+
+def _load(source: object, default_label: str) -> tuple[Any, str]:
+    """Parsed JSON and the label used in error messages (the path as given)."""
+    if isinstance(source, str | os.PathLike):
+        label = os.fspath(source)
+        return _parse(_read(label), label), label
+    return source, default_label
+
+
+_RECORD_SEPARATOR = re.compile(rb"\}\s*,\s*\{")
+_CHUNK_BYTES = 1 << 20
+
+
+def _array_chunks(data: bytes) -> Iterator[bytes] | None:
+    """Split a JSON array of flat objects into JSON arrays of about 1 MB each.
+
+    Splits fall on ``}, {`` between records. A split that lands inside a string or a nested
+    value leaves unbalanced quotes or brackets, so that chunk fails to parse and the caller
+    falls back to one whole parse. ``None`` when ``data`` is not an array.
+    """
+    start = data.find(b"[")
+    end = data.rfind(b"]")
+    if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
+        return None
+
+    def chunks() -> Iterator[bytes]:
+        pos = start + 1
+        while True:
+            match = (
+                _RECORD_SEPARATOR.search(data, pos + _CHUNK_BYTES, end)
+                if pos + _CHUNK_BYTES < end
+                else None
+            )
+            stop = end if match is None else match.start() + 1
+            yield b"[" + data[pos:stop] + b"]"
+            if match is None:
+                return
+            pos = match.end() - 1
+
+    return chunks()
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _record_error(
+    records: Sequence[Any], label: str, section: str, key: str, kind: str, offset: int = 0
+) -> None:
+    """Walk ``records`` and raise a precise error for the first bad ``key`` (kind: int|num|bbox).
+
+    ``offset`` is the index of ``records[0]`` in the whole file (chunked parsing).
+    """
+    for i, rec in enumerate(records, start=offset):
+        where = f"{label}: {section}[{i}]"
+        if not isinstance(rec, Mapping):
+            raise DataFormatError(f"{where}: expected a JSON object, got {_describe(rec)}")
+        if key not in rec:
+            raise DataFormatError(f"{where}.{key}: missing")
+        value = rec[key]
+        if kind == "bbox":
+            if not isinstance(value, list | tuple):
+                raise DataFormatError(f"{where}.bbox: expected 4 numbers, got {_describe(value)}")
+            if len(value) != 4:
+                raise DataFormatError(f"{where}.bbox: expected 4 numbers, got {len(value)}")
+            if not all(_is_number(v) for v in value):
+                raise DataFormatError(f"{where}.bbox: expected 4 numbers, got {_describe(value)}")
+        elif kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise DataFormatError(f"{where}.{key}: expected an integer, got {_describe(value)}")
+        elif not _is_number(value):
+            raise DataFormatError(f"{where}.{key}: expected a number, got {_describe(value)}")
+    raise DataFormatError(f"{label}: {section}[*].{key}: could not be read as {kind}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _only_types(values: Iterable[Any], allowed: tuple[type, ...]) -> bool:
+    """Whether every value is an instance of ``allowed`` (never a bool); one pass, few checks.
+
+    ``np.fromiter`` would quietly turn ``"0.9"`` or ``True`` into numbers, so the columns are
+    checked by the set of their distinct types, which is tiny.
+    """
+    return all(
+        issubclass(t, allowed) and not issubclass(t, bool | np.bool_)
+        for t in set(map(type, values))
+    )
+
+
+_INTEGER_TYPES = (int, np.integer)
+_NUMBER_TYPES = (int, float, np.integer, np.floating)
+
+
+def _int_column(
+    records: Sequence[Any], label: str, section: str, key: str, offset: int = 0
+) -> np.ndarray:
+    try:
+        values = list(map(itemgetter(key), records))
+        if not _only_types(values, _INTEGER_TYPES):
+            raise TypeError(key)
+        return np.fromiter(values, dtype=np.int64, count=len(records))
+    except (KeyError, TypeError, ValueError, OverflowError):
+        _record_error(records, label, section, key, "int", offset)
+        raise  # pragma: no cover
+
+
+def _float_column(
+    records: Sequence[Any],
+    label: str,
+    section: str,
+    key: str,
+    default: float | None = None,
+    offset: int = 0,
+) -> np.ndarray:
+    try:
+        if default is None:
+            values = list(map(itemgetter(key), records))
+        else:
+            values = [r.get(key, default) for r in records]
+        if not _only_types(values, _NUMBER_TYPES):
+            raise TypeError(key)
+        return np.fromiter(values, dtype=np.float64, count=len(records))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        _record_error(records, label, section, key, "num", offset)
+        raise  # pragma: no cover
+
+
+def _bbox_column(records: Sequence[Any], label: str, section: str, offset: int = 0) -> np.ndarray:
+    n = len(records)
+    try:
+        lists = list(map(itemgetter("bbox"), records))
+        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
+        if n and (lengths.min() != 4 or lengths.max() != 4):
+            raise ValueError("ragged")
+        if not _only_types(chain.from_iterable(lists), _NUMBER_TYPES):
+            raise TypeError("bbox")
+        boxes = np.fromiter(chain.from_iterable(lists), dtype=np.float64, count=4 * n)
+    except (KeyError, TypeError, ValueError):
+        _record_error(records, label, section, "bbox", "bbox", offset)
+        raise  # pragma: no cover
+    boxes = boxes.reshape(n, 4)
+    _check_boxes(boxes, label, section, offset)
+    return boxes
+
+
+def _check_boxes(boxes: np.ndarray, label: str, section: str, offset: int = 0) -> None:
+    bad = ~np.isfinite(boxes).all(axis=1) | (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(
+            f"{label}: {section}[{i + offset}].bbox: expected finite [x, y, width, height] with "
+            f"width, height >= 0, got {boxes[i].tolist()}"
+        )
+
+
+def _xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
+    out = boxes.copy()
+    out[:, 2] += boxes[:, 0]
+    out[:, 3] += boxes[:, 1]
+    return out
+
+
+def _rows_of(
+    table_ids: np.ndarray,
+    ids: np.ndarray,
+    label: str,
+    section: str,
+    key: str,
+    what: str,
+    offset: int = 0,
+) -> np.ndarray:
+    """Row of each id in ``table_ids``; a clear error names the first unknown one."""
+    if len(table_ids) == 0:
+        if len(ids):
+            raise DataFormatError(f"{label}: {section}[{offset}].{key}: {ids[0]} is not {what}")
+        return np.zeros(0, dtype=np.int64)
+    sorter = np.argsort(table_ids, kind="stable")
+    pos = np.minimum(np.searchsorted(table_ids, ids, sorter=sorter), len(table_ids) - 1)
+    rows = sorter[pos]
+    bad = table_ids[rows] != ids
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(f"{label}: {section}[{i + offset}].{key}: {ids[i]} is not {what}")
+    return rows.astype(np.int64)
+
+
+def _list_section(data: Mapping[str, Any], key: str, label: str, required: bool) -> list[Any]:
+    if key not in data:
+        if required:
+            raise DataFormatError(f"{label}: {key}: missing (expected a list)")
+        return []
+    value = data[key]
+    if not isinstance(value, list):
+        raise DataFormatError(f"{label}: {key}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _image_table(images: list[Any], label: str) -> ImageTable:
+    ids = _int_column(images, label, "images", "id")
+    stems: list[str] = []
+    widths = np.full(len(images), np.nan)
+    heights = np.full(len(images), np.nan)
+    for i, im in enumerate(images):
+        name = im.get("file_name")
+        stems.append(Path(str(name)).stem if name is not None else str(ids[i]))
+        w, h = im.get("width"), im.get("height")
+        if _is_number(w):
+            widths[i] = w
+        if _is_number(h):
+            heights[i] = h
+    if len(np.unique(ids)) != len(ids):
+        values, counts = np.unique(ids, return_counts=True)
+        dup = int(values[counts > 1][0])
+        i = int(np.flatnonzero(ids == dup)[1])
+        raise DataFormatError(f"{label}: images[{i}].id: {dup} appears more than once")
+    return ImageTable(ids, tuple(stems), widths, heights)
+
+
+def _category_table(categories: list[Any], label: str) -> CategoryTable:
+    ids = _int_column(categories, label, "categories", "id")
+    names = tuple(str(c.get("name", ids[i])) for i, c in enumerate(categories))
+    if len(np.unique(ids)) != len(ids):
+        values, counts = np.unique(ids, return_counts=True)
+        dup = int(values[counts > 1][0])
+        i = int(np.flatnonzero(ids == dup)[1])
+        raise DataFormatError(f"{label}: categories[{i}].id: {dup} appears more than once")
+    return CategoryTable(ids, names)
+
+
+def read_coco_ground_truth(
+    source: Source,
+    /,
+    *,
+    keep_segmentation: bool = False,
+    require_iscrowd: bool = False,
+) -> Dataset:
+    """Read a COCO ground-truth file (or the already-parsed dict).
+
+    Parameters
+    ----------
+    source : str, os.PathLike or Mapping
+        Path to a COCO JSON file with ``images``, ``annotations`` and ``categories``, or the
+        parsed dict itself (never modified).
+    keep_segmentation : bool
+        Keep each annotation's ``segmentation`` (polygons or RLE) in ``Dataset.segmentation``.
+    require_iscrowd : bool
+        Raise when an annotation has no ``iscrowd`` key (pycocotools fails with ``KeyError``
+        there); by default a missing ``iscrowd`` means 0.
+
+    Returns
+    -------
+    Dataset
+        N annotations: ``boxes`` (N, 4) xyxy, ``area`` the ``area`` field (box area if
+        missing), ``crowd`` from ``iscrowd``, ``ignore`` from an ``ignore`` key (0 if
+        missing), ``annotation_id`` from ``id`` (1..N if missing).
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file and JSON path, e.g. ``gt.json: annotations[17].bbox: expected 4
+        numbers, got 3``.
+
+    Examples
+    --------
+    >>> gt = read_coco_ground_truth({
+    ...     "images": [{"id": 1, "file_name": "a.jpg", "width": 64, "height": 48}],
+    ...     "categories": [{"id": 3, "name": "cat"}],
+    ...     "annotations": [{"id": 7, "image_id": 1, "category_id": 3,
+    ...                      "bbox": [10, 20, 30, 40], "area": 900.0}]})
+    >>> gt.boxes.tolist(), float(gt.area[0]), bool(gt.crowd[0])
+    ([[10.0, 20.0, 40.0, 60.0]], 900.0, False)
+    """
+    data, label = _load(source, "ground_truth")
+    if not isinstance(data, Mapping):
+        raise DataFormatError(
+            f"{label}: expected a JSON object with images, annotations and categories, "
+            f"got {type(data).__name__}"
+        )
+    images = _image_table(_list_section(data, "images", label, True), label)
+    categories = _category_table(_list_section(data, "categories", label, False), label)
+    anns = _list_section(data, "annotations", label, False)
+    n = len(anns)
+    xywh = _bbox_column(anns, label, "annotations")
+    image_ids = _int_column(anns, label, "annotations", "image_id")
+    category_ids = _int_column(anns, label, "annotations", "category_id")
+    image_index = _rows_of(
+        images.ids, image_ids, label, "annotations", "image_id", "an id in images"
+    )
+    _rows_of(
+        categories.ids, category_ids, label, "annotations", "category_id", "an id in categories"
+    )
+    area = _float_column(anns, label, "annotations", "area", default=math.nan)
+    missing_area = np.isnan(area)
+    area[missing_area] = (xywh[:, 2] * xywh[:, 3])[missing_area]
+    if require_iscrowd:
+        for i, a in enumerate(anns):
+            if "iscrowd" not in a:
+                raise DataFormatError(
+                    f"{label}: annotations[{i}].iscrowd: missing (pycocotools requires it)"
+                )
+    crowd = _float_column(anns, label, "annotations", "iscrowd", default=0) != 0
+    ignore = _float_column(anns, label, "annotations", "ignore", default=0) != 0
+    ann_ids = (
+        np.fromiter((a.get("id", i + 1) for i, a in enumerate(anns)), dtype=np.int64, count=n)
+        if n
+        else np.zeros(0, dtype=np.int64)
+    )
+    segmentation = tuple(a.get("segmentation") for a in anns) if keep_segmentation else None
+    return Dataset(
+        images=images,
+        categories=categories,
+        boxes=_xywh_to_xyxy(xywh),
+        image_index=image_index,
+        category_id=category_ids,
+        scores=None,
+        area=area,
+        crowd=crowd,
+        ignore=ignore,
+        difficult=np.zeros(n, dtype=bool),
+        annotation_id=ann_ids,
+        segmentation=segmentation,
+    )
+
+
+_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[Any, ...] | None]
+
+
+def _check_result_columns(
+    scores: np.ndarray,
+    image_ids: np.ndarray,
+    category_ids: np.ndarray,
+    label: str,
+    section: str,
+    ground_truth: Dataset,
+    offset: int,
+) -> np.ndarray:
+    """Validate scores and ids against the ground truth; return the image rows."""
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0]) + offset
+        raise DataFormatError(f"{label}: {section}[{i}].score: expected a finite number")
+    what = "an image id of the ground truth"
+    rows = _rows_of(ground_truth.images.ids, image_ids, label, section, "image_id", what, offset)
+    what = "a category id of the ground truth"
+    _rows_of(ground_truth.categories.ids, category_ids, label, section, "category_id", what, offset)
+    return rows
+
+
+def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
+    """Columns of a results file by the numba scanner; None when it cannot handle the file."""
+    from ioukit._kernels.coco_json import OK, scan_results
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    capacity = int(np.count_nonzero(buf == ord("{")))
+    image_ids = np.empty(capacity, dtype=np.int64)
+    category_ids = np.empty(capacity, dtype=np.int64)
+    xywh = np.empty((capacity, 4), dtype=np.float64)
+    scores = np.empty(capacity, dtype=np.float64)
+    slow = min(5 * capacity, 1 << 20)  # more slow numbers: general parser
+    slow_start = np.empty(slow, dtype=np.int64)
+    slow_end = np.empty(slow, dtype=np.int64)
+    slow_slot = np.empty(slow, dtype=np.int64)
+    code, n, n_slow = scan_results(
+        buf, image_ids, category_ids, xywh, scores, slow_start, slow_end, slow_slot
+    )
+    if code != OK:
+        return None
+    # numbers beyond the exact fast path: converted by Python's float, as json would
+    for start, end, slot in zip(
+        slow_start[:n_slow].tolist(),
+        slow_end[:n_slow].tolist(),
+        slow_slot[:n_slow].tolist(),
+        strict=True,
+    ):
+        record, field = divmod(slot, 5)
+        value = float(data[start:end])
+        if field == 4:
+            scores[record] = value
+        else:
+            xywh[record, field] = value
+    xywh, scores = xywh[:n], scores[:n]
+    image_ids, category_ids = image_ids[:n], category_ids[:n]
+    _check_boxes(xywh, label, "results")
+    rows = _check_result_columns(scores, image_ids, category_ids, label, "results", ground_truth, 0)
+    return xywh, scores, rows, category_ids, None
+
+
+def _result_columns(
+    data: object,
+    label: str,
+    section: str,
+    ground_truth: Dataset,
+    keep_segmentation: bool,
+    offset: int,
+) -> _Columns:
+    """(xywh, scores, image rows, category ids, segmentations) of one list of records."""
+    if isinstance(data, Mapping):
+        raise DataFormatError(
+            f"{label}: expected a list of results (or an object with 'annotations'), "
+            f"got an object with keys {sorted(data)[:5]}"
+        )
+    if not isinstance(data, list | tuple):
+        raise DataFormatError(f"{label}: expected a list of results, got {type(data).__name__}")
+    records: Sequence[Any] = data
+    xywh = _bbox_column(records, label, section, offset)
+    image_ids = _int_column(records, label, section, "image_id", offset)
+    category_ids = _int_column(records, label, section, "category_id", offset)
+    scores = _float_column(records, label, section, "score", offset=offset)
+    image_index = _check_result_columns(
+        scores, image_ids, category_ids, label, section, ground_truth, offset
+    )
+    segmentation = tuple(r.get("segmentation") for r in records) if keep_segmentation else None
+    return xywh, scores, image_index, category_ids, segmentation
+
+
+def _result_parts(
+    data: bytes, label: str, ground_truth: Dataset, keep_segmentation: bool
+) -> list[_Columns]:
+    """Columns of a results file, parsed in ~1 MB chunks to keep peak memory low."""
+    chunks = _array_chunks(data)
+    if chunks is not None:
+        parts: list[_Columns] = []
+        offset = 0
+        try:
+            for chunk in chunks:
+                with _gc_paused():
+                    records = _parse_bytes(chunk)
+                    parts.append(
+                        _result_columns(
+                            records, label, "results", ground_truth, keep_segmentation, offset
+                        )
+                    )
+                offset += len(records)
+                del records
+            return parts
+        except ValueError as exc:
+            if isinstance(exc, DataFormatError):
+                raise
+            # a split inside a string or nested value: fall back to one whole parse
+    whole = _parse(data, label)
+    section = "results"
+    if isinstance(whole, Mapping) and "annotations" in whole:
+        whole, section = whole["annotations"], "annotations"
+    with _gc_paused():
+        return [_result_columns(whole, label, section, ground_truth, keep_segmentation, 0)]
+
+
+def read_coco_results(
+    source: str | os.PathLike[str] | Sequence[Mapping[str, Any]],
+    /,
+    ground_truth: Dataset,
+    *,
+    keep_segmentation: bool = False,
+) -> Dataset:
+    """Read COCO detection results (``loadRes`` format) for ``ground_truth``'s images.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or sequence of Mapping
+        A JSON file holding a list of ``{"image_id", "category_id", "bbox": [x, y, w, h],
+        "score"}`` records (or an object with such a list under ``"annotations"``), or the
+        list itself (never modified).
+    ground_truth : Dataset
+        The results refer to its image and category tables.
+    keep_segmentation : bool
+        Keep each record's ``segmentation`` when present.
+
+    Returns
+    -------
+    Dataset
+        N predictions with ``scores``, ``area = w * h`` and ``annotation_id`` 1..N in file
+        order (as pycocotools' ``loadRes``).
+
+    Raises
+    ------
+    DataFormatError
+        For a malformed record, or an ``image_id`` / ``category_id`` the ground truth does
+        not have (``results[i].image_id: 99 is not an image id of the ground truth``).
+
+    Examples
+    --------
+    >>> gt = read_coco_ground_truth({"images": [{"id": 1}], "annotations": [],
+    ...                             "categories": [{"id": 3, "name": "cat"}]})
+    >>> pred = read_coco_results([{"image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 5],
+    ...                            "score": 0.5}], gt)
+    >>> pred.boxes.tolist(), pred.scores.tolist(), pred.area.tolist()
+    ([[0.0, 0.0, 2.0, 5.0]], [0.5], [10.0])
+    """
+    section = "results"
+    if isinstance(source, str | os.PathLike):
+        label = os.fspath(source)
+        raw = _read(label)
+        scanned = None if keep_segmentation else _scan_file(raw, label, ground_truth)
+        parts = (
+            [scanned]
+            if scanned is not None
+            else _result_parts(raw, label, ground_truth, keep_segmentation)
+        )
+    else:
+        label = "results"
+        data: Any = source
+        if isinstance(data, Mapping) and "annotations" in data:
+            data, section = data["annotations"], "annotations"
+        parts = [_result_columns(data, label, section, ground_truth, keep_segmentation, 0)]
+    n = sum(len(p[0]) for p in parts)
+    xywh = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 4))
+    scores = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+    image_index = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
+    category_ids = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
+    segmentation = (
+        tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
+    )
+    false = np.zeros(n, dtype=bool)
+    return Dataset(
+        images=ground_truth.images,
+        categories=ground_truth.categories,
+        boxes=_xywh_to_xyxy(xywh),
+        image_index=image_index,
+        category_id=category_ids,
+        scores=scores,
+        area=xywh[:, 2] * xywh[:, 3],
+        crowd=false,
+        ignore=false,
+        difficult=false,
+        annotation_id=np.arange(1, n + 1, dtype=np.int64),
+        segmentation=segmentation,
+    )

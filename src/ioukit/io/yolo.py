@@ -1,0 +1,366 @@
+"""YOLO txt folders (Ultralytics layout) <-> :class:`~ioukit.dataset.Dataset`.
+
+One ``<stem>.txt`` per image. Labels: ``class cx cy w h``; predictions (``save_txt`` +
+``save_conf``): ``class cx cy w h conf``; coordinates normalized to [0, 1] by the image width
+and height. Class names come from ``classes.txt`` or a ``data.yaml`` ``names`` list, found in
+the folder or its parent, or given explicitly.
+
+Image sizes turn normalized boxes into pixels: ``image_size=(W, H)`` for all images, or
+``images_dir`` whose image headers are read (Pillow, header only); an Ultralytics
+``.../labels/<split>`` folder finds its ``.../images/<split>`` sibling by itself. Without sizes
+boxes stay in normalized units (each image counts as 1 x 1): IoU, VOC and YOLO AP are unchanged
+by that, but COCO's small/medium/large ranges then mean nothing. Predictions read against a
+ground truth use the ground truth's image sizes.
+
+Examples
+--------
+>>> import pathlib, tempfile
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "img1.txt").write_text("0 0.5 0.5 0.25 0.5\\n")
+>>> _ = (d / "classes.txt").write_text("cat\\n")
+>>> gt = read_yolo_ground_truth(d, image_size=(640, 480))
+>>> gt.boxes.tolist(), gt.categories.names
+([[240.0, 120.0, 400.0, 360.0]], ('cat',))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ioukit.dataset import Dataset, ImageTable
+from ioukit.errors import DataFormatError
+from ioukit.io._build import (
+    IMAGE_SUFFIXES,
+    ClassSource,
+    Columns,
+    Unknowns,
+    find_class_file,
+    ground_truth_categories,
+    load_class_names,
+    prediction_category_lookup,
+    resolve_image_sizes,
+    stem_rows,
+)
+from ioukit.io._progress import track
+from ioukit.io._text import (
+    atomic_directory,
+    check_exists,
+    iter_records,
+    parse_class_index,
+    parse_number,
+    read_text,
+)
+
+__all__ = ["read_yolo_ground_truth", "read_yolo_predictions", "write_yolo"]
+
+_TOLERANCE = 1e-3  # exporters round; values up to 1.001 still count as normalized
+_FIELDS = ("cx", "cy", "w", "h")
+
+
+def _label_files(folder: Path, what: str) -> list[Path]:
+    if not folder.is_dir():
+        raise DataFormatError(f"{what} {folder}: expected a folder of YOLO .txt files, got a file")
+    files = sorted(
+        (p for p in folder.iterdir() if p.suffix == ".txt" and p.name != "classes.txt"),
+        key=lambda p: p.stem,
+    )
+    return files
+
+
+def _sibling_images(folder: Path) -> Path | None:
+    parts = folder.resolve().parts
+    if "labels" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("labels")
+    candidate = Path(*parts[:i], "images", *parts[i + 1 :])
+    return candidate if candidate.is_dir() else None
+
+
+def _parse_line(
+    tokens: list[str], path: Path, line: int, *, prediction: bool
+) -> tuple[int, tuple[float, float, float, float], float | None]:
+    expected = 6 if prediction else 5
+    if len(tokens) != expected:
+        layout = "class cx cy w h conf" if prediction else "class cx cy w h"
+        raise DataFormatError(
+            f"{path}: line {line}: expected {expected} values ({layout}), got {len(tokens)}"
+        )
+    cls = parse_class_index(tokens[0], path, line)
+    cx, cy, w, h = (
+        parse_number(t, path, line, f) for t, f in zip(tokens[1:5], _FIELDS, strict=True)
+    )
+    for value, name in ((cx, "cx"), (cy, "cy"), (w, "w"), (h, "h")):
+        if value > 1 + _TOLERANCE or value < -_TOLERANCE:
+            raise DataFormatError(
+                f"{path}: line {line}: {name}: expected a coordinate normalized to [0, 1], got "
+                f"{value:g} (pixel coordinates in a YOLO file? YOLO divides by the image size; "
+                "use --gt-format txt for pixel boxes)"
+            )
+    if w < 0 or h < 0:
+        raise DataFormatError(
+            f"{path}: line {line}: expected w >= 0 and h >= 0, got w={w:g} h={h:g}"
+        )
+    score: float | None = None
+    if prediction:
+        score = parse_number(tokens[5], path, line, "conf")
+    return cls, (cx, cy, w, h), score
+
+
+def _to_pixels(
+    box: tuple[float, float, float, float], width: float, height: float
+) -> tuple[float, float, float, float]:
+    cx, cy, w, h = box
+    if width != width:  # unknown size: keep normalized units
+        width = height = 1.0
+    return (
+        (cx - w / 2) * width,
+        (cy - h / 2) * height,
+        (cx + w / 2) * width,
+        (cy + h / 2) * height,
+    )
+
+
+def read_yolo_ground_truth(
+    path: str | os.PathLike[str],
+    /,
+    *,
+    image_size: str | Sequence[float] | None = None,
+    images_dir: str | os.PathLike[str] | None = None,
+    classes: ClassSource = None,
+) -> Dataset:
+    """Read a folder of YOLO label files as ground truth.
+
+    Parameters
+    ----------
+    path : path
+        Folder of ``<stem>.txt`` label files (``class cx cy w h`` per line, normalized).
+    image_size : "WxH" or (width, height), optional
+        One size for every image.
+    images_dir : path, optional
+        Folder of images matched by stem; their headers give the sizes. Images without a label
+        file are kept as images without objects.
+    classes : path, list of str or mapping, optional
+        ``classes.txt``, ``data.yaml`` or the names; default: looked up next to ``path``.
+
+    Returns
+    -------
+    Dataset
+        Ground truth with images numbered 1..I in sorted stem order and category ids equal to
+        the YOLO class indices; boxes absolute xyxy (normalized units if no size is known).
+
+    Raises
+    ------
+    DataFormatError
+        A malformed line (the message names file and line), a coordinate outside [0, 1]
+        (pixel coordinates in a YOLO file), a class missing from the class list.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("1 0.5 0.5 1 1\\n")
+    >>> gt = read_yolo_ground_truth(d, image_size="100x50", classes=["cat", "dog"])
+    >>> gt.boxes.tolist(), gt.category_id.tolist(), gt.categories.names
+    ([[0.0, 0.0, 100.0, 50.0]], [1], ('cat', 'dog'))
+    >>> len(read_yolo_ground_truth(pathlib.Path(tempfile.mkdtemp())))
+    0
+    """
+    folder = check_exists(path, "ground truth")
+    files = _label_files(folder, "ground truth")
+    names = load_class_names(
+        classes if classes is not None else find_class_file(folder, folder.parent)
+    )
+    if images_dir is None and image_size is None:
+        sibling = _sibling_images(folder)
+        if sibling is not None:
+            try:
+                import PIL  # noqa: F401
+            except ImportError:
+                sibling = None
+        images_dir = sibling
+    stems = [p.stem for p in files]
+    if images_dir is not None and image_size is None:
+        image_dir = check_exists(images_dir, "--images")
+        extra = {p.stem for p in image_dir.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+        stems = sorted(set(stems) | extra)
+    widths, heights = resolve_image_sizes(stems, image_size=image_size, images_dir=images_dir)
+    row_of = {s: i for i, s in enumerate(stems)}
+    parsed: list[tuple[int, int, tuple[float, float, float, float]]] = []
+    for file in track(files, total=len(files), description="reading labels"):
+        row = row_of[file.stem]
+        for line, tokens in iter_records(read_text(file)):
+            cls, box, _ = _parse_line(tokens, file, line, prediction=False)
+            parsed.append((row, cls, box))
+    table, ids = ground_truth_categories((str(c) for _, c, _ in parsed), names, folder)
+    images = ImageTable(np.arange(1, len(stems) + 1, dtype=np.int64), tuple(stems), widths, heights)
+    cols = Columns()
+    for row, cls, box in parsed:
+        cols.add(row, ids[str(cls)], _to_pixels(box, float(widths[row]), float(heights[row])))
+    return cols.to_dataset(images, table, predictions=False)
+
+
+def read_yolo_predictions(
+    path: str | os.PathLike[str],
+    /,
+    ground_truth: Dataset,
+    *,
+    classes: ClassSource = None,
+    unknowns: Unknowns | None = None,
+) -> Dataset:
+    """Read a folder of YOLO prediction files (``class cx cy w h conf``) against a ground truth.
+
+    Parameters
+    ----------
+    path : path
+        Folder of ``<stem>.txt`` files, matched to the ground truth's images by stem.
+    ground_truth : Dataset
+        Gives the images (and their sizes) and the categories.
+    classes : path, list of str or mapping, optional
+        Names of the prediction class indices (default: ``classes.txt``/``data.yaml`` next to
+        ``path``, else indices are ground-truth category ids).
+    unknowns : Unknowns, optional
+        Collects predictions for images or classes the ground truth lacks instead of raising.
+
+    Returns
+    -------
+    Dataset
+        Predictions sharing ``ground_truth``'s image and category tables.
+
+    Raises
+    ------
+    DataFormatError
+        A malformed line, or (without ``unknowns``) an unknown image or class.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("0 0.5 0.5 1 1\\n")
+    >>> gt = read_yolo_ground_truth(d, image_size=(10, 10))
+    >>> p = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (p / "a.txt").write_text("0 0.5 0.5 1 1 0.9\\n")
+    >>> read_yolo_predictions(p, gt).scores.tolist()
+    [0.9]
+    """
+    folder = check_exists(path, "predictions")
+    files = _label_files(folder, "predictions")
+    class_file = classes if classes is not None else find_class_file(folder)
+    lookup = prediction_category_lookup(ground_truth.categories, load_class_names(class_file))
+    rows = stem_rows(ground_truth.images)
+    widths, heights = ground_truth.images.widths, ground_truth.images.heights
+    cols = Columns()
+    for file in track(files, total=len(files), description="reading predictions"):
+        row = rows.get(file.stem)
+        for line, tokens in iter_records(read_text(file)):
+            cls, box, score = _parse_line(tokens, file, line, prediction=True)
+            if row is None:
+                if unknowns is None:
+                    raise DataFormatError(
+                        f"{file}: line {line}: image {file.stem!r} is not in the ground truth "
+                        "(images are matched by file stem)"
+                    )
+                unknowns.add_image(file.stem)
+                continue
+            category = lookup.get(str(cls))
+            if category is None:
+                if unknowns is None:
+                    raise DataFormatError(
+                        f"{file}: line {line}: class {cls} is not a ground-truth class "
+                        "(pass the class list with --classes)"
+                    )
+                unknowns.add_class(cls)
+                continue
+            cols.add(row, category, _to_pixels(box, float(widths[row]), float(heights[row])), score)
+    return cols.to_dataset(ground_truth.images, ground_truth.categories, predictions=True)
+
+
+def yolo_class_indices(dataset: Dataset) -> dict[int, int]:
+    """Category id -> YOLO class index: ids already 0..K-1 stay, others go by sorted position.
+
+    >>> from ioukit.dataset import CategoryTable
+    >>> yolo_class_indices(Dataset.from_arrays(ImageTable.from_lists([], []),
+    ...     CategoryTable.from_lists([3, 1], ["b", "a"]), boxes=[], image_index=[], category_id=[]))
+    {1: 0, 3: 1}
+    """
+    ids = sorted(int(i) for i in dataset.categories.ids.tolist())
+    if ids == list(range(len(ids))):
+        return {i: i for i in ids}
+    return {cid: index for index, cid in enumerate(ids)}
+
+
+def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
+    """Write ``dataset`` as a YOLO folder: one ``<stem>.txt`` per image and ``classes.txt``.
+
+    Ground truth lines are ``class cx cy w h``; predictions add ``conf``. Coordinates are
+    normalized by the image sizes (shortest round-trip decimals). The folder is written
+    atomically (a temporary folder renamed at the end); it must not exist or be empty.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Needs known image sizes.
+    path : path
+        Output folder.
+
+    Returns
+    -------
+    Path
+        The folder written.
+
+    Raises
+    ------
+    DataFormatError
+        An image size is unknown.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from ioukit.dataset import CategoryTable
+    >>> gt = Dataset.from_arrays(ImageTable.from_lists([1], ["a"], [100], [50]),
+    ...     CategoryTable.from_lists([1], ["cat"]), boxes=[[0, 0, 50, 50]], image_index=[0],
+    ...     category_id=[1])
+    >>> out = write_yolo(gt, pathlib.Path(tempfile.mkdtemp()) / "labels")
+    >>> (out / "a.txt").read_text()
+    '0 0.25 0.5 0.5 1.0\\n'
+    """
+    images = dataset.images
+    unknown = np.flatnonzero(~(np.isfinite(images.widths) & np.isfinite(images.heights)))
+    if len(unknown):
+        raise DataFormatError(
+            f"YOLO output needs image sizes, unknown for image {images.stems[int(unknown[0])]!r} "
+            "(pass --image-size WxH or --images DIR when reading)"
+        )
+    index = yolo_class_indices(dataset)
+    w = images.widths[dataset.image_index]
+    h = images.heights[dataset.image_index]
+    b = dataset.boxes
+    norm = np.stack(
+        [
+            (b[:, 0] + b[:, 2]) / 2 / w,
+            (b[:, 1] + b[:, 3]) / 2 / h,
+            (b[:, 2] - b[:, 0]) / w,
+            (b[:, 3] - b[:, 1]) / h,
+        ],
+        axis=1,
+    )
+    lines: list[list[str]] = [[] for _ in range(len(images))]
+    classes = [index[int(c)] for c in dataset.category_id.tolist()]
+    scores = dataset.scores.tolist() if dataset.scores is not None else None
+    for i, (row, values) in enumerate(
+        zip(dataset.image_index.tolist(), norm.tolist(), strict=True)
+    ):
+        fields = [str(classes[i]), *(repr(v) for v in values)]
+        if scores is not None:
+            fields.append(repr(scores[i]))
+        lines[row].append(" ".join(fields))
+    names = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names, strict=True))
+    with atomic_directory(path) as tmp:
+        for stem, rows in zip(images.stems, lines, strict=True):
+            (tmp / f"{stem}.txt").write_text("".join(f"{r}\n" for r in rows), encoding="utf-8")
+        by_index = sorted((i, names[c]) for c, i in index.items())
+        (tmp / "classes.txt").write_text("".join(f"{n}\n" for _, n in by_index), encoding="utf-8")
+    return Path(path)

@@ -1,0 +1,192 @@
+"""Greedy matching of predictions to ground truth in one (image, class) group.
+
+:func:`match_predictions` takes the IoU matrix ``iou[pred, gt]`` of one group and returns,
+per IoU threshold and per prediction, whether it is a true positive, a false positive or
+ignored, and the *index* of the ground truth it matched (never an annotation id, so a ground
+truth with id 0 matches like any other).
+
+Rules
+-----
+``"coco"`` (pycocotools ``evaluateImg``)
+    Predictions in descending score (stable: equal scores keep their input order); each takes
+    the best still-unmatched ground truth with ``IoU >= t`` (``t`` capped at ``1 - 1e-10``);
+    ignored and crowd ground truths are tried last (stable); a crowd absorbs any number of
+    predictions, which, like those matched to any ignored ground truth, count as neither TP
+    nor FP. Among equal IoUs the last ground truth in that order wins, as in pycocotools.
+    (Crowd IoU is intersection / prediction area: the caller builds ``iou`` that way.)
+``"voc"`` (VOC devkit ``VOCevaldet.m``)
+    Each prediction goes to the ground truth with the highest IoU in the group (first on
+    ties); if that one is below the threshold or already taken, the prediction is a false
+    positive (no fallback to the second best); a difficult one makes it neither TP nor FP.
+    ``IoU >= t`` as in the devkit; ``strict_threshold=True`` gives py-faster-rcnn's ``>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ioukit.errors import DataFormatError
+
+__all__ = ["Matches", "match_predictions"]
+
+
+@dataclass(frozen=True)
+class Matches:
+    """Result of :func:`match_predictions`, in the caller's prediction order.
+
+    Attributes
+    ----------
+    tp, fp, ignored : ndarray of bool, shape (T, P)
+        Exactly one of the three is True for every threshold and prediction.
+    matched_gt : ndarray of int64, shape (T, P)
+        Index (column of ``iou``) of the matched ground truth, -1 if none. Set for true
+        positives and ignored matches; -1 for false positives.
+    iou_thresholds : ndarray of float64, shape (T,)
+    order : ndarray of int64, shape (P,)
+        Predictions in descending score (stable): ``tp[:, order]`` is the cumulative-sum order.
+    """
+
+    tp: np.ndarray
+    fp: np.ndarray
+    ignored: np.ndarray
+    matched_gt: np.ndarray
+    iou_thresholds: np.ndarray
+    order: np.ndarray
+
+
+def _flags(value: object, length: int, name: str) -> np.ndarray:
+    if value is None:
+        return np.zeros(length, dtype=bool)
+    flags = np.asarray(value)
+    if flags.shape != (length,):
+        raise DataFormatError(f"{name}: expected shape ({length},), got {flags.shape}")
+    return np.ascontiguousarray(flags, dtype=bool)
+
+
+def _thresholds(value: object) -> np.ndarray:
+    thresholds = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
+    if thresholds.size == 0 or not np.all(np.isfinite(thresholds)):
+        raise DataFormatError(
+            f"iou_thresholds: expected one or more finite numbers, got {thresholds.tolist()}"
+        )
+    return thresholds
+
+
+def match_predictions(
+    iou: object,
+    scores: object,
+    /,
+    *,
+    iou_thresholds: Sequence[float] | np.ndarray = (0.5,),
+    gt_crowd: object = None,
+    gt_ignore: object = None,
+    gt_difficult: object = None,
+    rule: str = "coco",
+    strict_threshold: bool = False,
+) -> Matches:
+    """Match the predictions of one (image, class) group to its ground truths.
+
+    Parameters
+    ----------
+    iou : array_like, shape (P, G)
+        ``iou[pred, gt]``; for a crowd ground truth, intersection over prediction area.
+    scores : array_like, shape (P,)
+        Prediction confidences; sorted internally, descending and stable.
+    iou_thresholds : sequence of float, shape (T,), default (0.5,)
+    gt_crowd, gt_ignore, gt_difficult : array_like of bool, shape (G,), optional
+        Crowd regions, user-ignored and VOC-difficult ground truths. Under the ``"coco"``
+        rule all three are ignored ground truths (a crowd also absorbs many predictions);
+        under ``"voc"`` all three act as difficult.
+    rule : {"coco", "voc"}
+    strict_threshold : bool, default False
+        ``IoU > t`` instead of ``IoU >= t``.
+
+    Returns
+    -------
+    Matches
+        ``tp``, ``fp``, ``ignored``, ``matched_gt`` of shape (T, P) in the caller's order.
+
+    Raises
+    ------
+    DataFormatError
+        Shapes that do not agree, an unknown rule, no or non-finite thresholds.
+
+    Examples
+    --------
+    >>> iou = np.array([[0.9, 0.0], [0.8, 0.1], [0.0, 0.6]])
+    >>> m = match_predictions(iou, [0.9, 0.8, 0.7], iou_thresholds=[0.5, 0.75])
+    >>> m.tp.astype(int)
+    array([[1, 0, 1],
+           [1, 0, 0]])
+    >>> m.matched_gt
+    array([[ 0, -1,  1],
+           [ 0, -1, -1]])
+    >>> match_predictions(np.zeros((0, 2)), []).tp.shape
+    (1, 0)
+    """
+    matrix = np.ascontiguousarray(iou, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise DataFormatError(f"iou: expected a (P, G) matrix, got shape {matrix.shape}")
+    num_pred, num_gt = matrix.shape
+    score = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if score.shape != (num_pred,):
+        raise DataFormatError(
+            f"scores: expected shape ({num_pred},) to match iou {matrix.shape}, got {score.shape}"
+        )
+    if rule not in ("coco", "voc"):
+        raise DataFormatError(f"rule: expected 'coco' or 'voc', got {rule!r}")
+    thresholds = _thresholds(iou_thresholds)
+    ignore = (
+        _flags(gt_crowd, num_gt, "gt_crowd")
+        | _flags(gt_ignore, num_gt, "gt_ignore")
+        | _flags(gt_difficult, num_gt, "gt_difficult")
+    )
+    crowd = _flags(gt_crowd, num_gt, "gt_crowd") if rule == "coco" else np.zeros(num_gt, bool)
+
+    order = np.argsort(-score, kind="stable")
+    gt_order = np.argsort(ignore, kind="stable") if rule == "coco" else np.arange(num_gt)
+    sorted_iou = np.ascontiguousarray(matrix[order][:, gt_order])
+    sorted_ignore = np.ascontiguousarray(ignore[gt_order])
+    sorted_crowd = np.ascontiguousarray(crowd[gt_order])
+
+    matched = np.empty((thresholds.size, num_pred), dtype=np.int64)
+    ignored = np.empty((thresholds.size, num_pred), dtype=bool)
+    if rule == "coco" and not strict_threshold:
+        # the COCO engine's kernel (same rule as RULE_COCO of ioukit._kernels.matching)
+        from ioukit._kernels.coco import match_group_coco
+
+        capped = np.minimum(thresholds, 1.0 - 1e-10)
+        gt_matched = np.empty((thresholds.size, num_gt), dtype=np.int64)
+        match_group_coco(
+            sorted_iou, sorted_ignore, sorted_crowd, capped, matched, ignored, gt_matched
+        )
+    else:
+        from ioukit._kernels import matching as kernels
+
+        kernels.match_group(
+            sorted_iou,
+            sorted_ignore,
+            sorted_crowd,
+            thresholds,
+            kernels.RULE_CODES[rule],
+            strict_threshold,
+            matched,
+            ignored,
+            np.zeros((thresholds.size, num_gt), dtype=bool),
+        )
+    matched_gt = np.empty_like(matched)
+    matched_gt[:, order] = np.append(gt_order, -1)[matched]
+    is_ignored = np.empty_like(ignored)
+    is_ignored[:, order] = ignored
+    tp = (matched_gt >= 0) & ~is_ignored
+    return Matches(
+        tp=tp,
+        fp=~tp & ~is_ignored,
+        ignored=is_ignored,
+        matched_gt=matched_gt,
+        iou_thresholds=thresholds,
+        order=order,
+    )

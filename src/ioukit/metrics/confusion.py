@@ -1,0 +1,234 @@
+"""Detection confusion matrix with a background row and column (Ultralytics semantics).
+
+Axis order: ``matrix[pred, true]`` — **rows are predicted classes, columns are ground-truth
+classes**, as in Ultralytics; index ``K`` (the last) is *background*. So
+``matrix[i, j]`` (i, j < K) counts ground truths of class j matched by a prediction of class
+i; ``matrix[i, K]`` counts predictions of class i that matched nothing (false positives);
+``matrix[K, j]`` counts ground truths of class j that nothing matched (missed).
+``matrix[K, K]`` is always 0.
+
+Semantics of Ultralytics' ``ConfusionMatrix.process_batch`` (``utils/metrics.py``), per image:
+
+- predictions with confidence ``> score_threshold`` (strict, default 0.25) take part;
+- matching is class-agnostic on Ultralytics' IoU (``inter / (union + 1e-7)``) with
+  ``IoU > iou_threshold`` (strict, default 0.45);
+- ``matching="iou"`` (default, what the Ultralytics source does): every prediction keeps its
+  highest-IoU ground truth, then every ground truth keeps the highest-IoU prediction among
+  those that chose it (ties: first index; Ultralytics' unstable sort leaves ties unspecified);
+  ``matching="confidence"``: predictions in descending confidence (stable) each take the
+  unmatched ground truth of highest IoU.
+
+ioukit choices: ground-truth crowds are left out (Ultralytics' COCO converter drops them);
+predictions whose category is not in ``gt.categories`` are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.metrics import _grouping
+
+__all__ = ["ConfusionMatrix", "confusion_matrix"]
+
+
+@dataclass(frozen=True)
+class ConfusionMatrix:
+    """Counts of (predicted class, true class) pairs with a background class.
+
+    Attributes
+    ----------
+    matrix : ndarray of int64, shape (K + 1, K + 1)
+        ``matrix[pred, true]``; rows predictions, columns ground truth; index K = background.
+    labels : tuple of str, length K + 1
+        Category names in category-id order, then ``"background"``.
+    category_ids : ndarray of int64, shape (K,)
+    iou_threshold, score_threshold : float
+    """
+
+    matrix: np.ndarray
+    labels: tuple[str, ...]
+    category_ids: np.ndarray
+    iou_threshold: float
+    score_threshold: float
+
+    @property
+    def tp(self) -> np.ndarray:
+        """(K,) correctly classified matches per class (the diagonal)."""
+        return np.diagonal(self.matrix)[:-1].copy()
+
+    @property
+    def fp(self) -> np.ndarray:
+        """(K,) predictions of each class that are not a correct match (row sum - diagonal)."""
+        return np.asarray(self.matrix.sum(axis=1) - np.diagonal(self.matrix))[:-1]
+
+    @property
+    def fn(self) -> np.ndarray:
+        """(K,) ground truths of each class not correctly matched (column sum - diagonal)."""
+        return np.asarray(self.matrix.sum(axis=0) - np.diagonal(self.matrix))[:-1]
+
+    def to_text(self) -> str:
+        """The matrix as an aligned text table (rows predicted, columns true).
+
+        Examples
+        --------
+        >>> cm = ConfusionMatrix(np.array([[2, 1], [0, 0]]), ("cat", "background"),
+        ...                      np.array([1]), 0.45, 0.25)
+        >>> print(cm.to_text())
+        pred \\ true  cat  background
+        cat            2           1
+        background     0           0
+        """
+        corner = "pred \\ true"
+        first = max(len(corner), *(len(label) for label in self.labels))
+        widths = [
+            max(len(label), *(len(str(v)) for v in self.matrix[:, j]))
+            for j, label in enumerate(self.labels)
+        ]
+        lines = [
+            "  ".join(
+                [
+                    corner.ljust(first),
+                    *(lab.rjust(w) for lab, w in zip(self.labels, widths, strict=True)),
+                ]
+            )
+        ]
+        for i, label in enumerate(self.labels):
+            cells = (str(v).rjust(w) for v, w in zip(self.matrix[i].tolist(), widths, strict=True))
+            lines.append("  ".join([label.ljust(first), *cells]))
+        return "\n".join(line.rstrip() for line in lines)
+
+
+def confusion_matrix(
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    iou_threshold: float = 0.45,
+    score_threshold: float = 0.25,
+    matching: str = "iou",
+) -> ConfusionMatrix:
+    """Confusion matrix of ``pred`` against ``gt`` (``matrix[pred, true]``, background last).
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+    iou_threshold : float, default 0.45
+        A pair matches when ``IoU > iou_threshold``.
+    score_threshold : float, default 0.25
+        Only predictions with ``score > score_threshold`` count.
+    matching : {"iou", "confidence"}
+        Ultralytics' IoU-ranked matching (default) or greedy in descending confidence.
+
+    Returns
+    -------
+    ConfusionMatrix
+
+    Raises
+    ------
+    DataFormatError
+        Unknown ``matching``, thresholds outside [0, 1], mismatched datasets.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([0, 1], ["cat", "dog"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [20, 20, 30, 30]],
+    ...                          image_index=[0, 0], category_id=[0, 1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [50, 50, 60, 60]],
+    ...                            image_index=[0, 0], category_id=[1, 1], scores=[0.9, 0.8])
+    >>> confusion_matrix(gt, pred).matrix
+    array([[0, 0, 0],
+           [1, 0, 1],
+           [0, 1, 0]])
+    """
+    if matching not in ("iou", "confidence"):
+        raise DataFormatError(f"matching: expected 'iou' or 'confidence', got {matching!r}")
+    for name, value in (("iou_threshold", iou_threshold), ("score_threshold", score_threshold)):
+        if not 0.0 <= float(value) <= 1.0:
+            raise DataFormatError(f"{name}: expected a number in [0, 1], got {value!r}")
+    _grouping.check_pair(gt, pred)
+    category_ids, names = _grouping.sorted_categories(gt.categories)
+    k = category_ids.size
+    gt_class = _grouping.class_rows(category_ids, gt.category_id)
+    pred_class = _grouping.class_rows(category_ids, pred.category_id)
+    scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
+    gt_keep = (gt_class >= 0) & ~gt.crowd
+    pred_keep = (pred_class >= 0) & (scores > float(score_threshold))
+
+    if matching == "confidence":
+        matched = _match_confidence(gt, pred, gt_keep, pred_keep, float(iou_threshold))
+    else:
+        matched = _match_iou(gt, pred, gt_keep, pred_keep, float(iou_threshold))
+
+    matrix = np.zeros((k + 1, k + 1), dtype=np.int64)
+    hit = matched >= 0
+    np.add.at(matrix, (pred_class[hit], gt_class[matched[hit]]), 1)
+    lone_pred = pred_keep & ~hit
+    np.add.at(matrix, (pred_class[lone_pred], np.full(int(lone_pred.sum()), k)), 1)
+    gt_hit = np.zeros(len(gt), dtype=bool)
+    gt_hit[matched[hit]] = True
+    missed = gt_keep & ~gt_hit
+    np.add.at(matrix, (np.full(int(missed.sum()), k), gt_class[missed]), 1)
+    return ConfusionMatrix(
+        matrix=matrix,
+        labels=(*names, "background"),
+        category_ids=category_ids,
+        iou_threshold=float(iou_threshold),
+        score_threshold=float(score_threshold),
+    )
+
+
+def _match_iou(
+    gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
+) -> np.ndarray:
+    """Original gt index matched by each prediction (-1 if none), Ultralytics IoU rule."""
+    from ioukit._kernels import matching as kernels
+
+    gt_index = np.flatnonzero(gt_keep)
+    gt_index = gt_index[np.argsort(gt.image_index[gt_index], kind="stable")]
+    pred_index = np.flatnonzero(pred_keep)
+    pred_index = pred_index[np.argsort(pred.image_index[pred_index], kind="stable")]
+    gt_images = gt.image_index[gt_index]
+    pred_images = pred.image_index[pred_index]
+    start = np.searchsorted(gt_images, pred_images, side="left").astype(np.int64)
+    stop = np.searchsorted(gt_images, pred_images, side="right").astype(np.int64)
+    local = np.empty(pred_index.size, dtype=np.int64)
+    kernels.confusion_match(
+        np.ascontiguousarray(pred.boxes[pred_index]),
+        start,
+        stop,
+        np.ascontiguousarray(gt.boxes[gt_index]),
+        threshold,
+        _grouping.ULTRALYTICS_EPS,
+        local,
+        np.empty(pred_index.size, dtype=np.float64),
+        np.full(gt_index.size, -1, dtype=np.int64),
+    )
+    matched = np.full(len(pred), -1, dtype=np.int64)
+    matched[pred_index] = np.append(gt_index, -1)[local]
+    return matched
+
+
+def _match_confidence(
+    gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
+) -> np.ndarray:
+    """Class-agnostic greedy matching in descending confidence with ``IoU > threshold``."""
+    none = np.zeros(len(gt), dtype=bool)
+    result = _grouping.match_dataset(
+        gt,
+        pred,
+        iou_thresholds=np.array([threshold]),
+        rule="coco",
+        gt_ignore=none,
+        gt_crowd=none,
+        gt_keep=gt_keep,
+        strict=True,
+        eps=_grouping.ULTRALYTICS_EPS,
+        class_agnostic=True,
+    )
+    return np.where(pred_keep, result.matched[0], -1)

@@ -1,0 +1,295 @@
+"""Precision, recall and F1 at a confidence, and PR / F1-confidence curves per class.
+
+Matching follows the chosen protocol's rule at one IoU threshold:
+
+- ``"coco"`` (default): greedy in descending score, best unmatched ground truth with
+  ``IoU >= t``; crowd, ``ignore`` and ``difficult`` ground truths are ignored (predictions
+  matched to them count as neither TP nor FP; crowd IoU is intersection / prediction area);
+- ``"voc07"``/``"voc10"``: the VOC devkit rule (highest-IoU ground truth, no fallback);
+- ``"yolo"``: Ultralytics (crowds dropped, ``IoU = inter / (union + 1e-7)``).
+
+Since matching is greedy in descending score, the predictions scored at or above a
+confidence ``c`` are matched exactly as if the lower ones did not exist; so the numbers at
+``c`` are those of a detector whose output was cut at ``c``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.metrics import _grouping
+from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS
+
+__all__ = ["Curves", "PrecisionRecallF1", "pr_curves", "precision_recall_f1"]
+
+CONFIDENCE_GRID = np.linspace(0.0, 1.0, 1000)
+_PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
+
+
+@dataclass(frozen=True)
+class PrecisionRecallF1:
+    """Counts and rates at one IoU threshold and confidence.
+
+    Attributes
+    ----------
+    category_ids : ndarray of int64, shape (K,)
+    names : tuple of str, length K
+    tp, fp, fn : ndarray of int64, shape (K,)
+        Per class; ``fn`` = non-ignored ground truths not matched.
+    precision, recall, f1 : ndarray of float64, shape (K,)
+        ``tp / (tp + fp)`` (0 without predictions), ``tp / (tp + fn)`` (-1 without ground
+        truth), harmonic mean (0 when both are 0; -1 without ground truth).
+    micro : dict
+        ``precision``, ``recall``, ``f1`` over the pooled counts of all classes.
+    macro : dict
+        Means of the per-class values over classes with ground truth.
+    iou_threshold, score_threshold : float
+    """
+
+    category_ids: np.ndarray
+    names: tuple[str, ...]
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+    precision: np.ndarray
+    recall: np.ndarray
+    f1: np.ndarray
+    micro: dict[str, float]
+    macro: dict[str, float]
+    iou_threshold: float
+    score_threshold: float
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Per-class precision/recall curves.
+
+    Attributes
+    ----------
+    category_ids : ndarray of int64, shape (K,)
+    names : tuple of str, length K
+    recall_grid : ndarray, shape (101,)
+        ``np.linspace(0, 1, 101)``.
+    precision : ndarray, shape (K, 101)
+        Interpolated precision (envelope) at each recall of ``recall_grid``, as pycocotools
+        samples it (0 above the class's maximum recall; -1 rows for classes without ground truth).
+    confidence : ndarray, shape (1000,)
+        ``np.linspace(0, 1, 1000)``.
+    precision_at_confidence, recall_at_confidence, f1_at_confidence : ndarray, shape (K, 1000)
+        Values of the predictions scored at or above each confidence (Ultralytics'
+        ``p_curve``, ``r_curve``, ``f1_curve``: linear interpolation between predictions,
+        precision 1 and recall 0 above the highest score).
+    mean_f1 : ndarray, shape (1000,)
+        Mean F1 over classes with ground truth.
+    best_confidence, best_f1 : float
+        ``confidence[i]`` and ``mean_f1[i]`` where ``i`` maximises ``mean_f1`` smoothed with
+        Ultralytics' box filter of 0.1 (as ``yolo val`` picks its P and R).
+    iou_threshold : float
+    """
+
+    category_ids: np.ndarray
+    names: tuple[str, ...]
+    recall_grid: np.ndarray
+    precision: np.ndarray
+    confidence: np.ndarray
+    precision_at_confidence: np.ndarray
+    recall_at_confidence: np.ndarray
+    f1_at_confidence: np.ndarray
+    mean_f1: np.ndarray
+    best_confidence: float
+    best_f1: float
+    iou_threshold: float
+
+
+def _match(
+    gt: Dataset, pred: Dataset, iou_threshold: float, protocol: str
+) -> _grouping.DatasetMatches:
+    if protocol not in _PROTOCOLS:
+        raise DataFormatError(f"protocol: expected one of {_PROTOCOLS}, got {protocol!r}")
+    threshold = float(iou_threshold)
+    if not 0.0 <= threshold <= 1.0:
+        raise DataFormatError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+    thresholds = np.array([threshold])
+    if protocol == "yolo":
+        from ioukit.metrics.yolo import match_yolo
+
+        return match_yolo(gt, pred, thresholds)
+    ignore = gt.crowd | gt.ignore | gt.difficult
+    return _grouping.match_dataset(
+        gt,
+        pred,
+        iou_thresholds=thresholds,
+        rule="coco" if protocol == "coco" else "voc",
+        gt_ignore=ignore,
+        gt_crowd=gt.crowd if protocol == "coco" else np.zeros(len(gt), dtype=bool),
+    )
+
+
+def precision_recall_f1(
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    iou_threshold: float = 0.5,
+    score_threshold: float = 0.0,
+    protocol: str = "coco",
+) -> PrecisionRecallF1:
+    """Precision, recall and F1 per class and overall, counting predictions scored >= a threshold.
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+    iou_threshold : float, default 0.5
+    score_threshold : float, default 0.0
+        Predictions with ``score >= score_threshold`` count.
+    protocol : {"coco", "voc07", "voc10", "yolo"}
+        Matching rule (see the module docstring).
+
+    Returns
+    -------
+    PrecisionRecallF1
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [20, 20, 30, 30]],
+    ...                          image_index=[0, 0], category_id=[1, 1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [50, 50, 60, 60]],
+    ...                            image_index=[0, 0], category_id=[1, 1], scores=[0.9, 0.3])
+    >>> r = precision_recall_f1(gt, pred)
+    >>> r.tp, r.fp, r.fn, r.precision, r.recall
+    (array([1]), array([1]), array([1]), array([0.5]), array([0.5]))
+    >>> precision_recall_f1(gt, pred, score_threshold=0.5).micro["precision"]
+    1.0
+    """
+    matches = _match(gt, pred, iou_threshold, protocol)
+    k = matches.category_ids.size
+    keep = matches.scores >= float(score_threshold)
+    known = matches.pred_class >= 0
+    tp = np.bincount(matches.pred_class[keep & known & matches.tp[0]], minlength=k)
+    fp = np.bincount(matches.pred_class[keep & known & matches.fp[0]], minlength=k)
+    num_gt = matches.num_gt()
+    fn = num_gt - tp
+    has = num_gt > 0
+    precision = np.divide(tp, tp + fp, out=np.zeros(k), where=(tp + fp) > 0)
+    recall = np.where(has, tp / np.maximum(num_gt, 1), -1.0)
+    f1 = _f1(precision, recall)
+    f1 = np.where(has, f1, -1.0)
+    tp_all, fp_all, gt_all = int(tp.sum()), int(fp.sum()), int(num_gt.sum())
+    micro_p = tp_all / (tp_all + fp_all) if tp_all + fp_all else 0.0
+    micro_r = tp_all / gt_all if gt_all else -1.0
+    micro = {
+        "precision": micro_p,
+        "recall": micro_r,
+        "f1": float(_f1(micro_p, micro_r)) if gt_all else -1.0,
+    }
+    macro = (
+        {
+            "precision": float(precision[has].mean()),
+            "recall": float(recall[has].mean()),
+            "f1": float(f1[has].mean()),
+        }
+        if has.any()
+        else {"precision": -1.0, "recall": -1.0, "f1": -1.0}
+    )
+    return PrecisionRecallF1(
+        category_ids=matches.category_ids,
+        names=matches.names,
+        tp=tp.astype(np.int64),
+        fp=fp.astype(np.int64),
+        fn=fn.astype(np.int64),
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        micro=micro,
+        macro=macro,
+        iou_threshold=float(iou_threshold),
+        score_threshold=float(score_threshold),
+    )
+
+
+def _f1(precision: np.ndarray | float, recall: np.ndarray | float) -> np.ndarray:
+    p = np.asarray(precision, dtype=np.float64)
+    r = np.asarray(recall, dtype=np.float64)
+    total = p + r
+    return np.divide(2 * p * r, total, out=np.zeros(np.broadcast(p, r).shape), where=total > 0)
+
+
+def pr_curves(
+    gt: Dataset, pred: Dataset, /, *, iou_threshold: float = 0.5, protocol: str = "coco"
+) -> Curves:
+    """Per-class PR curves on a recall grid and P/R/F1 on a 1000-point confidence grid.
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+    iou_threshold : float, default 0.5
+    protocol : {"coco", "voc07", "voc10", "yolo"}
+        Matching rule (see the module docstring).
+
+    Returns
+    -------
+    Curves
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [20, 20, 30, 30]],
+    ...                          image_index=[0, 0], category_id=[1, 1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [50, 50, 60, 60]],
+    ...                            image_index=[0, 0], category_id=[1, 1], scores=[0.9, 0.3])
+    >>> c = pr_curves(gt, pred)
+    >>> c.precision.shape, c.f1_at_confidence.shape
+    ((1, 101), (1, 1000))
+    >>> c.precision[0, [0, 50, 51]].tolist(), round(c.best_f1, 3)
+    ([1.0, 1.0, 0.0], 0.657)
+    """
+    from ioukit.metrics.yolo import ultralytics_class_curves
+
+    matches = _match(gt, pred, iou_threshold, protocol)
+    k = matches.category_ids.size
+    num_gt = matches.num_gt()
+    counted = ~matches.ignored[0]
+    # Ultralytics-style confidence curves over counted predictions
+    pred_class = np.where(counted, matches.pred_class, -1)
+    yolo = ultralytics_class_curves(matches.tp[:1], pred_class, matches.scores, num_gt)
+    # COCO-style recall-grid sampling
+    order, bounds = _grouping.class_order(matches.pred_class, matches.scores, counted, k)
+    tp_sorted = matches.tp[0][order].astype(np.int64)
+    precision = np.full((k, COCO_RECALL_THRESHOLDS.size), -1.0)
+    for c in np.flatnonzero(num_gt > 0).tolist():
+        lo, hi = int(bounds[c]), int(bounds[c + 1])
+        precision[c] = 0.0
+        if hi == lo:
+            continue
+        tp_cum = np.cumsum(tp_sorted[lo:hi])
+        recall = tp_cum / num_gt[c]
+        envelope = np.maximum.accumulate((tp_cum / np.arange(1, hi - lo + 1))[::-1])[::-1]
+        index = np.searchsorted(recall, COCO_RECALL_THRESHOLDS, side="left")
+        valid = index < recall.size
+        precision[c, valid] = envelope[index[valid]]
+    has = num_gt > 0
+    mean_f1 = yolo.f1_curve[has].mean(axis=0) if has.any() else np.zeros(CONFIDENCE_GRID.size)
+    best = yolo.best_index
+    return Curves(
+        category_ids=matches.category_ids,
+        names=matches.names,
+        recall_grid=COCO_RECALL_THRESHOLDS.copy(),
+        precision=precision,
+        confidence=CONFIDENCE_GRID.copy(),
+        precision_at_confidence=yolo.p_curve,
+        recall_at_confidence=yolo.r_curve,
+        f1_at_confidence=yolo.f1_curve,
+        mean_f1=mean_f1,
+        best_confidence=float(CONFIDENCE_GRID[best]),
+        best_f1=float(mean_f1[best]),
+        iou_threshold=float(iou_threshold),
+    )

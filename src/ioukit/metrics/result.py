@@ -1,0 +1,192 @@
+"""What :func:`ioukit.evaluate` returns: the protocol's numbers plus the data they came from."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.metrics.protocol import ProtocolResult
+
+__all__ = ["EvaluationResult"]
+
+_AREA_TITLES = {"all": "all", "small": "small", "medium": "medium", "large": "large"}
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain Python (JSON-ready) copy of ``value``; NaN becomes None."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.3f}"
+    return str(value)
+
+
+@dataclass(frozen=True, eq=False)
+class EvaluationResult:
+    """Numbers of one evaluation, with the ground truth and predictions they came from.
+
+    Attributes
+    ----------
+    result : ProtocolResult
+        The protocol's raw output.
+    ground_truth, predictions : Dataset
+        The evaluated data (canonical columnar form).
+
+    Examples
+    --------
+    >>> from ioukit.metrics.protocol import ProtocolResult
+    >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
+    >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
+    >>> r.stats, r.precision is None
+    ({'mAP': 0.5}, True)
+    >>> print(r.summary())
+    voc10
+      mAP  0.500
+    """
+
+    result: ProtocolResult
+    ground_truth: Dataset
+    predictions: Dataset
+
+    @property
+    def protocol(self) -> str:
+        """Protocol name: ``"coco"``, ``"voc07"``, ``"voc10"`` or ``"yolo"``."""
+        return self.result.protocol
+
+    @property
+    def stats(self) -> dict[str, float]:
+        """Headline numbers in display order (COCO: AP, AP50, ..., ARl); -1 means no data."""
+        return dict(self.result.stats)
+
+    @property
+    def per_class(self) -> tuple[dict[str, Any], ...]:
+        """One row per category: ``category_id``, ``name``, ``num_gt``, ``num_pred``, metrics."""
+        return self.result.per_class
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The options the numbers were computed with."""
+        return dict(self.result.params)
+
+    def _array(self, name: str) -> np.ndarray | None:
+        # the COCO arrays; other protocols keep theirs in ``result.arrays``
+        return self.result.arrays.get(name) if self.protocol == "coco" else None
+
+    @property
+    def precision(self) -> np.ndarray | None:
+        """COCO precision [T, R, K, A, M] (-1 for classes without ground truth), else None.
+
+        Other protocols' arrays are in ``result.arrays``.
+        """
+        return self._array("precision")
+
+    @property
+    def recall(self) -> np.ndarray | None:
+        """COCO recall [T, K, A, M], else None."""
+        return self._array("recall")
+
+    @property
+    def scores(self) -> np.ndarray | None:
+        """COCO score at each precision sample [T, R, K, A, M], else None."""
+        return self._array("scores")
+
+    def summary(self) -> str:
+        """The familiar text block (COCO: pycocotools' 12 lines; others: a short table)."""
+        layout = self.result.params.get("stat_layout")
+        if self.protocol != "coco" or not layout:
+            width = max((len(k) for k in self.result.stats), default=0)
+            lines = [self.protocol]
+            lines += [f"  {k.ljust(width)}  {v:.3f}" for k, v in self.result.stats.items()]
+            return "\n".join(lines)
+        thresholds = self.result.params["iou_thresholds"]
+        lines = []
+        for spec in layout:
+            ap = spec["kind"] == "AP"
+            title = "Average Precision" if ap else "Average Recall"
+            kind = "(AP)" if ap else "(AR)"
+            iou = (
+                f"{thresholds[0]:0.2f}:{thresholds[-1]:0.2f}"
+                if spec["iou"] is None
+                else f"{spec['iou']:0.2f}"
+            )
+            area = _AREA_TITLES.get(spec["area"], spec["area"])
+            value = self.result.stats[spec["key"]]
+            lines.append(
+                f" {title:<18} {kind} @[ IoU={iou:<9} | area={area:>6s} | "
+                f"maxDets={spec['max_dets']:>3d} ] = {value:0.3f}"
+            )
+        return "\n".join(lines)
+
+    def per_class_table(self) -> str:
+        """Per-class rows as an aligned text table (floats with 3 decimals)."""
+        rows = self.result.per_class
+        if not rows:
+            return "(no classes)"
+        header = list(rows[0])
+        cells = [[_cell(row.get(h, "")) for h in header] for row in rows]
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+        lines += [
+            "  ".join(
+                c.rjust(w) if i >= 2 else c.ljust(w)
+                for i, (c, w) in enumerate(zip(cell, widths, strict=True))
+            )
+            for cell in cells
+        ]
+        return "\n".join(line.rstrip() for line in lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready ``{"protocol", "stats", "per_class", "params"}`` (NaN -> None)."""
+        return {
+            "protocol": self.protocol,
+            "stats": _jsonable(self.result.stats),
+            "per_class": _jsonable(list(self.result.per_class)),
+            "params": _jsonable(self.result.params),
+        }
+
+    def confusion_matrix(
+        self, *, iou_threshold: float = 0.45, score_threshold: float = 0.25
+    ) -> Any:
+        """(K+1) x (K+1) confusion matrix with a background row and column.
+
+        Delegates to :func:`ioukit.metrics.confusion.confusion_matrix`.
+        """
+        from ioukit.metrics.confusion import confusion_matrix
+
+        return confusion_matrix(
+            self.ground_truth,
+            self.predictions,
+            iou_threshold=iou_threshold,
+            score_threshold=score_threshold,
+        )
+
+    def curves(self, *, iou_threshold: float = 0.5) -> Any:
+        """Per-class precision/recall/F1 curves.
+
+        Delegates to :func:`ioukit.metrics.curves.pr_curves`.
+        """
+        from ioukit.metrics.curves import pr_curves
+
+        return pr_curves(
+            self.ground_truth, self.predictions, iou_threshold=iou_threshold, protocol=self.protocol
+        )

@@ -1,0 +1,210 @@
+"""The Ultralytics protocol: the numbers ``yolo val`` prints (precision, recall, mAP50, mAP50-95).
+
+Computed the way current Ultralytics does (``engine/validator.py`` ``match_predictions`` and
+``utils/metrics.py`` ``ap_per_class``/``compute_ap``; REFERENCE 3.9):
+
+- IoU is Ultralytics' ``box_iou``: ``inter / (area1 + area2 - inter + 1e-7)``.
+- Per image and class, for each IoU threshold (default ``0.50:0.05:0.95``), predictions in
+  descending confidence each take the unmatched ground truth of highest IoU ``>= t``.
+- Classes are those present in the ground truth; predictions of other classes are ignored;
+  a class with labels but no predictions gets AP 0.
+- AP per class and threshold with :func:`~ioukit.metrics.ap.ultralytics_ap`.
+- Precision, recall and F1 curves are interpolated on a 1000-point confidence grid
+  (``np.linspace(0, 1, 1000)``); the reported precision and recall are those at the argmax of
+  the mean F1 curve smoothed with a box filter of 0.1; ``fitness`` is ``mAP50-95`` (the
+  ``Metric.fitness`` weights ``[0, 0, 0, 1]``).
+
+Choices: ground-truth crowds are dropped (Ultralytics' COCO converter skips ``iscrowd``
+annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none); ties in
+confidence keep input order (Ultralytics sorts with NumPy's default, unstable, quicksort).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.metrics import _grouping
+from ioukit.metrics.ap import ultralytics_ap
+from ioukit.metrics.protocol import ProtocolResult
+
+__all__ = ["evaluate_yolo"]
+
+DEFAULT_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
+CONFIDENCE_GRID = np.linspace(0.0, 1.0, 1000)
+_EPS = 1e-16  # ap_per_class eps
+
+
+@dataclass(frozen=True)
+class _ClassCurves:
+    ap: np.ndarray  # (K, T), -1 rows for classes without labels
+    p_curve: np.ndarray  # (K, 1000)
+    r_curve: np.ndarray  # (K, 1000)
+    f1_curve: np.ndarray  # (K, 1000)
+    pr_precision: np.ndarray  # (K, 1000) envelope at recall grid CONFIDENCE_GRID (UL prec_values)
+    has_labels: np.ndarray  # (K,) bool
+    num_labels: np.ndarray  # (K,)
+    best_index: int
+
+
+def ultralytics_class_curves(
+    tp: np.ndarray,
+    pred_class: np.ndarray,
+    scores: np.ndarray,
+    num_labels: np.ndarray,
+) -> _ClassCurves:
+    """Ultralytics ``ap_per_class`` over columnar inputs.
+
+    ``tp`` (T, P) bool, ``pred_class`` (P,) class rows (-1 ignored), ``scores`` (P,),
+    ``num_labels`` (K,) labels per class. Class ``k`` counts when ``num_labels[k] > 0``.
+    """
+    num_classes = num_labels.size
+    num_t = tp.shape[0]
+    has = num_labels > 0
+    order, bounds = _grouping.class_order(
+        pred_class, scores, np.ones(pred_class.size, dtype=bool), num_classes
+    )
+    ap = np.where(has[:, None], 0.0, -1.0) * np.ones((num_classes, num_t))
+    p_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
+    r_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
+    pr_precision = np.zeros((num_classes, CONFIDENCE_GRID.size))
+    tp_sorted = tp[:, order].astype(np.float64)
+    for k in np.flatnonzero(has).tolist():
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        if hi == lo:
+            continue
+        tpc = np.cumsum(tp_sorted[:, lo:hi], axis=1)  # (T, n)
+        fpc = np.cumsum(1.0 - tp_sorted[:, lo:hi], axis=1)
+        recall = tpc / (num_labels[k] + _EPS)
+        precision = tpc / (tpc + fpc)
+        conf = scores[order[lo:hi]]
+        r_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, recall[0], left=0)
+        p_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, precision[0], left=1)
+        for t in range(num_t):
+            value, mpre, mrec = ultralytics_ap(recall[t], precision[t], return_curves=True)  # type: ignore[misc]
+            ap[k, t] = value
+            if t == 0:
+                pr_precision[k] = np.interp(CONFIDENCE_GRID, mrec, mpre)
+    f1_curve = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
+    best = int(_grouping.smooth(f1_curve[has].mean(0), 0.1).argmax()) if has.any() else 0
+    return _ClassCurves(ap, p_curve, r_curve, f1_curve, pr_precision, has, num_labels, best)
+
+
+def match_yolo(gt: Dataset, pred: Dataset, iou_thresholds: np.ndarray) -> _grouping.DatasetMatches:
+    """Ultralytics matching of a whole dataset (crowds dropped, eps-IoU, confidence-greedy)."""
+    none = np.zeros(len(gt), dtype=bool)
+    return _grouping.match_dataset(
+        gt,
+        pred,
+        iou_thresholds=iou_thresholds,
+        rule="coco",
+        gt_ignore=none,
+        gt_crowd=none,
+        gt_keep=~gt.crowd,
+        eps=_grouping.ULTRALYTICS_EPS,
+    )
+
+
+def evaluate_yolo(
+    gt: Dataset, pred: Dataset, /, *, iou_thresholds: object = None
+) -> ProtocolResult:
+    """Ultralytics ``yolo val`` metrics of ``pred`` against ``gt``.
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+    iou_thresholds : array_like, shape (T,), optional
+        Default ``np.linspace(0.5, 0.95, 10)``. P, R and F1 use the first threshold.
+
+    Returns
+    -------
+    ProtocolResult
+        ``stats``: ``precision``, ``recall`` (means over classes with labels at the
+        F1-optimal confidence), ``mAP50`` (AP at threshold 0.5, -1 if 0.5 is not among the
+        thresholds), ``mAP50-95`` (mean over all thresholds), ``fitness`` (= ``mAP50-95``)
+        and ``confidence`` (the F1-optimal confidence). ``per_class`` rows (category-id order)
+        with ``precision``, ``recall``, ``F1``, ``AP50``, ``AP50-95`` (-1 for classes without
+        labels). ``arrays``: ``AP`` (K, T), ``p_curve``/``r_curve``/``f1_curve`` (K, 1000)
+        over ``confidence`` (1000,), ``pr_precision`` (K, 1000) over the same grid read as
+        recall, ``iou_thresholds`` (T,).
+
+    Raises
+    ------
+    DataFormatError
+        Thresholds outside [0, 1] or mismatched datasets.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([0], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[0])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                            category_id=[0], scores=[0.9])
+    >>> r = evaluate_yolo(gt, pred)
+    >>> round(r.stats["mAP50"], 3), round(r.stats["mAP50-95"], 3), round(r.stats["precision"], 3)
+    (0.995, 0.995, 1.0)
+    """
+    thresholds = (
+        DEFAULT_IOU_THRESHOLDS
+        if iou_thresholds is None
+        else np.asarray(iou_thresholds, dtype=np.float64).reshape(-1)
+    )
+    if thresholds.size == 0 or not np.all((thresholds >= 0) & (thresholds <= 1)):
+        raise DataFormatError(
+            f"iou_thresholds: expected one or more numbers in [0, 1], got {thresholds.tolist()}"
+        )
+    matches = match_yolo(gt, pred, thresholds)
+    num_labels = matches.num_gt()
+    curves = ultralytics_class_curves(matches.tp, matches.pred_class, matches.scores, num_labels)
+    has = curves.has_labels
+    i = curves.best_index
+    p, r, f1 = curves.p_curve[:, i], curves.r_curve[:, i], curves.f1_curve[:, i]
+    at50 = np.flatnonzero(np.isclose(thresholds, 0.5, rtol=0, atol=1e-12))
+    ap50 = curves.ap[:, at50[0]] if at50.size else np.full(has.size, -1.0)
+    ap_mean = np.where(has, curves.ap.mean(axis=1), -1.0)
+    n = int(has.sum())
+    map5095 = float(curves.ap[has].mean()) if n else 0.0
+    stats = {
+        "precision": float(p[has].mean()) if n else 0.0,
+        "recall": float(r[has].mean()) if n else 0.0,
+        "mAP50": (float(ap50[has].mean()) if n else 0.0) if at50.size else -1.0,
+        "mAP50-95": map5095,
+        "fitness": map5095,
+        "confidence": float(CONFIDENCE_GRID[i]),
+    }
+    num_pred = matches.num_pred()
+    rows: list[dict[str, Any]] = [
+        {
+            "category_id": int(matches.category_ids[k]),
+            "name": matches.names[k],
+            "num_gt": int(num_labels[k]),
+            "num_pred": int(num_pred[k]),
+            "precision": float(p[k]) if has[k] else -1.0,
+            "recall": float(r[k]) if has[k] else -1.0,
+            "F1": float(f1[k]) if has[k] else -1.0,
+            "AP50": float(ap50[k]) if has[k] else -1.0,
+            "AP50-95": float(ap_mean[k]),
+        }
+        for k in range(has.size)
+    ]
+    return ProtocolResult(
+        protocol="yolo",
+        stats=stats,
+        per_class=tuple(rows),
+        arrays={
+            "AP": curves.ap,
+            "p_curve": curves.p_curve,
+            "r_curve": curves.r_curve,
+            "f1_curve": curves.f1_curve,
+            "pr_precision": curves.pr_precision,
+            "confidence": CONFIDENCE_GRID.copy(),
+            "iou_thresholds": thresholds.copy(),
+        },
+        params={"iou_thresholds": thresholds.tolist()},
+    )

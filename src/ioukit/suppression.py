@@ -1,0 +1,355 @@
+"""Non-maximum suppression: ``nms``, ``batched_nms`` and ``soft_nms``.
+
+Contract (torchvision's): boxes are visited in decreasing score order; a box is kept unless a
+kept box of higher score overlaps it with an IoU strictly greater than ``iou_threshold``. The
+IoU is exactly :func:`ioukit.box_iou` (continuous coordinates, 0 when the union is 0), so
+zero-area boxes never suppress and are never suppressed (torchvision gets NaN for two identical
+zero-area boxes, which has the same effect).
+
+**Ties in score**: the box earlier in the input wins (scores are sorted with a stable sort of
+``-score``); the result therefore never depends on the platform.
+
+NumPy inputs (and Python sequences) run in numba kernels; greedy NMS only compares a kept box
+with the boxes that can overlap it along x, so it is sub-quadratic on real detections and gives
+the same indices as the quadratic loop. PyTorch, CuPy, JAX and other array-API inputs are
+copied to the host, suppressed there, and the indices come back as an int64 array of the
+caller's library on the caller's device (a host round trip for accelerator arrays).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import array_api_compat
+import numpy as np
+
+from ioukit._array import Array, check_format
+from ioukit.boxes import prepare_boxes
+from ioukit.errors import BoxError
+
+__all__ = ["batched_nms", "nms", "soft_nms"]
+
+
+# ------------------------------------------------------------------ host round trip helpers
+
+
+def _to_host(x: Any, name: str) -> tuple[np.ndarray, Any]:
+    """``x`` as a NumPy array plus the array it came from (``None`` for NumPy/sequences).
+
+    Accelerator arrays are copied to the host; host arrays are viewed, never copied.
+    """
+    if isinstance(x, np.ndarray) or not array_api_compat.is_array_api_obj(x):
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError) as exc:
+            raise BoxError(
+                f"{name}: expected an array of numbers, got {_short(x)} ({exc})"
+            ) from None
+        return arr, None
+    if array_api_compat.is_torch_array(x):
+        import torch
+
+        tensor = x.detach()
+        if tensor.dtype == torch.bfloat16:
+            tensor = tensor.float()
+        return tensor.cpu().numpy(), x
+    if array_api_compat.is_cupy_array(x):
+        return x.get(), x
+    try:
+        return np.asarray(x), x
+    except (TypeError, ValueError, RuntimeError):
+        return np.from_dlpack(x), x
+
+
+def _from_host(result: np.ndarray, like: Any) -> Array:
+    """``result`` as an array of ``like``'s library on ``like``'s device (NumPy if ``None``)."""
+    if like is None:
+        return result
+    xp = array_api_compat.array_namespace(like)
+    return xp.asarray(result, device=array_api_compat.device(like))
+
+
+def _short(a: object, limit: int = 80) -> str:
+    text = repr(a)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _host_boxes(boxes: np.ndarray, name: str, fmt: str) -> np.ndarray:
+    """Validated, contiguous float xyxy boxes (n, 4) on the host (never the caller's buffer)."""
+    if boxes.dtype.kind not in "biuf":
+        raise BoxError(f"{name}: expected numbers, got dtype {boxes.dtype}")
+    xyxy = prepare_boxes(np, boxes, name, fmt, ndim=2)
+    return np.ascontiguousarray(xyxy)
+
+
+def _host_vector(
+    values: np.ndarray, name: str, n: int, *, integer: bool = False, finite: bool = False
+) -> np.ndarray:
+    """Check a per-box vector: shape (n,), numeric, no NaN (no inf when ``finite``).
+
+    With ``integer=True`` the values must be integers (floats holding whole numbers are
+    accepted, as ensemble-boxes returns them) and come back as int64.
+    """
+    if values.ndim != 1 or values.shape[0] != n:
+        raise BoxError(f"{name}: expected shape ({n},) to match the boxes, got {values.shape}")
+    if values.dtype.kind not in "biuf":
+        raise BoxError(f"{name}: expected a real-valued array, got dtype {values.dtype}")
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values) if finite or integer else np.isnan(values)
+        if integer:
+            bad |= values != np.round(values)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = "integers" if integer else "finite numbers" if finite else "numbers, not NaN"
+            raise BoxError(f"{name}[{i}]: expected {what}, got {values[i]}")
+    return values.astype(np.int64) if integer else values
+
+
+def _threshold(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}: expected a number, got {value!r}")
+    number = float(value)
+    if math.isnan(number):
+        raise ValueError(f"{name}: expected a number, got NaN")
+    return number
+
+
+def _score_order(scores: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    keys = scores.astype(dtype) if scores.dtype.kind != "f" else scores
+    return np.argsort(-keys, kind="stable")
+
+
+def _prepare(boxes: Array, scores: Array, fmt: str) -> tuple[np.ndarray, np.ndarray, Any]:
+    check_format(fmt)
+    host, like = _to_host(boxes, "boxes")
+    host_scores, like_scores = _to_host(scores, "scores")
+    xyxy = _host_boxes(host, "boxes", fmt)
+    _host_vector(host_scores, "scores", xyxy.shape[0])
+    return xyxy, host_scores, like if like is not None else like_scores
+
+
+# ---------------------------------------------------------------------------- public functions
+
+
+def nms(boxes: Array, scores: Array, /, *, iou_threshold: float, fmt: str = "xyxy") -> Array:
+    """Greedy non-maximum suppression: indices of the kept boxes, highest score first.
+
+    A box is discarded when a kept box with a higher score overlaps it with an IoU strictly
+    greater than ``iou_threshold`` (torchvision's ``nms`` contract). Ties in score are broken
+    by input order: the earlier box wins.
+
+    Parameters
+    ----------
+    boxes : array_like, shape (N, 4)
+        Boxes in ``fmt``; NumPy, sequences, PyTorch, CuPy, JAX or any array-API array.
+    scores : array_like, shape (N,)
+        One score per box (no NaN).
+    iou_threshold : float
+        Suppress boxes whose IoU with a kept box is ``> iou_threshold``.
+    fmt : {"xyxy", "xywh", "cxcywh"}
+
+    Returns
+    -------
+    array of int64, shape (K,)
+        Input indices of the kept boxes in decreasing score order; the library and device of
+        ``boxes`` (NumPy for sequences).
+
+    Raises
+    ------
+    BoxError
+        Boxes not (N, 4), an invalid box, ``scores`` not (N,) or a NaN score.
+
+    Examples
+    --------
+    >>> boxes = [[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30]]
+    >>> nms(boxes, [0.9, 0.8, 0.7], iou_threshold=0.5)
+    array([0, 2])
+    >>> nms(boxes, [0.9, 0.8, 0.7], iou_threshold=0.7)
+    array([0, 1, 2])
+    >>> nms(np.zeros((0, 4)), np.zeros(0), iou_threshold=0.5)
+    array([], dtype=int64)
+    """
+    threshold = _threshold(iou_threshold, "iou_threshold")
+    xyxy, host_scores, like = _prepare(boxes, scores, fmt)
+    from ioukit._kernels import nms as kernels
+
+    order = _score_order(host_scores, xyxy.dtype)
+    kept = kernels.greedy_nms(xyxy, order, None, threshold, xyxy.shape[0])
+    return _from_host(kept, like)
+
+
+def batched_nms(
+    boxes: Array,
+    scores: Array,
+    classes: Array,
+    /,
+    *,
+    iou_threshold: float,
+    score_threshold: float | None = None,
+    max_detections: int | None = None,
+    class_agnostic: bool = False,
+    fmt: str = "xyxy",
+) -> Array:
+    """Non-maximum suppression within each class: indices of the kept boxes, highest score first.
+
+    Boxes of different classes never suppress each other (torchvision's ``batched_nms``)
+    unless ``class_agnostic=True``.
+
+    Parameters
+    ----------
+    boxes : array_like, shape (N, 4)
+    scores : array_like, shape (N,)
+        No NaN. Ties are broken by input order (the earlier box wins).
+    classes : array_like of int, shape (N,)
+        Class (category) of each box; any integers (floats holding whole numbers accepted).
+    iou_threshold : float
+        Suppress boxes whose IoU with a kept box of the same class is ``> iou_threshold``.
+    score_threshold : float, optional
+        Drop boxes with ``score <= score_threshold`` first (detectron2, mmdet and Ultralytics
+        keep ``score > threshold``).
+    max_detections : int, optional
+        Keep at most this many boxes (the highest-scoring ones after suppression).
+    class_agnostic : bool
+        Suppress across classes, as if every box had the same class.
+    fmt : {"xyxy", "xywh", "cxcywh"}
+
+    Returns
+    -------
+    array of int64, shape (K,)
+        Input indices of the kept boxes in decreasing score order, across all classes.
+
+    Raises
+    ------
+    BoxError
+        Bad shapes, an invalid box, a NaN score, or non-integer classes.
+
+    Examples
+    --------
+    >>> boxes = [[0, 0, 10, 10], [1, 1, 11, 11], [0, 0, 10, 10]]
+    >>> batched_nms(boxes, [0.9, 0.8, 0.7], [0, 0, 1], iou_threshold=0.5)
+    array([0, 2])
+    >>> batched_nms(boxes, [0.9, 0.8, 0.7], [0, 0, 1], iou_threshold=0.5, class_agnostic=True)
+    array([0])
+    >>> batched_nms(boxes, [0.9, 0.8, 0.7], [0, 1, 2], iou_threshold=0.5, score_threshold=0.75,
+    ...             max_detections=1)
+    array([0])
+    """
+    threshold = _threshold(iou_threshold, "iou_threshold")
+    xyxy, host_scores, like = _prepare(boxes, scores, fmt)
+    host_classes, like_classes = _to_host(classes, "classes")
+    host_classes = _host_vector(host_classes, "classes", xyxy.shape[0], integer=True)
+    like = like if like is not None else like_classes
+    limit = xyxy.shape[0]
+    if max_detections is not None:
+        if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
+            raise ValueError(f"max_detections: expected a non-negative int, got {max_detections!r}")
+        if max_detections < 0:
+            raise ValueError(f"max_detections: expected a non-negative int, got {max_detections}")
+        limit = min(limit, int(max_detections))
+    candidates = None
+    if score_threshold is not None:
+        cut = _threshold(score_threshold, "score_threshold")
+        candidates = np.flatnonzero(host_scores > cut)
+        xyxy, host_scores, host_classes = (
+            xyxy[candidates],
+            host_scores[candidates],
+            host_classes[candidates],
+        )
+    from ioukit._kernels import nms as kernels
+
+    order = _score_order(host_scores, xyxy.dtype)
+    segments = None
+    if not class_agnostic and xyxy.shape[0] > 0:
+        segments = np.unique(host_classes, return_inverse=True)[1].reshape(-1)
+        if segments.max() == 0:
+            segments = None
+    kept = kernels.greedy_nms(xyxy, order, segments, threshold, limit)
+    if candidates is not None:
+        kept = candidates[kept].astype(np.int64)
+    return _from_host(kept, like)
+
+
+def soft_nms(
+    boxes: Array,
+    scores: Array,
+    /,
+    *,
+    method: Literal["linear", "gaussian"] = "linear",
+    sigma: float = 0.5,
+    iou_threshold: float = 0.3,
+    score_threshold: float = 0.001,
+    fmt: str = "xyxy",
+) -> tuple[Array, Array]:
+    """Soft-NMS (Bodla et al. 2017): decay the scores of overlapping boxes instead of dropping them.
+
+    Repeatedly select the remaining box with the highest current score (ties: the earlier
+    input box) and multiply the score of every remaining box by a weight of its IoU with the
+    selected one:
+
+    - ``"linear"``: ``1 - IoU`` when ``IoU > iou_threshold``, else 1;
+    - ``"gaussian"``: ``exp(-IoU**2 / sigma)`` (``iou_threshold`` is not used).
+
+    The selected boxes whose decayed score is ``> score_threshold`` are returned. This is the
+    behaviour of ensemble-boxes' ``soft_nms`` for one class, with two differences: ensemble-boxes
+    returns the *original* scores of the kept boxes (the decayed ones are returned here), and it
+    clips boxes to [0, 1] and drops zero-area boxes (here any coordinates are fine; a zero-area
+    box has IoU 0 with every box).
+
+    Parameters
+    ----------
+    boxes : array_like, shape (N, 4)
+    scores : array_like, shape (N,)
+        Finite scores.
+    method : {"linear", "gaussian"}
+    sigma : float
+        Gaussian width (> 0).
+    iou_threshold : float
+        Linear method: only boxes with ``IoU > iou_threshold`` are decayed.
+    score_threshold : float
+        Keep selected boxes with decayed score ``> score_threshold``.
+    fmt : {"xyxy", "xywh", "cxcywh"}
+
+    Returns
+    -------
+    indices : array of int64, shape (K,)
+        Input indices of the kept boxes in selection order (decreasing decayed score).
+    decayed_scores : array, shape (K,)
+        Their decayed scores, in the boxes' float dtype.
+
+    Raises
+    ------
+    BoxError
+        Bad shapes, an invalid box, or a non-finite score.
+    ValueError
+        Unknown ``method`` or ``sigma <= 0``.
+
+    Examples
+    --------
+    >>> boxes = [[0, 0, 10, 10], [0, 0, 10, 5], [20, 20, 30, 30]]
+    >>> keep, decayed = soft_nms(boxes, [0.9, 0.8, 0.7])
+    >>> keep, decayed.round(3)
+    (array([0, 2, 1]), array([0.9, 0.7, 0.4]))
+    >>> soft_nms(boxes, [0.9, 0.8, 0.7], method="gaussian", sigma=0.5)[1].round(4)
+    array([0.9   , 0.7   , 0.4852])
+    >>> soft_nms(np.zeros((0, 4)), np.zeros(0))
+    (array([], dtype=int64), array([], dtype=float64))
+    """
+    if method not in ("linear", "gaussian"):
+        raise ValueError(f"method: expected 'linear' or 'gaussian', got {method!r}")
+    sigma_value = _threshold(sigma, "sigma")
+    if not sigma_value > 0:
+        raise ValueError(f"sigma: expected a positive number, got {sigma!r}")
+    overlap = _threshold(iou_threshold, "iou_threshold")
+    cut = _threshold(score_threshold, "score_threshold")
+    check_format(fmt)
+    host, like = _to_host(boxes, "boxes")
+    host_scores, like_scores = _to_host(scores, "scores")
+    xyxy = _host_boxes(host, "boxes", fmt)
+    _host_vector(host_scores, "scores", xyxy.shape[0], finite=True)
+    like = like if like is not None else like_scores
+    from ioukit._kernels import nms as kernels
+
+    work = host_scores.astype(xyxy.dtype)
+    kept, decayed = kernels.soft_nms(xyxy, work, method, sigma_value, overlap, cut)
+    return _from_host(kept, like), _from_host(decayed, like)

@@ -1,0 +1,134 @@
+"""Confusion matrix against a per-image NumPy transcription of Ultralytics' process_batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.errors import DataFormatError
+from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
+
+
+def _random(seed: int) -> tuple[Dataset, Dataset]:
+    rng = np.random.default_rng(seed)
+    n_img = 30
+    img = ImageTable.from_lists(list(range(1, n_img + 1)), [f"i{i}" for i in range(n_img)])
+    cats = CategoryTable.from_lists([4, 2, 6], ["a", "b", "c"])
+    gt_img = rng.integers(0, n_img - 3, 80)  # the last images have no ground truth
+    xy = rng.uniform(0, 150, (gt_img.size, 2))
+    gt_boxes = np.hstack((xy, xy + rng.uniform(10, 60, (gt_img.size, 2))))
+    picks = rng.integers(0, gt_img.size, 150)
+    pred_boxes = gt_boxes[picks] + rng.normal(0, 7, (picks.size, 4))
+    pred_boxes[:, 2:] = np.maximum(pred_boxes[:, 2:], pred_boxes[:, :2] + 1)
+    pred_img = np.where(rng.random(picks.size) < 0.05, n_img - 1, gt_img[picks])
+    gt_cls = rng.choice([4, 2, 6], gt_img.size)
+    pred_cls = np.where(
+        rng.random(picks.size) < 0.7, gt_cls[picks], rng.choice([4, 2, 6], picks.size)
+    )
+    gt = Dataset.from_arrays(img, cats, boxes=gt_boxes, image_index=gt_img, category_id=gt_cls)
+    pred = Dataset.from_arrays(
+        img,
+        cats,
+        boxes=pred_boxes,
+        image_index=pred_img,
+        category_id=pred_cls,
+        scores=rng.uniform(0, 1, picks.size),
+    )
+    return gt, pred
+
+
+def _oracle(gt: Dataset, pred: Dataset, iou_thres: float, conf: float) -> np.ndarray:
+    ids = np.sort(gt.categories.ids)
+    nc = ids.size
+    matrix = np.zeros((nc + 1, nc + 1), dtype=np.int64)
+    for i in range(len(gt.images)):
+        g = np.flatnonzero(gt.image_index == i)
+        p = np.flatnonzero((pred.image_index == i) & (pred.scores > conf))  # type: ignore[operator]
+        gc = np.searchsorted(ids, gt.category_id[g])
+        dc = np.searchsorted(ids, pred.category_id[p])
+        if not g.size:
+            for c in dc:
+                matrix[c, nc] += 1
+            continue
+        if not p.size:
+            for c in gc:
+                matrix[nc, c] += 1
+            continue
+        a, b = gt.boxes[g], pred.boxes[p]
+        lt = np.maximum(a[:, None, :2], b[None, :, :2])
+        rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+        inter = np.clip(rb - lt, 0, None).prod(2)
+        iou = inter / (
+            (a[:, 2:] - a[:, :2]).prod(1)[:, None] + (b[:, 2:] - b[:, :2]).prod(1) - inter + 1e-7
+        )
+        x = np.nonzero(iou > iou_thres)
+        matches = np.stack((x[0], x[1], iou[x]), 1) if x[0].size else np.zeros((0, 3))
+        if matches.shape[0] > 1:
+            matches = matches[matches[:, 2].argsort()[::-1]]
+            matches = matches[np.unique(matches[:, 1], return_index=True)[1]]
+            matches = matches[matches[:, 2].argsort()[::-1]]
+            matches = matches[np.unique(matches[:, 0], return_index=True)[1]]
+        m0, m1 = matches[:, 0].astype(int), matches[:, 1].astype(int)
+        for gi, c in enumerate(gc):
+            hit = np.flatnonzero(m0 == gi)
+            if hit.size:
+                matrix[dc[m1[hit[0]]], c] += 1
+            else:
+                matrix[nc, c] += 1
+        for di, c in enumerate(dc):
+            if di not in set(m1.tolist()):
+                matrix[c, nc] += 1
+    return matrix
+
+
+@pytest.mark.parametrize(("seed", "iou", "conf"), [(0, 0.45, 0.25), (1, 0.3, 0.0), (2, 0.6, 0.5)])
+def test_against_ultralytics_transcription(seed: int, iou: float, conf: float) -> None:
+    gt, pred = _random(seed)
+    cm = confusion_matrix(gt, pred, iou_threshold=iou, score_threshold=conf)
+    np.testing.assert_array_equal(cm.matrix, _oracle(gt, pred, iou, conf))
+    assert cm.labels == ("b", "a", "c", "background")
+    assert cm.matrix[-1, -1] == 0
+    # every kept prediction is counted once (row sums), every gt once (column sums)
+    kept = int((pred.scores > conf).sum())  # type: ignore[operator]
+    assert cm.matrix[:, :].sum() - cm.matrix[-1, :].sum() == kept
+    assert cm.matrix.sum() - cm.matrix[:, -1].sum() == len(gt)
+    assert (
+        cm.tp + cm.fn == np.bincount(np.searchsorted([2, 4, 6], gt.category_id), minlength=3)
+    ).all()
+
+
+def test_confidence_matching_and_thresholds() -> None:
+    images = ImageTable.from_lists([1], ["a"])
+    cats = CategoryTable.from_lists([0], ["x"])
+    gt = Dataset.from_arrays(
+        images, cats, boxes=[[0, 0, 10, 10], [0, 0, 10, 9]], image_index=[0, 0], category_id=[0, 0]
+    )
+    # prediction A (low score) fits gt 0 best; prediction B (high score) fits gt 1 best, gt 0 too
+    pred = Dataset.from_arrays(
+        images,
+        cats,
+        boxes=[[0, 0, 10, 10], [0, 0, 10, 9.2]],
+        image_index=[0, 0],
+        category_id=[0, 0],
+        scores=[0.5, 0.9],
+    )
+    assert confusion_matrix(gt, pred).matrix.tolist() == [[2, 0], [0, 0]]
+    assert confusion_matrix(gt, pred, matching="confidence").matrix.tolist() == [[2, 0], [0, 0]]
+    # strict score threshold: a score equal to the threshold does not count
+    assert confusion_matrix(gt, pred, score_threshold=0.9).matrix.tolist() == [[0, 0], [2, 0]]
+    # strict IoU threshold: IoU exactly 0.9 does not match at 0.9
+    assert confusion_matrix(gt, pred, iou_threshold=0.99).matrix[-1, 0] >= 1
+
+
+def test_to_text_and_errors() -> None:
+    gt, pred = _random(3)
+    cm = confusion_matrix(gt, pred)
+    assert isinstance(cm, ConfusionMatrix)
+    text = cm.to_text()
+    assert text.splitlines()[0].startswith("pred \\ true") and "background" in text
+    assert len(text.splitlines()) == 5
+    with pytest.raises(DataFormatError, match="matching"):
+        confusion_matrix(gt, pred, matching="hungarian")
+    with pytest.raises(DataFormatError, match="score_threshold"):
+        confusion_matrix(gt, pred, score_threshold=-0.1)

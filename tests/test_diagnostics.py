@@ -1,0 +1,155 @@
+"""Each diagnostic fires on its mistake and stays quiet on clean data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ioukit.dataset import Dataset
+from ioukit.diagnostics import diagnose, greedy_match, pairwise_in_groups
+from ioukit.io import Unknowns
+from tests.test_io_formats import make_pair
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[Dataset, Dataset]:
+    return make_pair(seed=7, n_images=30)
+
+
+def _with_boxes(pred: Dataset, boxes: np.ndarray, **over: object) -> Dataset:
+    fields: dict[str, object] = {
+        "boxes": boxes,
+        "image_index": pred.image_index,
+        "category_id": pred.category_id,
+        "scores": pred.scores,
+    }
+    fields.update(over)
+    return Dataset.from_arrays(pred.images, pred.categories, **fields)  # type: ignore[arg-type]
+
+
+def codes(gt: Dataset, pred: Dataset, **kw: object) -> list[str]:
+    return [f.code for f in diagnose(gt, pred, **kw)]  # type: ignore[arg-type]
+
+
+def test_clean_data_has_no_warnings(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    assert [f for f in diagnose(gt, pred) if f.severity != "info"] == []
+
+
+@pytest.mark.parametrize(
+    ("transform", "expected"),
+    [
+        (lambda b: np.c_[b[:, :2], b[:, 2:] - b[:, :2]], "x y w h boxes read as x1 y1 x2 y2"),
+        (lambda b: np.c_[b[:, :2], b[:, :2] + b[:, 2:]], "x1 y1 x2 y2 boxes read as x y w h"),
+        # centre boxes (cx, cy, w, h) read as x y w h: canonical = (cx, cy, cx + w, cy + h)
+        (
+            lambda b: np.c_[
+                (b[:, :2] + b[:, 2:]) / 2, (b[:, :2] + b[:, 2:]) / 2 + (b[:, 2:] - b[:, :2])
+            ],
+            "centre cx cy w h boxes read as x y w h",
+        ),
+        (lambda b: b[:, [1, 0, 3, 2]], "x and y swapped"),
+    ],
+)
+def test_box_format_mistakes(
+    pair: tuple[Dataset, Dataset], transform: object, expected: str
+) -> None:
+    gt, pred = pair
+    wrong = transform(pred.boxes)  # type: ignore[operator]
+    findings = [f for f in diagnose(gt, _with_boxes(pred, wrong)) if f.code == "box-format"]
+    assert len(findings) == 1
+    assert expected in findings[0].message
+    assert findings[0].severity == "error"
+
+
+def test_normalized_predictions(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    size = np.c_[gt.images.widths, gt.images.heights, gt.images.widths, gt.images.heights][
+        pred.image_index
+    ]
+    assert "normalized-vs-pixels" in codes(gt, _with_boxes(pred, pred.boxes / size))
+
+
+def test_outside_image_and_scale(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    found = codes(gt, _with_boxes(pred, pred.boxes * 5))
+    assert "outside-image" in found and "scale-mismatch" in found
+
+
+def test_near_duplicates_and_matched_twice(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    assert pred.scores is not None
+    doubled = Dataset.from_arrays(
+        pred.images,
+        pred.categories,
+        boxes=np.r_[pred.boxes, pred.boxes + 0.1],
+        image_index=np.r_[pred.image_index, pred.image_index],
+        category_id=np.r_[pred.category_id, pred.category_id],
+        scores=np.r_[pred.scores, pred.scores * 0.9],
+    )
+    findings = {f.code: f for f in diagnose(gt, doubled)}
+    count = int(findings["near-duplicates"].message.split()[0])
+    assert 0.9 * len(pred) <= count <= len(pred)  # 1-pixel boxes shifted by 0.1 fall below 0.95
+    assert "gt-matched-twice" in findings
+
+
+def test_duplicate_ground_truth(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    twice = Dataset.from_arrays(
+        gt.images,
+        gt.categories,
+        boxes=np.r_[gt.boxes, gt.boxes[:3]],
+        image_index=np.r_[gt.image_index, gt.image_index[:3]],
+        category_id=np.r_[gt.category_id, gt.category_id[:3]],
+    )
+    assert (
+        "3 ground-truth boxes"
+        in {f.code: f for f in diagnose(twice, pred)}["duplicate-ground-truth"].message
+    )
+
+
+def test_unknowns_empty_and_ties(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    unknowns = Unknowns()
+    unknowns.add_image("ghost")
+    unknowns.add_class("17")
+    assert {"unknown-images", "unknown-classes"} <= set(codes(gt, pred, unknowns=unknowns))
+    tied = _with_boxes(pred, pred.boxes, scores=np.full(len(pred), 0.5))
+    assert "tied-scores" in codes(gt, tied)
+    empty = Dataset.from_arrays(
+        gt.images, gt.categories, boxes=np.zeros((0, 4)), image_index=[], category_id=[], scores=[]
+    )
+    assert codes(gt, empty) == ["empty"]
+
+
+def test_greedy_match_against_loop(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    matched, ious, _ = greedy_match(gt, pred)
+    assert pred.scores is not None
+    taken: set[int] = set()
+    for p in np.argsort(-pred.scores, kind="stable").tolist():
+        best, best_g = 0.5, -1
+        for g in range(len(gt)):
+            if (
+                g in taken
+                or gt.image_index[g] != pred.image_index[p]
+                or gt.category_id[g] != pred.category_id[p]
+            ):
+                continue
+            a, b = pred.boxes[p], gt.boxes[g]
+            iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+            ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+            inter = iw * ih
+            iou = inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+            if iou >= best:
+                best, best_g = iou, g
+        if best_g >= 0:
+            taken.add(best_g)
+        assert matched[p] == best_g
+        if best_g >= 0:
+            assert ious[p] == pytest.approx(best)
+
+
+def test_pairwise_in_groups_limits() -> None:
+    with pytest.raises(MemoryError):
+        pairwise_in_groups(np.zeros(10, dtype=np.int64), np.zeros(10, dtype=np.int64), max_pairs=50)

@@ -1,0 +1,169 @@
+"""Ultralytics protocol against an independent plain-NumPy transcription of its algorithm."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.errors import DataFormatError
+from ioukit.metrics.yolo import evaluate_yolo
+
+IOUV = np.linspace(0.5, 0.95, 10)
+
+
+def _random(seed: int, images: int = 30, classes: int = 4) -> tuple[Dataset, Dataset]:
+    rng = np.random.default_rng(seed)
+    img = ImageTable.from_lists(list(range(1, images + 1)), [f"i{i}" for i in range(images)])
+    cats = CategoryTable.from_lists([5, 2, 9, 7][:classes], ["a", "b", "c", "d"][:classes])
+    gt_img = rng.integers(0, images, images * 3)
+    xy = rng.uniform(0, 200, (gt_img.size, 2))
+    gt_boxes = np.hstack((xy, xy + rng.uniform(10, 80, (gt_img.size, 2))))
+    gt_cls = rng.choice(cats.ids[:-1], gt_img.size)  # the last class has no labels
+    picks = rng.integers(0, gt_img.size, images * 5)
+    pred_boxes = gt_boxes[picks] + rng.normal(0, 6, (picks.size, 4))
+    pred_boxes[:, 2:] = np.maximum(pred_boxes[:, 2:], pred_boxes[:, :2] + 1)
+    pred_cls = np.where(
+        rng.random(picks.size) < 0.85, gt_cls[picks], rng.choice(cats.ids, picks.size)
+    )
+    gt = Dataset.from_arrays(img, cats, boxes=gt_boxes, image_index=gt_img, category_id=gt_cls)
+    pred = Dataset.from_arrays(
+        img,
+        cats,
+        boxes=pred_boxes,
+        image_index=gt_img[picks],
+        category_id=pred_cls,
+        scores=rng.uniform(0.001, 1, picks.size),
+    )
+    return gt, pred
+
+
+def _ul_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    lt = np.maximum(a[:, None, :2], b[None, :, :2])
+    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+    inter = np.clip(rb - lt, 0, None).prod(2)
+    area_a = (a[:, 2:] - a[:, :2]).prod(1)
+    area_b = (b[:, 2:] - b[:, :2]).prod(1)
+    return inter / (area_a[:, None] + area_b[None, :] - inter + 1e-7)
+
+
+def _oracle(gt: Dataset, pred: Dataset) -> dict[str, float]:
+    """Per image: class-aware greedy matching in confidence order, then ap_per_class."""
+    tps, confs, pcls = [], [], []
+    for i in range(len(gt.images)):
+        g = np.flatnonzero(gt.image_index == i)
+        p = np.flatnonzero(pred.image_index == i)
+        p = p[np.argsort(-pred.scores[p], kind="stable")]  # type: ignore[index]
+        correct = np.zeros((p.size, IOUV.size), dtype=bool)
+        if g.size and p.size:
+            iou = _ul_iou(pred.boxes[p], gt.boxes[g])
+            iou = iou * (pred.category_id[p][:, None] == gt.category_id[g][None, :])
+            for t, thr in enumerate(IOUV):
+                taken = np.zeros(g.size, dtype=bool)
+                for d in range(p.size):
+                    cand = np.where(~taken & (iou[d] >= thr), iou[d], -1.0)
+                    if cand.max() >= 0:
+                        j = int(np.argmax(cand))
+                        taken[j] = True
+                        correct[d, t] = True
+        tps.append(correct)
+        confs.append(pred.scores[p])  # type: ignore[index]
+        pcls.append(pred.category_id[p])
+    tp = np.concatenate(tps).astype(float)
+    conf = np.concatenate(confs)
+    pred_cls = np.concatenate(pcls)
+    order = np.argsort(-conf, kind="stable")
+    tp, conf, pred_cls = tp[order], conf[order], pred_cls[order]
+    classes, counts = np.unique(gt.category_id, return_counts=True)
+    x = np.linspace(0, 1, 1000)
+    ap = np.zeros((classes.size, IOUV.size))
+    p_curve = np.zeros((classes.size, 1000))
+    r_curve = np.zeros((classes.size, 1000))
+    for ci, c in enumerate(classes):
+        sel = pred_cls == c
+        if not sel.any():
+            continue
+        tpc = tp[sel].cumsum(0)
+        fpc = (1 - tp[sel]).cumsum(0)
+        recall = tpc / (counts[ci] + 1e-16)
+        precision = tpc / (tpc + fpc)
+        r_curve[ci] = np.interp(-x, -conf[sel], recall[:, 0], left=0)
+        p_curve[ci] = np.interp(-x, -conf[sel], precision[:, 0], left=1)
+        for j in range(IOUV.size):
+            mrec = np.concatenate(([0.0], recall[:, j], [recall[-1, j], 1.0]))
+            mpre = np.concatenate(([1.0], precision[:, j], [0.0, 0.0]))
+            mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
+            grid = np.linspace(0, 1, 101)
+            ap[ci, j] = np.trapezoid(np.interp(grid, mrec, mpre), grid)
+    f1 = 2 * p_curve * r_curve / (p_curve + r_curve + 1e-16)
+    mean = f1.mean(0)
+    nf = round(len(mean) * 0.1 * 2) // 2 + 1
+    padded = np.concatenate((np.ones(nf // 2) * mean[0], mean, np.ones(nf // 2) * mean[-1]))
+    best = int(np.convolve(padded, np.ones(nf) / nf, mode="valid").argmax())
+    return {
+        "precision": float(p_curve[:, best].mean()),
+        "recall": float(r_curve[:, best].mean()),
+        "mAP50": float(ap[:, 0].mean()),
+        "mAP50-95": float(ap.mean()),
+    }
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_against_oracle(seed: int) -> None:
+    gt, pred = _random(seed)
+    got = evaluate_yolo(gt, pred).stats
+    want = _oracle(gt, pred)
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, abs=1e-12), (key, got, want)
+    assert got["fitness"] == got["mAP50-95"]
+
+
+def test_golden_vector_ultralytics_ap() -> None:
+    images = ImageTable.from_lists([1], ["a"])
+    cats = CategoryTable.from_lists([0], ["x"])
+    gt_boxes = [[0, 0, 10, 10], [20, 0, 30, 10], [40, 0, 50, 10]]
+    far = [100, 100, 110, 110]
+    pred_boxes = [gt_boxes[0], far, gt_boxes[1], far, gt_boxes[2]]  # TP, FP, TP, FP, TP
+    gt = Dataset.from_arrays(images, cats, boxes=gt_boxes, image_index=[0] * 3, category_id=[0] * 3)
+    pred = Dataset.from_arrays(
+        images,
+        cats,
+        boxes=pred_boxes,
+        image_index=[0] * 5,
+        category_id=[0] * 5,
+        scores=[0.9, 0.8, 0.7, 0.6, 0.5],
+    )
+    r = evaluate_yolo(gt, pred)
+    assert r.stats["mAP50"] == pytest.approx(0.753, abs=1e-9)
+    assert r.stats["mAP50-95"] == pytest.approx(0.753, abs=1e-9)
+    assert r.per_class[0]["AP50"] == pytest.approx(0.753, abs=1e-9)
+
+
+def test_classes_without_labels_and_crowds() -> None:
+    gt, pred = _random(4)
+    r = evaluate_yolo(gt, pred)
+    last = r.per_class[-1]
+    assert [row["category_id"] for row in r.per_class] == sorted(
+        row["category_id"] for row in r.per_class
+    )
+    no_label = [row for row in r.per_class if row["num_gt"] == 0]
+    assert no_label and all(row["AP50-95"] == -1.0 for row in no_label)
+    assert last["num_pred"] >= 0
+    # crowds are dropped: marking every gt crowd gives no labels at all
+    crowd = Dataset.from_arrays(
+        gt.images,
+        gt.categories,
+        boxes=gt.boxes,
+        image_index=gt.image_index,
+        category_id=gt.category_id,
+        crowd=np.ones(len(gt), dtype=bool),
+    )
+    assert evaluate_yolo(crowd, pred).stats["mAP50"] == 0.0
+
+
+def test_custom_thresholds_and_errors() -> None:
+    gt, pred = _random(5)
+    r = evaluate_yolo(gt, pred, iou_thresholds=[0.3, 0.6])
+    assert r.stats["mAP50"] == -1.0 and r.arrays["AP"].shape[1] == 2
+    with pytest.raises(DataFormatError, match="iou_thresholds"):
+        evaluate_yolo(gt, pred, iou_thresholds=[1.5])
