@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 DATA = Path(__file__).parent / "data"
 CONFORMANCE = DATA / "conformance"
@@ -56,3 +58,9 @@ class Backend:
 def backend(request: pytest.FixtureRequest) -> Backend:
     """Every generic test runs once per array library."""
     return Backend(request.param)
+
+
+# CI runs must be reproducible: the same examples every run. Locally, hypothesis explores.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
