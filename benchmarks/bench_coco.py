@@ -11,6 +11,11 @@ of which is numba importing scipy for its BLAS check when scipy is installed).
     .venv-bench/bin/python benchmarks/bench_coco.py                # 5 000 images
     .venv-bench/bin/python benchmarks/bench_coco.py --scaling      # + 10 000 and 20 000 images
     .venv-bench/bin/python benchmarks/bench_coco.py --skip pycocotools
+    .venv-bench/bin/python benchmarks/bench_coco.py --segm-only --segm-images 500
+
+A short segm table follows (``--segm-images``, default 500 images of the same generator):
+ground-truth polygons and RLE results (ellipses inscribed in the boxes, rasterised by
+pycocotools), all three tools in this process from the parsed JSON to the 12 stats.
 
 Data sets are generated once into ``$TMPDIR/ioukit-bench/``. A reference tool that is not
 importable is skipped.
@@ -28,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+import numpy as np
 
 from _timing import best_of, fmt_time, have, print_table
 
@@ -155,17 +162,108 @@ def bench(num_images: int, skip: set[str]) -> dict[str, dict[str, Any]]:
     return results
 
 
+def _ellipse(box: list[float], n: int = 16) -> list[float]:
+    x, y, w, h = box
+    t = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    return (
+        np.round(np.c_[x + w / 2 * (1 + np.cos(t)), y + h / 2 * (1 + np.sin(t))], 2)
+        .ravel()
+        .tolist()
+    )
+
+
+def segm_dataset(num_images: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """COCO-like segm set: GT polygons, compressed-RLE results (needs pycocotools)."""
+    from pycocotools import mask as mask_utils
+
+    from make_coco_like import make_coco_like
+
+    gt, results = make_coco_like(num_images=num_images, num_classes=80, seed=num_images + 1)
+    sizes = {im["id"]: (im["height"], im["width"]) for im in gt["images"]}
+    for ann in gt["annotations"]:
+        ann["segmentation"] = [_ellipse(ann["bbox"])]
+    for r in results:
+        h, w = sizes[r["image_id"]]
+        rle = mask_utils.frPyObjects([_ellipse(r["bbox"])], h, w)[0]
+        r["segmentation"] = {"size": [h, w], "counts": rle["counts"].decode("ascii")}
+    return gt, results
+
+
+def bench_segm(num_images: int, skip: set[str]) -> None:
+    """ioukit vs pycocotools vs faster-coco-eval on segm, in this process, best of 1-3 runs."""
+    import contextlib
+    import copy
+    import io
+
+    if not have("pycocotools"):
+        print("skipping the segm benchmark: pycocotools (used to generate masks) not importable")
+        return
+    print(f"generating the segm set ({num_images} images) ...", flush=True)
+    gt, results = segm_dataset(num_images)
+    from ioukit.engine import evaluate
+
+    def run_ioukit() -> list[float]:
+        return list(evaluate(gt, results, iou_type="segm").stats.values())
+
+    def reference(module: str) -> Any:
+        def run() -> list[float]:
+            if module == "pycocotools":
+                from pycocotools.coco import COCO
+                from pycocotools.cocoeval import COCOeval
+            else:
+                from faster_coco_eval import COCO
+                from faster_coco_eval import COCOeval_faster as COCOeval
+            with contextlib.redirect_stdout(io.StringIO()):
+                coco = COCO()
+                coco.dataset = copy.deepcopy(gt)
+                coco.createIndex()
+                e = COCOeval(coco, coco.loadRes(copy.deepcopy(results)), "segm")
+                e.evaluate()
+                e.accumulate()
+                e.summarize()
+            return [float(v) for v in e.stats[:12]]
+
+        return run
+
+    runs = {"ioukit": run_ioukit}
+    for tool, module in TOOLS.items():
+        if tool != "ioukit" and tool not in skip and have(module):
+            runs[tool] = reference(module)
+    run_ioukit()  # compile / load the kernels
+    times, stats = {}, {}
+    for tool, fn in runs.items():
+        stats[tool] = fn()
+        times[tool] = best_of(fn, repeat=3 if tool == "ioukit" else 1, min_time=0.0)
+    base = times["ioukit"]
+    rows = [
+        [tool, fmt_time(t), f"{t / base:.1f}x",
+         f"{max(abs(a - b) for a, b in zip(stats[tool], stats['ioukit'], strict=True)):.1e}"]
+        for tool, t in times.items()
+    ]  # fmt: skip
+    print_table(
+        f"COCO segm, parsed JSON -> 12 stats ({num_images} images, "
+        f"{len(gt['annotations'])} GT polygons, {len(results)} RLE results)",
+        ["tool", "time", "time / ioukit", "max |stat diff|"],
+        rows,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", nargs=2, metavar=("TOOL", "FOLDER"), help=argparse.SUPPRESS)
     parser.add_argument("--images", type=int, default=5000)
     parser.add_argument("--scaling", action="store_true", help="also 10 000 and 20 000 images")
     parser.add_argument("--skip", action="append", default=[], choices=sorted(TOOLS))
+    parser.add_argument("--segm-images", type=int, default=500, help="0: no segm table")
+    parser.add_argument("--segm-only", action="store_true", help="only the segm table")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker[0], Path(args.worker[1]))))
         return
     skip = set(args.skip)
+    if args.segm_only:
+        bench_segm(args.segm_images, skip)
+        return
     results = {args.images: bench(args.images, skip)}
     if args.scaling:
         for n in (10_000, 20_000):
@@ -184,6 +282,8 @@ def main() -> None:
                 ["images", "JSON -> stats", "in-memory", "in-memory time per image vs base"],
                 rows,
             )
+    if args.segm_images > 0:
+        bench_segm(args.segm_images, skip)
 
 
 if __name__ == "__main__":

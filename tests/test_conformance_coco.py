@@ -1,5 +1,5 @@
-"""Published COCO bbox vectors (tests/data/conformance/coco, torchmetrics/map_cases.json; see
-tests/data/conformance/coco/PROVENANCE.md)."""
+"""Published COCO bbox (and detectron2_small segm) vectors (tests/data/conformance/coco,
+torchmetrics/map_cases.json; see tests/data/conformance/coco/PROVENANCE.md)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,20 @@ def test_detectron2_small() -> None:
     r = evaluate(folder / "gt.json", folder / "detections.json")
     np.testing.assert_allclose(
         stats_of(r), expected("detectron2_small")["expected_bbox"]["stats"], atol=1e-12
+    )
+
+
+def test_detectron2_small_segm() -> None:
+    folder = COCO / "detectron2_small"
+    r = evaluate(folder / "gt.json", folder / "detections.json", iou_type="segm")
+    np.testing.assert_allclose(
+        stats_of(r), expected("detectron2_small")["expected_segm"]["stats"], atol=1e-12
+    )
+    pyco = evaluate(
+        folder / "gt.json", folder / "detections.json", iou_type="segm", compat="pycocotools"
+    )
+    np.testing.assert_allclose(
+        stats_of(pyco), expected("detectron2_small")["expected_segm"]["stats"], atol=1e-12
     )
 
 

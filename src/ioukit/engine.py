@@ -23,7 +23,7 @@ __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
 
 
-def _ground_truth(gt: object, *, require_iscrowd: bool) -> Dataset:
+def _ground_truth(gt: object, *, require_iscrowd: bool, segm: bool = False) -> Dataset:
     if isinstance(gt, Dataset):
         if gt.is_prediction:
             raise DataFormatError("gt: expected ground truth, got a dataset with scores")
@@ -31,11 +31,11 @@ def _ground_truth(gt: object, *, require_iscrowd: bool) -> Dataset:
     if isinstance(gt, str | os.PathLike | Mapping):
         from ioukit.io.coco import read_coco_ground_truth
 
-        return read_coco_ground_truth(gt, require_iscrowd=require_iscrowd)
+        return read_coco_ground_truth(gt, require_iscrowd=require_iscrowd, keep_segmentation=segm)
     raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
 
 
-def _predictions(predictions: object, gt: Dataset) -> Dataset:
+def _predictions(predictions: object, gt: Dataset, *, iou_type: str = "bbox") -> Dataset:
     if isinstance(predictions, Dataset):
         if not predictions.is_prediction:
             raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
@@ -43,7 +43,7 @@ def _predictions(predictions: object, gt: Dataset) -> Dataset:
     if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
         from ioukit.io.coco import read_coco_results
 
-        return read_coco_results(predictions, gt)  # type: ignore[arg-type]
+        return read_coco_results(predictions, gt, iou_type=iou_type)  # type: ignore[arg-type]
     raise TypeError(
         "predictions: expected a Dataset, a list of COCO result dicts or a path, "
         f"got {type(predictions).__name__}"
@@ -53,12 +53,10 @@ def _predictions(predictions: object, gt: Dataset) -> Dataset:
 def _run_protocol(
     gt: Dataset, pred: Dataset, protocol: str, iou_type: str, options: dict[str, Any]
 ) -> ProtocolResult:
-    if iou_type != "bbox":
-        raise ValueError(f"iou_type: expected 'bbox' (segm comes later), got {iou_type!r}")
     if protocol == "coco":
         from ioukit.metrics.coco import evaluate_coco
 
-        return evaluate_coco(gt, pred, **options)
+        return evaluate_coco(gt, pred, iou_type=iou_type, **options)
     if protocol in ("voc07", "voc10"):
         from ioukit.metrics.voc import evaluate_voc  # type: ignore[import-not-found,unused-ignore]
 
@@ -92,7 +90,9 @@ def evaluate(
         Detections: a Dataset sharing ``gt``'s image table, a list of COCO result dicts
         (``image_id``, ``category_id``, ``bbox`` xywh, ``score``) or a path to such a file.
     protocol : {"coco", "voc07", "voc10", "yolo"}
-    iou_type : {"bbox"}
+    iou_type : {"bbox", "segm"}
+        ``"segm"`` (COCO protocol): mask IoU of the ``segmentation`` fields (GT polygons or
+        RLE, results RLE or polygons), as pycocotools' ``COCOeval(iouType="segm")``.
     **options
         Protocol options. COCO: ``iou_thresholds``, ``recall_thresholds``, ``max_dets``,
         ``area_ranges`` (name -> (low, high)), ``use_cats``, ``compat`` (None or
@@ -114,10 +114,24 @@ def evaluate(
     >>> r = evaluate(gt, dets)
     >>> round(r.stats["AP"], 3), round(r.stats["AP50"], 3)
     (0.9, 1.0)
+    >>> rle = {"size": [4, 4], "counts": "448"}  # column 1 of a 4 x 4 image
+    >>> gt = {"images": [{"id": 1, "height": 4, "width": 4}], "categories": [{"id": 1}],
+    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "iscrowd": 0,
+    ...                        "bbox": [1, 0, 1, 4], "area": 4, "segmentation": rle}]}
+    >>> dets = [{"image_id": 1, "category_id": 1, "segmentation": rle, "score": 0.9}]
+    >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
+    1.0
     """
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+    if iou_type == "segm" and protocol != "coco":
+        raise ValueError(f"iou_type: 'segm' needs protocol='coco', got protocol={protocol!r}")
     compat = options.get("compat")
-    gt_ds = _ground_truth(gt, require_iscrowd=protocol == "coco" and compat == "pycocotools")
-    pred_ds = _predictions(predictions, gt_ds)
+    segm = iou_type == "segm"
+    gt_ds = _ground_truth(
+        gt, require_iscrowd=protocol == "coco" and compat == "pycocotools", segm=segm
+    )
+    pred_ds = _predictions(predictions, gt_ds, iou_type=iou_type)
     return EvaluationResult(
         _run_protocol(gt_ds, pred_ds, protocol, iou_type, dict(options)), gt_ds, pred_ds
     )

@@ -5,6 +5,8 @@ Three steps, each a loop that NumPy cannot express without Python objects per bo
 * :func:`match_group_coco` - pycocotools' greedy matching inside one (image, class) group;
 * :func:`evaluate_groups` - for every group: crowd-aware IoU, per-area-range ignore flags and
   matching, writing one status per (area range, threshold, prediction);
+  :func:`evaluate_groups_iou` does the same from precomputed IoU matrices (segm), which
+  :func:`group_mask_iou` fills in the run-length domain, and both share one matching code;
 * :func:`accumulate` - per (class, area range, max_dets, threshold): cumulative TP/FP,
   precision envelope and sampling at the recall thresholds, exactly as ``COCOeval.accumulate``.
 
@@ -18,6 +20,9 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+
+from ioukit._kernels.rle import _fill_row as fill_row
+from ioukit._kernels.rle import interval_boxes
 
 _OPTIONS: dict[str, Any] = {"cache": True, "error_model": "numpy", "nogil": True}
 
@@ -76,6 +81,95 @@ def match_group_coco(iou, gt_ignore, gt_crowd, thresholds, pred_matched, pred_ig
     _match_ordered(
         iou, order, gt_ignore, gt_crowd, thresholds, pred_matched, pred_ignored, gt_matched
     )
+
+
+@njit(inline="always", **_OPTIONS)
+def _group_status(  # type: ignore[no-untyped-def]
+    iou,
+    g0,
+    p0,
+    n_gt,
+    n_pred,
+    gt_area,
+    gt_ignore,
+    gt_crowd,
+    gt_never_matches,
+    pred_area,
+    thresholds,
+    area_lo,
+    area_hi,
+    slot,
+    status,
+    order_buffer,
+    ignore_buffer,
+    crowd_buffer,
+    pred_matched,
+    pred_ignored,
+    gt_matched,
+):
+    # one group's matching per area range, from its IoU matrix iou (n_pred, n_gt); the
+    # outcome of prediction p0 + d goes to status[slot[p0 + d], a, t]
+    n_thr = thresholds.shape[0]
+    n_area = area_lo.shape[0]
+    for a in range(n_area):
+        lo = area_lo[a]
+        hi = area_hi[a]
+        order = order_buffer[a]
+        ignore = ignore_buffer[a]
+        crowd = crowd_buffer[a]
+        # stable partition: regular ground truths first, ignored ones last
+        k = 0
+        for j in range(n_gt):
+            g = g0 + j
+            if not (gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi):
+                order[k] = j
+                ignore[k] = False
+                crowd[k] = gt_crowd[g]
+                k += 1
+        for j in range(n_gt):
+            g = g0 + j
+            if gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi:
+                order[k] = j
+                ignore[k] = True
+                crowd[k] = gt_crowd[g]
+                k += 1
+        # an earlier area range with the same ignore pattern has the same matches
+        source = a
+        for b in range(a):
+            same = True
+            for j in range(n_gt):
+                if order_buffer[b, j] != order[j] or ignore_buffer[b, j] != ignore[j]:
+                    same = False
+                    break
+            if same:
+                source = b
+                break
+        if source == a:
+            _match_ordered(
+                iou,
+                order[:n_gt],
+                ignore[:n_gt],
+                crowd[:n_gt],
+                thresholds,
+                pred_matched[a],
+                pred_ignored[a],
+                gt_matched,
+            )
+        matches = pred_matched[source]
+        matched_ignored = pred_ignored[source]
+        for t in range(n_thr):
+            for d in range(n_pred):
+                m = matches[t, d]
+                matched = m >= 0 and not gt_never_matches[g0 + order[m]]
+                ignored = m >= 0 and matched_ignored[t, d]
+                if not matched and (pred_area[p0 + d] < lo or pred_area[p0 + d] > hi):
+                    ignored = True
+                if ignored:
+                    status[slot[p0 + d], a, t] = IGNORED
+                elif matched:
+                    status[slot[p0 + d], a, t] = TRUE_POSITIVE
+                else:
+                    status[slot[p0 + d], a, t] = FALSE_POSITIVE
 
 
 @njit(**_OPTIONS)
@@ -154,65 +248,172 @@ def evaluate_groups(  # type: ignore[no-untyped-def]
                 inter = w * h
                 union = da if gt_crowd[g] else da + gt_box_area[g] - inter
                 iou[d, j] = inter / union
-        for a in range(n_area):
-            lo = area_lo[a]
-            hi = area_hi[a]
-            order = order_buffer[a]
-            ignore = ignore_buffer[a]
-            crowd = crowd_buffer[a]
-            # stable partition: regular ground truths first, ignored ones last
-            k = 0
-            for j in range(n_gt):
-                g = g0 + j
-                if not (gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi):
-                    order[k] = j
-                    ignore[k] = False
-                    crowd[k] = gt_crowd[g]
-                    k += 1
-            for j in range(n_gt):
-                g = g0 + j
-                if gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi:
-                    order[k] = j
-                    ignore[k] = True
-                    crowd[k] = gt_crowd[g]
-                    k += 1
-            # an earlier area range with the same ignore pattern has the same matches
-            source = a
-            for b in range(a):
-                same = True
-                for j in range(n_gt):
-                    if order_buffer[b, j] != order[j] or ignore_buffer[b, j] != ignore[j]:
-                        same = False
-                        break
-                if same:
-                    source = b
-                    break
-            if source == a:
-                _match_ordered(
-                    iou,
-                    order[:n_gt],
-                    ignore[:n_gt],
-                    crowd[:n_gt],
-                    thresholds,
-                    pred_matched[a],
-                    pred_ignored[a],
-                    gt_matched,
-                )
-            matches = pred_matched[source]
-            matched_ignored = pred_ignored[source]
-            for t in range(n_thr):
+        _group_status(
+            iou,
+            g0,
+            p0,
+            n_gt,
+            n_pred,
+            gt_area,
+            gt_ignore,
+            gt_crowd,
+            gt_never_matches,
+            pred_area,
+            thresholds,
+            area_lo,
+            area_hi,
+            slot,
+            status,
+            order_buffer,
+            ignore_buffer,
+            crowd_buffer,
+            pred_matched,
+            pred_ignored,
+            gt_matched,
+        )
+
+
+@njit(**_OPTIONS)
+def evaluate_groups_iou(  # type: ignore[no-untyped-def]
+    gt_start,
+    gt_end,
+    pred_start,
+    pred_end,
+    iou_values,
+    iou_offsets,
+    gt_area,
+    gt_ignore,
+    gt_crowd,
+    gt_never_matches,
+    pred_area,
+    thresholds,
+    area_lo,
+    area_hi,
+    max_det,
+    slot,
+    status,
+    order_buffer,
+    ignore_buffer,
+    crowd_buffer,
+    pred_matched,
+    pred_ignored,
+    gt_matched,
+):
+    """:func:`evaluate_groups` on precomputed IoU matrices (segm), same matching and outputs.
+
+    Group ``i``'s IoU matrix [P_i, G_i] (P_i = its first ``max_det`` predictions, G_i its
+    ground truths, both in the order of :func:`evaluate_groups`) is stored row-major in
+    ``iou_values[iou_offsets[i]:iou_offsets[i] + P_i * G_i]``; crowd columns already hold
+    intersection / prediction area.
+    """
+    n_thr = thresholds.shape[0]
+    n_area = area_lo.shape[0]
+    for group in range(gt_start.shape[0]):
+        g0 = gt_start[group]
+        p0 = pred_start[group]
+        n_gt = gt_end[group] - g0
+        n_pred = min(pred_end[group] - p0, max_det)
+        if n_pred <= 0:
+            continue
+        if n_gt == 0:
+            for a in range(n_area):
                 for d in range(n_pred):
-                    m = matches[t, d]
-                    matched = m >= 0 and not gt_never_matches[g0 + order[m]]
-                    ignored = m >= 0 and matched_ignored[t, d]
-                    if not matched and (pred_area[p0 + d] < lo or pred_area[p0 + d] > hi):
-                        ignored = True
-                    if ignored:
-                        status[slot[p0 + d], a, t] = IGNORED
-                    elif matched:
-                        status[slot[p0 + d], a, t] = TRUE_POSITIVE
-                    else:
-                        status[slot[p0 + d], a, t] = FALSE_POSITIVE
+                    out = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
+                    code = IGNORED if out else FALSE_POSITIVE
+                    for t in range(n_thr):
+                        status[slot[p0 + d], a, t] = code
+            continue
+        i0 = iou_offsets[group]
+        iou = iou_values[i0 : i0 + n_pred * n_gt].reshape((n_pred, n_gt))
+        _group_status(
+            iou,
+            g0,
+            p0,
+            n_gt,
+            n_pred,
+            gt_area,
+            gt_ignore,
+            gt_crowd,
+            gt_never_matches,
+            pred_area,
+            thresholds,
+            area_lo,
+            area_hi,
+            slot,
+            status,
+            order_buffer,
+            ignore_buffer,
+            crowd_buffer,
+            pred_matched,
+            pred_ignored,
+            gt_matched,
+        )
+
+
+@njit(**_OPTIONS)
+def mask_boxes(starts, ends, ioffsets, heights, out):  # type: ignore[no-untyped-def]
+    """Half-open pixel boxes (N, 4) int64 of masks of different heights (rle.interval_boxes)."""
+    for i in range(heights.shape[0]):
+        interval_boxes(starts, ends, ioffsets[i : i + 2], max(heights[i], 1), out[i : i + 1])
+
+
+@njit(**_OPTIONS)
+def group_mask_iou(  # type: ignore[no-untyped-def]
+    gt_start,
+    gt_end,
+    pred_start,
+    pred_count,
+    heights,
+    pred_starts,
+    pred_ends,
+    pred_offsets,
+    pred_boxes,
+    pred_areas,
+    gt_starts,
+    gt_ends,
+    gt_offsets,
+    gt_boxes,
+    gt_areas,
+    gt_crowd,
+    iou_offsets,
+    iou_values,
+):
+    """Fill every group's mask IoU matrix [P_i, G_i] into ``iou_values`` at ``iou_offsets``.
+
+    Group ``i`` has predictions ``pred_start[i]:pred_start[i] + pred_count[i]`` and ground
+    truths ``gt_start[i]:gt_end[i]``. Masks are foreground intervals (``*_starts``/``*_ends``
+    with per-mask ``*_offsets``), half-open pixel boxes and areas, as
+    :func:`ioukit.masks.mask_iou` computes them; every mask of group ``i`` has height
+    ``heights[i]``. Values are those of ``mask_iou(pred, gt, crowd=gt_crowd)``
+    (pycocotools ``maskUtils.iou``).
+    """
+    for group in range(gt_start.shape[0]):
+        g0 = gt_start[group]
+        p0 = pred_start[group]
+        n_gt = gt_end[group] - g0
+        n_pred = pred_count[group]
+        if n_pred <= 0 or n_gt <= 0:
+            continue
+        i0 = iou_offsets[group]
+        iou = iou_values[i0 : i0 + n_pred * n_gt].reshape((n_pred, n_gt))
+        for d in range(n_pred):
+            fill_row(
+                d,
+                heights[group],
+                pred_starts,
+                pred_ends,
+                pred_offsets[p0 : p0 + n_pred + 1],
+                pred_boxes[p0 : p0 + n_pred],
+                gt_starts,
+                gt_ends,
+                gt_offsets[g0 : g0 + n_gt + 1],
+                gt_boxes[g0 : g0 + n_gt],
+                pred_areas[p0 : p0 + n_pred],
+                gt_areas[g0 : g0 + n_gt],
+                gt_crowd[g0 : g0 + n_gt],
+                0,
+                iou,
+            )
 
 
 @njit(**_OPTIONS)

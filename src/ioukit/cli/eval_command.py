@@ -88,6 +88,31 @@ def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = N
     )
 
 
+def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
+    """Ground truth and predictions with their masks (``--iou-type segm``: COCO JSON only)."""
+    from ioukit.io import detect_format
+    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+
+    if args.protocol != "coco":
+        raise ValueError(f"--iou-type segm: expected --protocol coco, got {args.protocol}")
+    if args.skip_unknown:
+        raise ValueError("--iou-type segm: --skip-unknown is not supported with masks")
+    for option, path, given in (
+        ("--gt", args.gt, args.gt_format),
+        ("--pred", args.pred, args.pred_format),
+    ):
+        if not Path(path).exists():
+            raise FileNotFoundError(f"{option} {path}: no such file")
+        fmt = detect_format(path) if given == "auto" else given
+        if fmt != "coco":
+            raise ValueError(
+                f"--iou-type segm: expected COCO JSON for {option} (masks in 'segmentation'), "
+                f"got {fmt} ({path})"
+            )
+    gt = read_coco_ground_truth(args.gt, keep_segmentation=True)
+    return gt, read_coco_results(args.pred, gt, iou_type="segm")
+
+
 def progress_enabled(args: argparse.Namespace) -> bool:
     """Bars only on a terminal and without ``--quiet``."""
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
@@ -131,7 +156,12 @@ def register(subparsers: Any) -> None:
     )
     add_reading_arguments(parser)
     parser.add_argument("--protocol", choices=("coco", "voc07", "voc10", "yolo"), default="coco")
-    parser.add_argument("--iou-type", choices=("bbox", "segm"), default="bbox")
+    parser.add_argument(
+        "--iou-type",
+        choices=("bbox", "segm"),
+        default="bbox",
+        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only)",
+    )
     parser.add_argument("--json", metavar="OUT", help="write {protocol, stats, per_class, params}")
     parser.add_argument("--csv", metavar="OUT", help="write the per-class table")
     parser.add_argument(
@@ -164,8 +194,11 @@ def run(args: argparse.Namespace) -> int:
         _figure()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
     with enabled_progress(progress_enabled(args)):
-        gt = read_ground_truth_arg(args)
-        pred = read_predictions_arg(args, gt, unknowns=unknowns)
+        if args.iou_type == "segm":
+            gt, pred = read_segm_args(args)
+        else:
+            gt = read_ground_truth_arg(args)
+            pred = read_predictions_arg(args, gt, unknowns=unknowns)
     if not args.quiet:
         note = sizes_note(gt)
         if note:

@@ -460,6 +460,106 @@ def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | Non
     return xywh, scores, rows, category_ids, None
 
 
+def _segm_columns(
+    records: Sequence[Any], label: str, section: str, offset: int
+) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """Boxes (NaN rows where ``bbox`` is missing or empty) and segmentations of segm results."""
+    try:
+        segmentation = tuple(map(itemgetter("segmentation"), records))
+        has_box = [bool(r.get("bbox")) for r in records]
+    except (KeyError, TypeError, AttributeError):
+        for i, rec in enumerate(records, start=offset):
+            where = f"{label}: {section}[{i}]"
+            if not isinstance(rec, Mapping):
+                raise DataFormatError(
+                    f"{where}: expected a JSON object, got {_describe(rec)}"
+                ) from None
+            if "segmentation" not in rec:
+                raise DataFormatError(
+                    f"{where}.segmentation: missing (iou_type='segm' needs a mask per result)"
+                ) from None
+        raise  # pragma: no cover
+    for i, seg in enumerate(segmentation):
+        if not isinstance(seg, Mapping | list):
+            raise DataFormatError(
+                f"{label}: {section}[{i + offset}].segmentation: expected polygons or an RLE "
+                f"dict, got {_describe(seg)}"
+            )
+    xywh = np.full((len(records), 4), np.nan)
+    rows = [i for i, h in enumerate(has_box) if h]
+    if rows:
+        boxed = [records[i] for i in rows]
+        try:
+            xywh[rows] = _bbox_column(boxed, label, section, 0)
+        except DataFormatError:
+            for i in rows:  # name the record by its own index
+                _bbox_column([records[i]], label, section, i + offset)
+            raise
+    return xywh, segmentation
+
+
+def _segm_area_and_boxes(
+    xywh: np.ndarray,
+    segmentation: Sequence[Any],
+    image_index: np.ndarray,
+    ground_truth: Dataset,
+    label: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``loadRes`` for segm results: boxes from ``toBbox`` where missing, and the areas.
+
+    As pycocotools: when the first result has a ``bbox`` every area is the box's ``w * h``;
+    otherwise it is the mask's pixel count.
+    """
+    from ioukit import masks
+
+    n = len(xywh)
+    missing = np.isnan(xywh).any(axis=1)
+    box_rule = n > 0 and not missing[0]
+    need = np.flatnonzero(missing) if box_rule else np.arange(n)
+    area = xywh[:, 2] * xywh[:, 3]
+    if need.size == 0:
+        return xywh, area
+    heights = ground_truth.images.heights[image_index[need]]
+    widths = ground_truth.images.widths[image_index[need]]
+    rles: list[dict[str, Any]] = []
+    for i, h, w in zip(need.tolist(), heights.tolist(), widths.tolist(), strict=True):
+        seg = segmentation[i]
+        where = f"{label}: results[{i}].segmentation"
+        if isinstance(seg, Mapping) and isinstance(seg.get("counts"), str | bytes):
+            rles.append(dict(seg))
+            continue
+        if isinstance(seg, Mapping) and math.isnan(h) and isinstance(seg.get("size"), list):
+            h, w = seg["size"][:2]
+        if math.isnan(h) or math.isnan(w):
+            raise DataFormatError(f"{where}: polygons need the image size, which is unknown")
+        try:
+            rles.append(
+                masks.from_annotation(
+                    dict(seg) if isinstance(seg, Mapping) else seg, int(h), int(w)
+                )
+            )
+        except DataFormatError as exc:
+            raise DataFormatError(f"{where}: {exc}") from None
+    try:
+        mask_area = np.asarray(masks.area(rles), dtype=np.float64)
+        boxes = masks.to_bbox(rles)
+    except DataFormatError:
+        for i, r in zip(need.tolist(), rles, strict=True):
+            try:
+                masks.area([r])
+            except DataFormatError as exc:
+                raise DataFormatError(f"{label}: results[{i}].segmentation: {exc}") from None
+        raise
+    xywh = xywh.copy()
+    fill = missing[need]
+    xywh[need[fill]] = boxes[fill]
+    if box_rule:
+        area[need] = mask_area
+    else:
+        area = mask_area
+    return xywh, area
+
+
 def _result_columns(
     data: object,
     label: str,
@@ -467,8 +567,12 @@ def _result_columns(
     ground_truth: Dataset,
     keep_segmentation: bool,
     offset: int,
+    segm: bool = False,
 ) -> _Columns:
-    """(xywh, scores, image rows, category ids, segmentations) of one list of records."""
+    """(xywh, scores, image rows, category ids, segmentations) of one list of records.
+
+    ``segm``: every record needs a ``segmentation``; a missing or empty ``bbox`` is NaN.
+    """
     if isinstance(data, Mapping):
         raise DataFormatError(
             f"{label}: expected a list of results (or an object with 'annotations'), "
@@ -477,19 +581,24 @@ def _result_columns(
     if not isinstance(data, list | tuple):
         raise DataFormatError(f"{label}: expected a list of results, got {type(data).__name__}")
     records: Sequence[Any] = data
-    xywh = _bbox_column(records, label, section, offset)
+    segmentation: tuple[Any, ...] | None = None
+    if segm:
+        xywh, segmentation = _segm_columns(records, label, section, offset)
+    else:
+        xywh = _bbox_column(records, label, section, offset)
     image_ids = _int_column(records, label, section, "image_id", offset)
     category_ids = _int_column(records, label, section, "category_id", offset)
     scores = _float_column(records, label, section, "score", offset=offset)
     image_index = _check_result_columns(
         scores, image_ids, category_ids, label, section, ground_truth, offset
     )
-    segmentation = tuple(r.get("segmentation") for r in records) if keep_segmentation else None
+    if not segm and keep_segmentation:
+        segmentation = tuple(r.get("segmentation") for r in records)
     return xywh, scores, image_index, category_ids, segmentation
 
 
 def _result_parts(
-    data: bytes, label: str, ground_truth: Dataset, keep_segmentation: bool
+    data: bytes, label: str, ground_truth: Dataset, keep_segmentation: bool, segm: bool = False
 ) -> list[_Columns]:
     """Columns of a results file, parsed in ~1 MB chunks to keep peak memory low."""
     chunks = _array_chunks(data)
@@ -502,7 +611,13 @@ def _result_parts(
                     records = _parse_bytes(chunk)
                     parts.append(
                         _result_columns(
-                            records, label, "results", ground_truth, keep_segmentation, offset
+                            records,
+                            label,
+                            "results",
+                            ground_truth,
+                            keep_segmentation,
+                            offset,
+                            segm,
                         )
                     )
                 offset += len(records)
@@ -517,7 +632,7 @@ def _result_parts(
     if isinstance(whole, Mapping) and "annotations" in whole:
         whole, section = whole["annotations"], "annotations"
     with _gc_paused():
-        return [_result_columns(whole, label, section, ground_truth, keep_segmentation, 0)]
+        return [_result_columns(whole, label, section, ground_truth, keep_segmentation, 0, segm)]
 
 
 def read_coco_results(
@@ -526,6 +641,7 @@ def read_coco_results(
     ground_truth: Dataset,
     *,
     keep_segmentation: bool = False,
+    iou_type: str = "bbox",
 ) -> Dataset:
     """Read COCO detection results (``loadRes`` format) for ``ground_truth``'s images.
 
@@ -539,12 +655,19 @@ def read_coco_results(
         The results refer to its image and category tables.
     keep_segmentation : bool
         Keep each record's ``segmentation`` when present.
+    iou_type : {"bbox", "segm"}
+        ``"segm"``: every record needs a ``segmentation`` (RLE dict or polygons on the
+        image), kept in ``Dataset.segmentation``; ``bbox`` is optional. As ``loadRes``: a
+        missing ``bbox`` is the mask's tight box (``toBbox``); ``area`` is the mask's pixel
+        count, except that when the first record has a ``bbox`` every area is ``w * h`` of the
+        box (pycocotools and faster-coco-eval do this; only unmatched predictions' size
+        ranges depend on it).
 
     Returns
     -------
     Dataset
-        N predictions with ``scores``, ``area = w * h`` and ``annotation_id`` 1..N in file
-        order (as pycocotools' ``loadRes``).
+        N predictions with ``scores``, ``area = w * h`` (segm: see ``iou_type``) and
+        ``annotation_id`` 1..N in file order (as pycocotools' ``loadRes``).
 
     Raises
     ------
@@ -554,13 +677,22 @@ def read_coco_results(
 
     Examples
     --------
-    >>> gt = read_coco_ground_truth({"images": [{"id": 1}], "annotations": [],
-    ...                             "categories": [{"id": 3, "name": "cat"}]})
+    >>> gt = read_coco_ground_truth({"images": [{"id": 1, "height": 4, "width": 4}],
+    ...                             "annotations": [], "categories": [{"id": 3, "name": "cat"}]})
     >>> pred = read_coco_results([{"image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 5],
     ...                            "score": 0.5}], gt)
     >>> pred.boxes.tolist(), pred.scores.tolist(), pred.area.tolist()
     ([[0.0, 0.0, 2.0, 5.0]], [0.5], [10.0])
+    >>> rle = {"size": [4, 4], "counts": "448"}  # column 1 of a 4 x 4 image
+    >>> pred = read_coco_results([{"image_id": 1, "category_id": 3, "segmentation": rle,
+    ...                            "score": 0.5}], gt, iou_type="segm")
+    >>> pred.boxes.tolist(), pred.area.tolist()
+    ([[1.0, 0.0, 2.0, 4.0]], [4.0])
     """
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+    segm = iou_type == "segm"
+    keep_segmentation = keep_segmentation or segm
     section = "results"
     if isinstance(source, str | os.PathLike):
         label = os.fspath(source)
@@ -569,14 +701,14 @@ def read_coco_results(
         parts = (
             [scanned]
             if scanned is not None
-            else _result_parts(raw, label, ground_truth, keep_segmentation)
+            else _result_parts(raw, label, ground_truth, keep_segmentation, segm)
         )
     else:
         label = "results"
         data: Any = source
         if isinstance(data, Mapping) and "annotations" in data:
             data, section = data["annotations"], "annotations"
-        parts = [_result_columns(data, label, section, ground_truth, keep_segmentation, 0)]
+        parts = [_result_columns(data, label, section, ground_truth, keep_segmentation, 0, segm)]
     n = sum(len(p[0]) for p in parts)
     xywh = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 4))
     scores = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
@@ -585,6 +717,10 @@ def read_coco_results(
     segmentation = (
         tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
     )
+    if segm and segmentation is not None:
+        xywh, area = _segm_area_and_boxes(xywh, segmentation, image_index, ground_truth, label)
+    else:
+        area = xywh[:, 2] * xywh[:, 3]
     false = np.zeros(n, dtype=bool)
     return Dataset(
         images=ground_truth.images,
@@ -593,7 +729,7 @@ def read_coco_results(
         image_index=image_index,
         category_id=category_ids,
         scores=scores,
-        area=xywh[:, 2] * xywh[:, 3],
+        area=area,
         crowd=false,
         ignore=false,
         difficult=false,

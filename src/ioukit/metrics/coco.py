@@ -134,8 +134,9 @@ def evaluate_coco(
     area_ranges: Mapping[str, Sequence[float]] | None = None,
     use_cats: bool = True,
     compat: str | None = None,
+    iou_type: str = "bbox",
 ) -> ProtocolResult:
-    """COCO bbox evaluation of ``predictions`` against ``ground_truth``.
+    """COCO bbox or segm evaluation of ``predictions`` against ``ground_truth``.
 
     Parameters
     ----------
@@ -157,6 +158,10 @@ def evaluate_coco(
         False pools all classes (class-agnostic; K = 1).
     compat : {None, "pycocotools"}
         ``"pycocotools"`` reproduces pycocotools' bugs (see the module docstring).
+    iou_type : {"bbox", "segm"}
+        ``"segm"``: IoU of the masks in both datasets' ``segmentation`` (polygons, RLE dicts;
+        crowd columns divide by the prediction's mask area), as pycocotools'
+        ``COCOeval(iouType="segm")``. Size ranges still use the ``area`` columns.
 
     Returns
     -------
@@ -189,6 +194,15 @@ def evaluate_coco(
             "predictions: expected the ground truth's image table "
             f"({len(ground_truth.images)} images), got {len(predictions.images)} images"
         )
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+    if iou_type == "segm":
+        for ds, name in ((ground_truth, "ground_truth"), (predictions, "predictions")):
+            if ds.segmentation is None:
+                raise DataFormatError(
+                    f"{name}.segmentation: expected masks (polygons or RLE) for "
+                    "iou_type='segm', got none (read COCO files with keep_segmentation=True)"
+                )
     iou_thr, rec_thr, dets, area_names, area_lo, area_hi = _check_params(
         iou_thresholds, recall_thresholds, max_dets, area_ranges, compat
     )
@@ -267,26 +281,7 @@ def evaluate_coco(
     max_g = int(g_count.max()) if len(groups) else 0
     max_p = int(kept_count.max()) if len(groups) else 0
     max_pg = int((kept_count * g_count).max()) if len(groups) else 0
-    kernels.evaluate_groups(
-        gt_start,
-        gt_end,
-        pred_start,
-        pred_end,
-        gt_boxes,
-        gt_box_area,
-        gt_area,
-        gt_ignore,
-        gt_crowd,
-        gt_never,
-        pred_boxes,
-        pred_area,
-        thresholds,
-        area_lo,
-        area_hi,
-        max_det,
-        slot,
-        status,
-        np.empty(max(max_pg, 1), dtype=np.float64),
+    buffers = (
         np.empty((n_a, max(max_g, 1)), dtype=np.int64),
         np.empty((n_a, max(max_g, 1)), dtype=np.bool_),
         np.empty((n_a, max(max_g, 1)), dtype=np.bool_),
@@ -294,6 +289,62 @@ def evaluate_coco(
         np.empty((n_a, n_t, max(max_p, 1)), dtype=np.bool_),
         np.empty((n_t, max(max_g, 1)), dtype=np.int64),
     )
+    if iou_type == "segm":
+        iou_values, iou_offsets = _group_mask_ious(
+            ground_truth,
+            predictions,
+            g_rows,
+            p_rows,
+            gt_start,
+            gt_end,
+            pred_start,
+            pred_end,
+            max_det,
+            gt_crowd,
+        )
+        kernels.evaluate_groups_iou(
+            gt_start,
+            gt_end,
+            pred_start,
+            pred_end,
+            iou_values,
+            iou_offsets,
+            gt_area,
+            gt_ignore,
+            gt_crowd,
+            gt_never,
+            pred_area,
+            thresholds,
+            area_lo,
+            area_hi,
+            max_det,
+            slot,
+            status,
+            *buffers,
+        )
+    else:
+        kernels.evaluate_groups(
+            gt_start,
+            gt_end,
+            pred_start,
+            pred_end,
+            gt_boxes,
+            gt_box_area,
+            gt_area,
+            gt_ignore,
+            gt_crowd,
+            gt_never,
+            pred_boxes,
+            pred_area,
+            thresholds,
+            area_lo,
+            area_hi,
+            max_det,
+            slot,
+            status,
+            np.empty(max(max_pg, 1), dtype=np.float64),
+            *buffers,
+        )
 
     regular = ~gt_ignore
     gt_k = g_cls if use_cats else np.zeros(len(g_cls), dtype=np.int64)
@@ -419,7 +470,7 @@ def evaluate_coco(
         "use_cats": bool(use_cats),
         "compat": compat,
         "category_ids": cat_ids.tolist() if use_cats else [-1],
-        "iou_type": "bbox",
+        "iou_type": iou_type,
         "stat_layout": [dict(spec) for spec in layout],
     }
     return ProtocolResult(
@@ -429,3 +480,205 @@ def evaluate_coco(
         {"precision": precision, "recall": recall, "scores": scores},
         params,
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# segm: masks in the run-length domain, IoU matrices of every group
+# ------------------------------------------------------------------------------------------------
+
+
+def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, Any]:
+    """One record's segmentation as an RLE dict (pycocotools ``annToRLE``)."""
+    from ioukit import masks
+
+    if seg is None:
+        raise DataFormatError(f"{where}: missing (needed for iou_type='segm')")
+    if isinstance(seg, Mapping) and isinstance(seg.get("counts"), str | bytes):
+        return dict(seg)  # compressed: checked when parsed with the others
+    if isinstance(seg, Mapping) and "size" in seg and np.isnan(height):
+        size = seg["size"]
+        if isinstance(size, list | tuple) and len(size) == 2:
+            height, width = size  # uncompressed RLE on an image of unknown size
+    if isinstance(seg, list | tuple | Mapping) and (np.isnan(height) or np.isnan(width)):
+        raise DataFormatError(
+            f"{where}: polygons need the image size, but its image has no height/width"
+        )
+    try:
+        return masks.from_annotation(
+            dict(seg) if isinstance(seg, Mapping) else seg, int(height), int(width)
+        )
+    except DataFormatError as exc:
+        raise DataFormatError(f"{where}: {exc}") from None
+
+
+def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
+    """One batch of ``n`` run-length encodings from parts ``(positions, _Runs)``."""
+    from ioukit import masks
+
+    lengths = np.zeros(n, dtype=np.int64)
+    heights = np.zeros(n, dtype=np.int64)
+    widths = np.zeros(n, dtype=np.int64)
+    for pos, runs in parts:
+        lengths[pos] = np.diff(runs.offsets)
+        heights[pos] = runs.heights
+        widths[pos] = runs.widths
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    counts = np.empty(int(offsets[-1]), dtype=np.int64)
+    for pos, runs in parts:
+        total = int(runs.offsets[-1] - runs.offsets[0])
+        shift = np.repeat(offsets[pos] - runs.offsets[:-1], np.diff(runs.offsets))
+        counts[np.arange(runs.offsets[0], runs.offsets[0] + total) + shift] = runs.counts[
+            runs.offsets[0] : runs.offsets[-1]
+        ]
+    return masks._Runs(counts, offsets, heights, widths)
+
+
+def _mask_runs(
+    ds: Dataset, rows: np.ndarray, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Intervals (starts, ends, offsets), boxes, areas and heights of ``ds``'s masks ``rows``.
+
+    Every mask must have its image's size (taken from the first mask where the image table
+    does not know it).
+    """
+    from ioukit import masks
+    from ioukit._kernels import coco as kernels
+    from ioukit._kernels import rle
+
+    segs = ds.segmentation
+    if segs is None:  # pragma: no cover - checked by evaluate_coco
+        raise DataFormatError(f"{where}: no segmentation")
+    img = ds.image_index[rows]
+    heights = ds.images.heights[img]
+    widths = ds.images.widths[img]
+    # single polygons on images of known size: rasterised in one batch per image size;
+    # everything else (RLE dicts, several polygons) as pycocotools' annToRLE, one by one
+    n = len(rows)
+    single: dict[tuple[int, int], list[int]] = {}
+    others: list[int] = []
+    for k, (r, h, w) in enumerate(
+        zip(rows.tolist(), heights.tolist(), widths.tolist(), strict=True)
+    ):
+        seg = segs[r]
+        if (
+            isinstance(seg, list)
+            and len(seg) == 1
+            and isinstance(seg[0], list)
+            and not (np.isnan(h) or np.isnan(w))
+        ):
+            single.setdefault((int(h), int(w)), []).append(k)
+        else:
+            others.append(k)
+    parts: list[tuple[np.ndarray, masks._Runs]] = []
+    for (h, w), ks in single.items():
+        try:
+            runs = masks._polygon_runs([segs[rows[k]][0] for k in ks], h, w, where)
+        except DataFormatError:
+            others.extend(ks)  # the one-by-one path names the bad record
+            continue
+        parts.append((np.array(ks, dtype=np.int64), runs))
+    others.sort()
+    dicts = [
+        _rle_of(segs[rows[k]], heights[k], widths[k], f"{where}[{rows[k]}].segmentation")
+        for k in others
+    ]
+    try:
+        parts.append((np.array(others, dtype=np.int64), masks._parse_rles(dicts, where)))
+    except DataFormatError:
+        for k, d in zip(others, dicts, strict=True):
+            masks._parse_rles([d], f"{where}[{rows[k]}].segmentation")
+        raise
+    runs = _combine_runs(n, parts)
+    known = ~(np.isnan(heights) | np.isnan(widths))
+    bad = known & ((runs.heights != heights) | (runs.widths != widths))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(
+            f"{where}[{rows[i]}].segmentation.size: expected the image size "
+            f"[{int(heights[i])}, {int(widths[i])}], got [{runs.heights[i]}, {runs.widths[i]}]"
+        )
+    nint = np.empty(n, dtype=np.int64)
+    rle.interval_count(runs.counts, runs.offsets, nint)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(nint, out=offsets[1:])
+    starts = np.empty(int(offsets[-1]), dtype=np.int64)
+    ends = np.empty(int(offsets[-1]), dtype=np.int64)
+    rle.interval_fill(runs.counts, runs.offsets, offsets, starts, ends)
+    boxes = np.empty((n, 4), dtype=np.int64)
+    kernels.mask_boxes(starts, ends, offsets, runs.heights, boxes)
+    areas = np.empty(n, dtype=np.int64)
+    rle.area(runs.counts, runs.offsets, areas)
+    sizes = runs.heights * (1 << 32) + runs.widths
+    return starts, ends, offsets, boxes, areas, sizes
+
+
+def _group_mask_ious(
+    ground_truth: Dataset,
+    predictions: Dataset,
+    g_rows: np.ndarray,
+    p_rows: np.ndarray,
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    pred_end: np.ndarray,
+    max_det: int,
+    gt_crowd: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mask IoU matrices [P_i, G_i] of every group, flat, and their offsets."""
+    from ioukit._kernels import coco as kernels
+
+    kept = np.minimum(pred_end - pred_start, max_det)
+    g_count = gt_end - gt_start
+    sizes = np.where(g_count > 0, kept * g_count, 0)
+    iou_offsets = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=iou_offsets[1:])
+    iou_values = np.zeros(int(sizes.sum()), dtype=np.float64)
+    # only the first max_det predictions of each group are evaluated: parse only those
+    rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
+    needed = rank < max_det
+    g_runs = _mask_runs(ground_truth, g_rows, "annotations")
+    p_sub = _mask_runs(predictions, p_rows[needed], "results")
+    # kept predictions of a group are contiguous in p_sub: group i starts at sub_start[i]
+    sub_start = np.zeros(len(kept), dtype=np.int64)
+    np.cumsum(kept[:-1], out=sub_start[1:])
+    # one size per group: every kept prediction must have its ground truths' size
+    both = (kept > 0) & (g_count > 0)
+    group_size = np.zeros(len(g_count), dtype=np.int64)
+    group_size[both] = g_runs[5][gt_start[both]]
+    g_group = np.repeat(np.arange(len(g_count)), g_count)
+    p_group = np.repeat(np.arange(len(kept)), kept)
+    for group_of, own, label, rows in (
+        (g_group, g_runs[5], "annotations", g_rows),
+        (p_group, p_sub[5], "results", p_rows[needed]),
+    ):
+        wrong = both[group_of] & (own != group_size[group_of])
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            want, got = int(group_size[group_of[i]]), int(own[i])
+            raise DataFormatError(
+                f"{label}[{rows[i]}].segmentation.size: expected the size of the other masks "
+                f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
+                f"[{got >> 32}, {got & 0xFFFFFFFF}]"
+            )
+    kernels.group_mask_iou(
+        gt_start,
+        gt_end,
+        sub_start,
+        kept,
+        np.ascontiguousarray(group_size >> 32),
+        p_sub[0],
+        p_sub[1],
+        p_sub[2],
+        p_sub[3],
+        p_sub[4],
+        g_runs[0],
+        g_runs[1],
+        g_runs[2],
+        g_runs[3],
+        g_runs[4],
+        np.ascontiguousarray(gt_crowd),
+        iou_offsets,
+        iou_values,
+    )
+    return iou_values, iou_offsets
