@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 from numba import njit, prange
-from numba.misc.special import literally
 
 IOU, DICE, GIOU, DIOU, CIOU = 0, 1, 2, 3, 4
 METRIC_CODES = {"iou": IOU, "dice": DICE, "giou": GIOU, "diou": DIOU, "ciou": CIOU}
@@ -81,9 +80,7 @@ def _ciou(ax1, ay1, ax2, ay2, bx1, by1, bx2, by2, angle_a, angle_b, c):  # type:
 
 @njit(**_OPTIONS)
 def _fill_row(i, boxes1, x1, y1, x2, y2, angle1, angle2, c, metric, out):  # type: ignore[no-untyped-def]
-    # one loop per metric, so the branch sits outside the inner loop and LLVM vectorises it;
-    # ``literally`` compiles only the branch of the metric asked for (halves cold compile time)
-    literally(metric)
+    # one loop per metric, so the branch sits outside the inner loop and LLVM vectorises it
     ax1, ay1, ax2, ay2 = boxes1[i, 0], boxes1[i, 1], boxes1[i, 2], boxes1[i, 3]
     row = out[i]
     m = row.shape[0]
@@ -109,14 +106,12 @@ def _fill_row(i, boxes1, x1, y1, x2, y2, angle1, angle2, c, metric, out):  # typ
 
 @njit(**_OPTIONS)
 def _pairwise_serial(boxes1, x1, y1, x2, y2, angle1, angle2, consts, metric, out):  # type: ignore[no-untyped-def]
-    literally(metric)
     for i in range(boxes1.shape[0]):
         _fill_row(i, boxes1, x1, y1, x2, y2, angle1, angle2, consts, metric, out)
 
 
 @njit(parallel=True, **_OPTIONS)
 def _pairwise_parallel(boxes1, x1, y1, x2, y2, angle1, angle2, consts, metric, out):  # type: ignore[no-untyped-def]
-    literally(metric)
     for i in prange(boxes1.shape[0]):
         _fill_row(i, boxes1, x1, y1, x2, y2, angle1, angle2, consts, metric, out)
 
