@@ -157,6 +157,9 @@ def validate_boxes(x: Array, name: str, fmt: str) -> None:
     view = host_view(x)
     if view is None or view.size == 0:
         return
+    lower = view[..., :2] if fmt == "xyxy" else 0
+    if np.isfinite(view).all() and (view[..., 2:] >= lower).all():
+        return  # the common case: two passes, no per-box temporaries
     finite = np.isfinite(view).all(axis=-1)
     if fmt == "xyxy":
         ok = finite & (view[..., 2] >= view[..., 0]) & (view[..., 3] >= view[..., 1])
@@ -164,8 +167,6 @@ def validate_boxes(x: Array, name: str, fmt: str) -> None:
     else:
         ok = finite & (view[..., 2] >= 0) & (view[..., 3] >= 0)
         problem = "negative width or height"
-    if ok.all():
-        return
     index = tuple(int(i) for i in np.argwhere(~ok)[0])
     where = name + "".join(f"[{i}]" for i in index)
     box = view[index].tolist()

@@ -102,6 +102,42 @@ def _greedy(  # type: ignore[no-untyped-def]
 
 
 @njit(**_OPTIONS)
+def _greedy_one_segment(boxes, order, threshold, consts, limit):  # type: ignore[no-untyped-def]
+    """:func:`_greedy` for a single segment with the whole set-up in one compiled call.
+
+    Small inputs are dominated by per-call overhead (NumPy temporaries and numba's argument
+    checks), so the x1 layout, the rank map and the scratch arrays are built here.
+    Returns the kept input indices in score order.
+    """
+    n = boxes.shape[0]
+    layout = np.argsort(boxes[:, 0].copy(), kind="mergesort")  # stable
+    x1 = np.empty(n, dtype=boxes.dtype)
+    y1 = np.empty(n, dtype=boxes.dtype)
+    x2 = np.empty(n, dtype=boxes.dtype)
+    y2 = np.empty(n, dtype=boxes.dtype)
+    pos_of_input = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        i = layout[p]
+        x1[p], y1[p], x2[p], y2[p] = boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3]
+        pos_of_input[i] = p
+    pos_of_rank = np.empty(n, dtype=np.int64)
+    for r in range(n):
+        pos_of_rank[r] = pos_of_input[order[r]]
+    seg_lo = np.zeros(n, dtype=np.int64)
+    seg_hi = np.full(n, n, dtype=np.int64)
+    reach = np.empty(n, dtype=boxes.dtype)
+    done = np.zeros(n, dtype=np.uint8)
+    keep = np.empty(n, dtype=np.int64)
+    count = _greedy(
+        x1, y1, x2, y2, pos_of_rank, seg_lo, seg_hi, reach, done, threshold, consts, limit, keep
+    )
+    kept = np.empty(count, dtype=np.int64)
+    for k in range(count):
+        kept[k] = order[keep[k]]
+    return kept
+
+
+@njit(**_OPTIONS)
 def _soft(  # type: ignore[no-untyped-def]
     x1,
     y1,
@@ -175,20 +211,22 @@ def greedy_nms(
     n = boxes.shape[0]
     if n == 0:
         return np.empty(0, dtype=np.int64)
-    x1_all = boxes[:, 0]
     if segments is None:
-        layout = np.argsort(x1_all, kind="stable")
-        seg_lo = np.zeros(n, dtype=np.int64)
-        seg_hi = np.full(n, n, dtype=np.int64)
-    else:
-        layout = np.lexsort((x1_all, segments))
-        seg_sorted = segments[layout]
-        starts = np.flatnonzero(np.r_[True, seg_sorted[1:] != seg_sorted[:-1]])
-        ends = np.r_[starts[1:], n]
-        sizes = ends - starts
-        seg_lo = np.repeat(starts, sizes).astype(np.int64)
-        seg_hi = np.repeat(ends, sizes).astype(np.int64)
-    columns = [np.ascontiguousarray(boxes[layout, k]) for k in range(4)]
+        return _greedy_one_segment(  # type: ignore[no-any-return]
+            np.ascontiguousarray(boxes),
+            np.ascontiguousarray(order, dtype=np.int64),
+            boxes.dtype.type(threshold),
+            _consts(boxes.dtype),
+            limit,
+        )
+    layout = np.lexsort((boxes[:, 0], segments))
+    seg_sorted = segments[layout]
+    starts = np.flatnonzero(np.r_[True, seg_sorted[1:] != seg_sorted[:-1]])
+    ends = np.r_[starts[1:], n]
+    sizes = ends - starts
+    seg_lo = np.repeat(starts, sizes).astype(np.int64)
+    seg_hi = np.repeat(ends, sizes).astype(np.int64)
+    columns = np.ascontiguousarray(boxes[layout].T)  # (4, n): one gather, one copy
     pos_of_input = np.empty(n, dtype=np.int64)
     pos_of_input[layout] = np.arange(n, dtype=np.int64)
     pos_of_rank = pos_of_input[order]
