@@ -69,14 +69,16 @@ def _numpy_from_sequence(a: object, name: str) -> np.ndarray:
             arr = np.asarray(a)
         except (ValueError, TypeError) as exc:
             raise BoxError(
-                f"{name}: expected an array of numbers with last axis 4, got {_short(a)} ({exc})"
+                f"{name}: expected an array of numbers with last axis 4, "
+                f"got {short_repr(a)} ({exc})"
             ) from None
     if arr.dtype.kind not in "biuf":
-        raise BoxError(f"{name}: expected numbers, got dtype {arr.dtype} from {_short(a)}")
+        raise BoxError(f"{name}: expected numbers, got dtype {arr.dtype} from {short_repr(a)}")
     return arr
 
 
-def _short(a: object, limit: int = 80) -> str:
+def short_repr(a: object, limit: int = 80) -> str:
+    """``repr(a)`` cut to ``limit`` characters, for error messages."""
     text = repr(a)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -30,9 +30,9 @@ from typing import Any, Literal
 import numpy as np
 
 from ioukit._array import Array
+from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
 from ioukit.boxes import _check_image_size
 from ioukit.errors import BoxError
-from ioukit.suppression import _from_host, _host_boxes, _host_vector, _threshold, _to_host
 
 __all__ = ["weighted_boxes_fusion"]
 
@@ -52,31 +52,31 @@ def _gather(
         )
     boxes, scores, labels, like = [], [], [], None
     for t, (b, s, lab) in enumerate(zip(boxes_list, scores_list, labels_list, strict=True)):
-        host_b, like_b = _to_host(b, f"boxes_list[{t}]")
-        host_s, like_s = _to_host(s, f"scores_list[{t}]")
-        host_l, like_l = _to_host(lab, f"labels_list[{t}]")
+        host_b, like_b = to_host(b, f"boxes_list[{t}]")
+        host_s, like_s = to_host(s, f"scores_list[{t}]")
+        host_l, like_l = to_host(lab, f"labels_list[{t}]")
         for candidate in (like_b, like_s, like_l):
             like = candidate if like is None else like
         if host_b.size == 0 and host_b.ndim < 2:
             host_b = host_b.reshape(0, 4)
-        xyxy = _host_boxes(host_b, f"boxes_list[{t}]", "xyxy").astype(np.float64)
+        xyxy = host_boxes(host_b, f"boxes_list[{t}]", "xyxy").astype(np.float64)
         n = xyxy.shape[0]
         host_s = host_s.reshape(0) if host_s.size == 0 else host_s
         host_l = host_l.reshape(0) if host_l.size == 0 else host_l
-        _host_vector(host_s, f"scores_list[{t}]", n, finite=True)
+        host_vector(host_s, f"scores_list[{t}]", n, finite=True)
         if (host_s < 0).any():
             i = int(np.flatnonzero(host_s < 0)[0])
             raise BoxError(f"scores_list[{t}][{i}]: expected a score >= 0, got {host_s[i]}")
         boxes.append(xyxy)
         scores.append(host_s.astype(np.float64))
-        labels.append(_host_vector(host_l, f"labels_list[{t}]", n, integer=True))
+        labels.append(host_vector(host_l, f"labels_list[{t}]", n, integer=True))
     return boxes, scores, labels, like
 
 
 def _model_weights(weights: Sequence[float] | Array | None, models: int) -> np.ndarray:
     if weights is None:
         return np.ones(models)
-    host = np.asarray(_to_host(weights, "weights")[0], dtype=np.float64)
+    host = np.asarray(to_host(weights, "weights")[0], dtype=np.float64)
     if host.shape != (models,):
         raise ValueError(
             f"weights: expected one weight per model ({models},), got shape {host.shape}"
@@ -168,8 +168,8 @@ def weighted_boxes_fusion(
         raise ValueError(
             f"conf_type: expected one of {', '.join(map(repr, _CONF_TYPES))}, got {conf_type!r}"
         )
-    threshold = _threshold(iou_threshold, "iou_threshold")
-    skip = _threshold(skip_box_threshold, "skip_box_threshold")
+    threshold = check_number(iou_threshold, "iou_threshold")
+    skip = check_number(skip_box_threshold, "skip_box_threshold")
     boxes, scores, labels, like = _gather(boxes_list, scores_list, labels_list)
     model_weights = _model_weights(weights, len(boxes))
     size = None if image_size is None else np.array(_check_image_size(image_size) * 2)
@@ -230,9 +230,9 @@ def weighted_boxes_fusion(
     if size is not None:
         fused_boxes = fused_boxes * size
     return (
-        _from_host(fused_boxes, like),
-        _from_host(fused_scores, like),
-        _from_host(fused_labels, like),
+        from_host(fused_boxes, like),
+        from_host(fused_scores, like),
+        from_host(fused_labels, like),
     )
 
 

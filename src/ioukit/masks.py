@@ -52,7 +52,7 @@ from typing import Any, cast
 import array_api_compat
 import numpy as np
 
-from ioukit._array import Array
+from ioukit._array import Array, short_repr
 from ioukit.errors import DataFormatError, MaskError
 
 __all__ = [
@@ -98,11 +98,6 @@ def _kernels() -> Any:
     return rle
 
 
-def _short(value: object, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _host_numpy(x: object, name: str) -> np.ndarray:
     """``x`` as a NumPy array in host memory (torch/JAX/CuPy arrays are copied to the host)."""
     if isinstance(x, np.ndarray):
@@ -120,7 +115,7 @@ def _host_numpy(x: object, name: str) -> np.ndarray:
         return np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise MaskError(
-            f"{name}: expected an array of 0/1 values, got {_short(x)} ({exc})"
+            f"{name}: expected an array of 0/1 values, got {short_repr(x)} ({exc})"
         ) from None
 
 
@@ -182,7 +177,7 @@ def _size_of(obj: dict[Any, Any], where: str) -> tuple[int, int]:
         or min(size) < 0
     ):
         raise DataFormatError(
-            f"{where}.size: expected [height, width], two integers >= 0, got {_short(size)}"
+            f"{where}.size: expected [height, width], two integers >= 0, got {short_repr(size)}"
         )
     return int(size[0]), int(size[1])
 
@@ -201,7 +196,7 @@ def _parse_rles(objs: Sequence[object], name: str) -> _Runs:
         if not isinstance(obj, dict) or "size" not in obj or "counts" not in obj:
             raise DataFormatError(
                 f'{where}: expected an RLE dict {{"size": [H, W], "counts": ...}}, '
-                f"got {_short(obj)}"
+                f"got {short_repr(obj)}"
             )
         heights[i], widths[i] = _size_of(obj, where)
         counts = obj["counts"]
@@ -211,7 +206,7 @@ def _parse_rles(objs: Sequence[object], name: str) -> _Runs:
             except UnicodeEncodeError:
                 raise DataFormatError(
                     f"{where}.counts: expected a compressed RLE string (characters '0' to 'o'), "
-                    f"got {_short(counts)}"
+                    f"got {short_repr(counts)}"
                 ) from None
         if isinstance(counts, (bytes, bytearray)):
             strings.append(bytes(counts))
@@ -225,7 +220,7 @@ def _parse_rles(objs: Sequence[object], name: str) -> _Runs:
             ):
                 raise DataFormatError(
                     f"{where}.counts: expected run lengths (integers >= 0) or a compressed "
-                    f"string, got {_short(counts)}"
+                    f"string, got {short_repr(counts)}"
                 )
             lists[i] = arr.astype(np.int64)
         else:
@@ -244,7 +239,7 @@ def _parse_rles(objs: Sequence[object], name: str) -> _Runs:
         if bad >= 0:
             raise DataFormatError(
                 f"{name}[{string_index[bad]}].counts: expected a compressed RLE string "
-                f"(characters '0' to 'o', last one below 'P'), got {_short(strings[bad])}"
+                f"(characters '0' to 'o', last one below 'P'), got {short_repr(strings[bad])}"
             )
         parsed_offsets = np.zeros(len(strings) + 1, dtype=np.int64)
         np.cumsum(ncounts, out=parsed_offsets[1:])
@@ -299,7 +294,7 @@ def _as_runs(x: object, name: str, *, dense_ok: bool = True) -> tuple[_Runs, boo
         return _parse_rles(x, name), False
     if not dense_ok:
         raise DataFormatError(
-            f"{name}: expected an RLE dict or a list of RLE dicts, got {_short(x)}"
+            f"{name}: expected an RLE dict or a list of RLE dicts, got {short_repr(x)}"
         )
     masks, single = _binary_masks(x, name, allow_2d=True)
     return _encode_runs(masks, name), single
@@ -477,7 +472,9 @@ def merge(rles: Sequence[RLE], /, *, intersect: bool = False) -> RLE:
     """
     runs, single = _as_runs(rles, "rles", dense_ok=False)
     if single or len(runs) == 0:
-        raise DataFormatError(f"rles: expected a non-empty list of RLE dicts, got {_short(rles)}")
+        raise DataFormatError(
+            f"rles: expected a non-empty list of RLE dicts, got {short_repr(rles)}"
+        )
     h, w = _common_size(runs, "rles")
     if len(runs) == 1:
         return _to_dicts(runs)[0]
@@ -514,7 +511,7 @@ def _common_size(runs: _Runs, name: str) -> tuple[int, int]:
 def _check_image_size(height: object, width: object) -> tuple[int, int]:
     for label, value in (("height", height), ("width", width)):
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise DataFormatError(f"{label}: expected an integer >= 1, got {_short(value)}")
+            raise DataFormatError(f"{label}: expected an integer >= 1, got {short_repr(value)}")
     return int(height), int(width)  # type: ignore[call-overload]
 
 
@@ -530,7 +527,7 @@ def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str
         if length < 0 or length % 2:
             raise DataFormatError(
                 f"{name}[{i}]: expected a flat list of coordinates [x1, y1, x2, y2, ...] "
-                f"(even length), got {_short(polygon)}"
+                f"(even length), got {short_repr(polygon)}"
             )
     n = len(items)
     xy_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -540,7 +537,9 @@ def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str
     finite = np.isfinite(flat)
     if not finite.all():
         i = int(np.searchsorted(xy_offsets, int(np.argmin(finite)), side="right") - 1)
-        raise DataFormatError(f"{name}[{i}]: expected finite coordinates, got {_short(items[i])}")
+        raise DataFormatError(
+            f"{name}[{i}]: expected finite coordinates, got {short_repr(items[i])}"
+        )
     capacity = np.empty(n, dtype=np.int64)
     rle.polygons_capacity(flat, xy_offsets, capacity)
     out_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -596,7 +595,7 @@ def from_polygons(polygons: Sequence[Sequence[float]], /, height: int, width: in
     h, w = _check_image_size(height, width)
     if isinstance(polygons, (str, bytes, dict)) or not isinstance(polygons, Iterable):
         raise DataFormatError(
-            f"polygons: expected a list of flat coordinate lists, got {_short(polygons)}"
+            f"polygons: expected a list of flat coordinate lists, got {short_repr(polygons)}"
         )
     return _to_dicts(_polygon_runs(polygons, h, w, "polygons"))
 
@@ -642,7 +641,7 @@ def from_annotation(segmentation: object, /, height: int, width: int) -> RLE:
             return _to_dicts(runs)[0]
         return merge(_to_dicts(runs))
     raise DataFormatError(
-        f"segmentation: expected a list of polygons or an RLE dict, got {_short(segmentation)}"
+        f"segmentation: expected a list of polygons or an RLE dict, got {short_repr(segmentation)}"
     )
 
 
@@ -686,7 +685,7 @@ def _crowd_flags(crowd: object, m: int) -> np.ndarray:
             f"crowd: expected one flag per mask of masks2, shape ({m},), got shape {flags.shape}"
         )
     if flags.dtype.kind not in "biu" or (flags.size and not np.isin(flags, (0, 1)).all()):
-        raise MaskError(f"crowd: expected booleans (or 0/1), got {_short(flags)}")
+        raise MaskError(f"crowd: expected booleans (or 0/1), got {short_repr(flags)}")
     return flags.astype(np.bool_)
 
 

@@ -18,101 +18,14 @@ caller's library on the caller's device (a host round trip for accelerator array
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
-import array_api_compat
 import numpy as np
 
 from ioukit._array import Array, check_format
-from ioukit.boxes import prepare_boxes
-from ioukit.errors import BoxError
+from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
 
 __all__ = ["batched_nms", "nms", "soft_nms"]
-
-
-# ------------------------------------------------------------------ host round trip helpers
-
-
-def _to_host(x: Any, name: str) -> tuple[np.ndarray, Any]:
-    """``x`` as a NumPy array plus the array it came from (``None`` for NumPy/sequences).
-
-    Accelerator arrays are copied to the host; host arrays are viewed, never copied.
-    """
-    if isinstance(x, np.ndarray) or not array_api_compat.is_array_api_obj(x):
-        try:
-            arr = np.asarray(x)
-        except (TypeError, ValueError) as exc:
-            raise BoxError(
-                f"{name}: expected an array of numbers, got {_short(x)} ({exc})"
-            ) from None
-        return arr, None
-    if array_api_compat.is_torch_array(x):
-        import torch
-
-        tensor = x.detach()
-        if tensor.dtype == torch.bfloat16:
-            tensor = tensor.float()
-        return tensor.cpu().numpy(), x
-    if array_api_compat.is_cupy_array(x):
-        return x.get(), x
-    try:
-        return np.asarray(x), x
-    except (TypeError, ValueError, RuntimeError):
-        return np.from_dlpack(x), x
-
-
-def _from_host(result: np.ndarray, like: Any) -> Array:
-    """``result`` as an array of ``like``'s library on ``like``'s device (NumPy if ``None``)."""
-    if like is None:
-        return result
-    xp = array_api_compat.array_namespace(like)
-    return xp.asarray(result, device=array_api_compat.device(like))
-
-
-def _short(a: object, limit: int = 80) -> str:
-    text = repr(a)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _host_boxes(boxes: np.ndarray, name: str, fmt: str) -> np.ndarray:
-    """Validated, contiguous float xyxy boxes (n, 4) on the host (never the caller's buffer)."""
-    if boxes.dtype.kind not in "biuf":
-        raise BoxError(f"{name}: expected numbers, got dtype {boxes.dtype}")
-    xyxy = prepare_boxes(np, boxes, name, fmt, ndim=2)
-    return np.ascontiguousarray(xyxy)
-
-
-def _host_vector(
-    values: np.ndarray, name: str, n: int, *, integer: bool = False, finite: bool = False
-) -> np.ndarray:
-    """Check a per-box vector: shape (n,), numeric, no NaN (no inf when ``finite``).
-
-    With ``integer=True`` the values must be integers (floats holding whole numbers are
-    accepted, as ensemble-boxes returns them) and come back as int64.
-    """
-    if values.ndim != 1 or values.shape[0] != n:
-        raise BoxError(f"{name}: expected shape ({n},) to match the boxes, got {values.shape}")
-    if values.dtype.kind not in "biuf":
-        raise BoxError(f"{name}: expected a real-valued array, got dtype {values.dtype}")
-    if values.dtype.kind == "f":
-        bad = ~np.isfinite(values) if finite or integer else np.isnan(values)
-        if integer:
-            bad |= values != np.round(values)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            what = "integers" if integer else "finite numbers" if finite else "numbers, not NaN"
-            raise BoxError(f"{name}[{i}]: expected {what}, got {values[i]}")
-    return values.astype(np.int64) if integer else values
-
-
-def _threshold(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}: expected a number, got {value!r}")
-    number = float(value)
-    if math.isnan(number):
-        raise ValueError(f"{name}: expected a number, got NaN")
-    return number
 
 
 def _score_order(scores: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -122,10 +35,10 @@ def _score_order(scores: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _prepare(boxes: Array, scores: Array, fmt: str) -> tuple[np.ndarray, np.ndarray, Any]:
     check_format(fmt)
-    host, like = _to_host(boxes, "boxes")
-    host_scores, like_scores = _to_host(scores, "scores")
-    xyxy = _host_boxes(host, "boxes", fmt)
-    _host_vector(host_scores, "scores", xyxy.shape[0])
+    host, like = to_host(boxes, "boxes")
+    host_scores, like_scores = to_host(scores, "scores")
+    xyxy = host_boxes(host, "boxes", fmt)
+    host_vector(host_scores, "scores", xyxy.shape[0])
     return xyxy, host_scores, like if like is not None else like_scores
 
 
@@ -170,13 +83,13 @@ def nms(boxes: Array, scores: Array, /, *, iou_threshold: float, fmt: str = "xyx
     >>> nms(np.zeros((0, 4)), np.zeros(0), iou_threshold=0.5)
     array([], dtype=int64)
     """
-    threshold = _threshold(iou_threshold, "iou_threshold")
+    threshold = check_number(iou_threshold, "iou_threshold")
     xyxy, host_scores, like = _prepare(boxes, scores, fmt)
     from ioukit._kernels import nms as kernels
 
     order = _score_order(host_scores, xyxy.dtype)
     kept = kernels.greedy_nms(xyxy, order, None, threshold, xyxy.shape[0])
-    return _from_host(kept, like)
+    return from_host(kept, like)
 
 
 def batched_nms(
@@ -235,10 +148,10 @@ def batched_nms(
     ...             max_detections=1)
     array([0])
     """
-    threshold = _threshold(iou_threshold, "iou_threshold")
+    threshold = check_number(iou_threshold, "iou_threshold")
     xyxy, host_scores, like = _prepare(boxes, scores, fmt)
-    host_classes, like_classes = _to_host(classes, "classes")
-    host_classes = _host_vector(host_classes, "classes", xyxy.shape[0], integer=True)
+    host_classes, like_classes = to_host(classes, "classes")
+    host_classes = host_vector(host_classes, "classes", xyxy.shape[0], integer=True)
     like = like if like is not None else like_classes
     limit = xyxy.shape[0]
     if max_detections is not None:
@@ -249,7 +162,7 @@ def batched_nms(
         limit = min(limit, int(max_detections))
     candidates = None
     if score_threshold is not None:
-        cut = _threshold(score_threshold, "score_threshold")
+        cut = check_number(score_threshold, "score_threshold")
         candidates = np.flatnonzero(host_scores > cut)
         xyxy, host_scores, host_classes = (
             xyxy[candidates],
@@ -267,7 +180,7 @@ def batched_nms(
     kept = kernels.greedy_nms(xyxy, order, segments, threshold, limit)
     if candidates is not None:
         kept = candidates[kept].astype(np.int64)
-    return _from_host(kept, like)
+    return from_host(kept, like)
 
 
 def soft_nms(
@@ -337,19 +250,19 @@ def soft_nms(
     """
     if method not in ("linear", "gaussian"):
         raise ValueError(f"method: expected 'linear' or 'gaussian', got {method!r}")
-    sigma_value = _threshold(sigma, "sigma")
+    sigma_value = check_number(sigma, "sigma")
     if not sigma_value > 0:
         raise ValueError(f"sigma: expected a positive number, got {sigma!r}")
-    overlap = _threshold(iou_threshold, "iou_threshold")
-    cut = _threshold(score_threshold, "score_threshold")
+    overlap = check_number(iou_threshold, "iou_threshold")
+    cut = check_number(score_threshold, "score_threshold")
     check_format(fmt)
-    host, like = _to_host(boxes, "boxes")
-    host_scores, like_scores = _to_host(scores, "scores")
-    xyxy = _host_boxes(host, "boxes", fmt)
-    _host_vector(host_scores, "scores", xyxy.shape[0], finite=True)
+    host, like = to_host(boxes, "boxes")
+    host_scores, like_scores = to_host(scores, "scores")
+    xyxy = host_boxes(host, "boxes", fmt)
+    host_vector(host_scores, "scores", xyxy.shape[0], finite=True)
     like = like if like is not None else like_scores
     from ioukit._kernels import nms as kernels
 
     work = host_scores.astype(xyxy.dtype)
     kept, decayed = kernels.soft_nms(xyxy, work, method, sigma_value, overlap, cut)
-    return _from_host(kept, like), _from_host(decayed, like)
+    return from_host(kept, like), from_host(decayed, like)
