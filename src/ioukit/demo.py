@@ -11,6 +11,8 @@ from pathlib import Path
 
 from ioukit.overlap import box_dice_elementwise, box_iou_elementwise
 
+__all__ = ["WORKED_EXAMPLE", "main", "worked_example_table"]
+
 WORKED_EXAMPLE = (
     ((100, 80, 300, 280), (120, 100, 320, 300)),
     ((50, 60, 210, 260), (110, 90, 260, 280)),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ioukit.errors import IoukitError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 COMMANDS: tuple[str, ...] = (
     "ioukit.cli.iou_command",

@@ -13,6 +13,8 @@ from ioukit.cli.eval_command import (
     sizes_note,
 )
 
+__all__ = ["register", "run"]
+
 _HELP = """\
 Look for the classic mistakes before evaluating: boxes in another format than assumed
 (xywh read as xyxy...), normalized vs pixel coordinates, predictions for unknown images or

@@ -8,6 +8,8 @@ from typing import Any
 
 from ioukit.cli.eval_command import FORMAT_CHOICES
 
+__all__ = ["register", "run"]
+
 _HELP = """\
 Convert a dataset between COCO JSON, YOLO txt and Pascal VOC XML.
 

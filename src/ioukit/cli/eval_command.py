@@ -8,6 +8,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "add_reading_arguments",
+    "check_output_folder",
+    "progress_enabled",
+    "read_ground_truth_arg",
+    "read_predictions_arg",
+    "read_segm_args",
+    "register",
+    "run",
+    "sizes_note",
+]
+
 _HELP = """\
 Evaluate detections against ground truth and print the report.
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from ioukit.errors import BoxError
 
+__all__ = ["parse_box", "register", "report", "run"]
+
 _HELP = """\
 Print intersection, union, IoU, Dice, GIoU, DIoU and CIoU of two boxes.
 Boxes are 4 comma-separated numbers; put '--' before a box that starts with '-'.

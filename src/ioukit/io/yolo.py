@@ -55,7 +55,7 @@ from ioukit.io._text import (
     read_text,
 )
 
-__all__ = ["read_yolo_ground_truth", "read_yolo_predictions", "write_yolo"]
+__all__ = ["read_yolo_ground_truth", "read_yolo_predictions", "write_yolo", "yolo_class_indices"]
 
 _TOLERANCE = 1e-3  # exporters round; values up to 1.001 still count as normalized
 _FIELDS = ("cx", "cy", "w", "h")

@@ -1,0 +1,44 @@
+"""Every public module declares ``__all__``; it names exactly the public functions and classes
+the module defines, and nothing that does not exist."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import types
+
+import pytest
+
+import ioukit
+
+MODULES = sorted(
+    info.name
+    for info in pkgutil.walk_packages(ioukit.__path__, "ioukit.")
+    if not any(part.startswith("_") for part in info.name.split(".")[1:])
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_all_matches_defined_public_names(name: str) -> None:
+    module = importlib.import_module(name)
+    assert hasattr(module, "__all__"), f"{name} has no __all__"
+    missing = [n for n in module.__all__ if not hasattr(module, n)]
+    assert not missing, f"{name}.__all__ names what does not exist: {missing}"
+    defined = {
+        n
+        for n, v in vars(module).items()
+        if not n.startswith("_")
+        and (inspect.isfunction(v) or inspect.isclass(v))
+        and v.__module__ == name
+    }
+    undeclared = defined - set(module.__all__)
+    assert not undeclared, f"{name} defines public names missing from __all__: {sorted(undeclared)}"
+
+
+def test_top_level_exports_are_importable() -> None:
+    for n in ioukit.__all__:
+        value = getattr(ioukit, n)
+        assert value is not None
+        if isinstance(value, types.ModuleType):
+            assert value.__name__.startswith("ioukit.")
