@@ -1,0 +1,35 @@
+"""A file that exists but cannot be read (permission denied) gives exit 2 and one line naming it.
+
+Tests run as root in CI, where ``chmod 000`` does not stop reading, so the denial is simulated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ioukit.cli import main
+from tests.conftest import DATA
+
+GOOD = DATA / "bad_inputs" / "good"
+
+
+@pytest.mark.parametrize("side", ["gt", "pred"])
+def test_permission_denied(
+    side: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    denied = (GOOD / ("gt.json" if side == "gt" else "pred.json")).resolve()
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.resolve() == denied:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    status = main(["eval", "--gt", str(GOOD / "gt.json"), "--pred", str(GOOD / "pred.json")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.count("\n") == 1
+    assert denied.name in err and "Permission denied" in err
