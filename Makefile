@@ -36,7 +36,7 @@ $(BENCH_VENV)/.installed: pyproject.toml
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[all]" pycocotools faster-coco-eval supervision \
-		ensemble-boxes "torch==2.14.1" "torchvision==0.29.1"
+		ensemble-boxes ultralytics "torch==2.14.1" "torchvision==0.29.1"
 	touch $@
 
 bench: $(BENCH_VENV)/.installed

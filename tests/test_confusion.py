@@ -1,4 +1,9 @@
-"""Confusion matrix against a per-image NumPy transcription of Ultralytics' process_batch."""
+"""Confusion matrix against per-image NumPy transcriptions of Ultralytics' process_batch.
+
+``_oracle_legacy``: Ultralytics 8.0 - 8.3 (``matching="iou"``); ``_oracle_84``: 8.4
+(``matching="confidence"``, the default). tests/test_ultralytics_parity.py runs the real
+Ultralytics where it is installed.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +43,7 @@ def _random(seed: int) -> tuple[Dataset, Dataset]:
     return gt, pred
 
 
-def _oracle(gt: Dataset, pred: Dataset, iou_thres: float, conf: float) -> np.ndarray:
+def _oracle_legacy(gt: Dataset, pred: Dataset, iou_thres: float, conf: float) -> np.ndarray:
     ids = np.sort(gt.categories.ids)
     nc = ids.size
     matrix = np.zeros((nc + 1, nc + 1), dtype=np.int64)
@@ -82,11 +87,49 @@ def _oracle(gt: Dataset, pred: Dataset, iou_thres: float, conf: float) -> np.nda
     return matrix
 
 
+def _oracle_84(gt: Dataset, pred: Dataset, iou_thres: float, conf: float) -> np.ndarray:
+    """Ultralytics 8.4: detections in descending confidence claim their best unclaimed gt."""
+    ids = np.sort(gt.categories.ids)
+    nc = ids.size
+    matrix = np.zeros((nc + 1, nc + 1), dtype=np.int64)
+    scores = np.asarray(pred.scores)
+    for i in range(len(gt.images)):
+        g = np.flatnonzero(gt.image_index == i)
+        p = np.flatnonzero((pred.image_index == i) & (scores > conf))
+        gc = np.searchsorted(ids, gt.category_id[g])
+        dc = np.searchsorted(ids, pred.category_id[p])
+        a, b = gt.boxes[g], pred.boxes[p]
+        lt = np.maximum(a[:, None, :2], b[None, :, :2])
+        rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+        inter = np.clip(rb - lt, 0, None).prod(2)
+        area_a, area_b = (a[:, 2:] - a[:, :2]).prod(1), (b[:, 2:] - b[:, :2]).prod(1)
+        iou = (inter / (area_a[:, None] + area_b - inter + 1e-7)).astype(np.float32)
+        gt_match = np.full(g.size, -1)
+        for d in np.argsort(-scores[p], kind="stable").tolist():
+            if not g.size:
+                break
+            best = int(iou[:, d].argmax())
+            if iou[best, d] > np.float32(iou_thres):
+                gt_match[best] = d
+                iou[best] = 0
+        for gi, c in enumerate(gc.tolist()):
+            matrix[dc[gt_match[gi]] if gt_match[gi] >= 0 else nc, c] += 1
+        matched = set(gt_match[gt_match >= 0].tolist())
+        for di, c in enumerate(dc.tolist()):
+            if di not in matched:
+                matrix[c, nc] += 1
+    return matrix
+
+
+@pytest.mark.parametrize("matching", ["confidence", "iou"])
 @pytest.mark.parametrize(("seed", "iou", "conf"), [(0, 0.45, 0.25), (1, 0.3, 0.0), (2, 0.6, 0.5)])
-def test_against_ultralytics_transcription(seed: int, iou: float, conf: float) -> None:
+def test_against_ultralytics_transcription(
+    seed: int, iou: float, conf: float, matching: str
+) -> None:
     gt, pred = _random(seed)
-    cm = confusion_matrix(gt, pred, iou_threshold=iou, score_threshold=conf)
-    np.testing.assert_array_equal(cm.matrix, _oracle(gt, pred, iou, conf))
+    cm = confusion_matrix(gt, pred, iou_threshold=iou, score_threshold=conf, matching=matching)
+    oracle = _oracle_84 if matching == "confidence" else _oracle_legacy
+    np.testing.assert_array_equal(cm.matrix, oracle(gt, pred, iou, conf))
     assert cm.labels == ("b", "a", "c", "background")
     assert cm.matrix[-1, -1] == 0
     # every kept prediction is counted once (row sums), every gt once (column sums)

@@ -167,3 +167,48 @@ def test_custom_thresholds_and_errors() -> None:
     assert r.stats["mAP50"] == -1.0 and r.arrays["AP"].shape[1] == 2
     with pytest.raises(DataFormatError, match="iou_thresholds"):
         evaluate_yolo(gt, pred, iou_thresholds=[1.5])
+
+
+def _one_image(
+    gt_boxes: list[list[float]], pred_boxes: list[list[float]]
+) -> tuple[Dataset, Dataset]:
+    img = ImageTable.from_lists([1], ["a"])
+    cats = CategoryTable.from_lists([0], ["x"])
+    gt = Dataset.from_arrays(
+        img, cats, boxes=gt_boxes, image_index=[0] * len(gt_boxes), category_id=[0] * len(gt_boxes)
+    )
+    scores = np.linspace(0.9, 0.5, len(pred_boxes))
+    pred = Dataset.from_arrays(
+        img,
+        cats,
+        boxes=pred_boxes,
+        image_index=[0] * len(pred_boxes),
+        category_id=[0] * len(pred_boxes),
+        scores=scores,
+    )
+    return gt, pred
+
+
+def test_float32_thresholds_like_ultralytics() -> None:
+    from ioukit.metrics.yolo import float32_threshold, match_yolo
+
+    # IoU exactly 11/20 = 0.55: float32(0.55) > 0.55, but Ultralytics' float32 IoU rounds to it
+    gt, pred = _one_image([[0, 0, 20, 10]], [[0, 0, 11, 10]])
+    assert match_yolo(gt, pred, IOUV).tp[:, 0].tolist() == [True, True] + [False] * 8
+    # and IoU exactly 0.5 passes 0.5 although union + 1e-7 is used in float64
+    gt, pred = _one_image([[0, 0, 20, 10]], [[0, 0, 10, 10]])
+    assert match_yolo(gt, pred, IOUV).tp[:, 0].tolist() == [True] + [False] * 9
+    low = float32_threshold(np.array([0.45]), strict=False)[0]
+    high = float32_threshold(np.array([0.45]), strict=True)[0]
+    assert low < 0.45 < high and np.float32(low + 1e-12) == np.float32(0.45)
+
+
+def test_iou_ties_go_to_the_first_ground_truth() -> None:
+    from ioukit.metrics.yolo import match_yolo
+
+    # A (higher score) has IoU 1/3 with both ground truths and takes the first one (argmax);
+    # B equals the first ground truth, finds it taken, and is a false positive.
+    gt, pred = _one_image([[0, 0, 10, 10], [10, 0, 20, 10]], [[5, 0, 15, 10], [0, 0, 10, 10]])
+    matches = match_yolo(gt, pred, np.array([0.3]))
+    assert matches.matched.tolist() == [[0, -1]]
+    assert matches.tp.tolist() == [[True, False]]

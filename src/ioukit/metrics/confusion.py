@@ -11,12 +11,14 @@ Semantics of Ultralytics' ``ConfusionMatrix.process_batch`` (``utils/metrics.py`
 
 - predictions with confidence ``> score_threshold`` (strict, default 0.25) take part;
 - matching is class-agnostic on Ultralytics' IoU (``inter / (union + 1e-7)``) with
-  ``IoU > iou_threshold`` (strict, default 0.45);
-- ``matching="iou"`` (default, what the Ultralytics source does): every prediction keeps its
-  highest-IoU ground truth, then every ground truth keeps the highest-IoU prediction among
-  those that chose it (ties: first index; Ultralytics' unstable sort leaves ties unspecified);
-  ``matching="confidence"``: predictions in descending confidence (stable) each take the
-  unmatched ground truth of highest IoU.
+  ``IoU > iou_threshold`` (strict, default 0.45), compared as Ultralytics does in float32
+  (an IoU that rounds to ``float32(iou_threshold)`` does not pass);
+- ``matching="confidence"`` (default, Ultralytics 8.4, checked cell for cell against
+  8.4.190 by ``benchmarks/check_ultralytics.py``): predictions in descending confidence
+  (stable) each take the unmatched ground truth of highest IoU (ties: first ground truth);
+- ``matching="iou"`` (Ultralytics 8.0 - 8.3): every prediction keeps its highest-IoU ground
+  truth, then every ground truth keeps the highest-IoU prediction among those that chose it
+  (ties: first index; those versions' unstable sort leaves ties unspecified).
 
 ioukit choices: ground-truth crowds are left out (Ultralytics' COCO converter drops them);
 predictions whose category is not in ``gt.categories`` are left out.
@@ -31,6 +33,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.metrics import _grouping
+from ioukit.metrics.yolo import float32_threshold, reversed_rows, unreverse_matches
 
 __all__ = ["ConfusionMatrix", "confusion_matrix"]
 
@@ -109,7 +112,7 @@ def confusion_matrix(
     *,
     iou_threshold: float = 0.45,
     score_threshold: float = 0.25,
-    matching: str = "iou",
+    matching: str = "confidence",
 ) -> ConfusionMatrix:
     """Confusion matrix of ``pred`` against ``gt`` (``matrix[pred, true]``, background last).
 
@@ -120,8 +123,9 @@ def confusion_matrix(
         A pair matches when ``IoU > iou_threshold``.
     score_threshold : float, default 0.25
         Only predictions with ``score > score_threshold`` count.
-    matching : {"iou", "confidence"}
-        Ultralytics' IoU-ranked matching (default) or greedy in descending confidence.
+    matching : {"confidence", "iou"}
+        Greedy in descending confidence, as Ultralytics 8.4 (default), or the IoU-ranked
+        matching of Ultralytics 8.0 - 8.3.
 
     Returns
     -------
@@ -146,8 +150,8 @@ def confusion_matrix(
            [1, 0, 1],
            [0, 1, 0]])
     """
-    if matching not in ("iou", "confidence"):
-        raise DataFormatError(f"matching: expected 'iou' or 'confidence', got {matching!r}")
+    if matching not in ("confidence", "iou"):
+        raise DataFormatError(f"matching: expected 'confidence' or 'iou', got {matching!r}")
     for name, value in (("iou_threshold", iou_threshold), ("score_threshold", score_threshold)):
         if not 0.0 <= float(value) <= 1.0:
             raise DataFormatError(f"{name}: expected a number in [0, 1], got {value!r}")
@@ -160,10 +164,11 @@ def confusion_matrix(
     gt_keep = (gt_class >= 0) & ~gt.crowd
     pred_keep = (pred_class >= 0) & (scores > float(score_threshold))
 
+    threshold = float(float32_threshold(np.array([float(iou_threshold)]), strict=True)[0])
     if matching == "confidence":
-        matched = _match_confidence(gt, pred, gt_keep, pred_keep, float(iou_threshold))
+        matched = _match_confidence(gt, pred, gt_keep, pred_keep, threshold)
     else:
-        matched = _match_iou(gt, pred, gt_keep, pred_keep, float(iou_threshold))
+        matched = _match_iou(gt, pred, gt_keep, pred_keep, threshold)
 
     matrix = np.zeros((k + 1, k + 1), dtype=np.int64)
     hit = matched >= 0
@@ -217,18 +222,22 @@ def _match_iou(
 def _match_confidence(
     gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
 ) -> np.ndarray:
-    """Class-agnostic greedy matching in descending confidence with ``IoU > threshold``."""
+    """Class-agnostic greedy matching in descending confidence with ``IoU > threshold``.
+
+    Matched against the reversed ground truth so that IoU ties go to the first one.
+    """
     none = np.zeros(len(gt), dtype=bool)
     result = _grouping.match_dataset(
-        gt,
+        reversed_rows(gt),
         pred,
         iou_thresholds=np.array([threshold]),
         rule="coco",
         gt_ignore=none,
         gt_crowd=none,
-        gt_keep=gt_keep,
+        gt_keep=gt_keep[::-1].copy(),
         strict=True,
         eps=_grouping.ULTRALYTICS_EPS,
         class_agnostic=True,
     )
+    result = unreverse_matches(result, len(gt))
     return np.where(pred_keep, result.matched[0], -1)

@@ -3,9 +3,15 @@
 Computed the way current Ultralytics does (``engine/validator.py`` ``match_predictions`` and
 ``utils/metrics.py`` ``ap_per_class``/``compute_ap``; REFERENCE 3.9):
 
-- IoU is Ultralytics' ``box_iou``: ``inter / (area1 + area2 - inter + 1e-7)``.
+- IoU is Ultralytics' ``box_iou``: ``inter / (area1 + area2 - inter + 1e-7)``. Ultralytics
+  computes it in float32 and compares it with float32 thresholds (``iouv`` is
+  ``torch.linspace(0.5, 0.95, 10)``), so an IoU within half a float32 step below a threshold
+  (for instance an exact 0.55 = 11/20 on integer pixel boxes, where ``float32(0.55)`` is
+  0.55000001) still passes. ioukit computes in float64 and reproduces this by comparing with
+  the smallest real number that rounds to the float32 threshold (:func:`float32_threshold`).
 - Per image and class, for each IoU threshold (default ``0.50:0.05:0.95``), predictions in
-  descending confidence each take the unmatched ground truth of highest IoU ``>= t``.
+  descending confidence each take the unmatched ground truth of highest IoU ``>= t``; among
+  equal IoUs the first ground truth (file order) wins, as NumPy's ``argmax`` does.
 - Classes are those present in the ground truth; predictions of other classes are ignored;
   a class with labels but no predictions gets AP 0.
 - AP per class and threshold with :func:`~ioukit.metrics.ap.ultralytics_ap`.
@@ -21,7 +27,7 @@ confidence keep input order (Ultralytics sorts with NumPy's default, unstable, q
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +38,14 @@ from ioukit.metrics import _grouping
 from ioukit.metrics.ap import ultralytics_ap
 from ioukit.metrics.protocol import ProtocolResult
 
-__all__ = ["evaluate_yolo"]
+__all__ = [
+    "evaluate_yolo",
+    "float32_threshold",
+    "match_yolo",
+    "reversed_rows",
+    "ultralytics_class_curves",
+    "unreverse_matches",
+]
 
 DEFAULT_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 CONFIDENCE_GRID = np.linspace(0.0, 1.0, 1000)
@@ -94,19 +107,77 @@ def ultralytics_class_curves(
     return _ClassCurves(ap, p_curve, r_curve, f1_curve, pr_precision, has, num_labels, best)
 
 
+def float32_threshold(thresholds: np.ndarray, *, strict: bool) -> np.ndarray:
+    """Float64 thresholds equivalent to Ultralytics' float32 comparisons.
+
+    Ultralytics tests ``float32(iou) >= float32(t)`` (``strict=False``) or
+    ``float32(iou) > float32(t)`` (``strict=True``). For a float64 IoU ``q`` these hold when
+    ``q`` reaches the midpoint between ``float32(t)`` and its float32 neighbour below
+    (``>=``) or passes the midpoint to its neighbour above (``>``). Returned as float64.
+
+    Examples
+    --------
+    >>> t = float32_threshold(np.array([0.55]), strict=False)[0]
+    >>> bool(11 / 20 >= t), bool(11 / 20 >= 0.55 + 1e-12)
+    (True, False)
+    """
+    t32 = np.asarray(thresholds, dtype=np.float64).astype(np.float32)
+    side = np.float32(np.inf) if strict else np.float32(-np.inf)
+    neighbour = np.nextafter(t32, side)
+    return (t32.astype(np.float64) + neighbour.astype(np.float64)) / 2.0
+
+
+def reversed_rows(dataset: Dataset) -> Dataset:
+    """``dataset`` with its rows in reverse order (images and categories unchanged).
+
+    ioukit's greedy kernel gives ties in IoU to the last ground truth of a group (the
+    pycocotools rule); Ultralytics' ``argmax`` gives them to the first. Matching against the
+    reversed rows and mapping indices back with ``len - 1 - i`` reproduces Ultralytics.
+    """
+    rev = slice(None, None, -1)
+    return replace(
+        dataset,
+        boxes=dataset.boxes[rev],
+        image_index=dataset.image_index[rev],
+        category_id=dataset.category_id[rev],
+        scores=None if dataset.scores is None else dataset.scores[rev],
+        area=dataset.area[rev],
+        crowd=dataset.crowd[rev],
+        ignore=dataset.ignore[rev],
+        difficult=dataset.difficult[rev],
+        annotation_id=dataset.annotation_id[rev],
+        segmentation=None if dataset.segmentation is None else dataset.segmentation[rev],
+    )
+
+
+def unreverse_matches(matches: _grouping.DatasetMatches, num_gt: int) -> _grouping.DatasetMatches:
+    """Map matches made against :func:`reversed_rows` ground truth back to original rows."""
+    return replace(
+        matches,
+        matched=np.where(matches.matched >= 0, num_gt - 1 - matches.matched, -1),
+        gt_class=matches.gt_class[::-1].copy(),
+        gt_ignore=matches.gt_ignore[::-1].copy(),
+    )
+
+
 def match_yolo(gt: Dataset, pred: Dataset, iou_thresholds: np.ndarray) -> _grouping.DatasetMatches:
-    """Ultralytics matching of a whole dataset (crowds dropped, eps-IoU, confidence-greedy)."""
+    """Ultralytics matching of a whole dataset (crowds dropped, eps-IoU, confidence-greedy).
+
+    Thresholds are compared as Ultralytics' float32 ones; IoU ties go to the first ground truth.
+    """
     none = np.zeros(len(gt), dtype=bool)
-    return _grouping.match_dataset(
-        gt,
+    rev = reversed_rows(gt)
+    matches = _grouping.match_dataset(
+        rev,
         pred,
-        iou_thresholds=iou_thresholds,
+        iou_thresholds=float32_threshold(iou_thresholds, strict=False),
         rule="coco",
         gt_ignore=none,
         gt_crowd=none,
-        gt_keep=~gt.crowd,
+        gt_keep=~rev.crowd,
         eps=_grouping.ULTRALYTICS_EPS,
     )
+    return unreverse_matches(matches, len(gt))
 
 
 def evaluate_yolo(
