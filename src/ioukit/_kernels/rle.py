@@ -493,11 +493,10 @@ def _c_int(value):  # type: ignore[no-untyped-def]
 
 
 @njit(**_OPTIONS)
-def polygon_fill(xy, h, w, out):  # type: ignore[no-untyped-def]
-    """Runs of one polygon ``xy`` (2K,) float64 on an ``h`` x ``w`` image into ``out``.
+def polygon_fill_direct(xy, h, w, out):  # type: ignore[no-untyped-def]
+    """:func:`polygon_fill` step by step as ``rleFrPoly`` (the oracle of the fast version).
 
-    ``out`` holds at least ``K + 2 + sum over edges of max(|dx|, |dy|)`` numbers, the edge
-    lengths measured on the x5 grid; returns the number of runs written.
+    Walks every boundary point of the x5 grid into arrays, then keeps the column crossings.
     """
     scale = 5.0
     k = xy.shape[0] // 2
@@ -586,6 +585,163 @@ def polygon_fill(xy, h, w, out):  # type: ignore[no-untyped-def]
 
 
 @njit(**_OPTIONS)
+def _sort_crossings(out, n, h, lo, hi, scratch, bucket):  # type: ignore[no-untyped-def]
+    """Sort the positions ``out[:n]`` (columns ``lo..hi``) in place: a counting sort by
+    column (``scratch`` (n,), ``bucket`` (hi - lo + 2,) int64), then each column's few rows."""
+    if n < 32 or h <= 0 or hi - lo + 2 > bucket.shape[0]:
+        out[:n].sort()
+        return
+    bucket[: hi - lo + 2] = 0
+    for j in range(n):
+        bucket[out[j] // h - lo + 1] += 1
+    for c in range(1, hi - lo + 2):
+        bucket[c] += bucket[c - 1]
+    for j in range(n):
+        c = out[j] // h - lo
+        scratch[bucket[c]] = out[j]
+        bucket[c] += 1
+    start = 0
+    for c in range(hi - lo + 1):
+        end = bucket[c]
+        if end - start > 16:
+            scratch[start:end].sort()
+        else:
+            for a in range(start + 1, end):
+                value = scratch[a]
+                b = a - 1
+                while b >= start and scratch[b] > value:
+                    scratch[b + 1] = scratch[b]
+                    b -= 1
+                scratch[b + 1] = value
+        start = end
+    out[:n] = scratch[:n]
+
+
+@njit(**_OPTIONS)
+def _finish_runs(out, n, h, w):  # type: ignore[no-untyped-def]
+    """Sorted column crossings ``out[:n]`` (pixel positions) -> run lengths in place;
+    returns their number."""
+    # the end of the image, h * w, in sorted place (last unless w is 0)
+    j = n
+    while j > 0 and out[j - 1] > h * w:
+        out[j] = out[j - 1]
+        j -= 1
+    out[j] = h * w
+    n += 1
+    previous = np.int64(0)
+    for j in range(n):
+        t = out[j]
+        out[j] -= previous
+        previous = t
+    # drop pairs of toggles at the same pixel (reads at j never fall behind writes at r)
+    r = 1
+    j = 1
+    while j < n:
+        if out[j] > 0:
+            out[r] = out[j]
+            r += 1
+            j += 1
+        else:
+            j += 1
+            if j < n:
+                out[r - 1] += out[j]
+                j += 1
+    return r
+
+
+@njit(**_OPTIONS)
+def _crossing(xd, v_low, h, w):  # type: ignore[no-untyped-def]
+    """Pixel position of the boundary crossing ``xd`` (x5 grid), or -1 if it is no column."""
+    # (xd + 0.5) / 5 - 0.5 is an integer exactly when xd = 2 (mod 5)
+    if xd < 2 or (xd - 2) % 5 != 0:
+        return np.int64(-1)
+    column = (xd - 2) // 5
+    if w > 0 and column > w - 1:
+        return np.int64(-1)
+    yd = (float(v_low) + 0.5) / 5.0 - 0.5
+    if yd < 0:
+        yd = 0.0
+    elif yd > h:
+        yd = float(h)
+    return column * h + np.int64(math.ceil(yd))
+
+
+@njit(**_OPTIONS)
+def polygon_fill(xy, h, w, out):  # type: ignore[no-untyped-def]
+    """Runs of one polygon ``xy`` (2K,) float64 on an ``h`` x ``w`` image into ``out``.
+
+    ``out`` holds at least ``K + 2 + sum over edges of max(|dx|, |dy|)`` numbers, the edge
+    lengths measured on the x5 grid; returns the number of runs written. Identical to
+    :func:`polygon_fill_direct` (pycocotools' ``rleFrPoly``) without its point arrays: the
+    boundary points of consecutive edges meet at a shared vertex (same column, no crossing)
+    and crossings are sorted afterwards, so each edge is scanned alone, an x-major edge
+    only at its crossing columns (every fifth point), and crossings go straight to ``out``.
+    """
+    scratch = np.empty(out.shape[0], dtype=np.int64)
+    bucket = np.empty(max(w, 0) + 2, dtype=np.int64)
+    return _polygon_fill(xy, h, w, out, scratch, bucket)
+
+
+@njit(**_OPTIONS)
+def _polygon_fill(xy, h, w, out, scratch, bucket):  # type: ignore[no-untyped-def]
+    """:func:`polygon_fill` with its sort buffers given (``scratch`` as long as ``out``,
+    ``bucket`` of ``w + 2``)."""
+    k = xy.shape[0] // 2
+    n = 0
+    lo = w
+    hi = -1
+    for j in range(k):
+        nxt = j + 1 if j + 1 < k else 0
+        xs = _c_int(5.0 * xy[2 * j] + 0.5)
+        ys = _c_int(5.0 * xy[2 * j + 1] + 0.5)
+        xe = _c_int(5.0 * xy[2 * nxt] + 0.5)
+        ye = _c_int(5.0 * xy[2 * nxt + 1] + 0.5)
+        dx = abs(xe - xs)
+        dy = abs(ys - ye)
+        flip = (dx >= dy and xs > xe) or (dx < dy and ys > ye)
+        if flip:
+            xs, xe = xe, xs
+            ys, ye = ye, ys
+        if dx >= dy:
+            if dx == 0:
+                continue  # one point: no column change
+            # points u = xs + t (t = 0..dx): each consecutive pair changes column by one;
+            # the crossing is at the lower u, with the lower v of the pair
+            s = (ye - ys) / dx
+            first = xs + (2 - xs) % 5
+            for xd in range(first, xe, 5):
+                t = xd - xs
+                v0 = _c_int(ys + s * t + 0.5)
+                v1 = _c_int(ys + s * (t + 1) + 0.5)
+                p = _crossing(xd, v0 if v0 < v1 else v1, h, w)
+                if p >= 0:
+                    out[n] = p
+                    n += 1
+                    lo = min(lo, p // h if h > 0 else 0)
+                    hi = max(hi, p // h if h > 0 else 0)
+        else:
+            # points v = ys + t (t = 0..dy), u rounded; walked in the order of the boundary
+            s = (xe - xs) / dy
+            u_prev = _c_int(xs + 0.5)
+            for t in range(1, dy + 1):
+                u = _c_int(xs + s * t + 0.5)
+                if u != u_prev:
+                    if flip:  # the boundary goes from t to t - 1
+                        xd = u_prev if u_prev < u else u_prev - 1
+                    else:
+                        xd = u if u < u_prev else u - 1
+                    p = _crossing(xd, ys + t - 1, h, w)
+                    if p >= 0:
+                        out[n] = p
+                        n += 1
+                        lo = min(lo, p // h if h > 0 else 0)
+                        hi = max(hi, p // h if h > 0 else 0)
+                u_prev = u
+    _sort_crossings(out, n, h, lo, hi, scratch, bucket)
+    return _finish_runs(out, n, h, w)
+
+
+@njit(**_OPTIONS)
 def polygons_capacity(xy, xy_offsets, capacity):  # type: ignore[no-untyped-def]
     """Room each polygon of the flat ``xy`` needs in :func:`polygon_fill`'s ``out``."""
     for i in range(xy_offsets.shape[0] - 1):
@@ -605,6 +761,13 @@ def polygons_capacity(xy, xy_offsets, capacity):  # type: ignore[no-untyped-def]
 @njit(**_OPTIONS)
 def polygons_fill(xy, xy_offsets, h, w, out, out_offsets, nruns):  # type: ignore[no-untyped-def]
     """Rasterise every polygon of the flat ``xy`` into ``out`` at ``out_offsets``."""
+    longest = 0
+    for i in range(xy_offsets.shape[0] - 1):
+        longest = max(longest, out_offsets[i + 1] - out_offsets[i])
+    scratch = np.empty(longest, dtype=np.int64)
+    bucket = np.empty(max(w, 0) + 2, dtype=np.int64)
     for i in range(xy_offsets.shape[0] - 1):
         polygon = xy[xy_offsets[i] : xy_offsets[i + 1]]
-        nruns[i] = polygon_fill(polygon, h, w, out[out_offsets[i] : out_offsets[i + 1]])
+        nruns[i] = _polygon_fill(
+            polygon, h, w, out[out_offsets[i] : out_offsets[i + 1]], scratch, bucket
+        )
