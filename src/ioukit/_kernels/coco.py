@@ -172,6 +172,18 @@ def _group_status(  # type: ignore[no-untyped-def]
                     status[slot[p0 + d], a, t] = FALSE_POSITIVE
 
 
+@njit(inline="always", **_OPTIONS)
+def _status_without_ground_truth(p0, n_pred, pred_area, area_lo, area_hi, slot, status):  # type: ignore[no-untyped-def]
+    """A group with no ground truth: each prediction is a false positive in the area ranges
+    that hold its own area and ignored in the others (pycocotools L298-299)."""
+    for a in range(area_lo.shape[0]):
+        for d in range(n_pred):
+            out = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
+            code = IGNORED if out else FALSE_POSITIVE
+            for t in range(status.shape[2]):
+                status[slot[p0 + d], a, t] = code
+
+
 @njit(**_OPTIONS)
 def evaluate_groups(  # type: ignore[no-untyped-def]
     gt_start,
@@ -212,8 +224,6 @@ def evaluate_groups(  # type: ignore[no-untyped-def]
     Buffers: iou_buffer (>= max P*G,), order/ignore/crowd_buffer (A, >= max G), pred_matched
     and pred_ignored (A, T, >= max P), gt_matched (T, >= max G).
     """
-    n_thr = thresholds.shape[0]
-    n_area = area_lo.shape[0]
     for group in range(gt_start.shape[0]):
         g0 = gt_start[group]
         p0 = pred_start[group]
@@ -222,12 +232,7 @@ def evaluate_groups(  # type: ignore[no-untyped-def]
         if n_pred <= 0:
             continue
         if n_gt == 0:
-            for a in range(n_area):
-                for d in range(n_pred):
-                    out = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
-                    code = IGNORED if out else FALSE_POSITIVE
-                    for t in range(n_thr):
-                        status[slot[p0 + d], a, t] = code
+            _status_without_ground_truth(p0, n_pred, pred_area, area_lo, area_hi, slot, status)
             continue
         iou = iou_buffer[: n_pred * n_gt].reshape((n_pred, n_gt))
         for d in range(n_pred):
@@ -306,8 +311,6 @@ def evaluate_groups_iou(  # type: ignore[no-untyped-def]
     ``iou_values[iou_offsets[i]:iou_offsets[i] + P_i * G_i]``; crowd columns already hold
     intersection / prediction area.
     """
-    n_thr = thresholds.shape[0]
-    n_area = area_lo.shape[0]
     for group in range(gt_start.shape[0]):
         g0 = gt_start[group]
         p0 = pred_start[group]
@@ -316,12 +319,7 @@ def evaluate_groups_iou(  # type: ignore[no-untyped-def]
         if n_pred <= 0:
             continue
         if n_gt == 0:
-            for a in range(n_area):
-                for d in range(n_pred):
-                    out = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
-                    code = IGNORED if out else FALSE_POSITIVE
-                    for t in range(n_thr):
-                        status[slot[p0 + d], a, t] = code
+            _status_without_ground_truth(p0, n_pred, pred_area, area_lo, area_hi, slot, status)
             continue
         i0 = iou_offsets[group]
         iou = iou_values[i0 : i0 + n_pred * n_gt].reshape((n_pred, n_gt))
