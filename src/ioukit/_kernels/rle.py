@@ -560,28 +560,7 @@ def polygon_fill_direct(xy, h, w, out):  # type: ignore[no-untyped-def]
     positions[n] = h * w
     n += 1
     positions[:n].sort()
-    previous = np.int64(0)
-    for j in range(n):
-        t = positions[j]
-        positions[j] -= previous
-        previous = t
-    # drop pairs of toggles at the same pixel
-    r = 0
-    j = 0
-    out[r] = positions[j]
-    r += 1
-    j += 1
-    while j < n:
-        if positions[j] > 0:
-            out[r] = positions[j]
-            r += 1
-            j += 1
-        else:
-            j += 1
-            if j < n:
-                out[r - 1] += positions[j]
-                j += 1
-    return r
+    return _toggles_to_runs(positions, n, out)
 
 
 @njit(**_OPTIONS)
@@ -618,6 +597,34 @@ def _sort_crossings(out, n, h, lo, hi, scratch, bucket):  # type: ignore[no-unty
 
 
 @njit(**_OPTIONS)
+def _toggles_to_runs(positions, n, out):  # type: ignore[no-untyped-def]
+    """Sorted toggle positions ``positions[:n]`` -> run lengths in ``out``; returns their number.
+
+    ``positions`` is overwritten with its differences; ``out`` may be ``positions`` itself
+    (reads at ``j`` never fall behind writes at ``r``). Two toggles at the same pixel cancel.
+    """
+    previous = np.int64(0)
+    for j in range(n):
+        t = positions[j]
+        positions[j] -= previous
+        previous = t
+    out[0] = positions[0]
+    r = 1
+    j = 1
+    while j < n:
+        if positions[j] > 0:
+            out[r] = positions[j]
+            r += 1
+            j += 1
+        else:
+            j += 1
+            if j < n:
+                out[r - 1] += positions[j]
+                j += 1
+    return r
+
+
+@njit(**_OPTIONS)
 def _finish_runs(out, n, h, w):  # type: ignore[no-untyped-def]
     """Sorted column crossings ``out[:n]`` (pixel positions) -> run lengths in place;
     returns their number."""
@@ -628,25 +635,7 @@ def _finish_runs(out, n, h, w):  # type: ignore[no-untyped-def]
         j -= 1
     out[j] = h * w
     n += 1
-    previous = np.int64(0)
-    for j in range(n):
-        t = out[j]
-        out[j] -= previous
-        previous = t
-    # drop pairs of toggles at the same pixel (reads at j never fall behind writes at r)
-    r = 1
-    j = 1
-    while j < n:
-        if out[j] > 0:
-            out[r] = out[j]
-            r += 1
-            j += 1
-        else:
-            j += 1
-            if j < n:
-                out[r - 1] += out[j]
-                j += 1
-    return r
+    return _toggles_to_runs(out, n, out)
 
 
 @njit(**_OPTIONS)
