@@ -4,21 +4,15 @@ difference."""
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import io
 from typing import Any
 
 import numpy as np
 import pytest
 
 from ioukit.engine import evaluate
+from tests.coco_reference import compare, run_faster_coco_eval, run_pycocotools
 
-pycocotools = pytest.importorskip("pycocotools")
-from pycocotools.coco import COCO  # noqa: E402
-from pycocotools.cocoeval import COCOeval  # noqa: E402
-
-TOL = 1e-12
+pytest.importorskip("pycocotools")
 
 
 def generate(
@@ -92,66 +86,6 @@ def generate(
             res[:] = [r for r in res if r["category_id"] != 101]
     rng.shuffle(res)
     return {"images": images, "annotations": anns, "categories": cats}, res
-
-
-def _params(e: Any, options: dict[str, Any]) -> None:
-    p = e.params
-    if "iou_thresholds" in options:
-        p.iouThrs = np.array(options["iou_thresholds"], dtype=float)
-    if "recall_thresholds" in options:
-        p.recThrs = np.array(options["recall_thresholds"], dtype=float)
-    if "max_dets" in options:
-        p.maxDets = list(options["max_dets"])
-    if "area_ranges" in options:
-        ranges = {"all": [0, 1e10], **options["area_ranges"]}
-        p.areaRng = [list(v) for v in ranges.values()]
-        p.areaRngLbl = list(ranges)
-    if "use_cats" in options:
-        p.useCats = int(options["use_cats"])
-
-
-def run_pycocotools(gt: dict[str, Any], res: list[dict[str, Any]], options: dict[str, Any]) -> Any:
-    with contextlib.redirect_stdout(io.StringIO()):
-        coco = COCO()
-        coco.dataset = copy.deepcopy(gt)
-        coco.createIndex()
-        dt = coco.loadRes(copy.deepcopy(res)) if res else COCO()
-        e = COCOeval(coco, dt, "bbox")
-        _params(e, options)
-        e.evaluate()
-        e.accumulate()
-        e.summarize()
-    return e
-
-
-def run_faster_coco_eval(
-    gt: dict[str, Any], res: list[dict[str, Any]], options: dict[str, Any]
-) -> Any:
-    fce = pytest.importorskip("faster_coco_eval")
-    coco = fce.COCO(copy.deepcopy(gt))
-    dt = coco.loadRes(copy.deepcopy(res))
-    e = fce.COCOeval_faster(coco, dt, "bbox")
-    _params(e, options)
-    e.evaluate()
-    e.accumulate()
-    e.summarize()
-    return e
-
-
-def compare(name: str, ours: Any, ref: Any, *, stats: bool = True) -> None:
-    if stats:
-        a = np.array(list(ours.stats.values())[:12])
-        b = np.asarray(ref.stats[:12], dtype=float)
-        diff = a - b
-        assert np.abs(diff).max() <= TOL, (
-            f"{name} stats differ\n ioukit: {a.tolist()}\n {name}: {b.tolist()}\n"
-            f" diff: {diff.tolist()}"
-        )
-    for key in ("precision", "recall", "scores"):
-        got, want = ours.result.arrays[key], ref.eval[key]
-        assert got.shape == want.shape, f"{name} {key}: shape {got.shape} != {want.shape}"
-        worst = np.abs(got - want).max() if got.size else 0.0
-        assert worst <= TOL, f"{name} {key}: max abs difference {worst}"
 
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

@@ -4,9 +4,7 @@ clear errors. A parity failure prints both stat vectors and their difference."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 from typing import Any
 
 import numpy as np
@@ -17,14 +15,12 @@ from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.metrics.coco import evaluate_coco
+from tests import coco_reference as reference
+from tests.coco_reference import compare
 from tests.test_coco_engine import match_group_twin
 
 pytest.importorskip("pycocotools")
 from pycocotools import mask as mask_utils
-from pycocotools.coco import COCO
-from pycocotools.cocoeval import COCOeval
-
-TOL = 1e-12
 
 
 # ------------------------------------------------------------------------------ generated data
@@ -175,57 +171,14 @@ def generate(
 
 
 # ------------------------------------------------------------------------------ reference runs
-def _params(e: Any, options: dict[str, Any]) -> None:
-    p = e.params
-    if "iou_thresholds" in options:
-        p.iouThrs = np.array(options["iou_thresholds"], dtype=float)
-    if "max_dets" in options:
-        p.maxDets = list(options["max_dets"])
-    if "use_cats" in options:
-        p.useCats = int(options["use_cats"])
-
-
 def run_pycocotools(gt: dict[str, Any], res: list[dict[str, Any]], options: dict[str, Any]) -> Any:
-    with contextlib.redirect_stdout(io.StringIO()):
-        coco = COCO()
-        coco.dataset = copy.deepcopy(gt)
-        coco.createIndex()
-        dt = coco.loadRes(copy.deepcopy(res))
-        e = COCOeval(coco, dt, "segm")
-        _params(e, options)
-        e.evaluate()
-        e.accumulate()
-        e.summarize()
-    return e
+    return reference.run_pycocotools(gt, res, options, "segm")
 
 
 def run_faster_coco_eval(
     gt: dict[str, Any], res: list[dict[str, Any]], options: dict[str, Any]
 ) -> Any:
-    fce = pytest.importorskip("faster_coco_eval")
-    coco = fce.COCO(copy.deepcopy(gt))
-    dt = coco.loadRes(copy.deepcopy(res))
-    e = fce.COCOeval_faster(coco, dt, "segm")
-    _params(e, options)
-    e.evaluate()
-    e.accumulate()
-    e.summarize()
-    return e
-
-
-def compare(name: str, ours: Any, ref: Any) -> None:
-    a = np.array(list(ours.stats.values())[:12])
-    b = np.asarray(ref.stats[:12], dtype=float)
-    diff = a - b
-    assert np.abs(diff).max() <= TOL, (
-        f"{name} segm stats differ\n ioukit: {a.tolist()}\n {name}: {b.tolist()}\n"
-        f" diff: {diff.tolist()}"
-    )
-    for key in ("precision", "recall", "scores"):
-        got, want = ours.result.arrays[key], ref.eval[key]
-        assert got.shape == want.shape, f"{name} {key}: shape {got.shape} != {want.shape}"
-        worst = np.abs(got - want).max() if got.size else 0.0
-        assert worst <= TOL, f"{name} {key}: max abs difference {worst}"
+    return reference.run_faster_coco_eval(gt, res, options, "segm")
 
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
