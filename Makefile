@@ -12,11 +12,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
+# the compiled kernels are rebuilt (by pip, through setup.py) whenever one of these changes
+KERNEL_SOURCES := setup.py $(wildcard src/ioukit/_kernels/*.pyx src/ioukit/_kernels/*.pxd)
+
+$(VENV)/.installed-demo: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[all]"
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-test: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $@ $(VENV)/.installed-demo
 
@@ -31,7 +34,7 @@ lint: $(VENV)/.installed-test
 test: lint
 	$(BIN)/python -m pytest -q
 
-$(BENCH_VENV)/.installed: pyproject.toml
+$(BENCH_VENV)/.installed: pyproject.toml $(KERNEL_SOURCES)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 2; }
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip

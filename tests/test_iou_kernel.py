@@ -1,4 +1,4 @@
-"""The fused numba kernel against its oracle, the generic array-API path: bit-identical."""
+"""The fused compiled kernel against its oracle, the generic array-API path: bit-identical."""
 
 from __future__ import annotations
 
@@ -35,8 +35,19 @@ def test_kernel_is_bit_identical_to_generic_path(
     np.testing.assert_array_equal(fused, generic)
 
 
-def test_parallel_threshold_is_exercised() -> None:
-    assert 200 * 700 >= iou_matrix.PARALLEL_MIN_ELEMENTS > 7 * 13
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("threads", [False, True])
+def test_serial_and_threaded_variants_are_bit_identical(
+    metric: str, dtype: type, threads: bool
+) -> None:
+    rng = np.random.default_rng(3)
+    a, b = random_boxes(rng, 97, dtype), random_boxes(rng, 61, dtype)
+    angle_a = np.arctan(np.zeros(97)) if metric != "ciou" else np.linspace(0, 1.5, 97)
+    angle_b = np.arctan(np.zeros(61)) if metric != "ciou" else np.linspace(0, 1.5, 61)
+    serial = iou_matrix.pairwise(metric, a, b, angle_a, angle_b, 1e-7, threads=False)
+    threaded = iou_matrix.pairwise(metric, a, b, angle_a, angle_b, 1e-7, threads=threads)
+    np.testing.assert_array_equal(serial, threaded)
 
 
 def test_default_dispatch_uses_kernel_for_large_numpy() -> None:
