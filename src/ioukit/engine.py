@@ -20,7 +20,7 @@ from ioukit.metrics.result import EvaluationResult
 
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 
-PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
+PROTOCOLS = ("coco", "voc07", "voc10", "yolo", "lvis")
 
 
 def _ground_truth(gt: object, *, require_iscrowd: bool, segm: bool = False) -> Dataset:
@@ -89,7 +89,10 @@ def evaluate(
     predictions : Dataset, list of dict or path
         Detections: a Dataset sharing ``gt``'s image table, a list of COCO result dicts
         (``image_id``, ``category_id``, ``bbox`` xywh, ``score``) or a path to such a file.
-    protocol : {"coco", "voc07", "voc10", "yolo"}
+    protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
+        ``"lvis"``: ``gt`` is an LVIS file, dict or
+        :class:`~ioukit.io.lvis.LVISGroundTruth`; see :func:`ioukit.metrics.lvis.evaluate_lvis`
+        (options ``fixed_ap``, ``max_dets``).
     iou_type : {"bbox", "segm"}
         ``"segm"`` (COCO protocol): mask IoU of the ``segmentation`` fields (GT polygons or
         RLE, results RLE or polygons), as pycocotools' ``COCOeval(iouType="segm")``.
@@ -124,6 +127,10 @@ def evaluate(
     """
     if iou_type not in ("bbox", "segm"):
         raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+    if protocol == "lvis":  # LVIS files carry federated labels: read by ioukit.io.lvis
+        from ioukit.metrics.lvis import run_lvis
+
+        return run_lvis(gt, predictions, iou_type=iou_type, **options)
     if iou_type == "segm" and protocol != "coco":
         raise ValueError(f"iou_type: 'segm' needs protocol='coco', got protocol={protocol!r}")
     compat = options.get("compat")
@@ -206,7 +213,10 @@ class Evaluator:
 
     Parameters
     ----------
-    protocol : {"coco", "voc07", "voc10", "yolo"}
+    protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
+        ``"lvis"``: ``gt`` is an LVIS file, dict or
+        :class:`~ioukit.io.lvis.LVISGroundTruth`; see :func:`ioukit.metrics.lvis.evaluate_lvis`
+        (options ``fixed_ap``, ``max_dets``).
     iou_type : {"bbox", "segm"}
         ``"segm"`` needs ``protocol="coco"``.
     box_format : {"xyxy", "xywh", "cxcywh"}

@@ -135,6 +135,7 @@ def evaluate_coco(
     use_cats: bool = True,
     compat: str | None = None,
     iou_type: str = "bbox",
+    unmatched_ignored: np.ndarray | None = None,
 ) -> ProtocolResult:
     """COCO bbox or segm evaluation of ``predictions`` against ``ground_truth``.
 
@@ -162,6 +163,9 @@ def evaluate_coco(
         ``"segm"``: IoU of the masks in both datasets' ``segmentation`` (polygons, RLE dicts;
         crowd columns divide by the prediction's mask area), as pycocotools'
         ``COCOeval(iouType="segm")``. Size ranges still use the ``area`` columns.
+    unmatched_ignored : ndarray of bool, shape (P,), optional
+        Predictions whose unmatched outcome is IGNORED instead of a false positive (LVIS:
+        classes not exhaustively annotated in the image; see :mod:`ioukit.metrics.lvis`).
 
     Returns
     -------
@@ -345,6 +349,18 @@ def evaluate_coco(
             np.empty(max(max_pg, 1), dtype=np.float64),
             *buffers,
         )
+
+    if unmatched_ignored is not None:
+        # LVIS: an unmatched prediction of a not-exhaustively annotated class is ignored
+        flags = np.asarray(unmatched_ignored, dtype=bool).reshape(-1)
+        if flags.shape != (len(predictions),):
+            raise ValueError(
+                f"unmatched_ignored: expected shape ({len(predictions)},), got {flags.shape}"
+            )
+        flagged = np.flatnonzero(flags[p_rows[seq]])
+        outcome = status[flagged]
+        outcome[outcome == kernels.FALSE_POSITIVE] = kernels.IGNORED
+        status[flagged] = outcome
 
     regular = ~gt_ignore
     gt_k = g_cls if use_cats else np.zeros(len(g_cls), dtype=np.int64)

@@ -1,0 +1,552 @@
+"""The LVIS protocol (federated, large vocabulary), equal to lvis-api's ``LVISEval``.
+
+LVIS is COCO matching with four differences, applied here as steps around the shared COCO
+matcher and accumulation (:func:`ioukit.metrics.coco.evaluate_coco`), never as a second
+evaluator:
+
+1. **Cap** (before anything else, as ``LVISResults``): at most 300 results per image across
+   classes, the highest scores kept (stable: among equal scores the earlier record wins),
+   :func:`limit_per_image`. Fixed AP (Dave et al. 2021, lvis-api branch
+   ``lvis_challenge_2021``) instead keeps no per-image cap and the top 10 000 results per
+   class over the dataset, :func:`limit_per_category`.
+2. **Positive areas** (``LVIS.get_ann_ids`` with a class filter): ground truths and results
+   whose ``area`` is not in the open interval (0, inf) take no part (:func:`positive_area`).
+   Results dropped here still took their place in the cap of step 1.
+3. **Federated filter** (:func:`federated_keep`): a result counts only where its class is
+   in the image's ``neg_category_ids`` or has ground truth in the image; otherwise nobody
+   knows whether the class is there and the result is dropped.
+4. **Not exhaustive** (:func:`not_exhaustive`): in an image whose
+   ``not_exhaustive_category_ids`` lists the result's class, an unmatched result is IGNORED
+   instead of a false positive.
+
+Then COCO matching without crowd regions (``iscrowd`` is not read; an annotation's
+``ignore`` key is honoured), IoU thresholds 0.50:0.95, area ranges all/small/medium/large on
+the ground truth's ``area`` field, every surviving result of an (image, class) evaluated, and
+101-point AP. APr/APc/APf average the classes of each frequency group that have ground truth.
+
+Difference from lvis-api: a ground truth with annotation id 0 matches like any other
+(lvis-api stores matches as ids and reads 0 as "unmatched", as pycocotools does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.io.lvis import FREQUENCY_GROUPS, LVISGroundTruth
+from ioukit.metrics.protocol import ProtocolResult
+from ioukit.metrics.result import EvaluationResult
+
+__all__ = [
+    "LVIS_AREA_RANGES",
+    "evaluate_lvis",
+    "federated_keep",
+    "format_summary",
+    "limit_per_category",
+    "limit_per_image",
+    "not_exhaustive",
+    "positive_area",
+    "run_lvis",
+]
+
+LVIS_AREA_RANGES: dict[str, tuple[float, float]] = {
+    "all": (0.0, 1e5**2),
+    "small": (0.0, 32.0**2),
+    "medium": (32.0**2, 96.0**2),
+    "large": (96.0**2, 1e5**2),
+}
+"""lvis-api's ``Params.area_rng`` (inclusive bounds on the ground truth's ``area``)."""
+
+_STAT_KEYS = ("AP", "AP50", "AP75", "APs", "APm", "APl", "APr", "APc", "APf")
+
+
+def _top_per_group(groups: np.ndarray, scores: np.ndarray, max_dets: int) -> np.ndarray:
+    """Keep mask: the ``max_dets`` highest scores of each group; ties keep input order."""
+    groups = np.asarray(groups, dtype=np.int64).reshape(-1)
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if groups.shape != scores.shape:
+        raise ValueError(f"scores: expected one score per row ({groups.size}), got {scores.size}")
+    if max_dets < 0:
+        raise ValueError(f"max_dets: expected a non-negative integer, got {max_dets}")
+    n = groups.size
+    keep = np.zeros(n, dtype=bool)
+    if n == 0:
+        return keep
+    order = np.lexsort((-scores, groups))  # stable: equal scores keep their input order
+    sorted_groups = groups[order]
+    start = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+    counts = np.diff(np.r_[start, n])
+    rank = np.arange(n) - np.repeat(start, counts)
+    keep[order[rank < max_dets]] = True
+    return keep
+
+
+def limit_per_image(image_index: np.ndarray, scores: np.ndarray, max_dets: int = 300) -> np.ndarray:
+    """Which results survive lvis-api's cap of ``max_dets`` results per image across classes.
+
+    ``LVISResults.limit_dets_per_image``: an image with more than ``max_dets`` results keeps
+    its ``max_dets`` highest scores, in a stable sort (equal scores: the earlier row wins).
+
+    Parameters
+    ----------
+    image_index : ndarray of int, shape (N,)
+        Image of each result.
+    scores : ndarray of float, shape (N,)
+    max_dets : int
+
+    Returns
+    -------
+    ndarray of bool, shape (N,)
+        True for the rows kept (the input order is unchanged).
+
+    Examples
+    --------
+    >>> limit_per_image([0, 0, 0, 1], [0.5, 0.9, 0.5, 0.1], max_dets=2).tolist()
+    [True, True, False, True]
+    >>> limit_per_image([], [], max_dets=2).tolist()
+    []
+    """
+    return _top_per_group(np.asarray(image_index), np.asarray(scores), int(max_dets))
+
+
+def limit_per_category(
+    category_id: np.ndarray, scores: np.ndarray, max_dets: int = 10_000
+) -> np.ndarray:
+    """Which results survive Fixed AP's cap of ``max_dets`` results per class (whole dataset).
+
+    ``LVISResults.limit_dets_per_cat`` (lvis-api branch ``lvis_challenge_2021``): each class
+    keeps its ``max_dets`` highest scores over all images, in a stable sort.
+
+    Examples
+    --------
+    >>> limit_per_category([3, 3, 3, 4], [0.2, 0.7, 0.2, 0.1], max_dets=2).tolist()
+    [True, True, False, True]
+    """
+    return _top_per_group(np.asarray(category_id), np.asarray(scores), int(max_dets))
+
+
+def positive_area(area: np.ndarray) -> np.ndarray:
+    """Rows lvis-api evaluates at all: ``0 < area < inf`` (``LVIS.get_ann_ids``).
+
+    Examples
+    --------
+    >>> positive_area([0.0, 2.5, float("inf"), float("nan")]).tolist()
+    [False, True, False, False]
+    """
+    area = np.asarray(area, dtype=np.float64)
+    return np.asarray((area > 0) & (area < np.inf))
+
+
+def _pair_keys(
+    image_index: np.ndarray, category_id: np.ndarray, category_ids: np.ndarray
+) -> np.ndarray:
+    """One int64 key per (image row, category id); ids outside ``category_ids`` get -1."""
+    cats = np.sort(category_ids)
+    n = max(cats.size, 1)
+    pos = np.minimum(np.searchsorted(cats, category_id), n - 1)
+    known = cats[pos] == category_id if cats.size else np.zeros(len(category_id), dtype=bool)
+    return np.where(known, np.asarray(image_index, dtype=np.int64) * n + pos, -1)
+
+
+def _check_predictions(ground_truth: LVISGroundTruth, predictions: Dataset) -> None:
+    if not isinstance(ground_truth, LVISGroundTruth):
+        raise DataFormatError(
+            "ground_truth: expected an LVISGroundTruth (ioukit.io.lvis.read_lvis_ground_truth), "
+            f"got {type(ground_truth).__name__}"
+        )
+    if not isinstance(predictions, Dataset) or predictions.scores is None:
+        raise DataFormatError("predictions: expected a Dataset with scores")
+    if len(predictions.images) != len(ground_truth.dataset.images):
+        raise DataFormatError(
+            "predictions: expected the ground truth's image table "
+            f"({len(ground_truth.dataset.images)} images), got {len(predictions.images)}"
+        )
+
+
+def federated_keep(
+    ground_truth: LVISGroundTruth, predictions: Dataset, *, gt_rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Results whose class is known in their image: in its ``neg_category_ids`` or in its GT.
+
+    Parameters
+    ----------
+    ground_truth : LVISGroundTruth
+    predictions : Dataset
+        Results on ``ground_truth``'s images.
+    gt_rows : ndarray of bool, shape (G,), optional
+        The ground truths that count as present (lvis-api: those of positive area).
+
+    Returns
+    -------
+    ndarray of bool, shape (P,)
+
+    Examples
+    --------
+    >>> from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
+    >>> gt = read_lvis_ground_truth({
+    ...     "images": [{"id": 1, "neg_category_ids": [2], "not_exhaustive_category_ids": []}],
+    ...     "categories": [{"id": c, "frequency": "f"} for c in (1, 2, 3)],
+    ...     "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                      "bbox": [0, 0, 2, 2], "area": 4.0}]})
+    >>> dets = read_lvis_results([{"image_id": 1, "category_id": c, "bbox": [0, 0, 2, 2],
+    ...                            "score": 0.5} for c in (1, 2, 3)], gt)
+    >>> federated_keep(gt, dets).tolist()
+    [True, True, False]
+    """
+    _check_predictions(ground_truth, predictions)
+    gt = ground_truth.dataset
+    cats = gt.categories.ids
+    present = np.ones(len(gt), dtype=bool) if gt_rows is None else np.asarray(gt_rows, bool)
+    known = np.concatenate(
+        [
+            _pair_keys(gt.image_index[present], gt.category_id[present], cats),
+            _pair_keys(ground_truth.neg_image_index, ground_truth.neg_category_id, cats),
+        ]
+    )
+    keys = _pair_keys(predictions.image_index, predictions.category_id, cats)
+    return np.asarray(np.isin(keys, known) & (keys >= 0))
+
+
+def not_exhaustive(ground_truth: LVISGroundTruth, predictions: Dataset) -> np.ndarray:
+    """Results whose class is in their image's ``not_exhaustive_category_ids``.
+
+    Unmatched, such a result is ignored rather than a false positive.
+
+    Examples
+    --------
+    >>> from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
+    >>> gt = read_lvis_ground_truth({
+    ...     "images": [{"id": 1, "neg_category_ids": [], "not_exhaustive_category_ids": [2]}],
+    ...     "categories": [{"id": c, "frequency": "c"} for c in (1, 2)],
+    ...     "annotations": []})
+    >>> dets = read_lvis_results([{"image_id": 1, "category_id": c, "bbox": [0, 0, 2, 2],
+    ...                            "score": 0.5} for c in (1, 2)], gt)
+    >>> not_exhaustive(gt, dets).tolist()
+    [False, True]
+    """
+    _check_predictions(ground_truth, predictions)
+    cats = ground_truth.dataset.categories.ids
+    flagged = _pair_keys(
+        ground_truth.not_exhaustive_image_index, ground_truth.not_exhaustive_category_id, cats
+    )
+    keys = _pair_keys(predictions.image_index, predictions.category_id, cats)
+    return np.asarray(np.isin(keys, flagged) & (keys >= 0))
+
+
+def _subset(ds: Dataset, rows: np.ndarray, *, crowd: bool | None = None) -> Dataset:
+    """Rows ``rows`` of ``ds`` (a new Dataset; ``crowd=False`` clears the crowd flags)."""
+    return Dataset(
+        images=ds.images,
+        categories=ds.categories,
+        boxes=ds.boxes[rows],
+        image_index=ds.image_index[rows],
+        category_id=ds.category_id[rows],
+        scores=None if ds.scores is None else ds.scores[rows],
+        area=ds.area[rows],
+        crowd=np.zeros(len(rows), dtype=bool) if crowd is False else ds.crowd[rows],
+        ignore=ds.ignore[rows],
+        difficult=ds.difficult[rows],
+        annotation_id=ds.annotation_id[rows],
+        segmentation=(
+            None if ds.segmentation is None else tuple(ds.segmentation[i] for i in rows.tolist())
+        ),
+    )
+
+
+def _mean_valid(values: np.ndarray) -> float:
+    # lvis-api's _summarize: mean of the entries > -1 in C order, -1 when there are none
+    valid = values[values > -1]
+    return -1.0 if valid.size == 0 else float(np.mean(valid))
+
+
+def evaluate_lvis(
+    ground_truth: LVISGroundTruth,
+    predictions: Dataset,
+    /,
+    *,
+    iou_type: str = "bbox",
+    fixed_ap: bool = False,
+    max_dets: int | None = None,
+    iou_thresholds: Sequence[float] | np.ndarray | None = None,
+) -> ProtocolResult:
+    """LVIS evaluation of ``predictions`` against ``ground_truth`` (lvis-api ``LVISEval``).
+
+    Parameters
+    ----------
+    ground_truth : LVISGroundTruth
+        From :func:`ioukit.io.lvis.read_lvis_ground_truth`.
+    predictions : Dataset
+        Results on the ground truth's images (:func:`ioukit.io.lvis.read_lvis_results`), all
+        of them: the cap is applied here.
+    iou_type : {"bbox", "segm"}
+        ``"segm"``: mask IoU (both datasets need ``segmentation``).
+    fixed_ap : bool
+        Fixed AP: no per-image cap, the top ``max_dets`` (default 10 000) results per class
+        over the dataset; stats ``AR@10000/cat`` etc.
+    max_dets : int, optional
+        The cap: results per image (default 300), or per class with ``fixed_ap``.
+    iou_thresholds : sequence of float, optional
+        Default ``linspace(0.5, 0.95, 10)``.
+
+    Returns
+    -------
+    ProtocolResult
+        ``stats`` with lvis-api's 13 keys in its order: ``AP, AP50, AP75, APs, APm, APl, APr,
+        APc, APf, AR@300, ARs@300, ARm@300, ARl@300`` (-1 where nothing counts);
+        ``per_class`` rows (``category_id, name, frequency, num_gt, num_pred, AP, AP50, AP75,
+        AR@300``; ``num_pred`` counts the results evaluated, after cap and filters);
+        ``arrays``: ``precision`` [T, R, K, A] and ``recall`` [T, K, A] as lvis-api's
+        ``eval["precision"]`` / ``eval["recall"]``, ``scores`` [T, R, K, A].
+
+    Examples
+    --------
+    >>> from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
+    >>> gt = read_lvis_ground_truth({
+    ...     "images": [{"id": 1, "neg_category_ids": [2], "not_exhaustive_category_ids": []}],
+    ...     "categories": [{"id": 1, "name": "cat", "frequency": "f"},
+    ...                    {"id": 2, "name": "dog", "frequency": "r"}],
+    ...     "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                      "bbox": [0, 0, 10, 10], "area": 100.0}]})
+    >>> dets = read_lvis_results([
+    ...     {"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 9], "score": 0.9},
+    ...     {"image_id": 1, "category_id": 2, "bbox": [0, 0, 10, 9], "score": 0.95}], gt)
+    >>> r = evaluate_lvis(gt, dets)
+    >>> round(r.stats["AP"], 3), r.stats["APf"] == r.stats["AP"], r.stats["APr"]
+    (0.9, True, -1.0)
+    >>> list(r.stats)[-4:]
+    ['AR@300', 'ARs@300', 'ARm@300', 'ARl@300']
+    """
+    from ioukit.metrics.coco import evaluate_coco
+
+    _check_predictions(ground_truth, predictions)
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+    cap = (10_000 if fixed_ap else 300) if max_dets is None else int(max_dets)
+    if cap < 1:
+        raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
+    gt = ground_truth.dataset
+    scores = np.asarray(predictions.scores)
+
+    # 1. the cap, on every result as read; 2. positive areas; 3. the federated filter
+    if fixed_ap:
+        keep = limit_per_category(predictions.category_id, scores, cap)
+    else:
+        keep = limit_per_image(predictions.image_index, scores, cap)
+    keep &= positive_area(predictions.area)
+    gt_keep = positive_area(gt.area)
+    keep &= federated_keep(ground_truth, predictions, gt_rows=gt_keep)
+    gt_sub = _subset(gt, np.flatnonzero(gt_keep), crowd=False)
+    pred_sub = _subset(predictions, np.flatnonzero(keep))
+
+    # every surviving result of an (image, class) is evaluated: max_dets never truncates
+    group_sizes = np.unique(
+        _pair_keys(pred_sub.image_index, pred_sub.category_id, gt.categories.ids),
+        return_counts=True,
+    )[1]
+    largest = int(group_sizes.max()) if group_sizes.size else 1
+    coco = evaluate_coco(
+        gt_sub,
+        pred_sub,
+        iou_thresholds=iou_thresholds,
+        max_dets=(max(largest, 1),),
+        area_ranges=LVIS_AREA_RANGES,
+        iou_type=iou_type,
+        unmatched_ignored=not_exhaustive(ground_truth, pred_sub),  # 4. not exhaustive
+    )
+    precision = coco.arrays["precision"][..., 0]  # [T, R, K, A]
+    recall = coco.arrays["recall"][..., 0]  # [T, K, A]
+    score_at = coco.arrays["scores"][..., 0]
+    iou_thr = np.asarray(coco.params["iou_thresholds"], dtype=np.float64)
+    cat_ids = np.asarray(coco.params["category_ids"], dtype=np.int64)
+    area_names = list(LVIS_AREA_RANGES)
+
+    # frequency group of every class, in sorted category-id order (lvis-api's cat_ids)
+    freq_by_id = dict(zip(gt.categories.ids.tolist(), ground_truth.frequency.tolist(), strict=True))
+    frequency = np.array([freq_by_id[int(c)] for c in cat_ids], dtype="<U1")
+
+    def ap(t: float | None = None, area: str = "all", group: str | None = None) -> float:
+        s = precision if t is None else precision[np.flatnonzero(iou_thr == t)]
+        if group is not None:
+            s = s[:, :, np.flatnonzero(frequency == group)]
+        return _mean_valid(s[..., area_names.index(area)])
+
+    def ar(area: str = "all") -> float:
+        return _mean_valid(recall[:, :, area_names.index(area)])
+
+    suffix = f"{cap}/cat" if fixed_ap else str(cap)
+    stats: dict[str, float] = {
+        "AP": ap(),
+        "AP50": ap(0.5),
+        "AP75": ap(0.75),
+        "APs": ap(area="small"),
+        "APm": ap(area="medium"),
+        "APl": ap(area="large"),
+        "APr": ap(group="r"),
+        "APc": ap(group="c"),
+        "APf": ap(group="f"),
+        f"AR@{suffix}": ar(),
+        f"ARs@{suffix}": ar("small"),
+        f"ARm@{suffix}": ar("medium"),
+        f"ARl@{suffix}": ar("large"),
+    }
+
+    # per-class rows: COCO's rows plus the frequency group
+    def per_class_mean(s: np.ndarray) -> np.ndarray:
+        s = s.reshape(-1, len(cat_ids))
+        valid = s > -1
+        count = valid.sum(axis=0)
+        return np.where(count > 0, np.where(valid, s, 0.0).sum(axis=0) / np.maximum(count, 1), -1.0)
+
+    columns = {
+        "AP": per_class_mean(precision[..., 0]),
+        "AP50": per_class_mean(precision[np.flatnonzero(iou_thr == 0.5), ..., 0]),
+        "AP75": per_class_mean(precision[np.flatnonzero(iou_thr == 0.75), ..., 0]),
+        f"AR@{suffix}": per_class_mean(recall[..., 0]),
+    }
+    rows: list[dict[str, Any]] = []
+    for k, row in enumerate(coco.per_class):
+        out: dict[str, Any] = {
+            "category_id": row["category_id"],
+            "name": row["name"],
+            "frequency": str(frequency[k]),
+            "num_gt": row["num_gt"],
+            "num_pred": row["num_pred"],
+        }
+        for key, values in columns.items():
+            out[key] = float(values[k])
+        rows.append(out)
+
+    params: dict[str, Any] = {
+        "iou_type": iou_type,
+        "fixed_ap": bool(fixed_ap),
+        "max_dets_per_image": -1 if fixed_ap else cap,
+        "max_dets_per_category": cap if fixed_ap else -1,
+        "iou_thresholds": iou_thr.tolist(),
+        "recall_thresholds": coco.params["recall_thresholds"],
+        "area_ranges": {n: list(v) for n, v in LVIS_AREA_RANGES.items()},
+        "category_ids": cat_ids.tolist(),
+        "frequency_groups": list(FREQUENCY_GROUPS),
+        "num_results_evaluated": len(pred_sub),
+        "num_results_read": len(predictions),
+    }
+    return ProtocolResult(
+        "lvis",
+        stats,
+        tuple(rows),
+        {"precision": precision, "recall": recall, "scores": score_at},
+        params,
+    )
+
+
+def format_summary(result: ProtocolResult) -> str:
+    """lvis-api's ``print_results`` block for an LVIS result, as one string.
+
+    Examples
+    --------
+    >>> r = ProtocolResult("lvis", {"AP": 0.25, "AP50": 0.5, "APs": -1.0, "APr": 0.1,
+    ...                    "AR@300": 0.3}, (), params={"iou_thresholds": [0.5, 0.95],
+    ...                    "max_dets_per_image": 300, "max_dets_per_category": -1})
+    >>> print(format_summary(r))
+     Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=300 catIds=all] = 0.250
+     Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets=300 catIds=all] = 0.500
+     Average Precision  (AP) @[ IoU=0.50:0.95 | area=     s | maxDets=300 catIds=all] = -1.000
+     Average Precision  (AP) @[ IoU=0.50:0.95 | area=   all | maxDets=300 catIds=  r] = 0.100
+     Average Recall     (AR) @[ IoU=0.50:0.95 | area=   all | maxDets=300 catIds=all] = 0.300
+    """
+    thresholds = result.params["iou_thresholds"]
+    per_image = int(result.params.get("max_dets_per_image", 300))
+    per_cat = int(result.params.get("max_dets_per_category", -1))
+    if per_cat < 0:
+        dets = f"{per_image:>3d}"
+    elif per_image < 0:
+        dets = f"{per_cat}/cat"
+    else:
+        dets = f"{per_image}/im,{per_cat}/cat"
+    lines = []
+    for key, value in result.stats.items():
+        ap = "AP" in key
+        title = "Average Precision" if ap else "Average Recall"
+        kind = "(AP)" if ap else "(AR)"
+        third = key[2] if len(key) > 2 else ""
+        iou = (
+            f"{float(key[2:]) / 100:0.2f}"
+            if third.isdigit()
+            else f"{thresholds[0]:0.2f}:{thresholds[-1]:0.2f}"
+        )
+        group = third if third in ("r", "c", "f") else "all"
+        area = third if third in ("s", "m", "l") else "all"
+        lines.append(
+            f" {title:<18} {kind} @[ IoU={iou:<9} | area={area:>6s} | maxDets={dets} "
+            f"catIds={group:>3s}] = {value:0.3f}"
+        )
+    return "\n".join(lines)
+
+
+def run_lvis(
+    gt: Any,
+    predictions: Any,
+    /,
+    *,
+    iou_type: str = "bbox",
+    **options: Any,
+) -> EvaluationResult:
+    """``ioukit.evaluate(gt, predictions, protocol="lvis")``: read what needs reading, evaluate.
+
+    Parameters
+    ----------
+    gt : LVISGroundTruth, dict or path
+        An LVIS ground truth (file, parsed dict, or from ``read_lvis_ground_truth``).
+    predictions : Dataset, list of dict or path
+        LVIS (COCO-format) results: a file, the list, or a Dataset on ``gt``'s images.
+    iou_type : {"bbox", "segm"}
+    **options
+        ``fixed_ap``, ``max_dets``, ``iou_thresholds`` (see :func:`evaluate_lvis`).
+
+    Returns
+    -------
+    EvaluationResult
+        Its ``summary()`` is lvis-api's block.
+
+    Examples
+    --------
+    >>> gt = {"images": [{"id": 1, "neg_category_ids": [], "not_exhaustive_category_ids": []}],
+    ...       "categories": [{"id": 1, "name": "cat", "frequency": "c"}],
+    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                        "bbox": [0, 0, 10, 10], "area": 100.0}]}
+    >>> dets = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 9], "score": 0.9}]
+    >>> r = run_lvis(gt, dets)
+    >>> round(r.stats["APc"], 3), r.per_class[0]["frequency"]
+    (0.9, 'c')
+    """
+    import os
+    from collections.abc import Mapping
+
+    from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
+
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+    segm = iou_type == "segm"
+    if isinstance(gt, LVISGroundTruth):
+        lvis_gt = gt
+    elif isinstance(gt, str | os.PathLike | Mapping):
+        lvis_gt = read_lvis_ground_truth(gt, keep_segmentation=segm)
+    else:
+        raise TypeError(
+            "gt: expected an LVISGroundTruth, an LVIS dict or a path for protocol='lvis', "
+            f"got {type(gt).__name__}"
+        )
+    if isinstance(predictions, Dataset):
+        pred = predictions
+    elif isinstance(predictions, str | os.PathLike | Sequence | Mapping):
+        pred = read_lvis_results(predictions, lvis_gt, iou_type=iou_type)  # type: ignore[arg-type]
+    else:
+        raise TypeError(
+            "predictions: expected a Dataset, a list of result dicts or a path, "
+            f"got {type(predictions).__name__}"
+        )
+    result = evaluate_lvis(lvis_gt, pred, iou_type=iou_type, **options)
+    return EvaluationResult(result, lvis_gt.dataset, pred)
