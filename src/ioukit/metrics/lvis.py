@@ -257,10 +257,16 @@ def _subset(ds: Dataset, rows: np.ndarray, *, crowd: bool | None = None) -> Data
     )
 
 
-def _mean_valid(values: np.ndarray) -> float:
-    # lvis-api's _summarize: mean of the entries > -1 in C order, -1 when there are none
-    valid = values[values > -1]
-    return -1.0 if valid.size == 0 else float(np.mean(valid))
+def _mean_valid(values: np.ndarray, valid_classes: np.ndarray) -> float:
+    """lvis-api's ``_summarize``: the mean of the entries > -1, -1 when there are none.
+
+    ``values`` [..., K]: a class's entries are all -1 (no ground truth in the area range) or
+    all >= 0, so the entries > -1 in C order are ``values[..., valid_classes]`` flattened:
+    the same numbers in the same order, for a bit-identical mean, without scanning [T,R,K].
+    """
+    if values.size == 0 or valid_classes.size == 0:
+        return -1.0
+    return float(np.mean(np.ascontiguousarray(values[..., valid_classes]).reshape(-1)))
 
 
 def evaluate_lvis(
@@ -368,14 +374,20 @@ def evaluate_lvis(
     freq_by_id = dict(zip(gt.categories.ids.tolist(), ground_truth.frequency.tolist(), strict=True))
     frequency = np.array([freq_by_id[int(c)] for c in cat_ids], dtype="<U1")
 
+    # classes with ground truth in each area range (their entries are > -1)
+    has_gt = recall[0] > -1  # [K, A]
+
     def ap(t: float | None = None, area: str = "all", group: str | None = None) -> float:
-        s = precision if t is None else precision[np.flatnonzero(iou_thr == t)]
-        if group is not None:
-            s = s[:, :, np.flatnonzero(frequency == group)]
-        return _mean_valid(s[..., area_names.index(area)])
+        a = area_names.index(area)
+        s = precision[..., a] if t is None else precision[np.flatnonzero(iou_thr == t), ..., a]
+        if group is None:
+            return _mean_valid(s, np.flatnonzero(has_gt[:, a]))
+        members = np.flatnonzero(frequency == group)
+        return _mean_valid(s[..., members], np.flatnonzero(has_gt[members, a]))
 
     def ar(area: str = "all") -> float:
-        return _mean_valid(recall[:, :, area_names.index(area)])
+        a = area_names.index(area)
+        return _mean_valid(recall[..., a], np.flatnonzero(has_gt[:, a]))
 
     suffix = f"{cap}/cat" if fixed_ap else str(cap)
     stats: dict[str, float] = {
@@ -396,10 +408,12 @@ def evaluate_lvis(
 
     # per-class rows: COCO's rows plus the frequency group
     def per_class_mean(s: np.ndarray) -> np.ndarray:
-        s = s.reshape(-1, len(cat_ids))
-        valid = s > -1
-        count = valid.sum(axis=0)
-        return np.where(count > 0, np.where(valid, s, 0.0).sum(axis=0) / np.maximum(count, 1), -1.0)
+        # s [..., K] for area "all": the mean over the leading axes, -1 without ground truth
+        out = np.full(len(cat_ids), -1.0)
+        cols = np.flatnonzero(has_gt[:, 0])
+        if s.size and cols.size:
+            out[cols] = s[..., cols].reshape(-1, cols.size).mean(axis=0)
+        return out
 
     columns = {
         "AP": per_class_mean(precision[..., 0]),
