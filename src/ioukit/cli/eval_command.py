@@ -31,7 +31,8 @@ Images are matched by COCO id or file stem.
 examples:
   ioukit eval --gt instances_val.json --pred results.json --json report.json
   ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
-  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/"""
+  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/
+  ioukit eval --gt lvis_v1_val.json --pred results.json --protocol lvis [--fixed-ap]"""
 
 FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt")
 
@@ -162,12 +163,19 @@ def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
         "eval",
-        help="evaluate detections (COCO, VOC, YOLO protocols)",
+        help="evaluate detections (COCO, VOC, YOLO, LVIS protocols)",
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_reading_arguments(parser)
-    parser.add_argument("--protocol", choices=("coco", "voc07", "voc10", "yolo"), default="coco")
+    parser.add_argument(
+        "--protocol", choices=("coco", "voc07", "voc10", "yolo", "lvis"), default="coco"
+    )
+    parser.add_argument(
+        "--fixed-ap",
+        action="store_true",
+        help="lvis: Fixed AP (no per-image cap, top 10 000 results per class)",
+    )
     parser.add_argument(
         "--iou-type",
         choices=("bbox", "segm"),
@@ -205,8 +213,19 @@ def run(args: argparse.Namespace) -> int:
 
         _figure()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
+    lvis_gt: Any = None
+    if args.fixed_ap and args.protocol != "lvis":
+        raise ValueError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
     with enabled_progress(progress_enabled(args)):
-        if args.iou_type == "segm":
+        if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
+            from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
+
+            if args.skip_unknown:
+                raise ValueError("--protocol lvis: --skip-unknown is not supported")
+            lvis_gt = read_lvis_ground_truth(args.gt, keep_segmentation=args.iou_type == "segm")
+            gt = lvis_gt.dataset
+            pred = read_lvis_results(args.pred, lvis_gt, iou_type=args.iou_type)
+        elif args.iou_type == "segm":
             gt, pred = read_segm_args(args)
         else:
             gt = read_ground_truth_arg(args)
@@ -215,10 +234,17 @@ def run(args: argparse.Namespace) -> int:
         note = sizes_note(gt)
         if note:
             print(note, file=sys.stderr)
-        findings = format_findings(diagnose(gt, pred, unknowns=unknowns))
+        # LVIS keeps 300 per image (Fixed AP: no per-image cap)
+        cap = {"max_dets": 10**9 if args.fixed_ap else 300} if lvis_gt is not None else {}
+        findings = format_findings(diagnose(gt, pred, unknowns=unknowns, **cap))
         if findings:
             print(findings, file=sys.stderr)
-    result = evaluate(gt, pred, protocol=args.protocol, iou_type=args.iou_type)
+    if lvis_gt is not None:
+        result = evaluate(
+            lvis_gt, pred, protocol="lvis", iou_type=args.iou_type, fixed_ap=args.fixed_ap
+        )
+    else:
+        result = evaluate(gt, pred, protocol=args.protocol, iou_type=args.iou_type)
     print(result.summary())
     print()
     print(result.per_class_table())
