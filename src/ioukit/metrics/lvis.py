@@ -30,6 +30,7 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -237,24 +238,23 @@ def not_exhaustive(ground_truth: LVISGroundTruth, predictions: Dataset) -> np.nd
     return np.asarray(np.isin(keys, flagged) & (keys >= 0))
 
 
-def _subset(ds: Dataset, rows: np.ndarray, *, crowd: bool | None = None) -> Dataset:
-    """Rows ``rows`` of ``ds`` (a new Dataset; ``crowd=False`` clears the crowd flags)."""
-    return Dataset(
-        images=ds.images,
-        categories=ds.categories,
-        boxes=ds.boxes[rows],
-        image_index=ds.image_index[rows],
-        category_id=ds.category_id[rows],
-        scores=None if ds.scores is None else ds.scores[rows],
-        area=ds.area[rows],
-        crowd=np.zeros(len(rows), dtype=bool) if crowd is False else ds.crowd[rows],
-        ignore=ds.ignore[rows],
-        difficult=ds.difficult[rows],
-        annotation_id=ds.annotation_id[rows],
-        segmentation=(
-            None if ds.segmentation is None else tuple(ds.segmentation[i] for i in rows.tolist())
-        ),
-    )
+def _subset(ds: Dataset, rows: np.ndarray, *, clear_crowd: bool = False) -> Dataset:
+    """Rows ``rows`` of ``ds`` as a new Dataset (every per-row column, whatever columns the
+    Dataset has); ``clear_crowd`` sets every crowd flag to False (LVIS has no crowd regions)."""
+    n = len(ds)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(ds):
+        if not f.init:
+            continue
+        value = getattr(ds, f.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n:
+            value = value[rows]
+        elif isinstance(value, tuple) and len(value) == n:
+            value = tuple(value[i] for i in rows.tolist())
+        values[f.name] = value
+    if clear_crowd:
+        values["crowd"] = np.zeros(len(rows), dtype=bool)
+    return type(ds)(**values)
 
 
 def _mean_valid(values: np.ndarray, valid_classes: np.ndarray) -> float:
@@ -345,7 +345,7 @@ def evaluate_lvis(
     keep &= positive_area(predictions.area)
     gt_keep = positive_area(gt.area)
     keep &= federated_keep(ground_truth, predictions, gt_rows=gt_keep)
-    gt_sub = _subset(gt, np.flatnonzero(gt_keep), crowd=False)
+    gt_sub = _subset(gt, np.flatnonzero(gt_keep), clear_crowd=True)
     pred_sub = _subset(predictions, np.flatnonzero(keep))
 
     # every surviving result of an (image, class) is evaluated: max_dets never truncates
