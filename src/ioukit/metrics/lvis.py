@@ -1,7 +1,8 @@
 """The LVIS protocol (federated, large vocabulary), equal to lvis-api's ``LVISEval``.
 
-LVIS is COCO matching with four differences, applied here as steps around the shared COCO
-matcher and accumulation (:func:`ioukit.metrics.coco.evaluate_coco`), never as a second
+LVIS is COCO matching with four differences. :class:`LVISProtocol` (registered as
+``protocol="lvis"``) applies them around the shared pipeline stages of
+:mod:`ioukit.evaluation` (groups, similarity, the one matcher, accumulation), never as a second
 evaluator:
 
 1. **Cap** (before anything else, as ``LVISResults``): at most 300 results per image across
@@ -17,7 +18,7 @@ evaluator:
    knows whether the class is there and the result is dropped.
 4. **Not exhaustive** (:func:`not_exhaustive`): in an image whose
    ``not_exhaustive_category_ids`` lists the result's class, an unmatched result is IGNORED
-   instead of a false positive.
+   instead of a false positive (applied to the matcher's outcome, before accumulation).
 
 Then COCO matching without crowd regions (``iscrowd`` is not read; an annotation's
 ``ignore`` key is honoured), IoU thresholds 0.50:0.95, area ranges all/small/medium/large on
@@ -32,18 +33,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.match import MatchRule
+from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED
 from ioukit.io.lvis import FREQUENCY_GROUPS, LVISGroundTruth
 from ioukit.metrics.protocol import ProtocolResult
 from ioukit.metrics.result import EvaluationResult
 
 __all__ = [
     "LVIS_AREA_RANGES",
+    "LVISProtocol",
     "evaluate_lvis",
     "federated_keep",
     "format_summary",
@@ -269,6 +274,269 @@ def _mean_valid(values: np.ndarray, valid_classes: np.ndarray) -> float:
     return float(np.mean(np.ascontiguousarray(values[..., valid_classes]).reshape(-1)))
 
 
+def _linspace(
+    values: Sequence[float] | np.ndarray | None, default: np.ndarray, name: str
+) -> tuple[float, ...]:
+    if values is None:
+        return tuple(default.tolist())
+    try:
+        array = np.array(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a sequence of numbers, got {values!r}") from exc
+    if array.size == 0 or not np.all((array >= 0) & (array <= 1)):
+        raise ValueError(f"{name}: expected numbers in [0, 1], got {values!r}")
+    return tuple(array.tolist())
+
+
+@dataclass(frozen=True)
+class LVISProtocol:
+    """lvis-api's ``LVISEval`` as a pipeline protocol (``protocol="lvis"``).
+
+    The cap and the federated filter select the rows (:meth:`select`); then the shared stages:
+    ``Groups.build`` -> similarity (box or mask IoU, no crowd) -> ``match`` (COCO rule) ->
+    not-exhaustive results unmatched become IGNORED on the outcome -> ``coco_accumulate`` ->
+    lvis-api's summary (frequency groups).
+
+    Attributes
+    ----------
+    fixed_ap : bool
+        Fixed AP: no per-image cap; the top ``max_dets`` results per class over the dataset.
+    max_dets : int
+        The cap: 300 per image (lvis-api), or 10 000 per class with ``fixed_ap``.
+    iou_thresholds : tuple of float, (T,)
+    recall_thresholds : tuple of float, (R,)
+    area_ranges : tuple of (name, low, high)
+        lvis-api's all/small/medium/large.
+    rule : MatchRule
+        COCO's greedy rule without crowd regions.
+
+    Examples
+    --------
+    >>> from ioukit.evaluation import make_protocol
+    >>> p = make_protocol("lvis", fixed_ap=True)
+    >>> p.name, p.max_dets, p.stat_keys()[-1]
+    ('lvis', 10000, 'ARl@10000/cat')
+    """
+
+    fixed_ap: bool = False
+    max_dets: int = 300
+    iou_thresholds: tuple[float, ...] = tuple(np.linspace(0.5, 0.95, 10).tolist())
+    recall_thresholds: tuple[float, ...] = tuple(np.linspace(0.0, 1.0, 101).tolist())
+    area_ranges: tuple[tuple[str, float, float], ...] = tuple(
+        (n, lo, hi) for n, (lo, hi) in LVIS_AREA_RANGES.items()
+    )
+    rule: MatchRule = field(default_factory=lambda: MatchRule(crowd=False))
+    name: str = "lvis"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        fixed_ap: bool = False,
+        max_dets: int | None = None,
+        iou_thresholds: Sequence[float] | np.ndarray | None = None,
+    ) -> LVISProtocol:
+        """Validate the user's options (as :func:`ioukit.evaluate` takes them)."""
+        cap = (10_000 if fixed_ap else 300) if max_dets is None else max_dets
+        if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1:
+            raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
+        return cls(
+            fixed_ap=bool(fixed_ap),
+            max_dets=int(cap),
+            iou_thresholds=_linspace(iou_thresholds, np.linspace(0.5, 0.95, 10), "iou_thresholds"),
+        )
+
+    def stat_keys(self) -> tuple[str, ...]:
+        """The 13 stats in lvis-api's order (``AR@300``, or ``AR@10000/cat`` for Fixed AP)."""
+        suffix = f"{self.max_dets}/cat" if self.fixed_ap else str(self.max_dets)
+        return (*_STAT_KEYS, *(f"AR{a}@{suffix}" for a in ("", "s", "m", "l")))
+
+    def select(
+        self, ground_truth: LVISGroundTruth, predictions: Dataset
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows that lvis-api evaluates: ``(gt_keep (G,), pred_keep (P,))`` bool.
+
+        The cap (per image, or per class for Fixed AP) on every result as read, then positive
+        areas, then the federated filter.
+        """
+        _check_predictions(ground_truth, predictions)
+        scores = np.asarray(predictions.scores)
+        if self.fixed_ap:
+            keep = limit_per_category(predictions.category_id, scores, self.max_dets)
+        else:
+            keep = limit_per_image(predictions.image_index, scores, self.max_dets)
+        keep &= positive_area(predictions.area)
+        gt_keep = positive_area(ground_truth.dataset.area)
+        keep &= federated_keep(ground_truth, predictions, gt_rows=gt_keep)
+        return gt_keep, keep
+
+    def evaluate(
+        self,
+        gt: LVISGroundTruth | Dataset,
+        pred: Dataset,
+        /,
+        *,
+        iou_type: str = "bbox",
+    ) -> ProtocolResult:
+        """Run the pipeline on an LVIS ground truth; see :func:`evaluate_lvis`."""
+        from ioukit.evaluation.accumulate import coco_accumulate
+        from ioukit.evaluation.groups import Groups
+        from ioukit.evaluation.match import match
+        from ioukit.evaluation.similarity import get_similarity
+
+        if not isinstance(gt, LVISGroundTruth):
+            raise DataFormatError(
+                "ground_truth: protocol 'lvis' needs an LVISGroundTruth (neg_category_ids, "
+                "not_exhaustive_category_ids, frequency): read it with "
+                f"ioukit.io.lvis.read_lvis_ground_truth, got {type(gt).__name__}"
+            )
+        if iou_type not in ("bbox", "segm"):
+            raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+        gt_keep, pred_keep = self.select(gt, pred)
+        gt_sub = _subset(gt.dataset, np.flatnonzero(gt_keep), clear_crowd=True)
+        pred_sub = _subset(pred, np.flatnonzero(pred_keep))
+        # every surviving result of an (image, class) is evaluated: max_det never truncates
+        sizes = np.unique(
+            _pair_keys(pred_sub.image_index, pred_sub.category_id, gt.dataset.categories.ids),
+            return_counts=True,
+        )[1]
+        largest = max(int(sizes.max()) if sizes.size else 1, 1)
+        groups = Groups.build(gt_sub, pred_sub, use_cats=True, max_det=largest)
+        matrices = get_similarity(iou_type).matrices(gt_sub, pred_sub, groups)
+        outcome = match(
+            gt_sub,
+            pred_sub,
+            groups,
+            matrices,
+            thresholds=np.array(self.iou_thresholds),
+            rule=self.rule,
+            area_ranges=self.area_ranges,
+            gt_ignore=gt_sub.ignore | gt_sub.difficult,
+        )
+        # not exhaustively annotated: an unmatched result is ignored, not a false positive
+        flagged = not_exhaustive(gt, pred_sub)[outcome.pred_row]
+        if flagged.any():
+            status = outcome.status.copy()
+            part = status[flagged]
+            part[part == FALSE_POSITIVE] = IGNORED
+            status[flagged] = part
+            outcome = dataclasses.replace(outcome, status=status)
+        precision, recall, score_at = coco_accumulate(
+            outcome,
+            recall_thresholds=np.array(self.recall_thresholds),
+            max_dets=np.array([largest], dtype=np.int64),
+        )
+        return self._result(
+            gt, pred, pred_sub, groups, outcome, iou_type, precision, recall, score_at
+        )
+
+    def _result(
+        self,
+        gt: LVISGroundTruth,
+        pred: Dataset,
+        pred_sub: Dataset,
+        groups: Any,
+        outcome: Any,
+        iou_type: str,
+        precision5: np.ndarray,
+        recall4: np.ndarray,
+        score5: np.ndarray,
+    ) -> ProtocolResult:
+        precision = precision5[..., 0]  # [T, R, K, A]
+        recall = recall4[..., 0]  # [T, K, A]
+        iou_thr = np.array(self.iou_thresholds)
+        cat_ids = groups.category_ids
+        area_names = [a[0] for a in self.area_ranges]
+        freq_by_id = dict(
+            zip(gt.dataset.categories.ids.tolist(), gt.frequency.tolist(), strict=True)
+        )
+        frequency = np.array([freq_by_id[int(c)] for c in cat_ids], dtype="<U1")
+        has_gt = recall[0] > -1  # [K, A]: classes with ground truth in each area range
+
+        def ap(t: float | None = None, area: str = "all", group: str | None = None) -> float:
+            a = area_names.index(area)
+            s = precision[..., a] if t is None else precision[np.flatnonzero(iou_thr == t), ..., a]
+            if group is None:
+                return _mean_valid(s, np.flatnonzero(has_gt[:, a]))
+            members = np.flatnonzero(frequency == group)
+            return _mean_valid(s[..., members], np.flatnonzero(has_gt[members, a]))
+
+        def ar(area: str = "all") -> float:
+            a = area_names.index(area)
+            return _mean_valid(recall[..., a], np.flatnonzero(has_gt[:, a]))
+
+        keys = self.stat_keys()
+        values = [
+            ap(),
+            ap(0.5),
+            ap(0.75),
+            ap(area="small"),
+            ap(area="medium"),
+            ap(area="large"),
+            ap(group="r"),
+            ap(group="c"),
+            ap(group="f"),
+            ar(),
+            ar("small"),
+            ar("medium"),
+            ar("large"),
+        ]
+        stats = dict(zip(keys, values, strict=True))
+
+        def per_class_mean(s: np.ndarray) -> np.ndarray:
+            # s [..., K] for area "all": the mean over the leading axes, -1 without ground truth
+            out = np.full(len(cat_ids), -1.0)
+            cols = np.flatnonzero(has_gt[:, 0])
+            if s.size and cols.size:
+                out[cols] = s[..., cols].reshape(-1, cols.size).mean(axis=0)
+            return out
+
+        columns = {
+            "AP": per_class_mean(precision[..., 0]),
+            "AP50": per_class_mean(precision[np.flatnonzero(iou_thr == 0.5), ..., 0]),
+            "AP75": per_class_mean(precision[np.flatnonzero(iou_thr == 0.75), ..., 0]),
+            keys[9]: per_class_mean(recall[..., 0]),
+        }
+        names = dict(
+            zip(gt.dataset.categories.ids.tolist(), gt.dataset.categories.names, strict=True)
+        )
+        num_pred = np.bincount(groups.pred_class, minlength=len(cat_ids))[: len(cat_ids)]
+        num_gt = outcome.gt_count[:, 0]
+        rows: list[dict[str, Any]] = []
+        for k, cat in enumerate(cat_ids.tolist()):
+            row: dict[str, Any] = {
+                "category_id": int(cat),
+                "name": names[int(cat)],
+                "frequency": str(frequency[k]),
+                "num_gt": int(num_gt[k]),
+                "num_pred": int(num_pred[k]),
+            }
+            for key, column in columns.items():
+                row[key] = float(column[k])
+            rows.append(row)
+        params: dict[str, Any] = {
+            "iou_type": iou_type,
+            "fixed_ap": self.fixed_ap,
+            "max_dets_per_image": -1 if self.fixed_ap else self.max_dets,
+            "max_dets_per_category": self.max_dets if self.fixed_ap else -1,
+            "iou_thresholds": list(self.iou_thresholds),
+            "recall_thresholds": list(self.recall_thresholds),
+            "area_ranges": {n: [lo, hi] for n, lo, hi in self.area_ranges},
+            "category_ids": cat_ids.tolist(),
+            "frequency_groups": list(FREQUENCY_GROUPS),
+            "num_results_read": len(pred),
+            "num_results_evaluated": len(pred_sub),
+        }
+        return ProtocolResult(
+            "lvis",
+            stats,
+            tuple(rows),
+            {"precision": precision, "recall": recall, "scores": score5[..., 0]},
+            params,
+            outcome=outcome,
+        )
+
+
 def evaluate_lvis(
     ground_truth: LVISGroundTruth,
     predictions: Dataset,
@@ -326,134 +594,10 @@ def evaluate_lvis(
     >>> list(r.stats)[-4:]
     ['AR@300', 'ARs@300', 'ARm@300', 'ARl@300']
     """
-    from ioukit.metrics.coco import evaluate_coco
-
-    _check_predictions(ground_truth, predictions)
-    if iou_type not in ("bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    cap = (10_000 if fixed_ap else 300) if max_dets is None else int(max_dets)
-    if cap < 1:
-        raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
-    gt = ground_truth.dataset
-    scores = np.asarray(predictions.scores)
-
-    # 1. the cap, on every result as read; 2. positive areas; 3. the federated filter
-    if fixed_ap:
-        keep = limit_per_category(predictions.category_id, scores, cap)
-    else:
-        keep = limit_per_image(predictions.image_index, scores, cap)
-    keep &= positive_area(predictions.area)
-    gt_keep = positive_area(gt.area)
-    keep &= federated_keep(ground_truth, predictions, gt_rows=gt_keep)
-    gt_sub = _subset(gt, np.flatnonzero(gt_keep), clear_crowd=True)
-    pred_sub = _subset(predictions, np.flatnonzero(keep))
-
-    # every surviving result of an (image, class) is evaluated: max_dets never truncates
-    group_sizes = np.unique(
-        _pair_keys(pred_sub.image_index, pred_sub.category_id, gt.categories.ids),
-        return_counts=True,
-    )[1]
-    largest = int(group_sizes.max()) if group_sizes.size else 1
-    coco = evaluate_coco(
-        gt_sub,
-        pred_sub,
-        iou_thresholds=iou_thresholds,
-        max_dets=(max(largest, 1),),
-        area_ranges=LVIS_AREA_RANGES,
-        iou_type=iou_type,
-        unmatched_ignored=not_exhaustive(ground_truth, pred_sub),  # 4. not exhaustive
+    protocol = LVISProtocol.from_options(
+        fixed_ap=fixed_ap, max_dets=max_dets, iou_thresholds=iou_thresholds
     )
-    precision = coco.arrays["precision"][..., 0]  # [T, R, K, A]
-    recall = coco.arrays["recall"][..., 0]  # [T, K, A]
-    score_at = coco.arrays["scores"][..., 0]
-    iou_thr = np.asarray(coco.params["iou_thresholds"], dtype=np.float64)
-    cat_ids = np.asarray(coco.params["category_ids"], dtype=np.int64)
-    area_names = list(LVIS_AREA_RANGES)
-
-    # frequency group of every class, in sorted category-id order (lvis-api's cat_ids)
-    freq_by_id = dict(zip(gt.categories.ids.tolist(), ground_truth.frequency.tolist(), strict=True))
-    frequency = np.array([freq_by_id[int(c)] for c in cat_ids], dtype="<U1")
-
-    # classes with ground truth in each area range (their entries are > -1)
-    has_gt = recall[0] > -1  # [K, A]
-
-    def ap(t: float | None = None, area: str = "all", group: str | None = None) -> float:
-        a = area_names.index(area)
-        s = precision[..., a] if t is None else precision[np.flatnonzero(iou_thr == t), ..., a]
-        if group is None:
-            return _mean_valid(s, np.flatnonzero(has_gt[:, a]))
-        members = np.flatnonzero(frequency == group)
-        return _mean_valid(s[..., members], np.flatnonzero(has_gt[members, a]))
-
-    def ar(area: str = "all") -> float:
-        a = area_names.index(area)
-        return _mean_valid(recall[..., a], np.flatnonzero(has_gt[:, a]))
-
-    suffix = f"{cap}/cat" if fixed_ap else str(cap)
-    stats: dict[str, float] = {
-        "AP": ap(),
-        "AP50": ap(0.5),
-        "AP75": ap(0.75),
-        "APs": ap(area="small"),
-        "APm": ap(area="medium"),
-        "APl": ap(area="large"),
-        "APr": ap(group="r"),
-        "APc": ap(group="c"),
-        "APf": ap(group="f"),
-        f"AR@{suffix}": ar(),
-        f"ARs@{suffix}": ar("small"),
-        f"ARm@{suffix}": ar("medium"),
-        f"ARl@{suffix}": ar("large"),
-    }
-
-    # per-class rows: COCO's rows plus the frequency group
-    def per_class_mean(s: np.ndarray) -> np.ndarray:
-        # s [..., K] for area "all": the mean over the leading axes, -1 without ground truth
-        out = np.full(len(cat_ids), -1.0)
-        cols = np.flatnonzero(has_gt[:, 0])
-        if s.size and cols.size:
-            out[cols] = s[..., cols].reshape(-1, cols.size).mean(axis=0)
-        return out
-
-    columns = {
-        "AP": per_class_mean(precision[..., 0]),
-        "AP50": per_class_mean(precision[np.flatnonzero(iou_thr == 0.5), ..., 0]),
-        "AP75": per_class_mean(precision[np.flatnonzero(iou_thr == 0.75), ..., 0]),
-        f"AR@{suffix}": per_class_mean(recall[..., 0]),
-    }
-    rows: list[dict[str, Any]] = []
-    for k, row in enumerate(coco.per_class):
-        out: dict[str, Any] = {
-            "category_id": row["category_id"],
-            "name": row["name"],
-            "frequency": str(frequency[k]),
-            "num_gt": row["num_gt"],
-            "num_pred": row["num_pred"],
-        }
-        for key, values in columns.items():
-            out[key] = float(values[k])
-        rows.append(out)
-
-    params: dict[str, Any] = {
-        "iou_type": iou_type,
-        "fixed_ap": bool(fixed_ap),
-        "max_dets_per_image": -1 if fixed_ap else cap,
-        "max_dets_per_category": cap if fixed_ap else -1,
-        "iou_thresholds": iou_thr.tolist(),
-        "recall_thresholds": coco.params["recall_thresholds"],
-        "area_ranges": {n: list(v) for n, v in LVIS_AREA_RANGES.items()},
-        "category_ids": cat_ids.tolist(),
-        "frequency_groups": list(FREQUENCY_GROUPS),
-        "num_results_evaluated": len(pred_sub),
-        "num_results_read": len(predictions),
-    }
-    return ProtocolResult(
-        "lvis",
-        stats,
-        tuple(rows),
-        {"precision": precision, "recall": recall, "scores": score_at},
-        params,
-    )
+    return protocol.evaluate(ground_truth, predictions, iou_type=iou_type)
 
 
 def format_summary(result: ProtocolResult) -> str:
