@@ -80,7 +80,7 @@ def test_generated(case: str, seed: int) -> None:
     compare(ours(gt, results), ref)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0])
 def test_fixed_ap_generated(seed: int) -> None:
     # more than 10 000 results of one class, so the per-class cap bites
     gt, results = generate(seed, n_images=70, n_cats=2, dets_per_image=(300, 420))
@@ -94,10 +94,27 @@ def test_fixed_ap_generated(seed: int) -> None:
     assert got["AP"] != ours(gt, results)["AP"]
 
 
+MEASURED = json.loads((CONFORMANCE / "lvis_api_measured.json").read_text())
+
+
 @pytest.mark.parametrize("per_image", [(150, 300), (380, 460)])
 def test_conformance_lvis_val_100(per_image: tuple[int, int]) -> None:
+    """lvis-api's numbers, measured on these generated results (lvis_api_measured.json)."""
     gt = json.loads((CONFORMANCE / "lvis_val_100.json").read_text())
     results = results_on(gt, 13, per_image)
+    case = MEASURED["cases"][f"{per_image[0]}-{per_image[1]}"]
+    assert len(results) == case["num_results"]
+    got = ours(gt, results)
+    compare(got, case["stats"])
+    # faster-coco-eval lvis_style agrees up to 300 per image and not above (no per-image cap)
+    fce = case["faster_coco_eval_1.8.0_lvis_style_maxDets_300"]
+    gap = max(abs(got[k] - fce[k]) for k in got)
+    assert gap < 1e-15 if per_image[1] <= 300 else gap > 1e-3
+
+
+def test_conformance_over_300_side_by_side() -> None:
+    gt = json.loads((CONFORMANCE / "lvis_val_100.json").read_text())
+    results = results_on(gt, 13, (380, 460))
     ref, _ = run_lvis_api(gt, results)
     compare(ours(gt, results), ref)
 

@@ -452,18 +452,22 @@ class LVISProtocol:
         )
         frequency = np.array([freq_by_id[int(c)] for c in cat_ids], dtype="<U1")
         has_gt = recall[0] > -1  # [K, A]: classes with ground truth in each area range
+        # every class with ground truth in some range has it in "all": read only those
+        cols = np.flatnonzero(has_gt[:, 0])
+        p_sub = np.ascontiguousarray(precision[:, :, cols, :])  # [T, R, K', A]
+        r_sub, gt_sub, freq_sub = recall[:, cols, :], has_gt[cols], frequency[cols]
 
         def ap(t: float | None = None, area: str = "all", group: str | None = None) -> float:
             a = area_names.index(area)
-            s = precision[..., a] if t is None else precision[np.flatnonzero(iou_thr == t), ..., a]
+            s = p_sub[..., a] if t is None else p_sub[np.flatnonzero(iou_thr == t), ..., a]
             if group is None:
-                return _mean_valid(s, np.flatnonzero(has_gt[:, a]))
-            members = np.flatnonzero(frequency == group)
-            return _mean_valid(s[..., members], np.flatnonzero(has_gt[members, a]))
+                return _mean_valid(s, np.flatnonzero(gt_sub[:, a]))
+            members = np.flatnonzero(freq_sub == group)
+            return _mean_valid(s[..., members], np.flatnonzero(gt_sub[members, a]))
 
         def ar(area: str = "all") -> float:
             a = area_names.index(area)
-            return _mean_valid(recall[..., a], np.flatnonzero(has_gt[:, a]))
+            return _mean_valid(r_sub[..., a], np.flatnonzero(gt_sub[:, a]))
 
         keys = self.stat_keys()
         values = [
@@ -484,18 +488,17 @@ class LVISProtocol:
         stats = dict(zip(keys, values, strict=True))
 
         def per_class_mean(s: np.ndarray) -> np.ndarray:
-            # s [..., K] for area "all": the mean over the leading axes, -1 without ground truth
+            # s [..., K'] for area "all": the mean over the leading axes; -1 without ground truth
             out = np.full(len(cat_ids), -1.0)
-            cols = np.flatnonzero(has_gt[:, 0])
             if s.size and cols.size:
-                out[cols] = s[..., cols].reshape(-1, cols.size).mean(axis=0)
+                out[cols] = s.reshape(-1, cols.size).mean(axis=0)
             return out
 
         columns = {
-            "AP": per_class_mean(precision[..., 0]),
-            "AP50": per_class_mean(precision[np.flatnonzero(iou_thr == 0.5), ..., 0]),
-            "AP75": per_class_mean(precision[np.flatnonzero(iou_thr == 0.75), ..., 0]),
-            keys[9]: per_class_mean(recall[..., 0]),
+            "AP": per_class_mean(p_sub[..., 0]),
+            "AP50": per_class_mean(p_sub[np.flatnonzero(iou_thr == 0.5), ..., 0]),
+            "AP75": per_class_mean(p_sub[np.flatnonzero(iou_thr == 0.75), ..., 0]),
+            keys[9]: per_class_mean(r_sub[..., 0]),
         }
         names = dict(
             zip(gt.dataset.categories.ids.tolist(), gt.dataset.categories.names, strict=True)
