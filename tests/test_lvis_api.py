@@ -120,8 +120,10 @@ def test_bad_arguments(files: tuple[Path, Path]) -> None:
         evaluate(gt_path, res_path, protocol="lvis", iou_type="keypoints")
     with pytest.raises(ValueError, match="max_dets"):
         evaluate_lvis(lvis_gt, pred, max_dets=0)
-    with pytest.raises(TypeError, match="gt: expected an LVISGroundTruth"):
+    with pytest.raises(TypeError, match="needs LVIS's labels"):
         evaluate(lvis_gt.dataset, pred, protocol="lvis")
+    with pytest.raises(TypeError, match="gt: expected an LVISGroundTruth"):
+        evaluate(3, pred, protocol="lvis")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="predictions"):
         evaluate(lvis_gt, 3, protocol="lvis")  # type: ignore[arg-type]
     with pytest.raises(DataFormatError, match="LVISGroundTruth"):
@@ -166,3 +168,34 @@ def test_segm_equals_lvis_api(with_bbox: bool) -> None:
     gt, results = _segm_case(5, with_bbox)
     ref, _ = run_lvis_api(gt, results, iou_type="segm")
     compare(dict(evaluate(gt, results, protocol="lvis", iou_type="segm").stats), ref)
+
+
+def test_evaluator_says_lvis_is_not_streamed() -> None:
+    from ioukit.engine import Evaluator
+
+    e = Evaluator(protocol="lvis")
+    box = np.array([[0.0, 0.0, 10.0, 10.0]])
+    e.update(
+        [{"boxes": box, "scores": np.array([0.9]), "labels": np.array([1])}],
+        [{"boxes": box, "labels": np.array([1])}],
+    )
+    with pytest.raises(TypeError, match="Evaluator does not support protocol='lvis'"):
+        e.compute()
+
+
+def test_protocol_object_needs_lvis_ground_truth(files: tuple[Path, Path]) -> None:
+    from ioukit.evaluation import make_protocol
+
+    lvis_gt = read_lvis_ground_truth(files[0])
+    pred = read_lvis_results(files[1], lvis_gt)
+    protocol = make_protocol("lvis")
+    assert protocol.evaluate(lvis_gt, pred).stats == evaluate(*files, protocol="lvis").stats
+    with pytest.raises(DataFormatError, match="read_lvis_ground_truth"):
+        protocol.evaluate(lvis_gt.dataset, pred)
+    with pytest.raises(ValueError, match="iou_type"):
+        make_protocol("lvis", iou_type="keypoints")
+    with pytest.raises(ValueError, match="options of protocol 'lvis'"):
+        make_protocol("lvis", max_det=3)
+    kept_gt, kept = protocol.select(lvis_gt, pred)
+    assert kept.sum() == protocol.evaluate(lvis_gt, pred).params["num_results_evaluated"]
+    assert kept_gt.shape == (len(lvis_gt.dataset),)

@@ -693,6 +693,13 @@ def run_lvis(
     segm = iou_type == "segm"
     if isinstance(gt, LVISGroundTruth):
         lvis_gt = gt
+    elif isinstance(gt, Dataset):
+        raise TypeError(
+            "gt: protocol='lvis' needs LVIS's labels (neg_category_ids, "
+            "not_exhaustive_category_ids, frequency), which a Dataset does not carry: pass the "
+            "LVIS file, its dict or ioukit.io.lvis.read_lvis_ground_truth(...) "
+            "(the streaming Evaluator does not support protocol='lvis')"
+        )
     elif isinstance(gt, str | os.PathLike | Mapping):
         lvis_gt = read_lvis_ground_truth(gt, keep_segmentation=segm)
     else:
