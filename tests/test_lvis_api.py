@@ -199,3 +199,19 @@ def test_protocol_object_needs_lvis_ground_truth(files: tuple[Path, Path]) -> No
     kept_gt, kept = protocol.select(lvis_gt, pred)
     assert kept.sum() == protocol.evaluate(lvis_gt, pred).params["num_results_evaluated"]
     assert kept_gt.shape == (len(lvis_gt.dataset),)
+
+
+def test_annotation_id_zero_matches() -> None:
+    """The one documented difference: lvis-api reads a match to annotation id 0 as no match."""
+    gt = {
+        "images": [{"id": 1, "neg_category_ids": [], "not_exhaustive_category_ids": []}],
+        "categories": [{"id": 1, "name": "a", "frequency": "f"}],
+        "annotations": [
+            {"id": 0, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "area": 100.0},
+            {"id": 5, "image_id": 1, "category_id": 1, "bbox": [50, 50, 10, 10], "area": 100.0},
+        ],
+    }
+    res = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.9}]
+    ref, _ = run_lvis_api(gt, res)
+    assert ref["AR@300"] == 0.0
+    assert evaluate(gt, res, protocol="lvis").stats["AR@300"] == 0.5
