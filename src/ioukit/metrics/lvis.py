@@ -32,7 +32,7 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -274,6 +274,33 @@ def _mean_valid(values: np.ndarray, valid_classes: np.ndarray) -> float:
     return float(np.mean(np.ascontiguousarray(values[..., valid_classes]).reshape(-1)))
 
 
+class _ClassArrays(Mapping[str, np.ndarray]):
+    """``precision`` [T, R, K, A] and ``recall`` [T, K, A] over all K classes, built on first
+    access from the arrays of the classes with ground truth (axis -2), -1 elsewhere: LVIS
+    files list many classes without any, and most callers only read the stats."""
+
+    def __init__(self, compact: dict[str, np.ndarray], cols: np.ndarray, n_classes: int) -> None:
+        self._compact = compact
+        self._cols = cols
+        self._n = n_classes
+        self._full: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self._full:
+            part = self._compact[key]
+            shape = (*part.shape[:-2], self._n, part.shape[-1])
+            full = np.full(shape, -1.0)
+            full[..., self._cols, :] = part
+            self._full[key] = full
+        return self._full[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._compact)
+
+    def __len__(self) -> int:
+        return len(self._compact)
+
+
 def _linspace(
     values: Sequence[float] | np.ndarray | None, default: np.ndarray, name: str
 ) -> tuple[float, ...]:
@@ -421,13 +448,25 @@ class LVISProtocol:
             part[part == FALSE_POSITIVE] = IGNORED
             status[flagged] = part
             outcome = dataclasses.replace(outcome, status=status)
-        precision, recall, score_at = coco_accumulate(
-            outcome,
+        # accumulate the classes with ground truth only (the others stay -1; LVIS files list
+        # many classes without any): the same numbers with arrays [T, R, K', A]
+        cols = np.flatnonzero(outcome.gt_count[:, 0] > 0)
+        compact_row = np.full(len(outcome.category_ids), -1, dtype=np.int64)
+        compact_row[cols] = np.arange(cols.size)
+        records = np.flatnonzero(compact_row[outcome.class_row] >= 0)
+        compact = dataclasses.replace(
+            outcome.take(records),
+            class_row=compact_row[outcome.class_row[records]],
+            gt_count=outcome.gt_count[cols],
+            category_ids=outcome.category_ids[cols],
+        )
+        precision, recall, _ = coco_accumulate(
+            compact,
             recall_thresholds=np.array(self.recall_thresholds),
             max_dets=np.array([largest], dtype=np.int64),
         )
         return self._result(
-            gt, pred, pred_sub, groups, outcome, iou_type, precision, recall, score_at
+            gt, pred, pred_sub, groups, outcome, iou_type, precision[..., 0], recall[..., 0], cols
         )
 
     def _result(
@@ -438,12 +477,11 @@ class LVISProtocol:
         groups: Any,
         outcome: Any,
         iou_type: str,
-        precision5: np.ndarray,
-        recall4: np.ndarray,
-        score5: np.ndarray,
+        p_sub: np.ndarray,
+        r_sub: np.ndarray,
+        cols: np.ndarray,
     ) -> ProtocolResult:
-        precision = precision5[..., 0]  # [T, R, K, A]
-        recall = recall4[..., 0]  # [T, K, A]
+        # p_sub [T, R, K', A], r_sub [T, K', A]: the classes ``cols`` (those with ground truth)
         iou_thr = np.array(self.iou_thresholds)
         cat_ids = groups.category_ids
         area_names = [a[0] for a in self.area_ranges]
@@ -451,11 +489,10 @@ class LVISProtocol:
             zip(gt.dataset.categories.ids.tolist(), gt.frequency.tolist(), strict=True)
         )
         frequency = np.array([freq_by_id[int(c)] for c in cat_ids], dtype="<U1")
-        has_gt = recall[0] > -1  # [K, A]: classes with ground truth in each area range
-        # every class with ground truth in some range has it in "all": read only those
-        cols = np.flatnonzero(has_gt[:, 0])
-        p_sub = np.ascontiguousarray(precision[:, :, cols, :])  # [T, R, K', A]
-        r_sub, gt_sub, freq_sub = recall[:, cols, :], has_gt[cols], frequency[cols]
+        # a class's entries are > -1 where it has ground truth in the area range, which it then
+        # has in "all": the entries > -1 are p_sub's where gt_sub, in the same C order
+        gt_sub = outcome.gt_count[cols] > 0  # [K', A]
+        freq_sub = frequency[cols]
 
         def ap(t: float | None = None, area: str = "all", group: str | None = None) -> float:
             a = area_names.index(area)
@@ -534,7 +571,7 @@ class LVISProtocol:
             "lvis",
             stats,
             tuple(rows),
-            {"precision": precision, "recall": recall, "scores": score5[..., 0]},
+            _ClassArrays({"precision": p_sub, "recall": r_sub}, cols, len(cat_ids)),
             params,
             outcome=outcome,
         )
@@ -577,7 +614,8 @@ def evaluate_lvis(
         ``per_class`` rows (``category_id, name, frequency, num_gt, num_pred, AP, AP50, AP75,
         AR@300``; ``num_pred`` counts the results evaluated, after cap and filters);
         ``arrays``: ``precision`` [T, R, K, A] and ``recall`` [T, K, A] as lvis-api's
-        ``eval["precision"]`` / ``eval["recall"]``, ``scores`` [T, R, K, A].
+        ``eval["precision"]`` / ``eval["recall"]``; ``outcome``: the matcher's records (after
+        the not-exhaustive rule).
 
     Examples
     --------
@@ -684,7 +722,6 @@ def run_lvis(
     (0.9, 'c')
     """
     import os
-    from collections.abc import Mapping
 
     from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 
