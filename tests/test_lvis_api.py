@@ -215,3 +215,13 @@ def test_annotation_id_zero_matches() -> None:
     ref, _ = run_lvis_api(gt, res)
     assert ref["AR@300"] == 0.0
     assert evaluate(gt, res, protocol="lvis").stats["AR@300"] == 0.5
+
+
+def test_cli_segm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gt, results = _segm_case(6, with_bbox=False)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "res.json").write_text(json.dumps(results))
+    argv = ["eval", "--gt", str(tmp_path / "gt.json"), "--pred", str(tmp_path / "res.json")]
+    assert main([*argv, "--protocol", "lvis", "--iou-type", "segm", "--quiet"]) == 0
+    want = evaluate(gt, results, protocol="lvis", iou_type="segm")
+    assert capsys.readouterr().out.startswith(want.summary())
