@@ -105,6 +105,9 @@ def test_cli_errors(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
     gt_path, res_path = files
     assert main(["eval", "--gt", str(gt_path), "--pred", str(res_path), "--fixed-ap"]) != 0
     assert "--fixed-ap: expected --protocol lvis" in capsys.readouterr().err
+    argv = ["eval", "--gt", str(gt_path), "--pred", str(res_path), "--protocol", "lvis"]
+    assert main([*argv, "--plots", str(gt_path.parent / "plots")]) != 0
+    assert "--plots: not available with --protocol lvis" in capsys.readouterr().err
     coco_file = Path(__file__).parent / "data" / "conformance" / "coco" / "mmdet_dummy" / "gt.json"
     assert (
         main(["eval", "--gt", str(coco_file), "--pred", str(res_path), "--protocol", "lvis"]) != 0

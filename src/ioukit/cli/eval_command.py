@@ -216,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
     lvis_gt: Any = None
     if args.fixed_ap and args.protocol != "lvis":
         raise ValueError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
+    if args.plots is not None and args.protocol == "lvis":
+        raise ValueError("--plots: not available with --protocol lvis yet (curves re-match)")
     with enabled_progress(progress_enabled(args)):
         if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
             from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
