@@ -454,9 +454,19 @@ class LVISProtocol:
         compact_row = np.full(len(outcome.category_ids), -1, dtype=np.int64)
         compact_row[cols] = np.arange(cols.size)
         records = np.flatnonzero(compact_row[outcome.class_row] >= 0)
+        # only what accumulation reads (class, rank, status, score): matched_gt and iou
+        # [N, T] are not copied (this outcome is private to the accumulation)
         compact = dataclasses.replace(
-            outcome.take(records),
+            outcome,
+            pred_row=outcome.pred_row[records],
+            score=outcome.score[records],
             class_row=compact_row[outcome.class_row[records]],
+            category_id=outcome.category_id[records],
+            image_id=outcome.image_id[records],
+            rank=outcome.rank[records],
+            status=np.ascontiguousarray(outcome.status[records]),
+            matched_gt=outcome.matched_gt[:0],
+            iou=outcome.iou[:0],
             gt_count=outcome.gt_count[cols],
             category_ids=outcome.category_ids[cols],
         )
