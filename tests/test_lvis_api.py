@@ -228,3 +228,19 @@ def test_cli_segm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--protocol", "lvis", "--iou-type", "segm", "--quiet"]) == 0
     want = evaluate(gt, results, protocol="lvis", iou_type="segm")
     assert capsys.readouterr().out.startswith(want.summary())
+
+
+def test_outcome_rows_refer_to_the_callers_datasets(files: tuple[Path, Path]) -> None:
+    from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
+
+    lvis_gt = read_lvis_ground_truth(files[0])
+    pred = read_lvis_results(files[1], lvis_gt)
+    r = evaluate_lvis(lvis_gt, pred)
+    o = r.outcome
+    assert o is not None and len(o) == r.params["num_results_evaluated"] < len(pred)
+    np.testing.assert_array_equal(o.score, pred.scores[o.pred_row])
+    np.testing.assert_array_equal(o.category_id, pred.category_id[o.pred_row])
+    tp = o.status[:, 0, 0] == TRUE_POSITIVE
+    gt_rows = o.matched_gt[tp, 0]
+    np.testing.assert_array_equal(lvis_gt.dataset.category_id[gt_rows], o.category_id[tp])
+    assert (o.status == IGNORED).any()

@@ -475,6 +475,15 @@ class LVISProtocol:
             recall_thresholds=np.array(self.recall_thresholds),
             max_dets=np.array([largest], dtype=np.int64),
         )
+        # the outcome's rows refer to the datasets the caller passed, not to the subsets
+        pred_rows, gt_rows = np.flatnonzero(pred_keep), np.flatnonzero(gt_keep)
+        outcome = dataclasses.replace(
+            outcome,
+            pred_row=pred_rows[outcome.pred_row],
+            matched_gt=np.where(
+                outcome.matched_gt >= 0, np.append(gt_rows, -1)[outcome.matched_gt], -1
+            ),
+        )
         return self._result(
             gt, pred, pred_sub, groups, outcome, iou_type, precision[..., 0], recall[..., 0], cols
         )
