@@ -146,3 +146,14 @@ def test_summary_equals_print_results(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_reference_is_importable() -> None:
     assert hasattr(import_lvis(), "LVISEval")
+
+
+def test_file_order_does_not_matter() -> None:
+    """Categories, images and annotations in any order (lvis-api sorts ids)."""
+    import random
+
+    gt, results = generate(11, n_images=20, n_cats=25, dets_per_image=(100, 350))
+    for seed, key in enumerate(("categories", "images", "annotations")):
+        random.Random(seed).shuffle(gt[key])
+    ref, _ = run_lvis_api(gt, results)
+    compare(ours(gt, results), ref)
