@@ -114,7 +114,7 @@ def evaluate(
     gt_ds = _ground_truth(
         gt, require_iscrowd=protocol == "coco" and compat == "pycocotools", segm=segm
     )
-    pred_ds = _predictions(predictions, gt_ds, iou_type=iou_type)
+    pred_ds = _predictions(predictions, gt_ds, iou_type="segm" if segm else "bbox")
     return EvaluationResult(runner.evaluate(gt_ds, pred_ds, iou_type=iou_type), gt_ds, pred_ds)
 
 

@@ -75,7 +75,7 @@ def group_box_iou_f32_py(gt_start, gt_end, pred_start, kept, gt_boxes, pred_boxe
 
 def match_groups_py(gt_start, gt_end, pred_start, kept, iou_values, iou_offsets, gt_area,
                     gt_ignore, gt_crowd, gt_never, pred_area, thresholds, area_lo, area_hi,
-                    slot, strict, tie, n_rows):  # fmt: skip
+                    slot, gt_rows, strict, tie, n_rows):  # fmt: skip
     n_t, n_a = len(thresholds), len(area_lo)
     status = np.zeros((n_rows, n_a, n_t), dtype=np.int8)
     matched = np.full((n_rows, n_t), -1, dtype=np.int64)
@@ -148,7 +148,7 @@ def match_groups_py(gt_start, gt_end, pred_start, kept, iou_values, iou_offsets,
                     status[row, a, t] = 2 if is_ign else (1 if ok else 0)
                     if a == 0:
                         if m >= 0:
-                            matched[row, t] = g0 + order[m]
+                            matched[row, t] = gt_rows[g0 + order[m]]
                             miou[row, t] = iou(d, order[m])
                         else:
                             matched[row, t] = -1
@@ -266,15 +266,17 @@ def test_match_groups_equals_twin(seed: int, strict: int, tie: int) -> None:
     lo = np.array([0.0, 0.0, 1024.0])
     hi = np.array([1e10, 1024.0, 9216.0])
     slot = rng.permutation(n_p).astype(np.int64)
+    gt_rows = rng.permutation(n_g).astype(np.int64) + 100
     status = np.full((n_p, 3, 4), 9, dtype=np.int8)
     matched = np.full((n_p, 4), -7, dtype=np.int64)
     miou = np.full((n_p, 4), -7.0)
     u8 = np.uint8
     kernels.match_groups(gs, ge, ps, kept, values, offsets, gt_area, ignore.view(u8),
                          crowd.view(u8), never.view(u8), pred_area, thresholds, lo, hi, slot,
-                         strict, tie, status, matched, miou)  # fmt: skip
+                         gt_rows, strict, tie, status, matched, miou)  # fmt: skip
     want = match_groups_py(gs, ge, ps, kept, values, offsets, gt_area, ignore, crowd, never,
-                           pred_area, thresholds, lo, hi, slot, strict, tie, n_p)  # fmt: skip
+                           pred_area, thresholds, lo, hi, slot, gt_rows, strict, tie,
+                           n_p)  # fmt: skip
     np.testing.assert_array_equal(status, want[0])
     np.testing.assert_array_equal(matched, want[1])
     np.testing.assert_array_equal(miou, want[2])

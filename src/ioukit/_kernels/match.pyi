@@ -50,6 +50,7 @@ def match_groups(
     area_lo: np.ndarray,
     area_hi: np.ndarray,
     slot: np.ndarray,
+    gt_rows: np.ndarray,
     strict: int,
     tie: int,
     status: np.ndarray,

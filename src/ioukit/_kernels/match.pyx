@@ -152,6 +152,7 @@ def match_groups(
     const double[::1] area_lo,
     const double[::1] area_hi,
     const int64_t[::1] slot,
+    const int64_t[::1] gt_rows,
     int strict,
     int tie,
     int8_t[:, :, ::1] status,
@@ -163,7 +164,7 @@ def match_groups(
     Group ``i`` has ground truths ``gt_start[i]:gt_end[i]`` (group order) and its first
     ``kept[i]`` predictions ``pred_start[i]:`` (descending score, stable); its IoU matrix is
     ``iou_values[iou_offsets[i]:]`` row-major [kept_i, G_i]. Prediction ``p``'s results go to
-    row ``slot[p]``.
+    row ``slot[p]``; ``matched`` holds ``gt_rows[position]`` (the caller's row numbering).
 
     For each area range ``a``, threshold ``t`` and prediction in order (``tie`` 0 or 1,
     greedy): ground truths that are ignored (``gt_ignore`` or area outside
@@ -318,7 +319,7 @@ def match_groups(
                         if a == 0:
                             if m >= 0:
                                 j = order[source, m]
-                                matched[row, t] = g0 + j
+                                matched[row, t] = gt_rows[g0 + j]
                                 matched_iou[row, t] = iou_values[base_offset + d * n_gt + j]
                             else:
                                 matched[row, t] = -1
