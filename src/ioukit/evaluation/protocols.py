@@ -504,7 +504,9 @@ class YOLOProtocol:
         """Ultralytics metrics (see :func:`ioukit.metrics.yolo.evaluate_yolo`)."""
         from ioukit.metrics.yolo import evaluate_yolo
 
-        return evaluate_yolo(gt, pred, iou_thresholds=self.iou_thresholds)
+        return evaluate_yolo(
+            gt, pred, iou_thresholds=self.iou_thresholds, stable_ties=self.stable_ties
+        )
 
 
 def _voc(interpolation: str, name: str) -> Callable[..., VOCProtocol]:

@@ -1,13 +1,15 @@
 """Shared plumbing of the VOC/YOLO protocols, curves and confusion matrix (private).
 
-Groups a ground-truth and a prediction :class:`~ioukit.dataset.Dataset` by (image, class) by
-sorting, runs the matching kernel over the whole dataset at once, and turns per-prediction
-TP/FP flags into per-class cumulative curves. No Python loop runs per box or per group.
+Matches a ground-truth and a prediction :class:`~ioukit.dataset.Dataset` through the
+pipeline (:mod:`ioukit.evaluation`: groups, box IoU, the one matcher) over the whole dataset,
+and turns per-prediction TP/FP flags into per-class cumulative curves. No Python loop runs
+per box or per group.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +58,8 @@ class DatasetMatches:
     """Matching of a whole dataset at T thresholds, in the predictions' original order.
 
     ``pred_class``/``gt_class`` are rows in ``category_ids`` (-1: unknown, never matched).
-    ``matched`` holds original gt indices (-1: none).
+    ``matched`` holds original gt indices (-1: none); ``iou`` (T, P) the IoU of that match
+    (NaN: none).
     """
 
     category_ids: np.ndarray
@@ -67,6 +70,7 @@ class DatasetMatches:
     scores: np.ndarray
     matched: np.ndarray
     ignored: np.ndarray
+    iou: np.ndarray | None = None
 
     @property
     def tp(self) -> np.ndarray:
@@ -102,13 +106,23 @@ def match_dataset(
     plus1: bool = False,
     eps: float = 0.0,
     class_agnostic: bool = False,
+    float32: bool = False,
 ) -> DatasetMatches:
-    """Match every prediction of ``pred`` to ``gt`` per (image, class) group.
+    """Match every prediction of ``pred`` to ``gt`` per (image, class) group, through the
+    pipeline's one matcher (:func:`ioukit.evaluation.match.match_groups`).
 
-    ``gt_keep`` drops ground truths entirely (as if absent). Under ``class_agnostic`` the
-    groups are whole images (classes are still reported per box).
+    ``rule``: ``"coco"`` (greedy, last gt on IoU ties), ``"first"`` (greedy, first gt on ties,
+    Ultralytics) or ``"voc"`` (devkit argmax, no fallback). ``gt_keep`` drops ground truths
+    entirely (as if absent). Under ``class_agnostic`` the groups are whole images (classes are
+    still reported per box). ``float32``: Ultralytics' float32 IoU
+    (:class:`~ioukit.evaluation.similarity.Float32BoxIoU`); pass float32-valued thresholds.
     """
-    from ioukit._kernels import matching as kernels
+    from dataclasses import replace
+
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.match import MatchRule, match_groups
+    from ioukit.evaluation.outcome import IGNORED
+    from ioukit.evaluation.similarity import BoxIoU, Float32BoxIoU
 
     check_pair(gt, pred)
     category_ids, names = sorted_categories(gt.categories)
@@ -116,49 +130,47 @@ def match_dataset(
     pred_class = class_rows(category_ids, pred.category_id)
     scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
     keep = gt_class >= 0 if gt_keep is None else (gt_keep & (gt_class >= 0))
-    num_classes = max(int(category_ids.size), 1)
-
-    gt_group_class = np.zeros_like(gt_class) if class_agnostic else gt_class
-    pred_group_class = np.zeros_like(pred_class) if class_agnostic else pred_class
-    gt_key = gt.image_index * num_classes + gt_group_class
-    gt_key = np.where(keep, gt_key, -1)  # dropped ground truths sort first, out of every group
-    pred_key = pred.image_index * num_classes + pred_group_class
-    pred_key = np.where(pred_class >= 0, pred_key, -2)  # unknown classes match nothing
-
-    gt_order = (
-        np.lexsort((gt_ignore, gt_key)) if rule == "coco" else np.argsort(gt_key, kind="stable")
+    kept_rows = np.flatnonzero(keep)
+    sub = replace(
+        gt,
+        boxes=gt.boxes[kept_rows],
+        image_index=gt.image_index[kept_rows],
+        category_id=gt.category_id[kept_rows],
+        area=gt.area[kept_rows],
+        crowd=np.asarray(gt_crowd, dtype=bool)[kept_rows],
+        ignore=gt.ignore[kept_rows],
+        difficult=gt.difficult[kept_rows],
+        annotation_id=np.arange(len(kept_rows), dtype=np.int64),
+        segmentation=None,
+        keypoints=None,
+        rotated=None,
+        group_of=None,
+        box_wh=None,
     )
-    pred_order = np.lexsort((-scores, pred_key))
-    sorted_gt_key = gt_key[gt_order]
-    sorted_pred_key = pred_key[pred_order]
-    start = np.searchsorted(sorted_gt_key, sorted_pred_key, side="left")
-    stop = np.searchsorted(sorted_gt_key, sorted_pred_key, side="right")
-    stop = np.where(sorted_pred_key < 0, start, stop)
-
-    num_t = iou_thresholds.size
-    matched_sorted = np.empty((num_t, len(pred)), dtype=np.int64)
-    ignored_sorted = np.empty((num_t, len(pred)), dtype=bool)
-    kernels.match_dataset(
-        np.ascontiguousarray(pred.boxes[pred_order]),
-        np.ascontiguousarray(start, dtype=np.int64),
-        np.ascontiguousarray(stop, dtype=np.int64),
-        np.ascontiguousarray(gt.boxes[gt_order]),
-        np.ascontiguousarray(gt_ignore[gt_order], dtype=bool),
-        np.ascontiguousarray(gt_crowd[gt_order], dtype=bool),
-        np.ascontiguousarray(iou_thresholds, dtype=np.float64),
-        kernels.RULE_CODES[rule],
-        strict,
-        1.0 if plus1 else 0.0,
-        float(eps),
-        matched_sorted,
-        ignored_sorted,
-        np.zeros((num_t, len(gt)), dtype=bool),
-        np.empty(len(gt), dtype=np.float64),
+    groups = Groups.build(sub, pred, use_cats=not class_agnostic, max_det=max(len(pred), 1))
+    similarity = (
+        Float32BoxIoU(eps=eps)
+        if float32
+        else BoxIoU(pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False)
     )
-    matched = np.empty_like(matched_sorted)
-    matched[:, pred_order] = np.append(gt_order, -1)[matched_sorted]
-    ignored = np.empty_like(ignored_sorted)
-    ignored[:, pred_order] = ignored_sorted
+    matrices = similarity.matrices(sub, pred, groups)
+    tie = {"coco": "last", "first": "first", "voc": "argmax"}[rule]
+    outcome = match_groups(
+        sub,
+        pred,
+        groups,
+        matrices,
+        thresholds=np.asarray(iou_thresholds, dtype=np.float64),
+        rule=MatchRule(
+            strict=strict, tie=tie, crowd=True, clamp=1.0 - 1e-10 if tie == "last" else None
+        ),
+        gt_ignore=np.asarray(gt_ignore, dtype=bool)[kept_rows],
+    )
+    num_t = np.asarray(iou_thresholds).size
+    matched = np.full((num_t, len(pred)), -1, dtype=np.int64)
+    ignored = np.zeros((num_t, len(pred)), dtype=bool)
+    matched[:, outcome.pred_row] = np.append(kept_rows, -1)[outcome.matched_gt].T
+    ignored[:, outcome.pred_row] = (outcome.status[:, 0, :] == IGNORED).T
     return DatasetMatches(
         category_ids=category_ids,
         names=names,
@@ -168,7 +180,14 @@ def match_dataset(
         scores=scores,
         matched=matched,
         ignored=ignored,
+        iou=_scatter_iou(outcome, num_t, len(pred)),
     )
+
+
+def _scatter_iou(outcome: Any, num_t: int, n: int) -> np.ndarray:
+    iou = np.full((num_t, n), np.nan)
+    iou[:, outcome.pred_row] = outcome.iou.T
+    return iou
 
 
 def class_order(

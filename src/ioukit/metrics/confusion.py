@@ -33,7 +33,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.metrics import _grouping
-from ioukit.metrics.yolo import float32_threshold, reversed_rows, unreverse_matches
+from ioukit.metrics.yolo import float32_threshold, float32_values
 
 __all__ = ["ConfusionMatrix", "confusion_matrix"]
 
@@ -162,12 +162,13 @@ def confusion_matrix(
     pred_class = _grouping.class_rows(category_ids, pred.category_id)
     scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
     gt_keep = (gt_class >= 0) & ~gt.crowd
-    pred_keep = (pred_class >= 0) & (scores > float(score_threshold))
-
-    threshold = float(float32_threshold(np.array([float(iou_threshold)]), strict=True)[0])
+    # Ultralytics compares float32 confidences and float32 IoUs with its thresholds
+    pred_keep = (pred_class >= 0) & (scores.astype(np.float32) > np.float32(float(score_threshold)))
     if matching == "confidence":
+        threshold = float(float32_values(np.array([float(iou_threshold)]))[0])
         matched = _match_confidence(gt, pred, gt_keep, pred_keep, threshold)
     else:
+        threshold = float(float32_threshold(np.array([float(iou_threshold)]), strict=True)[0])
         matched = _match_iou(gt, pred, gt_keep, pred_keep, threshold)
 
     matrix = np.zeros((k + 1, k + 1), dtype=np.int64)
@@ -222,22 +223,42 @@ def _match_iou(
 def _match_confidence(
     gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
 ) -> np.ndarray:
-    """Class-agnostic greedy matching in descending confidence with ``IoU > threshold``.
-
-    Matched against the reversed ground truth so that IoU ties go to the first one.
-    """
+    """Class-agnostic greedy matching in descending confidence with float32 ``IoU > threshold``,
+    IoU ties to the first ground truth (the pipeline's matcher, ``tie="first"``)."""
     none = np.zeros(len(gt), dtype=bool)
-    result = _grouping.match_dataset(
-        reversed_rows(gt),
+    kept = np.flatnonzero(pred_keep)
+    from dataclasses import replace
+
+    sub = replace(
         pred,
+        boxes=pred.boxes[kept],
+        image_index=pred.image_index[kept],
+        category_id=pred.category_id[kept],
+        scores=None if pred.scores is None else pred.scores[kept],
+        area=pred.area[kept],
+        crowd=pred.crowd[kept],
+        ignore=pred.ignore[kept],
+        difficult=pred.difficult[kept],
+        annotation_id=np.arange(len(kept), dtype=np.int64),
+        segmentation=None,
+        keypoints=None,
+        rotated=None,
+        group_of=None,
+        box_wh=None,
+    )
+    result = _grouping.match_dataset(
+        gt,
+        sub,
         iou_thresholds=np.array([threshold]),
-        rule="coco",
+        rule="first",
         gt_ignore=none,
         gt_crowd=none,
-        gt_keep=gt_keep[::-1].copy(),
+        gt_keep=gt_keep,
         strict=True,
         eps=_grouping.ULTRALYTICS_EPS,
         class_agnostic=True,
+        float32=True,
     )
-    result = unreverse_matches(result, len(gt))
-    return np.where(pred_keep, result.matched[0], -1)
+    matched = np.full(len(pred), -1, dtype=np.int64)
+    matched[kept] = result.matched[0]
+    return matched
