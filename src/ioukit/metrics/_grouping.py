@@ -9,7 +9,6 @@ per box or per group.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -93,6 +92,62 @@ class DatasetMatches:
         return np.bincount(self.pred_class[known], minlength=self.category_ids.size)
 
 
+CHUNK_PAIRS = 4_000_000
+"""Matching works on chunks of whole images holding at most about this many (pred, gt) pairs,
+so memory stays bounded by the data however crowded the images are."""
+
+
+def _subset(ds: Dataset, rows: np.ndarray, **columns: np.ndarray) -> Dataset:
+    """Rows of ``ds`` (same image and category tables); optional columns dropped."""
+    from dataclasses import replace
+
+    fields = {
+        "boxes": ds.boxes[rows],
+        "image_index": ds.image_index[rows],
+        "category_id": ds.category_id[rows],
+        "scores": None if ds.scores is None else ds.scores[rows],
+        "area": ds.area[rows],
+        "crowd": ds.crowd[rows],
+        "ignore": ds.ignore[rows],
+        "difficult": ds.difficult[rows],
+        "annotation_id": np.arange(len(rows), dtype=np.int64),
+        "segmentation": None,
+        "keypoints": None,
+        "rotated": None,
+        "group_of": None,
+        "box_wh": None,
+    }
+    fields.update(columns)
+    return replace(ds, **fields)
+
+
+def image_chunks(
+    gt_key: np.ndarray, gt_image: np.ndarray, pred_key: np.ndarray, pred_image: np.ndarray,
+    n_images: int, budget: int | None = None,
+) -> list[np.ndarray]:  # fmt: skip
+    """Consecutive image-row ranges (as boolean image masks) whose same-key pairs stay within
+    ``budget`` each (default :data:`CHUNK_PAIRS`; a single image above it is its own chunk)."""
+    budget = CHUNK_PAIRS if budget is None else budget
+    keys, inverse = np.unique(np.concatenate([gt_key, pred_key]), return_inverse=True)
+    g_count = np.bincount(inverse[: len(gt_key)], minlength=len(keys))
+    p_count = np.bincount(inverse[len(gt_key) :], minlength=len(keys))
+    key_image = np.zeros(len(keys), dtype=np.int64)
+    key_image[inverse[: len(gt_key)]] = gt_image
+    key_image[inverse[len(gt_key) :]] = pred_image
+    pairs = np.bincount(key_image, weights=(g_count * p_count).astype(float), minlength=n_images)
+    if pairs.sum() <= budget:
+        return [np.ones(n_images, dtype=bool)]
+    chunks, cum, start = [], np.cumsum(pairs), 0
+    while start < n_images:
+        base = cum[start - 1] if start else 0.0
+        stop = max(int(np.searchsorted(cum, base + budget, side="right")), start + 1)
+        mask = np.zeros(n_images, dtype=bool)
+        mask[start:stop] = True
+        chunks.append(mask)
+        start = stop
+    return chunks
+
+
 def match_dataset(
     gt: Dataset,
     pred: Dataset,
@@ -116,61 +171,31 @@ def match_dataset(
     entirely (as if absent). Under ``class_agnostic`` the groups are whole images (classes are
     still reported per box). ``float32``: Ultralytics' float32 IoU
     (:class:`~ioukit.evaluation.similarity.Float32BoxIoU`); pass float32-valued thresholds.
+    Images are matched in chunks of at most :data:`CHUNK_PAIRS` pairs (bounded memory).
     """
-    from dataclasses import replace
-
-    from ioukit.evaluation.groups import Groups
-    from ioukit.evaluation.match import MatchRule, match_groups
-    from ioukit.evaluation.outcome import IGNORED
-    from ioukit.evaluation.similarity import BoxIoU, Float32BoxIoU
-
     check_pair(gt, pred)
     category_ids, names = sorted_categories(gt.categories)
     gt_class = class_rows(category_ids, gt.category_id)
     pred_class = class_rows(category_ids, pred.category_id)
     scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
     keep = gt_class >= 0 if gt_keep is None else (gt_keep & (gt_class >= 0))
-    kept_rows = np.flatnonzero(keep)
-    sub = replace(
-        gt,
-        boxes=gt.boxes[kept_rows],
-        image_index=gt.image_index[kept_rows],
-        category_id=gt.category_id[kept_rows],
-        area=gt.area[kept_rows],
-        crowd=np.asarray(gt_crowd, dtype=bool)[kept_rows],
-        ignore=gt.ignore[kept_rows],
-        difficult=gt.difficult[kept_rows],
-        annotation_id=np.arange(len(kept_rows), dtype=np.int64),
-        segmentation=None,
-        keypoints=None,
-        rotated=None,
-        group_of=None,
-        box_wh=None,
-    )
-    groups = Groups.build(sub, pred, use_cats=not class_agnostic, max_det=max(len(pred), 1))
-    similarity = (
-        Float32BoxIoU(eps=eps)
-        if float32
-        else BoxIoU(pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False)
-    )
-    matrices = similarity.matrices(sub, pred, groups)
-    tie = {"coco": "last", "first": "first", "voc": "argmax"}[rule]
-    outcome = match_groups(
-        sub,
-        pred,
-        groups,
-        matrices,
-        thresholds=np.asarray(iou_thresholds, dtype=np.float64),
-        rule=MatchRule(
-            strict=strict, tie=tie, crowd=True, clamp=1.0 - 1e-10 if tie == "last" else None
-        ),
-        gt_ignore=np.asarray(gt_ignore, dtype=bool)[kept_rows],
-    )
     num_t = np.asarray(iou_thresholds).size
     matched = np.full((num_t, len(pred)), -1, dtype=np.int64)
     ignored = np.zeros((num_t, len(pred)), dtype=bool)
-    matched[:, outcome.pred_row] = np.append(kept_rows, -1)[outcome.matched_gt].T
-    ignored[:, outcome.pred_row] = (outcome.status[:, 0, :] == IGNORED).T
+    iou = np.full((num_t, len(pred)), np.nan)
+    n_k = max(len(category_ids), 1)
+    g_rows_all, p_rows_all = np.flatnonzero(keep), np.flatnonzero(pred_class >= 0)
+    g_img, p_img = gt.image_index[g_rows_all], pred.image_index[p_rows_all]
+    g_key = g_img * n_k + (0 if class_agnostic else gt_class[g_rows_all])
+    p_key = p_img * n_k + (0 if class_agnostic else pred_class[p_rows_all])
+    for images in image_chunks(g_key, g_img, p_key, p_img, len(gt.images)):
+        g_rows = g_rows_all[images[g_img]]
+        p_rows = p_rows_all[images[p_img]]
+        _match_rows(
+            gt, pred, g_rows, p_rows, np.asarray(iou_thresholds, dtype=np.float64), rule,
+            np.asarray(gt_ignore, dtype=bool), np.asarray(gt_crowd, dtype=bool), strict, plus1,
+            eps, class_agnostic, float32, (matched, ignored, iou),
+        )  # fmt: skip
     return DatasetMatches(
         category_ids=category_ids,
         names=names,
@@ -180,14 +205,48 @@ def match_dataset(
         scores=scores,
         matched=matched,
         ignored=ignored,
-        iou=_scatter_iou(outcome, num_t, len(pred)),
+        iou=iou,
     )
 
 
-def _scatter_iou(outcome: Any, num_t: int, n: int) -> np.ndarray:
-    iou = np.full((num_t, n), np.nan)
-    iou[:, outcome.pred_row] = outcome.iou.T
-    return iou
+def _match_rows(
+    gt: Dataset, pred: Dataset, g_rows: np.ndarray, p_rows: np.ndarray, thresholds: np.ndarray,
+    rule: str, gt_ignore: np.ndarray, gt_crowd: np.ndarray, strict: bool, plus1: bool,
+    eps: float, class_agnostic: bool, float32: bool,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:  # fmt: skip
+    """Match ``pred`` rows ``p_rows`` against ``gt`` rows ``g_rows``; write into ``out``."""
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.match import MatchRule, match_groups
+    from ioukit.evaluation.outcome import IGNORED
+    from ioukit.evaluation.similarity import BoxIoU, Float32BoxIoU
+
+    sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows])
+    sub_pred = _subset(pred, p_rows)
+    groups = Groups.build(
+        sub_gt, sub_pred, use_cats=not class_agnostic, max_det=max(len(p_rows), 1)
+    )
+    similarity = (
+        Float32BoxIoU(eps=eps)
+        if float32
+        else BoxIoU(pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False)
+    )
+    matrices = similarity.matrices(sub_gt, sub_pred, groups)
+    tie = {"coco": "last", "first": "first", "voc": "argmax"}[rule]
+    outcome = match_groups(
+        sub_gt,
+        sub_pred,
+        groups,
+        matrices,
+        thresholds=thresholds,
+        rule=MatchRule(strict=strict, tie=tie, clamp=1.0 - 1e-10 if tie == "last" else None),
+        gt_ignore=gt_ignore[g_rows],
+    )
+    matched, ignored, iou = out
+    rows = p_rows[outcome.pred_row]
+    matched[:, rows] = np.append(g_rows, -1)[outcome.matched_gt].T
+    ignored[:, rows] = (outcome.status[:, 0, :] == IGNORED).T
+    iou[:, rows] = outcome.iou.T
 
 
 def class_order(

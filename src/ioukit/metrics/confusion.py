@@ -188,28 +188,6 @@ def confusion_matrix(
     )
 
 
-def _subset(ds: Dataset, rows: np.ndarray) -> Dataset:
-    from dataclasses import replace
-
-    return replace(
-        ds,
-        boxes=ds.boxes[rows],
-        image_index=ds.image_index[rows],
-        category_id=ds.category_id[rows],
-        scores=None if ds.scores is None else ds.scores[rows],
-        area=ds.area[rows],
-        crowd=ds.crowd[rows],
-        ignore=ds.ignore[rows],
-        difficult=ds.difficult[rows],
-        annotation_id=np.arange(len(rows), dtype=np.int64),
-        segmentation=None,
-        keypoints=None,
-        rotated=None,
-        group_of=None,
-        box_wh=None,
-    )
-
-
 def _first_per(key: np.ndarray, order: np.ndarray) -> np.ndarray:
     """The first position of ``order`` (sorted by ``key`` first) for each distinct key."""
     if order.size == 0:
@@ -232,7 +210,7 @@ def _match_iou(
     from ioukit.evaluation.similarity import Float32BoxIoU
 
     g_rows, p_rows = np.flatnonzero(gt_keep), np.flatnonzero(pred_keep)
-    g_sub, p_sub = _subset(gt, g_rows), _subset(pred, p_rows)
+    g_sub, p_sub = _grouping._subset(gt, g_rows), _grouping._subset(pred, p_rows)
     groups = Groups.build(g_sub, p_sub, use_cats=False, max_det=max(len(p_rows), 1))
     values = Float32BoxIoU(eps=_grouping.ULTRALYTICS_EPS).matrices(g_sub, p_sub, groups).values
     g_count = groups.gt_count
@@ -261,7 +239,7 @@ def _match_confidence(
     IoU ties to the first ground truth (the pipeline's matcher, ``tie="first"``)."""
     none = np.zeros(len(gt), dtype=bool)
     kept = np.flatnonzero(pred_keep)
-    sub = _subset(pred, kept)
+    sub = _grouping._subset(pred, kept)
     result = _grouping.match_dataset(
         gt,
         sub,
