@@ -391,3 +391,22 @@ def test_inputs_are_not_mutated() -> None:
     before = (copy.deepcopy(gt), copy.deepcopy(res))
     evaluate(gt, res)
     assert (gt, res) == before
+
+
+def test_curves_and_histogram_reuse_the_evaluation_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ioukit.metrics import _grouping
+    from ioukit.metrics.curves import pr_curves
+
+    gt, pred = _pair(4)
+    r = evaluate(gt, pred)
+    fresh = pr_curves(gt, pred, iou_threshold=0.5)
+
+    def no_rematch(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("matched again")
+
+    monkeypatch.setattr(_grouping, "match_dataset", no_rematch)
+    reused = r.curves(iou_threshold=0.5)
+    for name in ("precision", "precision_at_confidence", "recall_at_confidence", "mean_f1"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(fresh, name), err_msg=name)
+    ious = r.matched_ious(iou_threshold=0.5)
+    assert len(ious) == int(r.outcome.true_positive(0).sum()) and np.all(ious >= 0.5)

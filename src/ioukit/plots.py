@@ -242,8 +242,6 @@ def write_plots(
     list of Path
         The files written.
     """
-    from ioukit.diagnostics import greedy_match
-
     out = Path(folder)
     _figure()  # fail early, before creating folders, when matplotlib is missing
     out.mkdir(parents=True, exist_ok=True)
@@ -256,12 +254,13 @@ def write_plots(
         written.append(plot_pr_curves(curves, per_class / name, classes=[k]))
     written.append(plot_f1_confidence(curves, out / "f1_confidence.png"))
     written.append(plot_confusion_matrix(result.confusion_matrix(), out / "confusion_matrix.png"))
-    matched, ious, _ = greedy_match(
-        result.ground_truth, result.predictions, iou_threshold=iou_threshold
-    )
+    # curves and histogram read the evaluation's own match (result.outcome); the confusion
+    # matrix keeps Ultralytics' own class-agnostic rule (IoU > 0.45, conf > 0.25)
     written.append(
         plot_iou_histogram(
-            ious[matched >= 0], out / "iou_histogram.png", iou_threshold=iou_threshold
+            result.matched_ious(iou_threshold=iou_threshold),
+            out / "iou_histogram.png",
+            iou_threshold=iou_threshold,
         )
     )
     return written

@@ -16,6 +16,7 @@ confidence ``c`` are matched exactly as if the lower ones did not exist; so the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,14 @@ from ioukit.errors import DataFormatError
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS
 
-__all__ = ["Curves", "PrecisionRecallF1", "pr_curves", "precision_recall_f1"]
+__all__ = [
+    "Curves",
+    "PrecisionRecallF1",
+    "curves_from_matches",
+    "matches_from_outcome",
+    "pr_curves",
+    "precision_recall_f1",
+]
 
 CONFIDENCE_GRID = np.linspace(0.0, 1.0, 1000)
 _PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
@@ -252,9 +260,18 @@ def pr_curves(
     >>> c.precision[0, [0, 50, 51]].tolist(), round(c.best_f1, 3)
     ([1.0, 1.0, 0.0], 0.657)
     """
+    return curves_from_matches(_match(gt, pred, iou_threshold, protocol), iou_threshold)
+
+
+def curves_from_matches(matches: _grouping.DatasetMatches, iou_threshold: float) -> Curves:
+    """:class:`Curves` from a match at one threshold (``matches`` with T = 1).
+
+    Used by :func:`pr_curves` and by :meth:`ioukit.metrics.result.EvaluationResult.curves`,
+    which passes the evaluation's own match (:func:`matches_from_outcome`) instead of matching
+    again.
+    """
     from ioukit.metrics.yolo import ultralytics_class_curves
 
-    matches = _match(gt, pred, iou_threshold, protocol)
     k = matches.category_ids.size
     num_gt = matches.num_gt()
     counted = ~matches.ignored[0]
@@ -292,4 +309,37 @@ def pr_curves(
         best_confidence=float(CONFIDENCE_GRID[best]),
         best_f1=float(mean_f1[best]),
         iou_threshold=float(iou_threshold),
+    )
+
+
+def matches_from_outcome(
+    gt: Dataset, pred: Dataset, outcome: Any, iou_threshold: float
+) -> _grouping.DatasetMatches | None:
+    """The pipeline's :class:`~ioukit.evaluation.outcome.MatchOutcome` at ``iou_threshold`` as
+    per-prediction matches (None when the outcome does not hold that threshold or pooled the
+    classes). Predictions the protocol did not evaluate (beyond ``max_dets``) count as ignored.
+    """
+    t = np.flatnonzero(np.isclose(outcome.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
+    if t.size == 0 or (len(outcome.category_ids) == 1 and outcome.category_ids[0] == -1):
+        return None
+    from ioukit.evaluation.outcome import IGNORED
+
+    category_ids, names = _grouping.sorted_categories(gt.categories)
+    matched = np.full((1, len(pred)), -1, dtype=np.int64)
+    ignored = np.ones((1, len(pred)), dtype=bool)
+    iou = np.full((1, len(pred)), np.nan)
+    rows = outcome.pred_row
+    matched[0, rows] = outcome.matched_gt[:, t[0]]
+    ignored[0, rows] = outcome.status[:, 0, t[0]] == IGNORED
+    iou[0, rows] = outcome.iou[:, t[0]]
+    return _grouping.DatasetMatches(
+        category_ids=category_ids,
+        names=names,
+        gt_class=_grouping.class_rows(category_ids, gt.category_id),
+        gt_ignore=gt.crowd | gt.ignore | gt.difficult,
+        pred_class=_grouping.class_rows(category_ids, pred.category_id),
+        scores=pred.scores if pred.scores is not None else np.zeros(len(pred)),
+        matched=matched,
+        ignored=ignored,
+        iou=iou,
     )

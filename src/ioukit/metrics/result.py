@@ -176,6 +176,23 @@ class EvaluationResult:
             "params": _jsonable(self.result.params),
         }
 
+    def matched_ious(self, *, iou_threshold: float = 0.5) -> np.ndarray:
+        """IoUs of the true positives at ``iou_threshold`` (from ``outcome`` when it holds that
+        threshold, else from :func:`ioukit.diagnostics.greedy_match`)."""
+        if self.outcome is not None:
+            from ioukit.evaluation.outcome import TRUE_POSITIVE
+
+            o = self.outcome
+            t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
+            if t.size:
+                return np.asarray(o.iou[o.status[:, 0, t[0]] == TRUE_POSITIVE, t[0]])
+        from ioukit.diagnostics import greedy_match
+
+        matched, ious, _ = greedy_match(
+            self.ground_truth, self.predictions, iou_threshold=iou_threshold
+        )
+        return np.asarray(ious[matched >= 0])
+
     def confusion_matrix(
         self, *, iou_threshold: float = 0.45, score_threshold: float = 0.25
     ) -> Any:
@@ -195,10 +212,17 @@ class EvaluationResult:
     def curves(self, *, iou_threshold: float = 0.5) -> Any:
         """Per-class precision/recall/F1 curves.
 
-        Delegates to :func:`ioukit.metrics.curves.pr_curves`.
+        From the evaluation's own match (``outcome``) when it holds ``iou_threshold`` (COCO:
+        the predictions within ``max_dets``); otherwise :func:`ioukit.metrics.curves.pr_curves`.
         """
-        from ioukit.metrics.curves import pr_curves
+        from ioukit.metrics.curves import curves_from_matches, matches_from_outcome, pr_curves
 
+        if self.outcome is not None:
+            matches = matches_from_outcome(
+                self.ground_truth, self.predictions, self.outcome, iou_threshold
+            )
+            if matches is not None:
+                return curves_from_matches(matches, iou_threshold)
         return pr_curves(
             self.ground_truth, self.predictions, iou_threshold=iou_threshold, protocol=self.protocol
         )
