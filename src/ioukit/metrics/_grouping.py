@@ -13,28 +13,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset
-from ioukit.errors import DataFormatError
 
 ULTRALYTICS_EPS = 1e-7
 """Ultralytics' ``box_iou`` adds this to the union; ioukit follows it for the YOLO protocol."""
 
 
 def check_pair(gt: Dataset, pred: Dataset) -> None:
-    """Raise unless ``gt`` is ground truth and ``pred`` predictions over the same images."""
-    if not isinstance(gt, Dataset) or not isinstance(pred, Dataset):
-        raise DataFormatError(
-            f"gt, pred: expected two ioukit.dataset.Dataset objects, got "
-            f"{type(gt).__name__} and {type(pred).__name__}"
-        )
-    if gt.is_prediction:
-        raise DataFormatError("gt: expected ground truth (scores=None), got a dataset with scores")
-    if not pred.is_prediction:
-        raise DataFormatError("pred: expected predictions (with scores), got scores=None")
-    if len(pred.images) != len(gt.images):
-        raise DataFormatError(
-            f"pred.images: expected the ground truth's image table ({len(gt.images)} images), "
-            f"got {len(pred.images)} images"
-        )
+    """Raise unless ``gt`` is ground truth and ``pred`` predictions over the same images
+    (:func:`ioukit.evaluation.protocols.check_pair`, the one check)."""
+    from ioukit.evaluation.protocols import check_pair as check
+
+    check(gt, pred)
 
 
 def sorted_categories(categories: CategoryTable) -> tuple[np.ndarray, tuple[str, ...]]:
