@@ -554,7 +554,8 @@ def test_other_protocols_and_delegations() -> None:
     for protocol, key in (("voc07", "mAP"), ("voc10", "mAP")):
         other = evaluate(ground_truth_path(), predictions_path(), protocol=protocol)
         assert other.protocol == protocol and 0 < other.stats[key] < 1
-        assert other.precision is None
+        assert other.precision is not None and other.precision.shape == (len(other.per_class), 101)
+        assert [c.to_dict() for c in other.classes] == list(other.per_class)
         assert other.summary().startswith(protocol)
     yolo = evaluate(ground_truth_path(), predictions_path(), protocol="yolo")
     assert yolo.protocol == "yolo"

@@ -96,14 +96,11 @@ def _group_keys(ds: Dataset, n_classes_key: dict[int, int]) -> np.ndarray:
 
 
 def _iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Elementwise IoU of aligned xyxy boxes (N, 4), (N, 4) -> (N,); 0 for empty unions."""
-    iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
-    ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
-    inter = iw * ih
-    area_a = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
-    area_b = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
-    union = area_a + area_b - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+    """Elementwise IoU of aligned xyxy boxes (N, 4), (N, 4) -> (N,): the library's one
+    array-API formula (:func:`ioukit.overlap.box_iou_elementwise`); 0 for empty unions."""
+    from ioukit.overlap import box_iou_elementwise
+
+    return np.asarray(box_iou_elementwise(a, b), dtype=np.float64)
 
 
 def pairwise_in_groups(

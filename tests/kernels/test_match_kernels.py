@@ -360,3 +360,19 @@ def patch_with_twins(monkeypatch: pytest.MonkeyPatch) -> None:
         ("accumulate_coco", accumulate_coco),
     ):
         monkeypatch.setattr(kernels, name, twin)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_group_box_iou_equals_the_array_api_formula(seed: int) -> None:
+    """The pipeline's box IoU and ``ioukit.box_iou`` (overlap/_formulas) agree bit for bit."""
+    from ioukit.overlap import box_iou
+
+    rng = np.random.default_rng(50 + seed)
+    gb, pb = _boxes(rng, 7, seed % 2 == 0), _boxes(rng, 5, seed % 2 == 0)
+    one = np.zeros(1, dtype=np.int64)
+    out = np.zeros(35)
+    kernels.group_box_iou(one, one + 7, one, one + 5, gb,
+                          (gb[:, 2] - gb[:, 0]) * (gb[:, 3] - gb[:, 1]), np.zeros(7, np.uint8),
+                          pb, (pb[:, 2] - pb[:, 0]) * (pb[:, 3] - pb[:, 1]), one, out, 0.0,
+                          0.0)  # fmt: skip
+    np.testing.assert_array_equal(out.reshape(5, 7), np.asarray(box_iou(pb, gb)))
