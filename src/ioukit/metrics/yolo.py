@@ -67,15 +67,21 @@ class _ClassCurves:
 
 
 def ultralytics_order(
-    pred_class: np.ndarray, scores: np.ndarray, num_classes: int
+    pred_class: np.ndarray,
+    scores: np.ndarray,
+    num_classes: int,
+    image_index: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Ultralytics ``ap_per_class``'s order: ``np.argsort(-conf)`` on float32 confidences in
-    the predictions' row order (NumPy's default sort, not stable), then per class.
+    """Ultralytics ``ap_per_class``'s order: ``np.argsort(-conf)`` on float32 confidences
+    (NumPy's default sort, not stable), then per class.
+
+    The confidences are laid out as Ultralytics concatenates them: image by image in the image
+    table's order (its dataloader order), each image's predictions in descending confidence
+    (NMS output order; ties in row order). ``image_index`` None: rows as given.
 
     Returns ``(order, bounds)`` as :func:`ioukit.metrics._grouping.class_order`. Tied scores
-    come out in the order NumPy's sort leaves them, which is what Ultralytics reports (on the
-    same NumPy and array layout: predictions image by image, as readers and ``Evaluator``
-    store them).
+    come out in the order NumPy's sort leaves them, which is what Ultralytics reports on the
+    same NumPy.
 
     Examples
     --------
@@ -84,8 +90,13 @@ def ultralytics_order(
     >>> sorted(order[:2].tolist()), order[2:].tolist(), bounds.tolist()
     ([2, 3], [0, 1], [0, 4])
     """
-    conf = np.asarray(scores).astype(np.float32)
-    everything = np.argsort(-conf)  # Ultralytics' exact call: quicksort, ties unspecified
+    layout = (
+        np.arange(len(scores))
+        if image_index is None
+        else np.lexsort((-np.asarray(scores, dtype=np.float64), image_index))
+    )
+    conf = np.asarray(scores)[layout].astype(np.float32)
+    everything = layout[np.argsort(-conf)]  # Ultralytics' exact call: quicksort, ties unspecified
     everything = everything[pred_class[everything] >= 0]
     order = everything[np.argsort(pred_class[everything], kind="stable")]
     counts = np.bincount(pred_class[order], minlength=num_classes)
@@ -99,6 +110,7 @@ def ultralytics_class_curves(
     num_labels: np.ndarray,
     *,
     stable_ties: bool = True,
+    image_index: np.ndarray | None = None,
 ) -> _ClassCurves:
     """Ultralytics ``ap_per_class`` over columnar inputs.
 
@@ -115,7 +127,7 @@ def ultralytics_class_curves(
             pred_class, scores, np.ones(pred_class.size, dtype=bool), num_classes
         )
     else:
-        order, bounds = ultralytics_order(pred_class, scores, num_classes)
+        order, bounds = ultralytics_order(pred_class, scores, num_classes, image_index)
     ap = np.where(has[:, None], 0.0, -1.0) * np.ones((num_classes, num_t))
     p_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     r_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
@@ -254,7 +266,12 @@ def evaluate_yolo(
     matches = match_yolo(gt, pred, thresholds)
     num_labels = matches.num_gt()
     curves = ultralytics_class_curves(
-        matches.tp, matches.pred_class, matches.scores, num_labels, stable_ties=stable_ties
+        matches.tp,
+        matches.pred_class,
+        matches.scores,
+        num_labels,
+        stable_ties=stable_ties,
+        image_index=pred.image_index,
     )
     has = curves.has_labels
     i = curves.best_index
