@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.errors import DataFormatError
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS
@@ -288,11 +289,7 @@ def curves_from_matches(matches: _grouping.DatasetMatches, iou_threshold: float)
         if hi == lo:
             continue
         tp_cum = np.cumsum(tp_sorted[lo:hi])
-        recall = tp_cum / num_gt[c]
-        envelope = np.maximum.accumulate((tp_cum / np.arange(1, hi - lo + 1))[::-1])[::-1]
-        index = np.searchsorted(recall, COCO_RECALL_THRESHOLDS, side="left")
-        valid = index < recall.size
-        precision[c, valid] = envelope[index[valid]]
+        precision[c] = sample_envelope(tp_cum / num_gt[c], tp_cum / np.arange(1, hi - lo + 1))
     has = num_gt > 0
     mean_f1 = yolo.f1_curve[has].mean(axis=0) if has.any() else np.zeros(CONFIDENCE_GRID.size)
     best = yolo.best_index
