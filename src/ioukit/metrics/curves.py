@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS
 
