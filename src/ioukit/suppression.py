@@ -341,7 +341,7 @@ def rotated_nms(
     """
     threshold = check_number(iou_threshold, "iou_threshold")
     c, env, deg, host_scores, like = _prepare_rotated(boxes, scores, fmt, angle_unit, clockwise)
-    import ioukit._kernels.rotated as kernels
+    from ioukit._kernels import rotated as kernels
 
     order = _score_order(host_scores, np.dtype(np.float64))
     kept = kernels.greedy_nms(c, env, deg, order, None, threshold, c.shape[0])
@@ -411,7 +411,7 @@ def batched_rotated_nms(
         candidates = np.flatnonzero(host_scores > cut)
         c, env, deg = c[candidates], env[candidates], deg[candidates]
         host_scores, host_classes = host_scores[candidates], host_classes[candidates]
-    import ioukit._kernels.rotated as kernels
+    from ioukit._kernels import rotated as kernels
 
     order = _score_order(host_scores, np.dtype(np.float64))
     segments = None

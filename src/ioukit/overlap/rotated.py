@@ -316,7 +316,7 @@ def rotated_box_iou(
         boxes1, boxes2, fmt, angle_unit, clockwise, ndim=2
     )
     if isinstance(c1, np.ndarray):
-        import ioukit._kernels.rotated as kernels
+        from ioukit._kernels import rotated as kernels
 
         out = kernels.pairwise(*_host64(c1, d1), *_host64(c2, d2))
         return out.astype(dtype, copy=False)
@@ -358,7 +358,7 @@ def rotated_box_iou_elementwise(
             f"boxes1 and boxes2: shapes {tuple(c1.shape)} and {tuple(c2.shape)} do not broadcast"
         ) from None
     if isinstance(c1, np.ndarray):
-        import ioukit._kernels.rotated as kernels
+        from ioukit._kernels import rotated as kernels
 
         c1b, c2b = np.broadcast_to(c1, shape), np.broadcast_to(c2, shape)
         d1b, d2b = np.broadcast_to(d1, shape[:-1]), np.broadcast_to(d2, shape[:-1])

@@ -1,0 +1,33 @@
+# Type stub of the compiled kernel rotated.pyx.
+import numpy as np
+
+PARALLEL_MIN_ELEMENTS: int
+
+def pairwise(
+    corners1: np.ndarray,
+    env1: np.ndarray,
+    degenerate1: np.ndarray,
+    corners2: np.ndarray,
+    env2: np.ndarray,
+    degenerate2: np.ndarray,
+    out: np.ndarray | None = None,
+    *,
+    threads: bool | None = None,
+) -> np.ndarray: ...
+def elementwise(
+    corners1: np.ndarray,
+    env1: np.ndarray,
+    degenerate1: np.ndarray,
+    corners2: np.ndarray,
+    env2: np.ndarray,
+    degenerate2: np.ndarray,
+) -> np.ndarray: ...
+def greedy_nms(
+    corners: np.ndarray,
+    env: np.ndarray,
+    degenerate: np.ndarray,
+    order: np.ndarray,
+    segments: np.ndarray | None,
+    threshold: float,
+    limit: int,
+) -> np.ndarray: ...
