@@ -31,3 +31,17 @@ def greedy_nms(
     threshold: float,
     limit: int,
 ) -> np.ndarray: ...
+def group_iou(
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    kept_count: np.ndarray,
+    gt_corners: np.ndarray,
+    gt_env: np.ndarray,
+    gt_degenerate: np.ndarray,
+    pred_corners: np.ndarray,
+    pred_env: np.ndarray,
+    pred_degenerate: np.ndarray,
+    offsets: np.ndarray,
+    out: np.ndarray,
+) -> None: ...

@@ -282,3 +282,37 @@ def greedy_nms(corners, env, degenerate, order, segments, double threshold, Py_s
                 if _pair_iou(&c[k, 0], &c[j, 0], &e[k, 0], &e[j, 0], d[k], d[j]) > threshold:
                     removed[j] = 1
     return kept_array[:count].copy()
+
+
+def group_iou(
+    const int64_t[::1] gt_start,
+    const int64_t[::1] gt_end,
+    const int64_t[::1] pred_start,
+    const int64_t[::1] kept_count,
+    gt_corners, gt_env, gt_degenerate,
+    pred_corners, pred_env, pred_degenerate,
+    const int64_t[::1] offsets,
+    double[::1] out,
+):
+    """Fill every (image, class) group's IoU matrix [P_i, G_i] row-major at ``offsets[i]``.
+
+    Corners, envelopes and flags are given in group order (rows ``gt_start[i]:gt_end[i]`` and
+    ``pred_start[i]:pred_start[i] + kept_count[i]``), float64 / uint8.
+    """
+    cdef const double[:, ::1] gc = np.ascontiguousarray(gt_corners, dtype=np.float64)
+    cdef const double[:, ::1] ge = np.ascontiguousarray(gt_env, dtype=np.float64)
+    cdef const uint8_t[::1] gd = np.ascontiguousarray(gt_degenerate, dtype=np.uint8)
+    cdef const double[:, ::1] pc = np.ascontiguousarray(pred_corners, dtype=np.float64)
+    cdef const double[:, ::1] pe = np.ascontiguousarray(pred_env, dtype=np.float64)
+    cdef const uint8_t[::1] pd = np.ascontiguousarray(pred_degenerate, dtype=np.uint8)
+    cdef Py_ssize_t i, p, g, n_g, pos
+    with nogil:
+        for i in range(gt_start.shape[0]):
+            n_g = gt_end[i] - gt_start[i]
+            if n_g == 0 or kept_count[i] == 0:
+                continue
+            pos = offsets[i]
+            for p in range(pred_start[i], pred_start[i] + kept_count[i]):
+                for g in range(gt_start[i], gt_end[i]):
+                    out[pos] = _pair_iou(&pc[p, 0], &gc[g, 0], &pe[p, 0], &ge[g, 0], pd[p], gd[g])
+                    pos += 1

@@ -167,12 +167,19 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_reading_arguments(parser)
-    parser.add_argument("--protocol", choices=("coco", "voc07", "voc10", "yolo"), default="coco")
+    parser.add_argument(
+        "--protocol",
+        choices=("coco", "voc07", "voc10", "yolo", "dota", "mmrotate"),
+        default="coco",
+        help="dota / mmrotate: oriented boxes (with --iou-type rotated or probiou)",
+    )
     parser.add_argument(
         "--iou-type",
-        choices=("bbox", "segm"),
+        choices=("bbox", "segm", "rotated", "probiou"),
         default="bbox",
-        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only)",
+        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only); "
+        "rotated: exact IoU of oriented boxes (DOTA, YOLO OBB files); probiou: Ultralytics' "
+        "Gaussian approximation",
     )
     parser.add_argument("--json", metavar="OUT", help="write {protocol, stats, per_class, params}")
     parser.add_argument("--csv", metavar="OUT", help="write the per-class table")

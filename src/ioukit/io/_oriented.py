@@ -62,10 +62,18 @@ def quads_dataset(
 
 
 def dataset_quads(dataset: Dataset) -> np.ndarray:
-    """Corners ``(N, 8)`` of every box: a one-polygon 8-number segmentation, else the box.
+    """Corners ``(N, 8)`` of every box: from the ``rotated`` column (cxcywhr, degrees
+    counter-clockwise) when the dataset has one, else a one-polygon 8-number segmentation,
+    else the box.
 
     An axis-aligned box ``(x1, y1, x2, y2)`` becomes ``(x1, y1, x2, y1, x2, y2, x1, y2)``.
     """
+    if dataset.rotated is not None:
+        from ioukit.boxes import box_convert
+
+        rotated = np.asarray(dataset.rotated, dtype=np.float64).reshape(-1, 5)
+        corners: np.ndarray = np.asarray(box_convert(rotated, "cxcywhr", "xyxyxyxy"))
+        return corners.reshape(-1, 8)
     b = dataset.boxes
     out = np.stack([b[:, 0], b[:, 1], b[:, 2], b[:, 1], b[:, 2], b[:, 3], b[:, 0], b[:, 3]], 1)
     out = out.reshape(-1, 8)

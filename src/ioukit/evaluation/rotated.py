@@ -1,0 +1,283 @@
+"""Rotated boxes in the evaluation pipeline: the ``"rotated"`` and ``"probiou"`` similarities
+and the ``"dota"`` and ``"mmrotate"`` protocols.
+
+Where a dataset's oriented boxes come from (first found): the ``rotated`` column
+(``cx, cy, w, h, angle``, degrees counter-clockwise), else a one-polygon segmentation of 8
+numbers (the corners, as the DOTA and YOLO OBB readers keep them), else the axis-aligned box.
+
+* ``iou_type="rotated"``: the exact IoU of :func:`ioukit.rotated_box_iou` (float64). With
+  ``protocol="coco"`` this is detectron2's ``RotatedCOCOeval`` (pycocotools with the rotated
+  IoU); crowd ground truths are refused, as detectron2 asserts ``iscrowd == 0``.
+* ``iou_type="probiou"``: Ultralytics' Gaussian similarity (:func:`ioukit.probiou`), to
+  reproduce numbers computed with it; it is not the IoU.
+* ``protocol="dota"``: the DOTA devkit's task-1 evaluation (``dota_evaluation_task1.py``):
+  each detection, in descending score, takes the ground truth of highest IoU in its image and
+  class; a true positive when ``IoU > 0.5`` (strict) and that ground truth is free, nothing
+  when it is difficult, else a false positive; 11-point VOC07 AP (the devkit's ``np.arange``
+  grid); mAP over every class of the ground truth's class list (a class without ground truth
+  scores 0, as in the devkit). Ties in score keep image order (the devkit's quicksort leaves
+  them unspecified).
+* ``protocol="mmrotate"``: mmrotate's ``eval_rbbox_map``: the same matching with
+  ``IoU >= 0.5``, 11-point AP by default (``use_07_metric``), mAP over the classes that have
+  ground truth. mmrotate computes the IoU in float32; ioukit in float64.
+
+Examples
+--------
+>>> import ioukit
+>>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
+>>> images, cats = ImageTable.from_lists([1], ["a"]), CategoryTable.from_lists([1], ["ship"])
+>>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1]], image_index=[0],
+...                          category_id=[1], rotated=[[50, 50, 40, 20, 30]])
+>>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1]], image_index=[0],
+...                            category_id=[1], scores=[0.9], rotated=[[52, 50, 40, 20, 35]])
+>>> round(ioukit.evaluate(gt, pred, protocol="dota", iou_type="rotated").stats["mAP"], 12)
+1.0
+>>> r = ioukit.evaluate(gt, pred, protocol="coco", iou_type="rotated")
+>>> round(r.stats["AP50"], 12), round(r.stats["AP"], 12)
+(1.0, 0.7)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.match import MatchRule, match
+from ioukit.evaluation.outcome import FALSE_POSITIVE, TRUE_POSITIVE
+from ioukit.evaluation.protocols import check_pair, register_protocol
+from ioukit.evaluation.similarity import GroupMatrices, register_similarity
+from ioukit.metrics.protocol import ProtocolResult
+
+__all__ = ["ProbIoUSimilarity", "RotatedIoU", "RotatedVOCProtocol", "dataset_corners"]
+
+
+def dataset_corners(ds: Dataset, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Corners (N, 8) float64 and zero-area flags (N,) of a dataset's oriented boxes.
+
+    From ``ds.rotated`` when present, else one-polygon 8-number segmentations, else the boxes.
+    Quadrilaterals must be convex (:class:`~ioukit.errors.BoxError` otherwise).
+    """
+    from ioukit.boxes import box_convert
+    from ioukit.io._oriented import dataset_quads
+    from ioukit.overlap.rotated import _check_convex, _signed_area4
+
+    if ds.rotated is not None:
+        rotated = np.asarray(ds.rotated, dtype=np.float64).reshape(-1, 5)
+        corners = np.ascontiguousarray(box_convert(rotated, "cxcywhr", "xyxyxyxy"))
+        return corners, (rotated[:, 2] == 0) | (rotated[:, 3] == 0)
+    corners = np.ascontiguousarray(dataset_quads(ds))
+    _check_convex(corners, f"{name} oriented boxes")
+    import array_api_compat.numpy as xp
+
+    return corners, np.asarray(_signed_area4(xp, corners) == 0)
+
+
+def _envelope(corners: np.ndarray) -> np.ndarray:
+    xs, ys = corners[:, 0::2], corners[:, 1::2]
+    return np.ascontiguousarray(
+        np.stack([xs.min(1), ys.min(1), xs.max(1), ys.max(1)], axis=1).reshape(-1, 4)
+    )
+
+
+def _refuse_crowd(gt: Dataset, groups: Groups) -> None:
+    crowd = gt.crowd[groups.gt_rows]
+    if crowd.any():
+        row = int(groups.gt_rows[int(np.flatnonzero(crowd)[0])])
+        raise DataFormatError(
+            f"ground_truth[{row}]: crowd regions have no rotated IoU (detectron2's "
+            "RotatedCOCOeval asserts iscrowd == 0); mark them ignore instead"
+        )
+
+
+@dataclass(frozen=True)
+class RotatedIoU:
+    """The exact rotated-box IoU of every group (see the module notes for the box source)."""
+
+    def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
+        """Rotated IoU [P_i, G_i] of every group, float64."""
+        from ioukit._kernels import rotated as kernels
+
+        _refuse_crowd(gt, groups)
+        out = GroupMatrices.allocate(groups)
+        g_c, g_d = dataset_corners(gt, "ground_truth")
+        p_c, p_d = dataset_corners(pred, "predictions")
+        g_c, g_d = g_c[groups.gt_rows], g_d[groups.gt_rows]
+        p_c, p_d = p_c[groups.pred_rows], p_d[groups.pred_rows]
+        kernels.group_iou(
+            groups.gt_start,
+            groups.gt_end,
+            groups.pred_start,
+            np.ascontiguousarray(groups.kept_count, dtype=np.int64),
+            np.ascontiguousarray(g_c),
+            _envelope(g_c),
+            g_d.astype(np.uint8),
+            np.ascontiguousarray(p_c),
+            _envelope(p_c),
+            p_d.astype(np.uint8),
+            out.offsets,
+            out.values,
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class ProbIoUSimilarity:
+    """Ultralytics' probiou of every group (not an IoU; see :func:`ioukit.probiou`).
+
+    Boxes are taken as rectangles: from ``rotated``, else fitted to the corners as torchvision's
+    ``xyxyxyxy -> cxcywhr`` does (first edge = width).
+    """
+
+    eps: float = 1e-7
+
+    def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
+        """probiou [P_i, G_i] of every group."""
+        from ioukit.boxes import box_convert
+        from ioukit.overlap.rotated import probiou
+
+        _refuse_crowd(gt, groups)
+        out = GroupMatrices.allocate(groups)
+        rects = []
+        for ds, name in ((gt, "ground_truth"), (pred, "predictions")):
+            if ds.rotated is not None:
+                rects.append(np.asarray(ds.rotated, dtype=np.float64).reshape(-1, 5))
+            else:
+                corners, _ = dataset_corners(ds, name)
+                rects.append(box_convert(corners, "xyxyxyxy", "cxcywhr"))
+        g_r, p_r = rects[0][groups.gt_rows], rects[1][groups.pred_rows]
+        kept = groups.kept_count
+        for i in np.flatnonzero((groups.gt_count > 0) & (kept > 0)).tolist():
+            p0 = int(groups.pred_start[i])
+            block = probiou(
+                p_r[p0 : p0 + int(kept[i])],
+                g_r[int(groups.gt_start[i]) : int(groups.gt_end[i])],
+                eps=self.eps,
+            )
+            start = int(out.offsets[i])
+            out.values[start : start + block.size] = block.reshape(-1)
+        return out
+
+
+@dataclass(frozen=True)
+class RotatedVOCProtocol:
+    """VOC-style evaluation of oriented boxes: the DOTA devkit (task 1) or mmrotate.
+
+    Attributes
+    ----------
+    name : {"dota", "mmrotate"}
+    iou_threshold : float
+    strict_threshold : bool
+        ``IoU > t`` (DOTA devkit) instead of ``IoU >= t`` (mmrotate).
+    interpolation : {"11point", "all"}
+        VOC07 11-point AP (both tools' default) or the all-point area.
+    classes_with_gt_only : bool
+        mAP over the classes that have ground truth (mmrotate) instead of every class of the
+        ground truth's class list (DOTA devkit).
+    """
+
+    name: str = "dota"
+    iou_threshold: float = 0.5
+    strict_threshold: bool = True
+    interpolation: str = "11point"
+    classes_with_gt_only: bool = False
+
+    @property
+    def rule(self) -> MatchRule:
+        """Devkit matching: argmax ground truth, no fallback, no crowd, no clamp."""
+        return MatchRule(strict=self.strict_threshold, tie="argmax", crowd=False, clamp=None)
+
+    def evaluate(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "rotated"
+    ) -> ProtocolResult:
+        """mAP and per-class AP (``AP``, ``num_gt``, ``num_pred``, ``recall``)."""
+        from ioukit.evaluation.similarity import get_similarity
+        from ioukit.metrics.ap import voc07_ap, voc10_ap
+
+        check_pair(gt, pred)
+        groups = Groups.build(gt, pred, use_cats=True, max_det=max(len(pred), 1))
+        matrices = get_similarity(iou_type).matrices(gt, pred, groups)
+        outcome = match(
+            gt,
+            pred,
+            groups,
+            matrices,
+            thresholds=np.array([self.iou_threshold]),
+            rule=self.rule,
+            gt_ignore=gt.difficult | gt.ignore,
+        )
+        start, end = outcome.class_bounds()
+        names = dict(zip(gt.categories.ids.tolist(), gt.categories.names, strict=True))
+        num_pred = np.bincount(groups.pred_class, minlength=len(groups.category_ids))
+        rows: list[dict[str, Any]] = []
+        aps: list[float] = []
+        for k, cid in enumerate(groups.category_ids.tolist()):
+            status = outcome.status[start[k] : end[k], 0, 0]
+            tp = np.cumsum(status == TRUE_POSITIVE).astype(np.float64)
+            fp = np.cumsum(status == FALSE_POSITIVE).astype(np.float64)
+            npos = int(outcome.gt_count[k, 0])
+            if npos > 0:
+                recall = tp / npos
+                precision = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
+                ap = (
+                    voc07_ap(recall, precision)
+                    if self.interpolation == "11point"
+                    else (voc10_ap(recall, precision))
+                )
+                aps.append(ap)
+                last_recall = float(recall[-1]) if recall.size else 0.0
+            else:
+                ap, last_recall = (-1.0, -1.0)
+                if not self.classes_with_gt_only:
+                    aps.append(0.0)  # the devkit's NaN recall gives AP 0 for such a class
+            rows.append(
+                {
+                    "category_id": int(cid),
+                    "name": names[int(cid)],
+                    "num_gt": npos,
+                    "num_pred": int(num_pred[k]),
+                    "AP": float(ap),
+                    "recall": last_recall,
+                }
+            )
+        mean = float(np.mean(aps)) if aps else -1.0
+        params = {
+            "iou_threshold": self.iou_threshold,
+            "strict_threshold": self.strict_threshold,
+            "interpolation": self.interpolation,
+            "classes_with_gt_only": self.classes_with_gt_only,
+            "iou_type": iou_type,
+        }
+        return ProtocolResult(self.name, {"mAP": mean}, tuple(rows), {}, params, outcome=outcome)
+
+
+def _rotated_voc(name: str, strict: bool, with_gt_only: bool) -> Callable[..., RotatedVOCProtocol]:
+    def factory(
+        *,
+        iou_threshold: float = 0.5,
+        strict_threshold: bool = strict,
+        interpolation: str = "11point",
+    ) -> RotatedVOCProtocol:
+        if interpolation not in ("11point", "all"):
+            raise ValueError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
+        threshold = float(iou_threshold)
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+        return RotatedVOCProtocol(
+            name, threshold, bool(strict_threshold), interpolation, with_gt_only
+        )
+
+    return factory
+
+
+register_similarity("rotated", RotatedIoU)
+register_similarity("probiou", ProbIoUSimilarity)
+register_protocol("dota", _rotated_voc("dota", True, False), iou_types=("rotated", "probiou"))
+register_protocol(
+    "mmrotate", _rotated_voc("mmrotate", False, True), iou_types=("rotated", "probiou")
+)
