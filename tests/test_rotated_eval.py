@@ -215,7 +215,9 @@ def test_crowd_is_refused() -> None:
 # -------------------------------------------------------------- DOTA devkit and mmrotate
 
 
-def devkit_map(gt: Dataset, pred: Dataset, *, strict: bool, with_gt_only: bool) -> tuple:
+def devkit_map(
+    gt: Dataset, pred: Dataset, *, strict: bool, with_gt_only: bool, kind: str = "stable"
+) -> tuple:
     """dota_evaluation_task1.voc_eval (and mmrotate's eval_rbbox_map) transcribed."""
     aps = {}
     for cid in gt.categories.ids.tolist():
@@ -228,7 +230,7 @@ def devkit_map(gt: Dataset, pred: Dataset, *, strict: bool, with_gt_only: bool) 
             records[image] = (gt.rotated[rows], difficult, np.zeros(len(rows), bool))  # type: ignore[index]
             npos += int((~difficult).sum())
         p_rows = np.flatnonzero(pred.category_id == cid)
-        order = p_rows[np.argsort(-pred.scores[p_rows], kind="stable")]  # type: ignore[index]
+        order = p_rows[np.argsort(-pred.scores[p_rows], kind=kind)]  # type: ignore[index,call-overload]
         tp = np.zeros(len(order))
         fp = np.zeros(len(order))
         for d, row in enumerate(order):
@@ -368,3 +370,28 @@ def test_cli_eval_dota(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert f"{want:.3f}" in out
     assert main([*args, "--protocol", "dota", "--quiet"]) == 2
     assert "supports 'rotated', 'probiou'" in capsys.readouterr().err
+
+
+def test_dota_devkit_compat_reproduces_its_unstable_sort() -> None:
+    gt, pred = generated(13, n_images=40, n_cats=2)
+    tied = Dataset.from_arrays(
+        pred.images,
+        pred.categories,
+        boxes=pred.boxes,
+        image_index=pred.image_index,
+        category_id=pred.category_id,
+        scores=np.round(np.asarray(pred.scores) * 4) / 4,  # many ties
+        area=pred.area,
+        rotated=pred.rotated,
+    )
+    quick, _ = devkit_map(gt, tied, strict=True, with_gt_only=False, kind="quicksort")
+    stable, _ = devkit_map(gt, tied, strict=True, with_gt_only=False, kind="stable")
+    assert quick != stable  # the data exercises the tie order
+    got = ioukit.evaluate(gt, tied, protocol="dota", iou_type="rotated", compat="devkit")
+    assert got.stats["mAP"] == pytest.approx(quick, abs=1e-12)
+    default = ioukit.evaluate(gt, tied, protocol="dota", iou_type="rotated")
+    assert default.stats["mAP"] == pytest.approx(stable, abs=1e-12)
+    outcome = got.outcome
+    assert outcome is not None
+    assert sorted(outcome.pred_row.tolist()) == list(range(len(tied)))
+    np.testing.assert_array_equal(np.asarray(tied.scores)[outcome.pred_row], outcome.score)

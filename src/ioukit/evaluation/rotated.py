@@ -15,8 +15,9 @@ numbers (the corners, as the DOTA and YOLO OBB readers keep them), else the axis
   class; a true positive when ``IoU > 0.5`` (strict) and that ground truth is free, nothing
   when it is difficult, else a false positive; 11-point VOC07 AP (the devkit's ``np.arange``
   grid); mAP over every class of the ground truth's class list (a class without ground truth
-  scores 0, as in the devkit). Ties in score keep image order (the devkit's quicksort leaves
-  them unspecified).
+  scores 0, as in the devkit). Ties in score keep image order; ``compat="devkit"`` orders each
+  class's detections as the devkit does instead (``np.argsort(-confidence)``, NumPy's unstable
+  quicksort, over the detections in reading order: the lines of ``Task1_<class>.txt``).
 * ``protocol="mmrotate"``: mmrotate's ``eval_rbbox_map``: the same matching with
   ``IoU >= 0.5``, 11-point AP by default (``use_07_metric``), mAP over the classes that have
   ground truth. mmrotate computes the IoU in float32; ioukit in float64.
@@ -40,7 +41,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -179,6 +180,9 @@ class RotatedVOCProtocol:
     classes_with_gt_only : bool
         mAP over the classes that have ground truth (mmrotate) instead of every class of the
         ground truth's class list (DOTA devkit).
+    compat : {None, "devkit"}
+        ``"devkit"``: break ties in score as the devkit's unstable ``np.argsort(-confidence)``
+        over each class's detections in dataset order.
     """
 
     name: str = "dota"
@@ -186,6 +190,7 @@ class RotatedVOCProtocol:
     strict_threshold: bool = True
     interpolation: str = "11point"
     classes_with_gt_only: bool = False
+    compat: str | None = None
 
     @property
     def rule(self) -> MatchRule:
@@ -200,6 +205,9 @@ class RotatedVOCProtocol:
         from ioukit.metrics.ap import voc07_ap, voc10_ap
 
         check_pair(gt, pred)
+        devkit_rank = None
+        if self.compat == "devkit":
+            pred, devkit_rank = _devkit_order(pred)
         groups = Groups.build(gt, pred, use_cats=True, max_det=max(len(pred), 1))
         matrices = get_similarity(iou_type).matrices(gt, pred, groups)
         outcome = match(
@@ -218,6 +226,8 @@ class RotatedVOCProtocol:
         aps: list[float] = []
         for k, cid in enumerate(groups.category_ids.tolist()):
             status = outcome.status[start[k] : end[k], 0, 0]
+            if devkit_rank is not None:
+                status = status[np.argsort(outcome.pred_row[start[k] : end[k]], kind="stable")]
             tp = np.cumsum(status == TRUE_POSITIVE).astype(np.float64)
             fp = np.cumsum(status == FALSE_POSITIVE).astype(np.float64)
             npos = int(outcome.gt_count[k, 0])
@@ -246,14 +256,41 @@ class RotatedVOCProtocol:
                 }
             )
         mean = float(np.mean(aps)) if aps else -1.0
+        if devkit_rank is not None:  # records name the caller's prediction rows
+            outcome = replace(outcome, pred_row=devkit_rank[outcome.pred_row])
         params = {
             "iou_threshold": self.iou_threshold,
             "strict_threshold": self.strict_threshold,
             "interpolation": self.interpolation,
             "classes_with_gt_only": self.classes_with_gt_only,
+            "compat": self.compat,
             "iou_type": iou_type,
         }
         return ProtocolResult(self.name, {"mAP": mean}, tuple(rows), {}, params, outcome=outcome)
+
+
+def _devkit_order(pred: Dataset) -> tuple[Dataset, np.ndarray]:
+    """``pred`` with its rows reordered class by class as ``np.argsort(-confidence)`` (the
+    devkit's default quicksort) orders them, and that permutation."""
+    scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
+    parts = []
+    for cid in np.unique(pred.category_id).tolist():
+        rows = np.flatnonzero(pred.category_id == cid)
+        parts.append(rows[np.argsort(-scores[rows])])
+    perm = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    seg = pred.segmentation
+    reordered = Dataset.from_arrays(
+        pred.images,
+        pred.categories,
+        boxes=pred.boxes[perm],
+        image_index=pred.image_index[perm],
+        category_id=pred.category_id[perm],
+        scores=scores[perm],
+        area=pred.area[perm],
+        segmentation=None if seg is None else [seg[i] for i in perm.tolist()],
+        rotated=None if pred.rotated is None else np.asarray(pred.rotated)[perm],
+    )
+    return reordered, perm
 
 
 def _rotated_voc(name: str, strict: bool, with_gt_only: bool) -> Callable[..., RotatedVOCProtocol]:
@@ -262,14 +299,17 @@ def _rotated_voc(name: str, strict: bool, with_gt_only: bool) -> Callable[..., R
         iou_threshold: float = 0.5,
         strict_threshold: bool = strict,
         interpolation: str = "11point",
+        compat: str | None = None,
     ) -> RotatedVOCProtocol:
+        if compat not in (None, "devkit"):
+            raise ValueError(f"compat: expected None or 'devkit', got {compat!r}")
         if interpolation not in ("11point", "all"):
             raise ValueError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
         threshold = float(iou_threshold)
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
         return RotatedVOCProtocol(
-            name, threshold, bool(strict_threshold), interpolation, with_gt_only
+            name, threshold, bool(strict_threshold), interpolation, with_gt_only, compat
         )
 
     return factory
