@@ -57,7 +57,7 @@ def generated(seed: int, n_images: int = 25, n_cats: int = 3) -> tuple[Dataset, 
         cat_p += cats[keep][: len(dup)].tolist()
         box_p += p.tolist()
     images = ImageTable.from_lists(
-        list(range(1, n_images + 1)), [f"img{i}" for i in range(n_images)]
+        list(range(1, n_images + 1)), [f"img{i:03d}" for i in range(n_images)]
     )
     categories = CategoryTable.from_lists(
         list(range(1, n_cats + 1)), [f"c{i}" for i in range(n_cats)]
@@ -395,3 +395,95 @@ def test_dota_devkit_compat_reproduces_its_unstable_sort() -> None:
     assert outcome is not None
     assert sorted(outcome.pred_row.tolist()) == list(range(len(tied)))
     np.testing.assert_array_equal(np.asarray(tied.scores)[outcome.pred_row], outcome.score)
+
+
+def test_coco_rotated_json_round_trip_and_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ioukit.cli import main
+    from ioukit.io import read_ground_truth, read_predictions, write_dataset
+
+    gt, pred = generated(14)
+    gt = Dataset.from_arrays(  # the format has no "difficult" flag
+        gt.images,
+        gt.categories,
+        boxes=gt.boxes,
+        image_index=gt.image_index,
+        category_id=gt.category_id,
+        area=gt.area,
+        rotated=gt.rotated,
+    )
+    write_dataset(gt, tmp_path / "gt.json", format="coco_rotated")
+    write_dataset(pred, tmp_path / "res.json", format="coco_rotated")
+    g = read_ground_truth(tmp_path / "gt.json", format="coco_rotated")
+    p = read_predictions(tmp_path / "res.json", g, format="coco_rotated")
+    np.testing.assert_array_equal(g.rotated, gt.rotated)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(p.rotated, pred.rotated)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(g.area, gt.area)
+    want = ioukit.evaluate(gt, pred, iou_type="rotated").stats
+    assert ioukit.evaluate(g, p, iou_type="rotated").stats == want
+    args = ["eval", "--gt", str(tmp_path / "gt.json"), "--pred", str(tmp_path / "res.json")]
+    args += ["--gt-format", "coco_rotated", "--pred-format", "coco_rotated"]
+    assert main([*args, "--iou-type", "rotated", "--quiet"]) == 0
+    assert f"{want['AP']:.3f}" in capsys.readouterr().out
+    # to DOTA and back keeps the boxes (as corners)
+    assert (
+        main(
+            [
+                "convert",
+                str(tmp_path / "gt.json"),
+                str(tmp_path / "dota"),
+                "--to",
+                "dota",
+                "--from",
+                "coco_rotated",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    d = read_ground_truth(tmp_path / "dota")
+    again = ioukit.evaluate(
+        d,
+        read_predictions(tmp_path / "res.json", d, format="coco_rotated"),
+        iou_type="rotated",
+    ).stats
+    for key, value in want.items():
+        assert again[key] == pytest.approx(value, abs=1e-9), key
+
+
+@pytest.mark.parametrize(
+    ("doc", "match"),
+    [
+        ({"images": [], "annotations": {}}, "annotations: expected a list"),
+        (
+            {
+                "images": [{"id": 1}],
+                "categories": [{"id": 1}],
+                "annotations": [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1]}],
+            },
+            r"annotations\[0\].bbox: expected 5 numbers \[cx, cy, w, h, angle\] \(rotated\), got 4",
+        ),
+        (
+            {
+                "images": [{"id": 1}],
+                "categories": [{"id": 1}],
+                "annotations": [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1, "x"]}],
+            },
+            r"annotations\[0\].bbox\[4\]: expected a number",
+        ),
+        (
+            {
+                "images": [{"id": 1}],
+                "categories": [{"id": 1}],
+                "annotations": [{"image_id": 2, "category_id": 1, "bbox": [0, 0, 1, 1, 0]}],
+            },
+            r"annotations\[0\].image_id: 2 is not in images",
+        ),
+    ],
+)
+def test_coco_rotated_bad_documents(doc: dict, match: str) -> None:  # type: ignore[type-arg]
+    from ioukit.io.coco_rotated import read_coco_rotated_ground_truth
+
+    with pytest.raises(ioukit.DataFormatError, match=match):
+        read_coco_rotated_ground_truth(doc)

@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--to",
         required=True,
-        choices=("coco", "yolo", "voc", "dota", "yolo_obb"),
+        choices=("coco", "yolo", "voc", "dota", "yolo_obb", "coco_rotated"),
         help="output format (dota and yolo_obb keep the corners of oriented boxes)",
     )
     parser.add_argument("--from", dest="src_format", choices=FORMAT_CHOICES, default="auto")
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ioukit.io import read_ground_truth, read_predictions, write_dataset
     from ioukit.io._progress import enabled_progress
 
-    if args.to == "coco":
+    if args.to in ("coco", "coco_rotated"):
         check_output_folder(args.dst, "DST")
     elif Path(args.dst).is_file():
         raise FileExistsError(f"DST {args.dst}: expected a folder for --to {args.to}, got a file")

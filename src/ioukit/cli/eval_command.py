@@ -33,7 +33,7 @@ examples:
   ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
   ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/"""
 
-FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb")
+FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
 
 
 def add_reading_arguments(parser: argparse.ArgumentParser, *, predictions: bool = True) -> None:

@@ -15,6 +15,7 @@ other folders of ``*.txt``                  ``"txt"`` (``class [conf] x y w h``)
 ``*.txt`` with 8 corners and a class name   ``"dota"`` (oriented boxes, pixels)
 ``*.txt`` with a class index and 8 corners  ``"yolo_obb"`` (oriented boxes, normalized)
 ``Task1_<class>.txt`` (or folder)           ``"dota"`` (task-1 detections)
+``*.json`` with 5-number ``bbox``           ``"coco_rotated"`` (detectron2; pass it explicitly)
 ==========================================  ==========================================
 
 Images are matched across formats by file stem; predictions are read against a ground truth
@@ -56,10 +57,10 @@ __all__ = [
     "write_dataset",
 ]
 
-FORMATS = ("coco", "yolo", "voc", "txt", "dota", "yolo_obb")
+FORMATS = ("coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
 """Formats :func:`read_ground_truth` and :func:`read_predictions` understand."""
 
-Format = Literal["auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb"]
+Format = Literal["auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated"]
 _SNIFF_FILES = 20
 
 
@@ -246,6 +247,10 @@ def read_ground_truth(
         from ioukit.io.voc import read_voc_ground_truth
 
         return read_voc_ground_truth(p, classes=classes, one_based=one_based)
+    if fmt == "coco_rotated":
+        from ioukit.io.coco_rotated import read_coco_rotated_ground_truth
+
+        return read_coco_rotated_ground_truth(p)
     if fmt == "dota":
         from ioukit.io.dota import read_dota_ground_truth
 
@@ -373,6 +378,10 @@ def read_predictions(
                 f"{p}: expected a devkit detection file comp4_det_test_<class>.txt"
             )
         return read_voc_detections(p, ground_truth, one_based=one_based, unknowns=unknowns)
+    if fmt == "coco_rotated":
+        from ioukit.io.coco_rotated import read_coco_rotated_results
+
+        return read_coco_rotated_results(p, ground_truth)
     if fmt == "dota":
         from ioukit.io.dota import read_dota_predictions
 
@@ -393,7 +402,7 @@ def write_dataset(
     path: str | os.PathLike[str],
     /,
     *,
-    format: Literal["coco", "yolo", "voc", "dota", "yolo_obb"],
+    format: Literal["coco", "yolo", "voc", "dota", "yolo_obb", "coco_rotated"],
 ) -> Path:
     """Write ground truth or predictions as COCO JSON, a YOLO folder or a VOC folder.
 
@@ -434,6 +443,10 @@ def write_dataset(
         from ioukit.io.voc import write_voc
 
         return write_voc(dataset, path)
+    if format == "coco_rotated":
+        from ioukit.io.coco_rotated import write_coco_rotated
+
+        return write_coco_rotated(dataset, path)
     if format == "dota":
         from ioukit.io.dota import write_dota
 
@@ -443,5 +456,6 @@ def write_dataset(
 
         return write_yolo_obb(dataset, path)
     raise ValueError(
-        f"format: expected 'coco', 'yolo', 'voc', 'dota' or 'yolo_obb', got {format!r}"
+        "format: expected 'coco', 'yolo', 'voc', 'dota', 'yolo_obb' or 'coco_rotated', "
+        f"got {format!r}"
     )
