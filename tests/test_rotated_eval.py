@@ -487,3 +487,16 @@ def test_coco_rotated_bad_documents(doc: dict, match: str) -> None:  # type: ign
 
     with pytest.raises(ioukit.DataFormatError, match=match):
         read_coco_rotated_ground_truth(doc)
+
+
+def test_cli_refuses_plots_for_rotated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ioukit.cli import main
+    from ioukit.io import write_dataset
+
+    gt, pred = generated(15)
+    write_dataset(gt, tmp_path / "g", format="dota")
+    write_dataset(pred, tmp_path / "p", format="dota")
+    args = ["eval", "--gt", str(tmp_path / "g"), "--pred", str(tmp_path / "p"), "--quiet"]
+    assert main([*args, "--iou-type", "rotated", "--plots", str(tmp_path / "fig")]) == 2
+    assert "--plots: not available yet" in capsys.readouterr().err
+    assert not (tmp_path / "fig").exists()

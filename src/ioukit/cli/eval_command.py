@@ -207,6 +207,14 @@ def run(args: argparse.Namespace) -> int:
     check_output_folder(args.csv, "--csv")
     if args.plots is not None and Path(args.plots).exists() and not Path(args.plots).is_dir():
         raise NotADirectoryError(f"--plots {args.plots}: expected a folder, got a file")
+    if args.plots is not None and (
+        args.iou_type in ("rotated", "probiou") or args.protocol in ("dota", "mmrotate")
+    ):
+        # the curves still rematch with axis-aligned IoU; figures would describe the envelopes
+        raise ValueError(
+            f"--plots: not available yet for --iou-type {args.iou_type} / --protocol "
+            f"{args.protocol} (the figures would use the boxes' axis-aligned envelopes)"
+        )
     if args.plots is not None:
         from ioukit.plots import _figure
 
