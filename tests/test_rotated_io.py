@@ -251,3 +251,27 @@ def test_cli_iou_rotated_bad_input_exits_2(
     err = capsys.readouterr().err
     assert re.search(re.escape(message).replace(r"\.\*", ".*"), err), err
     assert err.count("\n") == 1
+
+
+def test_convex_hull_option(tmp_path: Path) -> None:
+    from ioukit import BoxError, rotated_box_iou
+    from ioukit.io.dota import read_dota_ground_truth
+    from ioukit.overlap.rotated import convex_hull_quads
+
+    (tmp_path / "a.txt").write_text("0 0 2 2 0 2 2 0 plane 0\n0 0 4 0 1 1 0 4 ship 0\n")
+    raw = read_dota_ground_truth(tmp_path)
+    with pytest.raises(BoxError, match="convex_hull=True"):
+        rotated_box_iou(dataset_quads(raw), dataset_quads(raw), fmt="xyxyxyxy")
+    hull = read_dota_ground_truth(tmp_path, convex_hull=True)
+    quads = dataset_quads(hull)
+    np.testing.assert_array_equal(quads, convex_hull_quads(dataset_quads(raw)))
+    iou = rotated_box_iou(quads, quads, fmt="xyxyxyxy")
+    shapely = pytest.importorskip("shapely")
+    polys = shapely.convex_hull(shapely.polygons(dataset_quads(raw).reshape(-1, 4, 2)))
+    inter = shapely.area(shapely.intersection(polys[0], polys[1]))
+    union = shapely.area(polys[0]) + shapely.area(polys[1]) - inter
+    assert iou[0, 1] == pytest.approx(inter / union, abs=1e-12)
+    assert np.diag(iou).tolist() == [1.0, 1.0]
+    # convex quadrilaterals are unchanged
+    square = np.array([[0, 0, 2, 0, 2, 2, 0, 2.0]])
+    np.testing.assert_array_equal(convex_hull_quads(square), square)

@@ -109,6 +109,7 @@ def read_dota_ground_truth(
     *,
     classes: ClassSource = None,
     images_dir: str | os.PathLike[str] | None = None,
+    convex_hull: bool = False,
 ) -> Dataset:
     """Read a folder of DOTA ``labelTxt`` files as ground truth.
 
@@ -121,6 +122,9 @@ def read_dota_ground_truth(
         found, numbered 1..K in sorted order.
     images_dir : path, optional
         Images matched by stem; their headers give the sizes (else sizes are unknown, NaN).
+    convex_hull : bool
+        Replace non-convex or self-intersecting quadrilaterals by their convex hull
+        (:func:`ioukit.overlap.rotated.convex_hull_quads`); the rotated IoU refuses them.
 
     Returns
     -------
@@ -167,7 +171,7 @@ def read_dota_ground_truth(
         table,
         image_index=rows,
         category_id=[ids[label] for label in labels],
-        quads=quads,
+        quads=_hull(quads) if convex_hull else quads,
         difficult=difficult,
     )
 
@@ -178,6 +182,7 @@ def read_dota_predictions(
     ground_truth: Dataset,
     *,
     unknowns: Unknowns | None = None,
+    convex_hull: bool = False,
 ) -> Dataset:
     """Read DOTA task-1 detection files (``Task1_<class>.txt``) against a ground truth.
 
@@ -190,6 +195,8 @@ def read_dota_predictions(
         Images are matched by stem, classes by name.
     unknowns : Unknowns, optional
         Collects detections of images or classes the ground truth lacks instead of raising.
+    convex_hull : bool
+        Replace non-convex quadrilaterals by their convex hull.
 
     Returns
     -------
@@ -251,9 +258,16 @@ def read_dota_predictions(
         ground_truth.categories,
         image_index=rows,
         category_id=cats,
-        quads=quads,
+        quads=_hull(quads) if convex_hull else quads,
         scores=scores,
     )
+
+
+def _hull(quads: list[list[float]]) -> list[list[float]]:
+    from ioukit.overlap.rotated import convex_hull_quads
+
+    hull: list[list[float]] = convex_hull_quads(np.asarray(quads).reshape(-1, 8)).tolist()
+    return hull
 
 
 def write_dota(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:

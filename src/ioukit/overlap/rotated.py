@@ -33,6 +33,7 @@ from ioukit.boxes import ROTATED_FORMATS, _angle_unit, _as_rotated, prepare_rota
 from ioukit.errors import BoxError
 
 __all__ = [
+    "convex_hull_quads",
     "probiou",
     "probiou_elementwise",
     "rotated_box_iou",
@@ -73,12 +74,7 @@ def _check_convex(corners: np.ndarray, name: str) -> None:
     """
     if corners.size == 0:
         return
-    p = corners.reshape(*corners.shape[:-1], 4, 2)
-    e = np.roll(p, -1, axis=-2) - p  # edge k: corner k -> k+1
-    f = np.roll(e, -1, axis=-2)
-    cross = e[..., 0] * f[..., 1] - e[..., 1] * f[..., 0]
-    tol = CONVEXITY_TOLERANCE * np.hypot(e[..., 0], e[..., 1]) * np.hypot(f[..., 0], f[..., 1])
-    ok = (cross >= -tol).all(axis=-1) | (cross <= tol).all(axis=-1)
+    ok = _convex_mask(corners.reshape(-1, 4, 2)).reshape(corners.shape[:-1])
     if ok.all():
         return
     index = tuple(int(i) for i in np.argwhere(~ok)[0])
@@ -86,8 +82,67 @@ def _check_convex(corners: np.ndarray, name: str) -> None:
     raise BoxError(
         f"{where}: invalid xyxyxyxy box {corners[index].tolist()}: not a convex quadrilateral "
         "(its corners must go round the box in order, with no reflex corner and no crossing "
-        "edges); take the convex hull of the points if that is what you mean"
+        "edges); convex_hull_quads() replaces such boxes by their convex hull (the DOTA and "
+        "YOLO OBB readers take convex_hull=True)"
     )
+
+
+def _convex_mask(p: np.ndarray) -> np.ndarray:
+    """(n,) True where the quadrilaterals (n, 4, 2) turn one way only (within the tolerance)."""
+    e = np.roll(p, -1, axis=-2) - p
+    f = np.roll(e, -1, axis=-2)
+    cross = e[..., 0] * f[..., 1] - e[..., 1] * f[..., 0]
+    tol = CONVEXITY_TOLERANCE * np.hypot(e[..., 0], e[..., 1]) * np.hypot(f[..., 0], f[..., 1])
+    mask: np.ndarray = (cross >= -tol).all(axis=-1) | (cross <= tol).all(axis=-1)
+    return mask
+
+
+def convex_hull_quads(corners: object, /) -> np.ndarray:
+    """Replace quadrilaterals that are not convex by their convex hull (NumPy, float64).
+
+    A self-intersecting quadrilateral (a "bow tie", corners out of order) gets its corners
+    re-ordered around their centroid; a quadrilateral with a reflex corner (one corner inside
+    the triangle of the other three) becomes that triangle, its last corner repeated. Convex
+    quadrilaterals are returned unchanged. This is the rule to apply, knowingly, to label files
+    with a few bad polygons; :func:`rotated_box_iou` itself refuses them.
+
+    Parameters
+    ----------
+    corners : array_like, shape (..., 8)
+
+    Returns
+    -------
+    ndarray of float64, shape (..., 8)
+
+    Examples
+    --------
+    >>> convex_hull_quads([[0, 0, 2, 2, 0, 2, 2, 0]]).tolist()  # bow tie -> square
+    [[0.0, 0.0, 2.0, 0.0, 2.0, 2.0, 0.0, 2.0]]
+    >>> convex_hull_quads([[0, 0, 4, 0, 1, 1, 0, 4]]).tolist()  # reflex corner -> triangle
+    [[0.0, 0.0, 4.0, 0.0, 0.0, 4.0, 0.0, 4.0]]
+    """
+    arr = np.array(corners, dtype=np.float64)
+    if arr.ndim == 0 or arr.shape[-1] != 8:
+        raise BoxError(f"corners: expected shape (..., 8), got {arr.shape}")
+    p = arr.reshape(-1, 4, 2)
+    for i in np.flatnonzero(~_convex_mask(p)).tolist():
+        pts = p[i]
+        centre = pts.mean(axis=0)
+        ordered = pts[np.argsort(np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0]))]
+        if not _convex_mask(ordered[None])[0]:
+            for k in range(4):  # the corner inside the triangle of the other three
+                tri = np.delete(pts, k, axis=0)
+                a, b, c = tri
+                signs = [
+                    (v[0] - u[0]) * (pts[k][1] - u[1]) - (v[1] - u[1]) * (pts[k][0] - u[0])
+                    for u, v in ((a, b), (b, c), (c, a))
+                ]
+                if min(signs) >= 0 or max(signs) <= 0:
+                    ordered = np.concatenate([tri, tri[-1:]])
+                    break
+        p[i] = ordered
+    out: np.ndarray = p.reshape(arr.shape)
+    return out
 
 
 def _prepare(
