@@ -314,3 +314,77 @@ def test_inputs_are_not_modified() -> None:
     rotated_box_iou(b, b)
     rotated_box_iou_elementwise(b, b)
     np.testing.assert_array_equal(b, before)
+
+
+# detectron2 tests/structures/test_rotated_boxes.py (facebookresearch/detectron2): the inputs
+# and expected values of its rotated-IoU tests, float32 inputs as there, allclose as there.
+DETECTRON2_CASES = {
+    "half_overlap": ([[0.5, 0.5, 1.0, 1.0, 0.0]], [[0.25, 0.5, 0.5, 1.0, 0.0]], [[0.5]]),
+    "precision": ([[565, 565, 10, 10.0, 0]], [[565, 565, 10, 8.3, 0]], [[8.3 / 10.0]]),
+    "0_degree": (
+        [[0.5, 0.5, 1.0, 1.0, 0.0], [0.5, 0.5, 1.0, 1.0, 0.0]],
+        [
+            [0.5, 0.5, 1.0, 1.0, 0.0],
+            [0.25, 0.5, 0.5, 1.0, 0.0],
+            [0.5, 0.25, 1.0, 0.5, 0.0],
+            [0.25, 0.25, 0.5, 0.5, 0.0],
+            [0.75, 0.75, 0.5, 0.5, 0.0],
+            [1.0, 1.0, 1.0, 1.0, 0.0],
+        ],
+        [[1.0, 0.5, 0.5, 0.25, 0.25, 0.25 / (2 - 0.25)]] * 2,
+    ),
+    "45_degrees": (
+        [[1, 1, math.sqrt(2), math.sqrt(2), 45], [1, 1, 2 * math.sqrt(2), 2 * math.sqrt(2), -45]],
+        [[1, 1, 2, 2, 0]],
+        [[0.5], [0.5]],
+    ),
+    "orthogonal": ([[5, 5, 10, 6, 55]], [[5, 5, 10, 6, -35]], [[36.0 / 84.0]]),
+    "large_close_boxes": (
+        [[299.500000, 417.370422, 600.000000, 364.259186, 27.1828]],
+        [[299.500000, 417.370422, 600.000000, 364.259155, 27.1828]],
+        [[364.259155 / 364.259186]],
+    ),
+    "issue1207_simplified": ([[3, 3, 8, 2, -45.0]], [[6, 0, 8, 2, -45.0]], [[0.0]]),
+    "issue1207": (
+        [[160.0, 153.0, 230.0, 23.0, -37.0]],
+        [[190.0, 127.0, 80.0, 21.0, -46.0]],
+        [[0.0]],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DETECTRON2_CASES))
+def test_detectron2_rotated_boxes_cases(case: str) -> None:
+    b1, b2, expected = DETECTRON2_CASES[case]
+    a = np.asarray(b1, dtype=np.float32)
+    b = np.asarray(b2, dtype=np.float32)
+    got = rotated_box_iou(a, b)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.asarray(expected, dtype=np.float32), rtol=1e-5, atol=1e-8)
+
+
+def test_detectron2_many_boxes_and_extreme() -> None:
+    n1, n2 = 100, 200
+    b1 = np.array([[5 + 20 * i, 5 + 20 * i, 10, 10, 0] for i in range(n1)], dtype=np.float32)
+    b2 = np.array(
+        [[5 + 20 * i, 5 + 20 * i, 10, 1 + 9 * i / n2, 0] for i in range(n2)], dtype=np.float32
+    )
+    expected = np.zeros((n1, n2), dtype=np.float32)
+    for i in range(n1):
+        expected[i, i] = (1 + 9 * i / n2) / 10.0
+    np.testing.assert_allclose(rotated_box_iou(b1, b2), expected, rtol=1e-5, atol=1e-8)
+    # detectron2 #1266: coordinates around 1e18 broke its CUDA kernel
+    extreme = np.array(
+        [
+            [
+                -1.117407639806935e17,
+                1.3858420478349148e18,
+                1000.0000610351562,
+                1000.0000610351562,
+                1612.0,
+            ]
+        ],
+        dtype=np.float32,
+    )
+    got = rotated_box_iou(np.array([[160.0, 153.0, 230.0, 23.0, -37.0]]), extreme)
+    assert got[0, 0] == 0.0

@@ -183,8 +183,11 @@ def _prepare_pair(
     unit = _angle_unit(angle_unit)
     xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
     dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
-    first = _prepare(a, "boxes1", fmt, unit, clockwise, xp, dtype, ndim)
-    second = _prepare(b, "boxes2", fmt, unit, clockwise, xp, dtype, ndim)
+    # NumPy: corners in float64 too (float32 corners of a small box far from the origin lose
+    # digits); the result is rounded to ``dtype`` at the end
+    work = np.float64 if isinstance(a, np.ndarray) else dtype
+    first = _prepare(a, "boxes1", fmt, unit, clockwise, xp, work, ndim)
+    second = _prepare(b, "boxes2", fmt, unit, clockwise, xp, work, ndim)
     return xp, dtype, first, second
 
 
