@@ -182,3 +182,19 @@ def test_rotated_module_all_lists_public_members() -> None:
     }
     assert set(module.__all__) == public
     assert not isinstance(module, types.FunctionType)
+
+
+def test_float32_generic_path_keeps_digits_far_from_the_origin() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    n = 120
+    b = np.concatenate(
+        [rng.uniform(5000, 5100, (n, 2)), rng.uniform(2, 10, (n, 2)), rng.uniform(-90, 90, (n, 1))],
+        axis=1,
+    ).astype(np.float32)
+    other = b[::-1].copy()
+    want = rotated_box_iou(b.astype(np.float64), other.astype(np.float64))
+    got = rotated_box_iou(torch.asarray(b), torch.asarray(other)).numpy()
+    assert (want > 0).sum() > 0
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-6)  # was 1e-4 with float32 corners
+    np.testing.assert_array_equal(np.diag(rotated_box_iou(torch.asarray(b), torch.asarray(b))), 1)

@@ -172,6 +172,49 @@ def _prepare(
     return corners, _degenerate(xp, arr, fmt, corners)
 
 
+def _centre_offsets(
+    xp: Any, arr: Array, fmt: str, unit: str, clockwise: bool
+) -> tuple[Array, Array, Array]:
+    """Centres ``cx, cy`` (...) and corner offsets from them (..., 8), for the generic path.
+
+    For ``cxcywhr``/``xywhr`` the offsets come from ``w, h, r`` alone, so a small box far from
+    the origin keeps its digits in float32 (as detectron2 shifts centres first).
+    """
+    from ioukit.boxes import _radians, _to_xyxyxyxy, _xywhr_to_cxcywhr
+
+    if fmt in ("cxcywhr", "xywhr"):
+        b = arr if fmt == "cxcywhr" else _xywhr_to_cxcywhr(xp, arr, unit, clockwise)
+        cx, cy, w, h, r = (b[..., k] for k in range(5))
+        r_rad = _radians(xp, r, unit, clockwise)
+        cos, sin = xp.cos(r_rad), xp.sin(r_rad)
+        x1 = -(w / 2 * cos) - h / 2 * sin
+        y1 = -(h / 2 * cos) + w / 2 * sin
+        x2, y2 = x1 + w * cos, y1 - w * sin
+        x3, y3 = x2 + h * sin, y2 + h * cos
+        x4, y4 = x1 + h * sin, y1 + h * cos
+        return cx, cy, xp.stack((x1, y1, x2, y2, x3, y3, x4, y4), axis=-1)
+    corners = _to_xyxyxyxy(xp, arr, fmt, unit, clockwise)
+    xs = [corners[..., 2 * k] for k in range(4)]
+    ys = [corners[..., 2 * k + 1] for k in range(4)]
+    cx = (xs[0] + xs[1] + xs[2] + xs[3]) / 4
+    cy = (ys[0] + ys[1] + ys[2] + ys[3]) / 4
+    offsets = xp.stack([v for k in range(4) for v in (xs[k] - cx, ys[k] - cy)], axis=-1)
+    return cx, cy, offsets
+
+
+def _generic_pair(
+    boxes1: Array, boxes2: Array, fmt: str, angle_unit: str, clockwise: bool, dtype: Any
+) -> tuple[tuple[Array, Array, Array], tuple[Array, Array, Array]]:
+    """Centres and offsets of both (already validated) box sets for the generic path."""
+    unit = _angle_unit(angle_unit)
+    xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
+    parts = []
+    for arr, name in ((a, "boxes1"), (b, "boxes2")):
+        arr = _as_rotated(xp, arr, name, fmt, dtype=dtype)
+        parts.append(_centre_offsets(xp, arr, fmt, unit, bool(clockwise)))
+    return parts[0], parts[1]
+
+
 def _prepare_pair(
     boxes1: Array,
     boxes2: Array,
@@ -269,24 +312,34 @@ def _clip_generic(
     return out_x, out_y, running
 
 
-def _generic_iou(xp: Any, c1: Array, c2: Array, degenerate1: Array, degenerate2: Array) -> Array:
-    """Exact IoU of broadcast corner arrays (..., 8) with array operations only."""
-    c1, c2 = xp.broadcast_arrays(c1, c2)
+def _generic_iou(
+    xp: Any,
+    first: tuple[Array, Array, Array],
+    second: tuple[Array, Array, Array],
+    degenerate1: Array,
+    degenerate2: Array,
+) -> Array:
+    """Exact IoU of broadcast boxes given as centres and corner offsets (array operations only).
+
+    Both quadrilaterals are placed relative to the midpoint of their centres (``±(c1 - c2) / 2``
+    plus the offsets), which keeps float32 digits for small boxes far from the origin.
+    """
+    c1x, c1y, o1 = first
+    c2x, c2y, o2 = second
+    dx, dy = (c1x - c2x) / 2, (c1y - c2y) / 2
     deg = degenerate1 | degenerate2
-    ax = [c1[..., 2 * k] for k in range(4)]
-    ay = [c1[..., 2 * k + 1] for k in range(4)]
-    bx = [c2[..., 2 * k] for k in range(4)]
-    by = [c2[..., 2 * k + 1] for k in range(4)]
+    ax = [dx + o1[..., 2 * k] for k in range(4)]
+    ay = [dy + o1[..., 2 * k + 1] for k in range(4)]
+    bx = [-dx + o2[..., 2 * k] for k in range(4)]
+    by = [-dy + o2[..., 2 * k + 1] for k in range(4)]
     disjoint = (
         (_max4(xp, ax) < _min4(xp, bx))
         | (_max4(xp, bx) < _min4(xp, ax))
         | (_max4(xp, ay) < _min4(xp, by))
         | (_max4(xp, by) < _min4(xp, ay))
     )
-    sx = ((ax[0] + ax[1] + ax[2] + ax[3]) / 4 + (bx[0] + bx[1] + bx[2] + bx[3]) / 4) / 2
-    sy = ((ay[0] + ay[1] + ay[2] + ay[3]) / 4 + (by[0] + by[1] + by[2] + by[3]) / 4) / 2
-    ax, ay = _oriented(xp, [x - sx for x in ax], [y - sy for y in ay])
-    bx, by = _oriented(xp, [x - sx for x in bx], [y - sy for y in by])
+    ax, ay = _oriented(xp, ax, ay)
+    bx, by = _oriented(xp, bx, by)
     area_a = _fan_area(ax, ay)
     area_b = _fan_area(bx, by)
     xs, ys = list(ax), list(ay)
@@ -378,7 +431,14 @@ def rotated_box_iou(
 
         out = kernels.pairwise(*_host64(c1, d1), *_host64(c2, d2))
         return out.astype(dtype, copy=False)
-    return _generic_iou(xp, c1[:, None, :], c2[None, :, :], d1[:, None], d2[None, :])
+    (x1, y1, o1), (x2, y2, o2) = _generic_pair(boxes1, boxes2, fmt, angle_unit, clockwise, dtype)
+    return _generic_iou(
+        xp,
+        (x1[:, None], y1[:, None], o1[:, None, :]),
+        (x2[None, :], y2[None, :], o2[None, :, :]),
+        d1[:, None],
+        d2[None, :],
+    )
 
 
 def rotated_box_iou_elementwise(
@@ -422,7 +482,8 @@ def rotated_box_iou_elementwise(
         d1b, d2b = np.broadcast_to(d1, shape[:-1]), np.broadcast_to(d2, shape[:-1])
         out = kernels.elementwise(*_host64(c1b, d1b), *_host64(c2b, d2b))
         return out.reshape(shape[:-1]).astype(dtype, copy=False)
-    return _generic_iou(xp, c1, c2, d1, d2)
+    first, second = _generic_pair(boxes1, boxes2, fmt, angle_unit, clockwise, dtype)
+    return _generic_iou(xp, first, second, d1, d2)
 
 
 def rotated_box_iou_loss(
