@@ -275,3 +275,11 @@ def test_convex_hull_option(tmp_path: Path) -> None:
     # convex quadrilaterals are unchanged
     square = np.array([[0, 0, 2, 0, 2, 2, 0, 2.0]])
     np.testing.assert_array_equal(convex_hull_quads(square), square)
+
+
+def test_yolo_obb_convex_hull(tmp_path: Path) -> None:
+    from ioukit.io.yolo_obb import read_yolo_obb_ground_truth
+
+    (tmp_path / "a.txt").write_text("0 0 0 0.2 0.2 0 0.2 0.2 0\n")  # a bow tie
+    gt = read_yolo_obb_ground_truth(tmp_path, image_size=(10, 10), convex_hull=True)
+    np.testing.assert_allclose(dataset_quads(gt), [[0, 0, 2, 0, 2, 2, 0, 2]])

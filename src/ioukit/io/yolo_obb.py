@@ -97,6 +97,7 @@ def read_yolo_obb_ground_truth(
     image_size: str | Sequence[float] | None = None,
     images_dir: str | os.PathLike[str] | None = None,
     classes: ClassSource = None,
+    convex_hull: bool = False,
 ) -> Dataset:
     """Read a folder of Ultralytics OBB label files as ground truth.
 
@@ -110,6 +111,9 @@ def read_yolo_obb_ground_truth(
         Images matched by stem; their headers give the sizes.
     classes : path, list of str or mapping, optional
         ``classes.txt``, ``data.yaml`` or the names; default: looked up next to ``path``.
+    convex_hull : bool
+        Replace non-convex or self-intersecting quadrilaterals by their convex hull
+        (:func:`ioukit.overlap.rotated.convex_hull_quads`); the rotated IoU refuses them.
 
     Returns
     -------
@@ -139,6 +143,10 @@ def read_yolo_obb_ground_truth(
             quads.append(_to_pixels(corners, float(widths[row]), float(heights[row])))
     table, ids = ground_truth_categories(labels, names, folder)
     images = ImageTable(np.arange(1, len(stems) + 1, dtype=np.int64), tuple(stems), widths, heights)
+    if convex_hull and quads:
+        from ioukit.overlap.rotated import convex_hull_quads
+
+        quads = convex_hull_quads(np.asarray(quads).reshape(-1, 8)).tolist()
     return quads_dataset(
         images, table, image_index=rows, category_id=[ids[x] for x in labels], quads=quads
     )
