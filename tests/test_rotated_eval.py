@@ -500,3 +500,23 @@ def test_cli_refuses_plots_for_rotated(tmp_path: Path, capsys: pytest.CaptureFix
     assert main([*args, "--iou-type", "rotated", "--plots", str(tmp_path / "fig")]) == 2
     assert "--plots: not available yet" in capsys.readouterr().err
     assert not (tmp_path / "fig").exists()
+
+
+@pytest.mark.parametrize("iou_type", ["rotated", "probiou"])
+def test_group_matrices_equal_per_group_functions(iou_type: str) -> None:
+    from ioukit.evaluation import Groups, get_similarity
+
+    gt, pred = generated(16)
+    groups = Groups.build(gt, pred, max_det=3)
+    m = get_similarity(iou_type).matrices(gt, pred, groups)
+    fn = ioukit.rotated_box_iou if iou_type == "rotated" else ioukit.probiou
+    checked = 0
+    for i in range(groups.n_groups):
+        p0, kept = int(groups.pred_start[i]), int(groups.kept_count[i])
+        p_rows = groups.pred_rows[p0 : p0 + kept]
+        g_rows = groups.gt_rows[int(groups.gt_start[i]) : int(groups.gt_end[i])]
+        if len(p_rows) and len(g_rows):
+            want = fn(np.asarray(pred.rotated)[p_rows], np.asarray(gt.rotated)[g_rows])
+            np.testing.assert_array_equal(m.matrix(groups, i), want)
+            checked += 1
+    assert checked > 5

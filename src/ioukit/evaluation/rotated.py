@@ -140,7 +140,7 @@ class ProbIoUSimilarity:
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """probiou [P_i, G_i] of every group."""
         from ioukit.boxes import box_convert
-        from ioukit.overlap.rotated import probiou
+        from ioukit.overlap.rotated import probiou_elementwise
 
         _refuse_crowd(gt, groups)
         out = GroupMatrices.allocate(groups)
@@ -152,16 +152,15 @@ class ProbIoUSimilarity:
                 corners, _ = dataset_corners(ds, name)
                 rects.append(box_convert(corners, "xyxyxyxy", "cxcywhr"))
         g_r, p_r = rects[0][groups.gt_rows], rects[1][groups.pred_rows]
-        kept = groups.kept_count
-        for i in np.flatnonzero((groups.gt_count > 0) & (kept > 0)).tolist():
-            p0 = int(groups.pred_start[i])
-            block = probiou(
-                p_r[p0 : p0 + int(kept[i])],
-                g_r[int(groups.gt_start[i]) : int(groups.gt_end[i])],
-                eps=self.eps,
-            )
-            start = int(out.offsets[i])
-            out.values[start : start + block.size] = block.reshape(-1)
+        # every (prediction, ground truth) pair of every group, in the matrices' row-major order
+        g_count = groups.gt_count
+        sizes = np.where(g_count > 0, groups.kept_count * g_count, 0)
+        group = np.repeat(np.arange(len(sizes)), sizes)
+        local = np.arange(int(sizes.sum())) - np.repeat(out.offsets, sizes)
+        width = g_count[group]
+        p_idx = groups.pred_start[group] + local // np.maximum(width, 1)
+        g_idx = groups.gt_start[group] + local % np.maximum(width, 1)
+        out.values[:] = probiou_elementwise(p_r[p_idx], g_r[g_idx], eps=self.eps)
         return out
 
 
