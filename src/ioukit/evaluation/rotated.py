@@ -19,8 +19,10 @@ numbers (the corners, as the DOTA and YOLO OBB readers keep them), else the axis
   class's detections as the devkit does instead (``np.argsort(-confidence)``, NumPy's unstable
   quicksort, over the detections in reading order: the lines of ``Task1_<class>.txt``).
 * ``protocol="mmrotate"``: mmrotate's ``eval_rbbox_map``: the same matching with
-  ``IoU >= 0.5``, 11-point AP by default (``use_07_metric``), mAP over the classes that have
-  ground truth. mmrotate computes the IoU in float32; ioukit in float64.
+  ``IoU >= 0.5``, 11-point AP by default (``use_07_metric``) in mmdet's float32 arithmetic,
+  mAP over the classes that have ground truth. mmrotate computes the IoU in float32 (mmcv's
+  ``box_iou_rotated``) and puts ignored ground truths after the others when two IoUs tie;
+  ioukit computes the exact IoU in float64 in file order. Ties in score keep image order.
 
 Examples
 --------
@@ -182,6 +184,9 @@ class RotatedVOCProtocol:
     compat : {None, "devkit"}
         ``"devkit"``: break ties in score as the devkit's unstable ``np.argsort(-confidence)``
         over each class's detections in dataset order.
+    mmdet_arithmetic : bool
+        mmdet's ``average_precision`` arithmetic (mmrotate): float32 TP/FP and precision, the
+        11 samples summed in float32 then divided by 11, the mean over classes in float32.
     """
 
     name: str = "dota"
@@ -190,6 +195,7 @@ class RotatedVOCProtocol:
     interpolation: str = "11point"
     classes_with_gt_only: bool = False
     compat: str | None = None
+    mmdet_arithmetic: bool = False
 
     @property
     def rule(self) -> MatchRule:
@@ -227,10 +233,13 @@ class RotatedVOCProtocol:
             status = outcome.status[start[k] : end[k], 0, 0]
             if devkit_rank is not None:
                 status = status[np.argsort(outcome.pred_row[start[k] : end[k]], kind="stable")]
-            tp = np.cumsum(status == TRUE_POSITIVE).astype(np.float64)
-            fp = np.cumsum(status == FALSE_POSITIVE).astype(np.float64)
             npos = int(outcome.gt_count[k, 0])
-            if npos > 0:
+            if npos > 0 and self.mmdet_arithmetic:
+                ap, last_recall = _mmdet_ap(status, npos, self.interpolation)
+                aps.append(ap)
+            elif npos > 0:
+                tp = np.cumsum(status == TRUE_POSITIVE).astype(np.float64)
+                fp = np.cumsum(status == FALSE_POSITIVE).astype(np.float64)
                 recall = tp / npos
                 precision = tp / np.maximum(tp + fp, np.finfo(np.float64).eps)
                 ap = (
@@ -254,7 +263,12 @@ class RotatedVOCProtocol:
                     "recall": last_recall,
                 }
             )
-        mean = float(np.mean(aps)) if aps else -1.0
+        if not aps:
+            mean = -1.0
+        elif self.mmdet_arithmetic:
+            mean = float(np.array(aps, dtype=np.float32).mean())
+        else:
+            mean = float(np.mean(aps))
         if devkit_rank is not None:  # records name the caller's prediction rows
             outcome = replace(outcome, pred_row=devkit_rank[outcome.pred_row])
         params = {
@@ -266,6 +280,29 @@ class RotatedVOCProtocol:
             "iou_type": iou_type,
         }
         return ProtocolResult(self.name, {"mAP": mean}, tuple(rows), {}, params, outcome=outcome)
+
+
+def _mmdet_ap(status: np.ndarray, npos: int, interpolation: str) -> tuple[float, float]:
+    """mmdet's ``average_precision`` on one class (as mmrotate's ``eval_rbbox_map`` calls it)."""
+    tp = np.cumsum((status == TRUE_POSITIVE).astype(np.float32))
+    fp = np.cumsum((status == FALSE_POSITIVE).astype(np.float32))
+    eps = np.finfo(np.float32).eps
+    recalls = tp / np.maximum(np.array([npos]), eps)
+    precisions = tp / np.maximum(tp + fp, eps)
+    ap = np.zeros(1, dtype=np.float32)
+    if interpolation == "11point":
+        for thr in np.arange(0, 1 + 1e-3, 0.1):
+            precs = precisions[recalls >= thr]
+            ap[0] += precs.max() if precs.size > 0 else 0
+        ap /= 11
+    else:
+        mrec = np.concatenate([[0.0], recalls, [1.0]])
+        mpre = np.concatenate([[0.0], precisions, [0.0]])
+        for i in range(mpre.size - 1, 0, -1):
+            mpre[i - 1] = np.maximum(mpre[i - 1], mpre[i])
+        ind = np.flatnonzero(mrec[1:] != mrec[:-1])
+        ap[0] = np.sum((mrec[ind + 1] - mrec[ind]) * mpre[ind + 1])
+    return float(ap[0]), float(recalls[-1]) if recalls.size else 0.0
 
 
 def _devkit_order(pred: Dataset) -> tuple[Dataset, np.ndarray]:
@@ -292,7 +329,9 @@ def _devkit_order(pred: Dataset) -> tuple[Dataset, np.ndarray]:
     return reordered, perm
 
 
-def _rotated_voc(name: str, strict: bool, with_gt_only: bool) -> Callable[..., RotatedVOCProtocol]:
+def _rotated_voc(
+    name: str, strict: bool, with_gt_only: bool, mmdet: bool = False
+) -> Callable[..., RotatedVOCProtocol]:
     def factory(
         *,
         iou_threshold: float = 0.5,
@@ -308,7 +347,7 @@ def _rotated_voc(name: str, strict: bool, with_gt_only: bool) -> Callable[..., R
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
         return RotatedVOCProtocol(
-            name, threshold, bool(strict_threshold), interpolation, with_gt_only, compat
+            name, threshold, bool(strict_threshold), interpolation, with_gt_only, compat, mmdet
         )
 
     return factory
@@ -318,5 +357,5 @@ register_similarity("rotated", RotatedIoU)
 register_similarity("probiou", ProbIoUSimilarity)
 register_protocol("dota", _rotated_voc("dota", True, False), iou_types=("rotated", "probiou"))
 register_protocol(
-    "mmrotate", _rotated_voc("mmrotate", False, True), iou_types=("rotated", "probiou")
+    "mmrotate", _rotated_voc("mmrotate", False, True, True), iou_types=("rotated", "probiou")
 )
