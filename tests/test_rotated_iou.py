@@ -388,3 +388,40 @@ def test_detectron2_many_boxes_and_extreme() -> None:
     )
     got = rotated_box_iou(np.array([[160.0, 153.0, 230.0, 23.0, -37.0]]), extreme)
     assert got[0, 0] == 0.0
+
+
+# ------------------------------------------------------------------------ properties
+
+
+def _box_strategy():  # type: ignore[no-untyped-def]
+    from hypothesis import strategies as st
+
+    coord = st.floats(-200, 200, allow_nan=False, allow_infinity=False)
+    size = st.floats(0.01, 150, allow_nan=False, allow_infinity=False)
+    angle = st.floats(-360, 360, allow_nan=False, allow_infinity=False)
+    return st.tuples(coord, coord, size, size, angle)
+
+
+def test_properties_against_shapely() -> None:
+    from hypothesis import given, settings
+
+    @settings(max_examples=300)
+    @given(_box_strategy(), _box_strategy())
+    def check(a: tuple[float, ...], b: tuple[float, ...]) -> None:
+        iou = rotated_box_iou([a], [b])[0, 0]
+        assert 0.0 <= iou <= 1.0
+        assert rotated_box_iou([b], [a])[0, 0] == iou  # symmetric, bit for bit
+        want = shapely_iou(
+            box_convert([a], "cxcywhr", "xyxyxyxy"), box_convert([b], "cxcywhr", "xyxyxyxy")
+        )[0, 0]
+        assert abs(iou - want) <= 1e-9
+        # moving both boxes together changes nothing but rounding
+        shift = np.array([1234.5, -987.25, 0, 0, 0])
+        moved = rotated_box_iou([np.add(a, shift)], [np.add(b, shift)])[0, 0]
+        assert abs(moved - iou) <= 1e-9
+        # turning both boxes by 90 degrees about the origin: (x, y) -> (y, -x), angle + 90
+        turned_a = [a[1], -a[0], a[2], a[3], a[4] + 90]
+        turned_b = [b[1], -b[0], b[2], b[3], b[4] + 90]
+        assert abs(rotated_box_iou([turned_a], [turned_b])[0, 0] - iou) <= 1e-9
+
+    check()
