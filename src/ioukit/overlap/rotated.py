@@ -12,11 +12,14 @@ boxes differing in the last digits give IoU close to 1 (where detectron2 and mmc
 returned 0.58, 0.60 or 0.33), zero-area boxes give 0, and the result is never NaN. On NumPy
 arrays (and Python sequences) a compiled kernel computes it, threaded for large matrices; on
 PyTorch, JAX, CuPy or any array-API array the same clipping runs as array operations in the
-caller's dtype and on its device, differentiable (no data-dependent shapes). Results are in the
-inputs' float dtype.
+caller's dtype and on its device, differentiable (no data-dependent shapes); both boxes are
+placed relative to the midpoint of their centres first, so float32 keeps its digits far from
+the origin (about 2e-7 from the exact value at 5000 px; pass float64 for 1e-12). Results are in
+the inputs' float dtype (NumPy float32 inputs are computed in float64, then rounded).
 
 Quadrilaterals must be convex: a self-intersecting or non-convex quadrilateral raises
-:class:`~ioukit.errors.BoxError` (a 1e-9 relative tolerance lets rounding through).
+:class:`~ioukit.errors.BoxError` (a 1e-9 relative tolerance lets rounding through);
+:func:`convex_hull_quads` is the documented way to repair such label polygons.
 
 :func:`probiou` is *not* an IoU: it is the Bhattacharyya-distance similarity of Gaussians fitted
 to the boxes (Llerena et al. 2021), as Ultralytics computes it for OBB validation and NMS.
