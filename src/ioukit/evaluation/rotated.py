@@ -7,7 +7,10 @@ numbers (the corners, as the DOTA and YOLO OBB readers keep them), else the axis
 
 * ``iou_type="rotated"``: the exact IoU of :func:`ioukit.rotated_box_iou` (float64). With
   ``protocol="coco"`` this is detectron2's ``RotatedCOCOeval`` (pycocotools with the rotated
-  IoU); crowd ground truths are refused, as detectron2 asserts ``iscrowd == 0``.
+  IoU); crowd ground truths are refused, as detectron2 asserts ``iscrowd == 0``. The COCO
+  area ranges read the datasets' ``area`` column: the DOTA, YOLO OBB and ``coco_rotated``
+  readers fill it with the polygon area (``w * h``); a Dataset built by hand with ``rotated=``
+  should pass ``area=w * h`` too (its default is the envelope's area).
 * ``iou_type="probiou"``: Ultralytics' Gaussian similarity (:func:`ioukit.probiou`), to
   reproduce numbers computed with it; it is not the IoU.
 * ``protocol="dota"``: the DOTA devkit's task-1 evaluation (``dota_evaluation_task1.py``):
