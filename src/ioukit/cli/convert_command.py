@@ -11,7 +11,7 @@ from ioukit.cli.eval_command import FORMAT_CHOICES
 __all__ = ["register", "run"]
 
 _HELP = """\
-Convert a dataset between COCO JSON, YOLO txt and Pascal VOC XML.
+Convert a dataset between COCO JSON, YOLO txt, Pascal VOC XML, DOTA and YOLO OBB txt.
 
 Ground truth: ioukit convert instances_val.json labels/ --to yolo
 Predictions need the ground truth they refer to (images, classes, sizes):
@@ -32,7 +32,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("src", metavar="SRC", help="dataset (or predictions with --gt)")
     parser.add_argument("dst", metavar="DST", help="output .json file (coco) or folder (yolo, voc)")
     parser.add_argument(
-        "--to", required=True, choices=("coco", "yolo", "voc"), help="output format"
+        "--to",
+        required=True,
+        choices=("coco", "yolo", "voc", "dota", "yolo_obb", "coco_rotated"),
+        help="output format (dota and yolo_obb keep the corners of oriented boxes)",
     )
     parser.add_argument("--from", dest="src_format", choices=FORMAT_CHOICES, default="auto")
     parser.add_argument(
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from ioukit.io import read_ground_truth, read_predictions, write_dataset
     from ioukit.io._progress import enabled_progress
 
-    if args.to == "coco":
+    if args.to in ("coco", "coco_rotated"):
         check_output_folder(args.dst, "DST")
     elif Path(args.dst).is_file():
         raise FileExistsError(f"DST {args.dst}: expected a folder for --to {args.to}, got a file")
