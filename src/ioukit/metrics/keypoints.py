@@ -254,7 +254,7 @@ def _group_oks(
     offsets : ndarray of int64, shape (n_groups,)
         Start of group ``i``'s row-major matrix in ``values``.
     """
-    import ioukit._kernels.oks as kernel
+    from ioukit._kernels import oks as kernel
 
     n_k = variances.shape[0]
     gt_start = np.ascontiguousarray(gt_start, dtype=np.intp)
