@@ -20,7 +20,9 @@ def make_keypoint_set(
     num_keypoints: int = 17,
     num_classes: int = 1,
     max_people: int = 14,
+    min_people: int = 0,
     results_per_person: tuple[int, int] = (1, 3),
+    max_false_positives: int = 5,
     hidden_rate: float = 0.1,
     crowd_rate: float = 0.05,
     with_bbox: bool = False,
@@ -42,10 +44,11 @@ def make_keypoint_set(
     for image in range(num_images):
         width, height = 640, 480
         image_id = 1000 + 7 * image
+        batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         images.append(
             {"id": image_id, "width": width, "height": height, "file_name": f"{image}.jpg"}
         )
-        for _ in range(int(rng.integers(0, max_people + 1))):
+        for _ in range(int(rng.integers(min_people, max_people + 1))):
             category = int(rng.integers(1, num_classes + 1))
             side = float(np.exp(rng.uniform(np.log(12.0), np.log(300.0))))
             w = round(side * float(rng.uniform(0.5, 1.0)), 2)
@@ -83,18 +86,22 @@ def make_keypoint_set(
             ty = y + rng.uniform(0, 1, k) * h
             tx[v > 0] = kx[v > 0]
             ty[v > 0] = ky[v > 0]
-            for _ in range(int(rng.integers(results_per_person[0], results_per_person[1] + 1))):
-                noise = float(rng.choice([0.02, 0.05, 0.1, 0.3])) * np.sqrt(w * h)
-                px = np.round(tx + rng.normal(0, noise, k), 2)
-                py = np.round(ty + rng.normal(0, noise, k), 2)
-                results.append(_result(rng, image_id, category, px, py, with_bbox))
-        for _ in range(int(rng.integers(0, 6))):  # false positives
-            cx, cy, s = rng.uniform(0, width), rng.uniform(0, height), rng.uniform(10, 150)
-            px = np.round(cx + rng.normal(0, s, k), 2)
-            py = np.round(cy + rng.normal(0, s, k), 2)
-            results.append(
-                _result(rng, image_id, int(rng.integers(1, num_classes + 1)), px, py, with_bbox)
+            copies = int(rng.integers(results_per_person[0], results_per_person[1] + 1))
+            noise = rng.choice([0.02, 0.05, 0.1, 0.3], size=(copies, 1)) * np.sqrt(w * h)
+            pxs = np.round(tx + rng.normal(0, 1, (copies, k)) * noise, 2)
+            pys = np.round(ty + rng.normal(0, 1, (copies, k)) * noise, 2)
+            batch.append((np.full(copies, category), pxs, pys))
+        n_fp = int(rng.integers(0, max_false_positives + 1))  # false positives
+        centre = rng.uniform(0, 1, (n_fp, 2)) * [width, height]
+        spread = rng.uniform(10, 150, (n_fp, 1))
+        batch.append(
+            (
+                rng.integers(1, num_classes + 1, n_fp),
+                np.round(centre[:, :1] + rng.normal(0, 1, (n_fp, k)) * spread, 2),
+                np.round(centre[:, 1:] + rng.normal(0, 1, (n_fp, k)) * spread, 2),
             )
+        )
+        results += _results(rng, image_id, batch, with_bbox)
     order = rng.permutation(len(results))
     return (
         {"images": images, "annotations": annotations, "categories": categories},
@@ -102,25 +109,34 @@ def make_keypoint_set(
     )
 
 
-def _result(
+def _results(
     rng: np.random.Generator,
     image_id: int,
-    category: int,
-    px: np.ndarray,
-    py: np.ndarray,
+    batch: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
     with_bbox: bool,
-) -> dict[str, Any]:
-    conf = np.round(rng.uniform(0, 1, len(px)), 3)
-    missing = rng.random(len(px)) < 0.05  # some keypoints not predicted: (0, 0, 0)
-    px, py = px.copy(), py.copy()
+) -> list[dict[str, Any]]:
+    """Result records of one image from (categories (n,), x (n, K), y (n, K)) parts."""
+    if not batch:
+        return []
+    categories = np.concatenate([b[0] for b in batch]).astype(int).tolist()
+    px = np.concatenate([b[1] for b in batch])
+    py = np.concatenate([b[2] for b in batch])
+    conf = np.round(rng.uniform(0, 1, px.shape), 3)
+    missing = rng.random(px.shape) < 0.05  # some keypoints not predicted: (0, 0, 0)
     px[missing], py[missing], conf[missing] = 0.0, 0.0, 0.0
-    record: dict[str, Any] = {
-        "image_id": image_id,
-        "category_id": category,
-        "keypoints": np.stack([px, py, conf], axis=1).reshape(-1).tolist(),
-        "score": round(float(rng.uniform(0.05, 1.0)), 2),
-    }
-    if with_bbox:
-        x0, y0 = float(px.min()), float(py.min())
-        record["bbox"] = [x0, y0, round(float(px.max()) - x0, 2), round(float(py.max()) - y0, 2)]
-    return record
+    scores = np.round(rng.uniform(0.05, 1.0, len(px)), 2).tolist()
+    flat = np.stack([px, py, conf], axis=2).reshape(len(px), -1).tolist()
+    out = []
+    for i, (category, keypoints, score) in enumerate(zip(categories, flat, scores, strict=True)):
+        record: dict[str, Any] = {
+            "image_id": image_id,
+            "category_id": category,
+            "keypoints": keypoints,
+            "score": score,
+        }
+        if with_bbox:
+            x0, y0 = float(px[i].min()), float(py[i].min())
+            w, h = round(float(px[i].max()) - x0, 2), round(float(py[i].max()) - y0, 2)
+            record["bbox"] = [x0, y0, w, h]
+        out.append(record)
+    return out

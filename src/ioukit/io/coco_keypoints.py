@@ -43,7 +43,7 @@ from ioukit.io.coco import (
     read_coco_ground_truth,
 )
 
-__all__ = ["read_coco_keypoint_results", "read_coco_keypoints"]
+__all__ = ["read_coco_keypoint_results", "read_coco_keypoints", "read_crowd_index"]
 
 
 def _keypoint_column(
@@ -333,3 +333,31 @@ def read_coco_keypoint_results(
         annotation_id=np.arange(1, n + 1, dtype=np.int64),
     )
     return _with_columns(base, keypoints=keypoints, box_wh=np.ascontiguousarray(xywh[:, 2:]))
+
+
+def read_crowd_index(source: str | os.PathLike[str] | Mapping[str, Any], /) -> dict[int, float]:
+    """CrowdPose's ``crowdIndex`` of every image that has one: image id -> crowd index.
+
+    Raises
+    ------
+    DataFormatError
+        A ``crowdIndex`` that is not a finite number (naming the file and image).
+
+    Examples
+    --------
+    >>> read_crowd_index({"images": [{"id": 3, "crowdIndex": 0.25}, {"id": 4}]})
+    {3: 0.25}
+    """
+    data, label = _load(source, "ground_truth")
+    images = data.get("images", []) if isinstance(data, Mapping) else []
+    out: dict[int, float] = {}
+    for i, image in enumerate(images):
+        if not isinstance(image, Mapping) or "crowdIndex" not in image:
+            continue
+        value = image["crowdIndex"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            raise DataFormatError(
+                f"{label}: images[{i}].crowdIndex: expected a finite number, got {_describe(value)}"
+            )
+        out[int(image["id"])] = float(value)
+    return out
