@@ -121,6 +121,8 @@ def _results(
     categories = np.concatenate([b[0] for b in batch]).astype(int).tolist()
     px = np.concatenate([b[1] for b in batch])
     py = np.concatenate([b[2] for b in batch])
+    if len(px) == 0:
+        return []
     conf = np.round(rng.uniform(0, 1, px.shape), 3)
     missing = rng.random(px.shape) < 0.05  # some keypoints not predicted: (0, 0, 0)
     px[missing], py[missing], conf[missing] = 0.0, 0.0, 0.0
