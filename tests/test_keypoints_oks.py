@@ -106,7 +106,8 @@ def test_many_groups_and_chunks_equal_twin(monkeypatch: pytest.MonkeyPatch) -> N
     gt_end = np.cumsum(g_count)
     pred_end = np.cumsum(p_count)
     kept = np.minimum(p_count, 5)  # only the first 5 predictions of each group
-    args = (pred[:, :, :2], gt, boxes, area, (sigmas * 2) ** 2)
+    xywh = np.concatenate([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]], axis=1)
+    args = (pred[:, :, :2], gt, xywh, area, (sigmas * 2) ** 2)
     kwargs = {
         "gt_start": gt_end - g_count,
         "gt_end": gt_end,

@@ -7,6 +7,7 @@ function (``"coco"`` here; ``"voc07"``, ``"voc10"`` and ``"yolo"`` in
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,11 +24,17 @@ __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
 
 
-def _ground_truth(gt: object, *, require_iscrowd: bool, segm: bool = False) -> Dataset:
+def _ground_truth(
+    gt: object, *, require_iscrowd: bool, segm: bool = False, keypoints: bool = False
+) -> Dataset:
     if isinstance(gt, Dataset):
         if gt.is_prediction:
             raise DataFormatError("gt: expected ground truth, got a dataset with scores")
         return gt
+    if keypoints and isinstance(gt, str | os.PathLike | Mapping):
+        from ioukit.io.coco_keypoints import read_coco_keypoints
+
+        return read_coco_keypoints(gt, require_iscrowd=require_iscrowd)
     if isinstance(gt, str | os.PathLike | Mapping):
         from ioukit.io.coco import read_coco_ground_truth
 
@@ -40,6 +47,10 @@ def _predictions(predictions: object, gt: Dataset, *, iou_type: str = "bbox") ->
         if not predictions.is_prediction:
             raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
         return predictions
+    if iou_type == "keypoints" and isinstance(predictions, str | os.PathLike | Sequence | Mapping):
+        from ioukit.io.coco_keypoints import read_coco_keypoint_results
+
+        return read_coco_keypoint_results(predictions, gt)  # type: ignore[arg-type]
     if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
         from ioukit.io.coco import read_coco_results
 
@@ -54,6 +65,10 @@ def _protocol(protocol: str, iou_type: str, options: Mapping[str, Any]) -> Any:
     """The protocol object: ``protocol``, ``iou_type`` and options validated in one place."""
     from ioukit.evaluation.protocols import make_protocol
 
+    if iou_type == "keypoints" or protocol == "crowdpose":
+        from ioukit.metrics.keypoints import make_keypoint_protocol
+
+        return make_keypoint_protocol(protocol, **options)
     return make_protocol(protocol, iou_type=iou_type, **options)
 
 
@@ -108,13 +123,25 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
+    if protocol == "crowdpose":
+        iou_type = "keypoints"
     runner = _protocol(protocol, iou_type, options)
     compat = options.get("compat")
     segm = iou_type == "segm"
+    keypoints = iou_type == "keypoints"
     gt_ds = _ground_truth(
-        gt, require_iscrowd=protocol == "coco" and compat == "pycocotools", segm=segm
+        gt,
+        require_iscrowd=protocol == "coco" and compat == "pycocotools",
+        segm=segm,
+        keypoints=keypoints,
     )
     pred_ds = _predictions(predictions, gt_ds, iou_type=iou_type)
+    if getattr(runner, "crowd_index", False) is None and isinstance(
+        gt, str | os.PathLike | Mapping
+    ):
+        from ioukit.io.coco_keypoints import read_crowd_index
+
+        runner = dataclasses.replace(runner, crowd_index=tuple(read_crowd_index(gt).items()))
     return EvaluationResult(runner.evaluate(gt_ds, pred_ds, iou_type=iou_type), gt_ds, pred_ds)
 
 

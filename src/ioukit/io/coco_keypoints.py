@@ -213,11 +213,11 @@ def read_coco_keypoints(
 
     Examples
     --------
-    >>> gt = read_coco_keypoints({  # doctest: +SKIP
+    >>> gt = read_coco_keypoints({
     ...     "images": [{"id": 1}], "categories": [{"id": 1, "name": "person"}],
     ...     "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 8],
     ...                      "area": 20, "num_keypoints": 1, "keypoints": [1, 2, 2, 0, 0, 0]}]})
-    >>> gt.keypoints.shape, gt.keypoints[0, 0].tolist(), bool(gt.ignore[0])  # doctest: +SKIP
+    >>> gt.keypoints.shape, gt.keypoints[0, 0].tolist(), bool(gt.ignore[0])
     ((1, 2, 3), [1.0, 2.0, 2.0], False)
     """
     data, label = _load(source, "ground_truth")
@@ -277,14 +277,14 @@ def read_coco_keypoint_results(
 
     Examples
     --------
-    >>> gt = read_coco_keypoints({  # doctest: +SKIP
+    >>> gt = read_coco_keypoints({
     ...     "images": [{"id": 1}], "categories": [{"id": 1}],
     ...     "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 9, 9],
     ...                      "area": 50, "num_keypoints": 2, "keypoints": [2, 3, 2, 6, 8, 1]}]})
-    >>> pred = read_coco_keypoint_results(  # doctest: +SKIP
+    >>> pred = read_coco_keypoint_results(
     ...     [{"image_id": 1, "category_id": 1, "score": 0.9,
     ...       "keypoints": [2, 3, 0.8, 7, 9, 0.5]}], gt)
-    >>> pred.boxes.tolist(), pred.area.tolist()  # doctest: +SKIP
+    >>> pred.boxes.tolist(), pred.area.tolist()
     ([[2.0, 3.0, 7.0, 9.0]], [30.0])
     """
     data, label = _load(source, "results")

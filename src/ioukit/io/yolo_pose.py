@@ -18,8 +18,8 @@ Examples
 >>> import pathlib, tempfile
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (d / "a.txt").write_text("0 0.5 0.5 0.5 0.5 0.4 0.4 2 0 0 0\\n")
->>> gt = read_yolo_pose_ground_truth(d, kpt_shape=(2, 3), image_size=(100, 200))  # doctest: +SKIP
->>> gt.keypoints.tolist()  # doctest: +SKIP
+>>> gt = read_yolo_pose_ground_truth(d, kpt_shape=(2, 3), image_size=(100, 200))
+>>> gt.keypoints.tolist()
 [[[40.0, 80.0, 2.0], [0.0, 0.0, 0.0]]]
 """
 

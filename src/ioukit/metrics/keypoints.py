@@ -23,17 +23,36 @@ array([[0.803265]])
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.protocols import COCOProtocol
+from ioukit.metrics.protocol import ProtocolResult
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.outcome import MatchOutcome
+    from ioukit.evaluation.protocols import StatSpec
+    from ioukit.evaluation.similarity import GroupMatrices
 
 __all__ = [
     "COCO_SIGMAS",
     "CROWDPOSE_SIGMAS",
+    "CROWD_INDEX_SPLITS",
+    "KEYPOINT_AREA_RANGES",
+    "OKS",
+    "OKS_AREAS",
+    "CrowdPoseProtocol",
+    "KeypointProtocol",
     "check_sigmas",
     "keypoint_similarity",
+    "make_keypoint_protocol",
 ]
 
 _COCO = [0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87]
@@ -208,7 +227,7 @@ def keypoint_similarity(
     values = _group_oks(
         pred[:, :, :2],
         gt,
-        boxes,
+        np.concatenate([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]], axis=1),
         area,
         variances,
         gt_start=np.zeros(1, dtype=np.intp),
@@ -222,7 +241,7 @@ def keypoint_similarity(
 def _group_oks(
     pred_xy: np.ndarray,
     gt_keypoints: np.ndarray,
-    gt_boxes: np.ndarray,
+    gt_xywh: np.ndarray,
     gt_area: np.ndarray,
     variances: np.ndarray,
     *,
@@ -238,8 +257,8 @@ def _group_oks(
     pred_xy : ndarray, shape (P, K, 2) or (P, K, 3)
         Prediction keypoints (x, y used), rows already in group order.
     gt_keypoints : ndarray, shape (G, K, 3)
-    gt_boxes : ndarray, shape (G, 4)
-        xyxy; used for ground truths without a visible keypoint.
+    gt_xywh : ndarray, shape (G, 4)
+        COCO ``[x, y, w, h]`` boxes; used for ground truths without a visible keypoint.
     gt_area : ndarray, shape (G,)
         OKS scale of each ground truth (``eps`` is added here).
     variances : ndarray, shape (K,)
@@ -279,8 +298,7 @@ def _group_oks(
     order = np.argsort(~visible, axis=1, kind="stable")
     visible_index = np.ascontiguousarray(np.where(np.take_along_axis(visible, order, 1), order, -1))
     visible_index = visible_index.astype(np.intp, copy=False)
-    x, y = gt_boxes[:, 0], gt_boxes[:, 1]
-    w, h = gt_boxes[:, 2] - x, gt_boxes[:, 3] - y
+    x, y, w, h = (gt_xywh[:, i] for i in range(4))
     outer_box = np.ascontiguousarray(np.stack([x - w, y - h, x + w * 2, y + h * 2], axis=1))
     area_eps = np.ascontiguousarray(gt_area + _EPS, dtype=np.float64)
     pred = np.ascontiguousarray(pred_xy, dtype=np.float64)
@@ -313,3 +331,392 @@ def _group_oks(
         )  # fmt: skip
         first = last
     return values, offsets.astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------------
+# the similarity and the protocols of the evaluation pipeline
+# ------------------------------------------------------------------------------------------------
+
+OKS_AREAS = ("annotation", "box")
+"""Scales of :class:`OKS`: the ground truth's ``area`` field, or its box ``w * h * 0.53``."""
+
+KEYPOINT_AREA_RANGES: tuple[tuple[str, float, float], ...] = (
+    ("all", 0.0, 1e5**2),
+    ("medium", 32.0**2, 96.0**2),
+    ("large", 96.0**2, 1e5**2),
+)
+"""pycocotools' keypoint area ranges (no "small": persons that small carry no keypoints)."""
+
+
+def _keypoint_columns(gt: Dataset, pred: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    gt_kp = gt.keypoints
+    pred_kp = pred.keypoints
+    if gt_kp is None:
+        raise DataFormatError(
+            "ground_truth.keypoints: expected (N, K, 3) keypoints for iou_type='keypoints', "
+            "got none (read it with ioukit.io.coco_keypoints.read_coco_keypoints)"
+        )
+    if pred_kp is None:
+        raise DataFormatError(
+            "predictions.keypoints: expected (N, K, 3) keypoints for iou_type='keypoints', got none"
+        )
+    if len(gt) and len(pred) and gt_kp.shape[1] != pred_kp.shape[1]:
+        raise DataFormatError(
+            f"predictions.keypoints: expected {gt_kp.shape[1]} keypoints per instance like the "
+            f"ground truth, got {pred_kp.shape[1]}"
+        )
+    return gt_kp, pred_kp
+
+
+def _box_xywh(ds: Dataset, rows: np.ndarray) -> np.ndarray:
+    """xywh boxes of ``rows``; w and h as the source gave them when the dataset has them."""
+    boxes = ds.boxes[rows]
+    wh = ds.box_wh[rows] if ds.box_wh is not None else boxes[:, 2:] - boxes[:, :2]
+    return np.ascontiguousarray(np.concatenate([boxes[:, :2], wh], axis=1))
+
+
+@dataclass(frozen=True)
+class OKS:
+    """Object keypoint similarity as a similarity of the evaluation pipeline.
+
+    ``iou_type="keypoints"``: every group's matrix ``[P_i, G_i]`` of OKS, exactly pycocotools'
+    ``computeOks`` (see the module docstring). Needs ``keypoints`` on both datasets.
+
+    Parameters
+    ----------
+    sigmas : sequence of float, shape (K,), optional
+        Per-keypoint sigmas; default :data:`COCO_SIGMAS` (then K must be 17).
+    oks_area : {"annotation", "box"}
+        The scale: the ground truth's ``area`` column (COCO: the segment's area; pycocotools),
+        or ``h * w * 0.53`` of its box (CrowdPose, xtcocotools ``use_area=False``,
+        faster-coco-eval ``use_area=False``, Ultralytics).
+
+    Examples
+    --------
+    >>> OKS(oks_area="segment")
+    Traceback (most recent call last):
+    ...
+    ValueError: oks_area: expected 'annotation' or 'box', got 'segment'
+    """
+
+    sigmas: tuple[float, ...] | None = None
+    oks_area: str = "annotation"
+
+    def __post_init__(self) -> None:
+        if self.oks_area not in OKS_AREAS:
+            raise ValueError(f"oks_area: expected 'annotation' or 'box', got {self.oks_area!r}")
+        if self.sigmas is not None:
+            object.__setattr__(self, "sigmas", tuple(check_sigmas(self.sigmas).tolist()))
+
+    def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
+        """OKS of every group (see the class docstring)."""
+        from ioukit.evaluation.similarity import GroupMatrices
+
+        gt_kp, pred_kp = _keypoint_columns(gt, pred)
+        variances = (check_sigmas(self.sigmas, int(gt_kp.shape[1])) * 2) ** 2
+        g_rows = groups.gt_rows
+        xywh = _box_xywh(gt, g_rows)
+        # "box": faster-coco-eval's gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
+        area = xywh[:, 3] * xywh[:, 2] * 0.53 if self.oks_area == "box" else gt.area[g_rows]
+        values, offsets = _group_oks(
+            pred_kp[groups.pred_rows],
+            gt_kp[g_rows],
+            xywh,
+            area,
+            variances,
+            gt_start=groups.gt_start,
+            gt_end=groups.gt_end,
+            pred_start=groups.pred_start,
+            pred_count=groups.kept_count,
+        )
+        return GroupMatrices(values, offsets)
+
+
+def _short(name: str) -> str:
+    return {"small": "s", "medium": "m", "large": "l"}.get(name, "_" + name)
+
+
+@dataclass(frozen=True)
+class KeypointProtocol(COCOProtocol):
+    """pycocotools' ``COCOeval(iouType="keypoints")`` on the evaluation pipeline.
+
+    The COCO protocol with OKS in place of IoU: 20 predictions per image and class, area
+    ranges all/medium/large, and the 10 stats of pycocotools' keypoint summary (``AP, AP50,
+    AP75, APm, APl, AR, AR50, AR75, ARm, ARl``), each at ``max_dets[-1]``. Ground truths
+    marked ``ignore`` (the readers mark ``num_keypoints == 0``) and crowds are ignored.
+
+    Attributes
+    ----------
+    sigmas : tuple of float or None
+        Per-keypoint sigmas (default the 17 COCO ones).
+    oks_area : {"annotation", "box"}
+        See :class:`OKS`.
+
+    Examples
+    --------
+    >>> p = KeypointProtocol.from_options(sigmas=[0.1] * 5)
+    >>> p.max_dets, [a[0] for a in p.area_ranges], [s.key for s in p.stat_specs()][:6]
+    ((20,), ['all', 'medium', 'large'], ['AP', 'AP50', 'AP75', 'APm', 'APl', 'AR'])
+    """
+
+    max_dets: tuple[int, ...] = (20,)
+    area_ranges: tuple[tuple[str, float, float], ...] = KEYPOINT_AREA_RANGES
+    sigmas: tuple[float, ...] | None = None
+    oks_area: str = "annotation"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        sigmas: Sequence[float] | np.ndarray | None = None,
+        oks_area: str = "annotation",
+        max_dets: Sequence[int] = (20,),
+        area_ranges: Mapping[str, Sequence[float]] | None = None,
+        **options: Any,
+    ) -> KeypointProtocol:
+        """Validate the user's options (as :func:`ioukit.evaluate` takes them)."""
+        ranges = (
+            {n: (lo, hi) for n, lo, hi in KEYPOINT_AREA_RANGES}
+            if area_ranges is None
+            else area_ranges
+        )
+        base = cast(
+            KeypointProtocol,
+            super().from_options(max_dets=max_dets, area_ranges=ranges, **options),
+        )
+        similarity = OKS(None if sigmas is None else tuple(check_sigmas(sigmas).tolist()), oks_area)
+        return dataclasses.replace(base, sigmas=similarity.sigmas, oks_area=similarity.oks_area)
+
+    def stat_specs(self) -> tuple[StatSpec, ...]:
+        """AP, AP50, AP75, AP per extra area range, AR, AR50, AR75, AR per extra area range."""
+        from ioukit.evaluation.protocols import StatSpec
+
+        m = 20 if self.compat == "pycocotools" else self.max_dets[-1]
+        extra = [a[0] for a in self.area_ranges[1:]]
+        specs = [
+            StatSpec("AP", "AP", None, "all", m),
+            StatSpec("AP50", "AP", 0.5, "all", m),
+            StatSpec("AP75", "AP", 0.75, "all", m),
+        ]
+        specs += [StatSpec("AP" + _short(n), "AP", None, n, m) for n in extra]
+        specs += [
+            StatSpec("AR", "AR", None, "all", m),
+            StatSpec("AR50", "AR", 0.5, "all", m),
+            StatSpec("AR75", "AR", 0.75, "all", m),
+        ]
+        specs += [StatSpec("AR" + _short(n), "AR", None, n, m) for n in extra]
+        return tuple(specs)
+
+    def similarity(self) -> OKS:
+        """The :class:`OKS` this protocol matches with."""
+        return OKS(self.sigmas, self.oks_area)
+
+    def _arrays(
+        self, gt: Dataset, pred: Dataset
+    ) -> tuple[Groups, MatchOutcome, np.ndarray, np.ndarray, np.ndarray]:
+        from ioukit.evaluation.accumulate import coco_accumulate
+        from ioukit.evaluation.groups import Groups
+        from ioukit.evaluation.match import match
+        from ioukit.evaluation.protocols import check_pair
+
+        check_pair(gt, pred)
+        pyco = self.compat == "pycocotools"
+        groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
+        matrices = self.similarity().matrices(gt, pred, groups)
+        outcome = match(
+            gt,
+            pred,
+            groups,
+            matrices,
+            thresholds=np.array(self.iou_thresholds),
+            rule=self.rule,
+            area_ranges=self.area_ranges,
+            # pycocotools: ignore = iscrowd or num_keypoints == 0 (the readers' ignore)
+            gt_ignore=gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult,
+            gt_never_matches=(gt.annotation_id == 0) if pyco else None,
+        )
+        precision, recall, scores = coco_accumulate(
+            outcome,
+            recall_thresholds=np.array(self.recall_thresholds),
+            max_dets=np.array(self.max_dets, dtype=np.int64),
+        )
+        return groups, outcome, precision, recall, scores
+
+    def evaluate(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
+    ) -> ProtocolResult:
+        """Run the pipeline with OKS; ``ProtocolResult`` with the 10 stats, per-class rows."""
+        if iou_type != "keypoints":
+            raise ValueError(f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}")
+        groups, outcome, precision, recall, scores = self._arrays(gt, pred)
+        specs = self.stat_specs()
+        stats = {s.key: self._value(s, precision, recall) for s in specs}
+        rows = self._per_class(gt, pred, groups, outcome, specs, precision, recall)
+        return ProtocolResult(
+            "coco",
+            stats,
+            rows,
+            {"precision": precision, "recall": recall, "scores": scores},
+            self._params(groups, specs),
+            outcome=outcome,
+            stat_specs=specs,
+        )
+
+    def _params(self, groups: Groups, specs: tuple[StatSpec, ...]) -> dict[str, Any]:
+        return {
+            "iou_thresholds": list(self.iou_thresholds),
+            "recall_thresholds": list(self.recall_thresholds),
+            "max_dets": list(self.max_dets),
+            "area_ranges": {n: [lo, hi] for n, lo, hi in self.area_ranges},
+            "use_cats": self.use_cats,
+            "compat": self.compat,
+            "category_ids": groups.category_ids.tolist() if self.use_cats else [-1],
+            "iou_type": "keypoints",
+            "sigmas": None if self.sigmas is None else list(self.sigmas),
+            "oks_area": self.oks_area,
+            "stat_layout": [s.to_dict() for s in specs],
+        }
+
+
+CROWD_INDEX_SPLITS = (0.2, 0.8)
+"""CrowdPose's easy / medium / hard split of images by ``crowdIndex``: < 0.2, < 0.8, else."""
+
+
+def _subset(ds: Dataset, rows: np.ndarray) -> Dataset:
+    """The rows ``rows`` of every per-row column of ``ds`` (tables unchanged)."""
+    n = len(ds)
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(ds):
+        value = getattr(ds, f.name)
+        if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == n:
+            changes[f.name] = value[rows]
+        elif f.name == "segmentation" and value is not None:
+            changes[f.name] = tuple(value[i] for i in rows.tolist())
+    return dataclasses.replace(ds, **changes)
+
+
+@dataclass(frozen=True)
+class CrowdPoseProtocol(KeypointProtocol):
+    """CrowdPose: faster-coco-eval's ``COCOeval(iouType="keypoints_crowd", use_area=False)``.
+
+    The keypoint protocol with the 14 CrowdPose sigmas, OKS scaled by the box (``oks_area=
+    "box"``), and the stats ``AP, AP50, AP75, AR, AR50, AR75, AP_easy, AP_medium, AP_hard``:
+    the last three are the mean of ``precision`` (area "all"; -1 cells included, as
+    faster-coco-eval) over the images whose ``crowdIndex`` is < 0.2, < 0.8 and the rest,
+    each evaluated on its own. faster-coco-eval prints them rounded to 4 decimals; ioukit keeps
+    every digit.
+
+    Attributes
+    ----------
+    crowd_index : tuple of (image id, crowd index) or None
+        From the ground truth's ``images[].crowdIndex``; :func:`ioukit.evaluate` reads it.
+
+    Examples
+    --------
+    >>> p = CrowdPoseProtocol.from_options(crowd_index={1: 0.1, 2: 0.9})
+    >>> p.oks_area, len(p.sigmas), [s.key for s in p.stat_specs()]
+    ('box', 14, ['AP', 'AP50', 'AP75', 'AR', 'AR50', 'AR75'])
+    """
+
+    sigmas: tuple[float, ...] | None = tuple(CROWDPOSE_SIGMAS.tolist())
+    oks_area: str = "box"
+    crowd_index: tuple[tuple[int, float], ...] | None = None
+    name: str = "crowdpose"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        crowd_index: Mapping[int, float] | None = None,
+        sigmas: Sequence[float] | np.ndarray | None = None,
+        oks_area: str = "box",
+        **options: Any,
+    ) -> CrowdPoseProtocol:
+        """Validate the user's options; ``crowd_index`` maps image ids to crowd indices."""
+        base = cast(
+            CrowdPoseProtocol,
+            super().from_options(
+                sigmas=CROWDPOSE_SIGMAS if sigmas is None else sigmas, oks_area=oks_area, **options
+            ),
+        )
+        index = None
+        if crowd_index is not None:
+            try:
+                index = tuple(sorted((int(k), float(v)) for k, v in dict(crowd_index).items()))
+            except (TypeError, ValueError) as exc:
+                raise ValueError("crowd_index: expected a mapping of image id to a number") from exc
+        return dataclasses.replace(base, crowd_index=index)
+
+    def stat_specs(self) -> tuple[StatSpec, ...]:
+        """AP, AP50, AP75, AR, AR50, AR75 (area "all")."""
+        return tuple(s for s in super().stat_specs() if s.area == "all")
+
+    def evaluate(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
+    ) -> ProtocolResult:
+        """The keypoint evaluation, then one per crowd-index split."""
+        if self.crowd_index is None:
+            raise DataFormatError(
+                "crowd_index: protocol 'crowdpose' needs each image's crowdIndex (read from the "
+                "ground truth's images[].crowdIndex, or pass crowd_index={image_id: value})"
+            )
+        index = dict(self.crowd_index)
+        ids = gt.images.ids.tolist()
+        missing = [i for i in ids if i not in index]
+        if missing:
+            raise DataFormatError(
+                f"crowd_index: image {missing[0]} has no crowdIndex (protocol 'crowdpose')"
+            )
+        result = super().evaluate(gt, pred, iou_type=iou_type)
+        value = np.array([index[i] for i in ids])
+        low, high = CROWD_INDEX_SPLITS
+        splits = {
+            "AP_easy": value < low,
+            "AP_medium": (value >= low) & (value < high),
+            "AP_hard": value >= high,
+        }
+        stats = dict(result.stats)
+        for key, chosen in splits.items():
+            sub_gt = _subset(gt, np.flatnonzero(chosen[gt.image_index]))
+            sub_pred = _subset(pred, np.flatnonzero(chosen[pred.image_index]))
+            precision = self._arrays(sub_gt, sub_pred)[2]
+            stats[key] = float(np.mean(precision[:, :, :, 0, :]))
+        params = dict(result.params)
+        params["crowd_index_splits"] = list(CROWD_INDEX_SPLITS)
+        return dataclasses.replace(result, stats=stats, params=params)
+
+
+def make_keypoint_protocol(protocol: str, /, **options: Any) -> KeypointProtocol:
+    """The keypoint protocol ``protocol`` (``"coco"`` or ``"crowdpose"``) built from options.
+
+    Raises
+    ------
+    ValueError
+        Another protocol, or a bad option (the message names it).
+
+    Examples
+    --------
+    >>> make_keypoint_protocol("voc10")
+    Traceback (most recent call last):
+    ...
+    ValueError: iou_type: 'keypoints' needs protocol 'coco' or 'crowdpose', got 'voc10'
+    """
+    factories = {"coco": KeypointProtocol.from_options, "crowdpose": CrowdPoseProtocol.from_options}
+    if protocol not in factories:
+        raise ValueError(
+            f"iou_type: 'keypoints' needs protocol 'coco' or 'crowdpose', got {protocol!r}"
+        )
+    try:
+        return factories[protocol](**options)
+    except TypeError as exc:
+        raise ValueError(f"options of protocol {protocol!r} (keypoints): {exc}") from None
+
+
+def _register() -> None:
+    from ioukit.evaluation.similarity import register_similarity, similarity_names
+
+    if "keypoints" not in similarity_names():
+        register_similarity("keypoints", OKS)
+
+
+_register()

@@ -1,0 +1,198 @@
+"""Keypoint (OKS) evaluation: parity with pycocotools, faster-coco-eval and published vectors."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ioukit
+from ioukit.errors import DataFormatError
+from ioukit.metrics.keypoints import CROWDPOSE_SIGMAS, KeypointProtocol, make_keypoint_protocol
+from tests.keypoints_data import make_keypoint_set
+
+TOL = 1e-12
+DATA = Path(__file__).parent / "data" / "conformance"
+KEYS = ["AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl"]
+
+
+def _pycocotools(
+    gt: dict[str, Any], results: list[dict[str, Any]], sigmas: Any = None
+) -> tuple[Any, str]:
+    pytest.importorskip("pycocotools")
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        coco = COCO()
+        coco.dataset = copy.deepcopy(gt)
+        coco.createIndex()
+        dt = coco.loadRes(copy.deepcopy(results))
+        e = COCOeval(coco, dt, "keypoints")
+        if sigmas is not None:
+            e.params.kpt_oks_sigmas = np.array(sigmas)
+        e.evaluate()
+        e.accumulate()
+    with contextlib.redirect_stdout(out := io.StringIO()):
+        e.summarize()
+    return e, out.getvalue()
+
+
+def _compare(ours: Any, ref: Any, name: str = "pycocotools") -> None:
+    a = np.array([ours.stats[k] for k in KEYS])
+    b = np.asarray(ref.stats[:10], dtype=float)
+    assert np.abs(a - b).max() <= TOL, (
+        f"{name} stats differ\n ioukit: {a.tolist()}\n {name}: {b.tolist()}\n diff: {(a - b)}"
+    )
+    for key in ("precision", "recall", "scores"):
+        got, want = ours.result.arrays[key], ref.eval[key]
+        assert got.shape == want.shape, f"{key}: {got.shape} != {want.shape}"
+        assert np.abs(got - want).max() <= TOL, f"{key}: max diff {np.abs(got - want).max()}"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"seed": 0},
+        {"seed": 1, "num_classes": 2},
+        {"seed": 2, "with_bbox": True},
+        {"seed": 3, "num_keypoints": 6, "sigmas": [0.05, 0.1, 0.02, 0.3, 0.07, 0.12]},
+        {"seed": 4, "hidden_rate": 0.4, "crowd_rate": 0.2},
+        {"seed": 5, "max_people": 20, "results_per_person": (3, 6)},
+    ],
+    ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items() if k != "sigmas"),
+)
+def test_parity_with_pycocotools(case: dict[str, Any]) -> None:
+    case = dict(case)
+    sigmas = case.pop("sigmas", None)
+    gt, results = make_keypoint_set(15, **case)
+    ref, printed = _pycocotools(gt, results, sigmas)
+    ours = ioukit.evaluate(gt, results, iou_type="keypoints", sigmas=sigmas)
+    _compare(ours, ref)
+    assert list(ours.stats) == KEYS
+    assert ours.summary() == printed.rstrip("\n")
+
+
+def test_parity_compat_and_faster_coco_eval() -> None:
+    fce = pytest.importorskip("faster_coco_eval")
+    gt, results = make_keypoint_set(12, seed=7, num_classes=2)
+    ref, _ = _pycocotools(gt, results)
+    _compare(ioukit.evaluate(gt, results, iou_type="keypoints", compat="pycocotools"), ref)
+    coco = fce.COCO(copy.deepcopy(gt))
+    e = fce.COCOeval_faster(coco, coco.loadRes(copy.deepcopy(results)), "keypoints")
+    e.evaluate()
+    e.accumulate()
+    e.summarize()
+    _compare(ioukit.evaluate(gt, results, iou_type="keypoints"), e, "faster-coco-eval")
+
+
+def test_oks_area_box_equals_faster_coco_eval_use_area_false() -> None:
+    fce = pytest.importorskip("faster_coco_eval")
+    gt, results = make_keypoint_set(12, seed=8)
+    coco = fce.COCO(copy.deepcopy(gt))
+    e = fce.COCOeval_faster(coco, coco.loadRes(copy.deepcopy(results)), "keypoints", use_area=False)
+    e.evaluate()
+    e.accumulate()
+    e.summarize()
+    ours = ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box")
+    _compare(ours, e, "faster-coco-eval use_area=False")
+
+
+def test_conformance_keypoints_fixture() -> None:
+    folder = DATA / "keypoints"
+    expected = json.loads((folder / "expected.json").read_text())
+    ours = ioukit.evaluate(folder / "gt.json", folder / "dt.json", iou_type="keypoints")
+    got = [ours.stats[k] for k in expected["keys"]]
+    assert np.abs(np.array(got) - expected["published"]).max() <= TOL, got
+    gt = json.loads((folder / "gt.json").read_text())
+    ref, _ = _pycocotools(gt, json.loads((folder / "dt.json").read_text()))
+    _compare(ours, ref)
+
+
+def test_conformance_crowdpose(tmp_path: Path) -> None:
+    folder = DATA / "crowdpose"
+    expected = json.loads((folder / "expected.json").read_text())
+    np.testing.assert_allclose(CROWDPOSE_SIGMAS, expected["sigmas"], rtol=1e-15)
+    ours = ioukit.evaluate(folder / "gt.json", folder / "dt.json", protocol="crowdpose")
+    for key, want in expected["published"].items():
+        got = ours.stats[key]
+        if key.startswith("AP_"):
+            assert round(got, 4) == want, (key, got, want)
+        else:
+            assert abs(got - want) <= TOL, (key, got, want)
+
+
+def _crowdpose_set(seed: int, tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
+    gt, results = make_keypoint_set(18, seed=seed, num_keypoints=14)
+    rng = np.random.default_rng(seed)
+    for image in gt["images"]:
+        image["crowdIndex"] = round(float(rng.uniform(0, 1)), 2)
+    for ann in gt["annotations"]:
+        del ann["area"]  # CrowdPose has none: OKS is scaled by the box
+    path = tmp_path / "crowdpose_gt.json"
+    path.write_text(json.dumps(gt))
+    return path, results
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_crowdpose_parity_with_faster_coco_eval(seed: int, tmp_path: Path) -> None:
+    fce = pytest.importorskip("faster_coco_eval")
+    path, results = _crowdpose_set(seed, tmp_path)
+    coco = fce.COCO(str(path))
+    e = fce.COCOeval_faster(
+        coco,
+        coco.loadRes(copy.deepcopy(results)),
+        "keypoints_crowd",
+        kpt_oks_sigmas=CROWDPOSE_SIGMAS,
+        use_area=False,
+    )
+    with contextlib.redirect_stdout(io.StringIO()):
+        e.evaluate()
+        e.accumulate()
+        e.summarize()
+    ours = ioukit.evaluate(path, results, protocol="crowdpose")
+    keys = ["AP", "AP50", "AP75", "AR", "AR50", "AR75"]
+    np.testing.assert_allclose([ours.stats[k] for k in keys], e.stats[:6], rtol=0, atol=TOL)
+    for i, key in enumerate(["AP_easy", "AP_medium", "AP_hard"]):
+        assert round(ours.stats[key], 4) == e.all_stats[6 + i], key
+
+
+class TestErrors:
+    def test_sigmas_length(self) -> None:
+        gt, results = make_keypoint_set(2, num_keypoints=6, seed=1)
+        with pytest.raises(ValueError, match="default COCO person sigmas are for 17"):
+            ioukit.evaluate(gt, results, iou_type="keypoints")
+        with pytest.raises(ValueError, match=r"sigmas: expected 6 values .* got 4"):
+            ioukit.evaluate(gt, results, iou_type="keypoints", sigmas=[0.1] * 4)
+
+    def test_bad_sigma(self) -> None:
+        with pytest.raises(ValueError, match=r"sigmas\[1\]: expected a positive finite number"):
+            KeypointProtocol.from_options(sigmas=[0.1, 0.0])
+
+    def test_k_differs(self) -> None:
+        gt, results = make_keypoint_set(2, seed=1)
+        results[3]["keypoints"] = results[3]["keypoints"][:-3]
+        with pytest.raises(DataFormatError, match=r"results\[3\].keypoints: expected 51"):
+            ioukit.evaluate(gt, results, iou_type="keypoints")
+
+    def test_protocol(self) -> None:
+        with pytest.raises(ValueError, match="needs protocol 'coco' or 'crowdpose'"):
+            make_keypoint_protocol("voc10")
+        gt, results = make_keypoint_set(2, seed=1)
+        with pytest.raises(ValueError, match="needs protocol 'coco' or 'crowdpose'"):
+            ioukit.evaluate(gt, results, iou_type="keypoints", protocol="voc07")
+
+    def test_crowdpose_needs_crowd_index(self) -> None:
+        gt, results = make_keypoint_set(2, seed=1, num_keypoints=14)
+        with pytest.raises(DataFormatError, match=r"image 1000 has no crowdIndex"):
+            ioukit.evaluate(gt, results, protocol="crowdpose")
+        gt["images"][0]["crowdIndex"] = "high"
+        with pytest.raises(DataFormatError, match=r"images\[0\].crowdIndex: expected a finite"):
+            ioukit.evaluate(gt, results, protocol="crowdpose")
