@@ -103,6 +103,8 @@ def read_keypoint_args(args: argparse.Namespace) -> tuple[Any, Any, dict[str, An
     )
     from ioukit.io.yolo_pose import read_yolo_pose_ground_truth, read_yolo_pose_predictions
 
+    if getattr(args, "skip_unknown", False):
+        raise ValueError("--iou-type keypoints: --skip-unknown is not supported")
     formats = []
     for option, path, given in (
         ("--gt", args.gt, args.gt_format),
@@ -111,6 +113,8 @@ def read_keypoint_args(args: argparse.Namespace) -> tuple[Any, Any, dict[str, An
         if not Path(path).exists():
             raise FileNotFoundError(f"{option} {path}: no such file or folder")
         fmt = detect_format(path) if given == "auto" else given
+        if given == "auto" and fmt == "txt" and Path(path).is_dir():
+            fmt = "yolo"  # pose lines are longer than the box lines the detection looks for
         if fmt not in ("coco", "yolo"):
             raise ValueError(
                 f"--iou-type keypoints: expected COCO keypoint JSON or Ultralytics pose labels "

@@ -31,7 +31,8 @@ Images are matched by COCO id or file stem.
 examples:
   ioukit eval --gt instances_val.json --pred results.json --json report.json
   ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
-  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/"""
+  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/
+  ioukit eval --gt person_keypoints_val.json --pred kp_results.json --iou-type keypoints"""
 
 FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt")
 
@@ -167,13 +168,19 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_reading_arguments(parser)
-    parser.add_argument("--protocol", choices=("coco", "voc07", "voc10", "yolo"), default="coco")
+    parser.add_argument(
+        "--protocol", choices=("coco", "voc07", "voc10", "yolo", "crowdpose"), default="coco"
+    )
     parser.add_argument(
         "--iou-type",
-        choices=("bbox", "segm"),
+        choices=("bbox", "segm", "keypoints"),
         default="bbox",
-        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only)",
+        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only); "
+        "keypoints: OKS of COCO keypoints or Ultralytics pose labels (protocol coco/crowdpose)",
     )
+    from ioukit.cli._keypoints import add_keypoint_arguments
+
+    add_keypoint_arguments(parser)
     parser.add_argument("--json", metavar="OUT", help="write {protocol, stats, per_class, params}")
     parser.add_argument("--csv", metavar="OUT", help="write the per-class table")
     parser.add_argument(
@@ -205,8 +212,18 @@ def run(args: argparse.Namespace) -> int:
 
         _figure()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
+    keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
+    options: dict[str, Any] = {}
     with enabled_progress(progress_enabled(args)):
-        if args.iou_type == "segm":
+        if keypoints:
+            from ioukit.cli._keypoints import keypoint_options, read_keypoint_args
+
+            options = keypoint_options(args)
+            gt, pred, extra = read_keypoint_args(args)
+            options.update(extra)
+        elif args.sigmas is not None or args.oks_area is not None:
+            raise ValueError("--sigmas, --oks-area: need --iou-type keypoints")
+        elif args.iou_type == "segm":
             gt, pred = read_segm_args(args)
         else:
             gt = read_ground_truth_arg(args)
@@ -218,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
         findings = format_findings(diagnose(gt, pred, unknowns=unknowns))
         if findings:
             print(findings, file=sys.stderr)
-    result = evaluate(gt, pred, protocol=args.protocol, iou_type=args.iou_type)
+    iou_type = "keypoints" if keypoints else args.iou_type
+    result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
     print(result.summary())
     print()
     print(result.per_class_table())
