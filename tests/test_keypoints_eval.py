@@ -196,3 +196,66 @@ class TestErrors:
         gt["images"][0]["crowdIndex"] = "high"
         with pytest.raises(DataFormatError, match=r"images\[0\].crowdIndex: expected a finite"):
             ioukit.evaluate(gt, results, protocol="crowdpose")
+
+
+def _per_image(gt: dict[str, Any], results: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """torchmetrics-style per-image dicts of a COCO keypoint set (predictions without boxes)."""
+    predictions, targets = [], []
+    for image in gt["images"]:
+        anns = [a for a in gt["annotations"] if a["image_id"] == image["id"]]
+        res = [r for r in results if r["image_id"] == image["id"]]
+        xywh = np.array([a["bbox"] for a in anns], dtype=float).reshape(-1, 4)
+        targets.append(
+            {
+                "boxes": np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1),
+                "labels": [a["category_id"] for a in anns],
+                "area": [a["area"] for a in anns],
+                "iscrowd": [a["iscrowd"] for a in anns],
+                "keypoints": np.array([a["keypoints"] for a in anns]).reshape(len(anns), -1, 3),
+            }
+        )
+        predictions.append(
+            {
+                "keypoints": np.array([r["keypoints"] for r in res]).reshape(len(res), -1, 3),
+                "scores": [r["score"] for r in res],
+                "labels": [r["category_id"] for r in res],
+            }
+        )
+    return predictions, targets
+
+
+def test_evaluator_streams_keypoints() -> None:
+    gt, results = make_keypoint_set(10, seed=21, num_classes=2)
+    for i, image in enumerate(gt["images"]):
+        image["id"] = i  # the Evaluator numbers images in arrival order
+    for ann in gt["annotations"]:
+        ann["image_id"] = (ann["image_id"] - 1000) // 7
+    for r in results:
+        r["image_id"] = (r["image_id"] - 1000) // 7
+    predictions, targets = _per_image(gt, results)
+    ev = ioukit.Evaluator(iou_type="keypoints")
+    ev.update(predictions[:4], targets[:4])
+    other = ioukit.Evaluator(iou_type="keypoints")
+    other.update(predictions[4:], targets[4:])
+    ours = ev.merge(other).compute()
+    ref, _ = _pycocotools(gt, results)
+    _compare(ours, ref)
+
+
+def test_evaluator_errors() -> None:
+    ev = ioukit.Evaluator(iou_type="keypoints")
+    kp = np.ones((1, 17, 3))
+    with pytest.raises(DataFormatError, match=r"targets\[0\].boxes: missing"):
+        ev.update([{"keypoints": kp, "scores": [1.0], "labels": [1]}],
+                  [{"keypoints": kp, "labels": [1]}])  # fmt: skip
+    bad = kp.copy()
+    bad[0, 2, 2] = 5
+    with pytest.raises(DataFormatError, match=r"targets\[0\].keypoints\[0, 2, 2\]: expected a vis"):
+        ev.update([{"keypoints": kp, "scores": [1.0], "labels": [1]}],
+                  [{"keypoints": bad, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
+    ev.update([{"keypoints": kp, "scores": [1.0], "labels": [1]}],
+              [{"keypoints": kp, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
+    ev.update([{"keypoints": np.ones((1, 5, 3)), "scores": [1.0], "labels": [1]}],
+              [{"keypoints": kp, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
+    with pytest.raises(DataFormatError, match=r"predictions\[1\].keypoints: expected 17"):
+        ev.compute()

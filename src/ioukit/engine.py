@@ -256,8 +256,12 @@ class Evaluator:
         **options: Any,
     ):
         _protocol(protocol, iou_type, options)  # validated here, once, before any update
-        if iou_type not in ("bbox", "segm"):
-            raise ValueError(f"iou_type: Evaluator supports 'bbox' and 'segm', got {iou_type!r}")
+        if protocol == "crowdpose":
+            iou_type = "keypoints"
+        if iou_type not in ("bbox", "segm", "keypoints"):
+            raise ValueError(
+                f"iou_type: Evaluator supports 'bbox', 'segm' and 'keypoints', got {iou_type!r}"
+            )
         from ioukit._array import check_format
 
         self.protocol = protocol
@@ -327,6 +331,7 @@ class Evaluator:
                 f"{len(targets)}"
             )
         segm = self.iou_type == "segm"
+        kp = self.iou_type == "keypoints"
         box_key = () if segm else ("boxes",)
         pred_rows: list[tuple[np.ndarray, ...]] = []
         gt_rows: list[tuple[np.ndarray, ...]] = []
@@ -335,7 +340,12 @@ class Evaluator:
         sizes: list[tuple[float, float]] = []
         for i, (p, t) in enumerate(zip(predictions, targets, strict=True)):
             for key, where, d in (
-                *(("boxes", "predictions", p) for _ in box_key),
+                *(("boxes", "predictions", p) for _ in box_key if not kp),
+                *(
+                    ("keypoints", where, d)
+                    for where, d in (("predictions", p), ("targets", t))
+                    if kp
+                ),
                 ("scores", "predictions", p),
                 ("labels", "predictions", p),
                 *(("boxes", "targets", t) for _ in box_key),
@@ -347,6 +357,11 @@ class Evaluator:
                 p_masks, boxes = self._segm_side(p, f"predictions[{i}]")
                 t_masks, gt_boxes = self._segm_side(t, f"targets[{i}]")
                 size = self._image_size(p_masks, t_masks, i)
+            elif kp:
+                from ioukit.metrics.keypoints import _streamed_keypoints
+
+                p_kp, boxes, p_area = _streamed_keypoints(p, f"predictions[{i}]", self._boxes)
+                t_kp, gt_boxes, _ = _streamed_keypoints(t, f"targets[{i}]", self._boxes)
             else:
                 boxes = self._boxes(p["boxes"], f"predictions[{i}].boxes")
                 gt_boxes = self._boxes(t["boxes"], f"targets[{i}].boxes")
@@ -384,9 +399,11 @@ class Evaluator:
                 pred_rles.append(p_masks.rles)
                 gt_rles.append(t_masks.rles)
                 sizes.append(size)
+            elif kp:
+                pred_rows.append((boxes, scores, labels, p_area, p_kp))
             else:
                 pred_rows.append((boxes, scores, labels))
-            gt_rows.append((gt_boxes, gt_labels, crowd, area))
+            gt_rows.append((gt_boxes, gt_labels, crowd, area, *((t_kp,) if kp else ())))
         with self._lock:
             self._pred.extend(pred_rows)
             self._gt.extend(gt_rows)
@@ -464,6 +481,13 @@ class Evaluator:
         pred_labels = cat([p[2] for p in self._pred], np.zeros(0, np.int64))
         labels = np.union1d(gt_labels, pred_labels)
         categories = CategoryTable.from_lists(labels.tolist(), [str(c) for c in labels.tolist()])
+        kp = self.iou_type == "keypoints"
+        gt_kp = pred_kp = None
+        if kp:
+            from ioukit.metrics.keypoints import _concat_keypoints
+
+            gt_kp = _concat_keypoints([g[4] for g in self._gt], "targets")
+            pred_kp = _concat_keypoints([p[4] for p in self._pred], "predictions")
         gt = Dataset.from_arrays(
             images,
             categories,
@@ -473,6 +497,9 @@ class Evaluator:
             crowd=cat([g[2] for g in self._gt], np.zeros(0, bool)),
             area=cat([g[3] for g in self._gt], np.zeros(0)),
             segmentation=[r for rles in self._gt_rles for r in rles] if segm else None,
+            keypoints=gt_kp,
+            # pycocotools ignores a person without a labelled keypoint (num_keypoints == 0)
+            ignore=None if gt_kp is None else ~(gt_kp[:, :, 2] > 0).any(axis=1),
         )
         pred = Dataset.from_arrays(
             images,
@@ -481,8 +508,9 @@ class Evaluator:
             image_index=np.repeat(np.arange(n_images), [len(p[0]) for p in self._pred]),
             category_id=pred_labels,
             scores=cat([p[1] for p in self._pred], np.zeros(0)),
-            area=cat([p[3] for p in self._pred], np.zeros(0)) if segm else None,
+            area=cat([p[3] for p in self._pred], np.zeros(0)) if segm or kp else None,
             segmentation=[r for rles in self._pred_rles for r in rles] if segm else None,
+            keypoints=pred_kp,
         )
         return gt, pred
 

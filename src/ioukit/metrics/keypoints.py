@@ -333,6 +333,65 @@ def _group_oks(
     return values, offsets.astype(np.int64)
 
 
+def _host(value: object, name: str) -> np.ndarray:
+    detach = getattr(value, "detach", None)
+    if detach is not None:  # torch tensor: no torch import needed
+        value = detach().cpu().numpy()
+    try:
+        return np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"{name}: expected numbers, got {type(value).__name__}") from exc
+
+
+def _streamed_keypoints(
+    d: Mapping[str, Any], name: str, boxes_of: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keypoints (N, K, 3), xyxy boxes and areas of one image's side of ``Evaluator.update``.
+
+    Targets (``name`` starting with "targets") need ``boxes`` and ``(x, y, v)`` keypoints
+    (``(x, y)`` pairs count as visible). Predictions without ``boxes`` take the keypoints'
+    extent and its area (pycocotools' ``loadRes``); with boxes, the box area.
+    """
+    target = name.startswith("targets")
+    kp = _host(d["keypoints"], f"{name}.keypoints")
+    if kp.size == 0 and kp.ndim < 3:
+        kp = kp.reshape(0, 0, 3)
+    kp = _keypoint_array(kp, f"{name}.keypoints", visibility=target and kp.shape[-1:] == (3,))
+    if kp.shape[2] == 2:
+        kp = np.concatenate([kp, np.full((*kp.shape[:2], 1), 2.0 if target else 1.0)], axis=2)
+    if "boxes" in d:
+        boxes = boxes_of(d["boxes"], f"{name}.boxes")
+        if len(boxes) != len(kp):
+            raise DataFormatError(
+                f"{name}: expected one box per instance, got {len(boxes)} boxes for "
+                f"{len(kp)} keypoint sets"
+            )
+    elif target:
+        raise DataFormatError(f"{name}.boxes: missing (the ground truth's boxes are needed)")
+    else:
+        lo, hi = kp[:, :, :2].min(axis=1), kp[:, :, :2].max(axis=1)
+        boxes = np.concatenate([lo, hi], axis=1) if kp.shape[1] else np.zeros((len(kp), 4))
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    return kp, boxes, area
+
+
+def _concat_keypoints(parts: list[np.ndarray], name: str) -> np.ndarray:
+    """One (N, K, 3) array of the images' keypoints; every image must have the same K."""
+    ks = {p.shape[1] for p in parts if len(p)}
+    if len(ks) > 1:
+        first = next(i for i, p in enumerate(parts) if len(p))
+        k = parts[first].shape[1]
+        bad = next(i for i, p in enumerate(parts) if len(p) and p.shape[1] != k)
+        raise DataFormatError(
+            f"{name}[{bad}].keypoints: expected {k} keypoints per instance as in image "
+            f"{first}, got {parts[bad].shape[1]}"
+        )
+    k = ks.pop() if ks else 0
+    return (
+        np.concatenate([p.reshape(len(p), k, 3) for p in parts]) if parts else np.zeros((0, 0, 3))
+    )
+
+
 # ------------------------------------------------------------------------------------------------
 # the similarity and the protocols of the evaluation pipeline
 # ------------------------------------------------------------------------------------------------
