@@ -33,12 +33,15 @@ from ioukit.errors import DataFormatError
 from ioukit.io.coco import (
     _NUMBER_TYPES,
     _bbox_column,
+    _check_boxes,
     _check_result_columns,
     _describe,
     _float_column,
     _int_column,
     _load,
     _only_types,
+    _parse,
+    _read,
     _xywh_to_xyxy,
     read_coco_ground_truth,
 )
@@ -156,16 +159,78 @@ def _check_values(array: np.ndarray, label: str, section: str, visibility: bool)
             )
 
 
+def _scan_file(data: bytes, k: int, label: str, ground_truth: Dataset) -> Dataset | None:
+    """Results of a file by the compiled scanner; None when it cannot handle the file (the
+    general parser then reads it, and names any bad record)."""
+    from ioukit._kernels.keypoint_json import OK, scan_keypoint_results
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    capacity = int(np.count_nonzero(buf == ord("{")))
+    image_ids = np.empty(capacity, dtype=np.int64)
+    category_ids = np.empty(capacity, dtype=np.int64)
+    scores = np.empty(capacity, dtype=np.float64)
+    flat = np.empty(capacity * 3 * k, dtype=np.float64)
+    bbox = np.empty(capacity * 4, dtype=np.float64)
+    bbox_count = np.empty(capacity, dtype=np.uint8)
+    slow = min(3 * k * capacity + 5 * capacity, 1 << 20)  # more slow numbers: general parser
+    slow_start = np.empty(slow, dtype=np.int64)
+    slow_end = np.empty(slow, dtype=np.int64)
+    slow_slot = np.empty(slow, dtype=np.int64)
+    code, n, n_slow = scan_keypoint_results(
+        buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count,
+        slow_start, slow_end, slow_slot,
+    )  # fmt: skip
+    if code != OK:
+        return None
+    # numbers beyond the exact fast path: converted by Python's float, as json would
+    size = flat.shape[0]
+    for start, end, slot in zip(
+        slow_start[:n_slow].tolist(), slow_end[:n_slow].tolist(), slow_slot[:n_slow].tolist(),
+        strict=True,
+    ):  # fmt: skip
+        value = float(data[start:end])
+        if slot < 0:
+            scores[-slot - 1] = value
+        elif slot >= size:
+            bbox[slot - size] = value
+        else:
+            flat[slot] = value
+    keypoints = flat[: n * 3 * k].reshape(n, k, 3)
+    has_bbox = bbox_count[:n]
+    if n and has_bbox[0] and not has_bbox.all():
+        return None  # pycocotools needs every bbox then: the general path names the record
+    _check_values(keypoints, label, "results", visibility=False)
+    scores, image_ids, category_ids = scores[:n], image_ids[:n], category_ids[:n]
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        return None
+    rows = _check_result_columns(scores, image_ids, category_ids, label, "results", ground_truth, 0)
+    if n and has_bbox[0]:
+        xywh = bbox[: 4 * n].reshape(n, 4)
+        _check_boxes(xywh, label, "results")
+        area = xywh[:, 2] * xywh[:, 3]
+    else:
+        xywh, area = _result_boxes([], keypoints, label, "results", first_has_bbox=False)
+    return _results_dataset(ground_truth, rows, category_ids, scores, keypoints, xywh, area)
+
+
 def _result_boxes(
-    records: Sequence[Any], keypoints: np.ndarray, label: str, section: str
+    records: Sequence[Any],
+    keypoints: np.ndarray,
+    label: str,
+    section: str,
+    *,
+    first_has_bbox: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """xywh boxes and areas of keypoint results, as pycocotools' ``loadRes``.
 
     The first record decides: a non-empty ``bbox`` there means every record's ``bbox`` with
     area ``w * h``; else the extent of each result's keypoints (all K, zeros included).
     """
-    n = len(records)
-    if n and records[0].get("bbox") not in (None, []):
+    n = len(keypoints)
+    if first_has_bbox is None:
+        first_has_bbox = n > 0 and records[0].get("bbox") not in (None, [])
+    if first_has_bbox:
         xywh = _bbox_column(records, label, section)
         return xywh, xywh[:, 2] * xywh[:, 3]
     if n == 0 or keypoints.shape[1] == 0:
@@ -287,7 +352,18 @@ def read_coco_keypoint_results(
     >>> pred.boxes.tolist(), pred.area.tolist()
     ([[2.0, 3.0, 7.0, 9.0]], [30.0])
     """
-    data, label = _load(source, "results")
+    gt_k = getattr(ground_truth, "keypoints", None)
+    k = None if gt_k is None or gt_k.shape[1] == 0 else int(gt_k.shape[1])
+    if isinstance(source, str | os.PathLike):
+        label = os.fspath(source)
+        raw = _read(label)
+        if k is not None:
+            scanned = _scan_file(raw, k, label, ground_truth)
+            if scanned is not None:
+                return scanned
+        data: Any = _parse(raw, label)
+    else:
+        data, label = source, "results"
     section = "results"
     if isinstance(data, Mapping) and "annotations" in data:
         data, section = data["annotations"], "annotations"
@@ -299,8 +375,6 @@ def read_coco_keypoint_results(
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping):
             raise DataFormatError(f"{label}: {section}[{i}]: expected a JSON object")
-    gt_k = getattr(ground_truth, "keypoints", None)
-    k = None if gt_k is None or gt_k.shape[1] == 0 else int(gt_k.shape[1])
     keypoints = _keypoint_column(
         records,
         label,
@@ -310,7 +384,6 @@ def read_coco_keypoint_results(
         required=True,
         reference="the ground truth",
     )
-    n = len(records)
     scores = _float_column(records, label, section, "score")
     image_ids = _int_column(records, label, section, "image_id")
     category_ids = _int_column(records, label, section, "category_id")
@@ -318,8 +391,21 @@ def read_coco_keypoint_results(
         scores, image_ids, category_ids, label, section, ground_truth, 0
     )
     xywh, area = _result_boxes(records, keypoints, label, section)
+    return _results_dataset(ground_truth, image_index, category_ids, scores, keypoints, xywh, area)
+
+
+def _results_dataset(
+    ground_truth: Dataset,
+    image_index: np.ndarray,
+    category_ids: np.ndarray,
+    scores: np.ndarray,
+    keypoints: np.ndarray,
+    xywh: np.ndarray,
+    area: np.ndarray,
+) -> Dataset:
+    n = len(scores)
     false = np.zeros(n, dtype=bool)
-    base = Dataset(
+    return Dataset(
         images=ground_truth.images,
         categories=ground_truth.categories,
         boxes=_xywh_to_xyxy(xywh),
@@ -331,8 +417,9 @@ def read_coco_keypoint_results(
         ignore=false,
         difficult=false,
         annotation_id=np.arange(1, n + 1, dtype=np.int64),
+        keypoints=keypoints,
+        box_wh=np.ascontiguousarray(xywh[:, 2:]),
     )
-    return _with_columns(base, keypoints=keypoints, box_wh=np.ascontiguousarray(xywh[:, 2:]))
 
 
 def read_crowd_index(source: str | os.PathLike[str] | Mapping[str, Any], /) -> dict[int, float]:
