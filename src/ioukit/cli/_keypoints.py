@@ -12,7 +12,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_keypoint_arguments", "keypoint_options", "parse_sigmas", "read_keypoint_args"]
+__all__ = [
+    "add_keypoint_arguments",
+    "convert_keypoints",
+    "keypoint_options",
+    "parse_sigmas",
+    "read_keypoint_args",
+]
 
 
 def add_keypoint_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,3 +141,47 @@ def read_keypoint_args(args: argparse.Namespace) -> tuple[Any, Any, dict[str, An
     else:
         pred = read_yolo_pose_predictions(args.pred, gt, classes=args.classes)
     return gt, pred, extra
+
+
+def _read_keypoint_side(
+    path: str, given: str, option: str, args: argparse.Namespace, gt: Any = None
+) -> Any:
+    from ioukit.io import detect_format
+    from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
+    from ioukit.io.yolo_pose import read_yolo_pose_ground_truth, read_yolo_pose_predictions
+
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{option} {path}: no such file or folder")
+    fmt = detect_format(path) if given == "auto" else given
+    if given == "auto" and fmt == "txt" and Path(path).is_dir():
+        fmt = "yolo"
+    if fmt not in ("coco", "yolo"):
+        raise ValueError(
+            f"--keypoints: expected COCO keypoint JSON or Ultralytics pose labels for {option}, "
+            f"got {fmt} ({path})"
+        )
+    if gt is None:
+        if fmt == "coco":
+            return read_coco_keypoints(path)
+        return read_yolo_pose_ground_truth(
+            path, image_size=args.image_size, images_dir=args.images, classes=args.classes
+        )
+    if fmt == "coco":
+        return read_coco_keypoint_results(path, gt)
+    return read_yolo_pose_predictions(path, gt, classes=args.classes)
+
+
+def convert_keypoints(args: argparse.Namespace) -> tuple[Any, Path]:
+    """``ioukit convert --keypoints``: read keypoints, write COCO keypoint JSON or YOLO pose."""
+    from ioukit.io.keypoint_writers import write_coco_keypoints, write_yolo_pose
+
+    if args.to not in ("coco", "yolo"):
+        raise ValueError(f"--keypoints: expected --to coco or yolo, got {args.to}")
+    if args.gt is None:
+        dataset = _read_keypoint_side(args.src, args.src_format, "SRC", args)
+    else:
+        gt = _read_keypoint_side(args.gt, args.gt_format, "--gt", args)
+        dataset = _read_keypoint_side(args.src, args.src_format, "SRC", args, gt)
+    if args.to == "coco":
+        return dataset, write_coco_keypoints(dataset, args.dst)
+    return dataset, write_yolo_pose(dataset, args.dst)

@@ -45,9 +45,15 @@ from ioukit.io._build import (
     resolve_image_sizes,
     stem_rows,
 )
-from ioukit.io._text import check_exists, iter_records, read_text
+from ioukit.io._text import (
+    check_exists,
+    iter_records,
+    parse_class_index,
+    parse_number,
+    read_text,
+)
 from ioukit.io.coco_keypoints import _with_columns
-from ioukit.io.yolo import _label_files, _parse_line, _sibling_images, _to_pixels
+from ioukit.io.yolo import _label_files, _sibling_images, _to_pixels
 
 __all__ = ["read_kpt_shape", "read_yolo_pose_ground_truth", "read_yolo_pose_predictions"]
 
@@ -110,6 +116,27 @@ def _find_kpt_shape(folder: Path) -> tuple[int, int] | None:
                 if shape is not None:
                     return shape
     return None
+
+
+def _parse_line(
+    tokens: list[str], path: Path, line: int, *, prediction: bool
+) -> tuple[int, tuple[float, float, float, float], float | None]:
+    """Class, normalized (cx, cy, w, h) and conf of a pose line's box part.
+
+    Unlike detection labels, pose boxes (a keypoint extent) may reach outside the image, so
+    coordinates are not held to [0, 1]; sizes must be >= 0.
+    """
+    cls = parse_class_index(tokens[0], path, line)
+    cx, cy, w, h = (
+        parse_number(t, path, line, f)
+        for t, f in zip(tokens[1:5], ("cx", "cy", "w", "h"), strict=True)
+    )
+    if w < 0 or h < 0:
+        raise DataFormatError(
+            f"{path}: line {line}: expected w >= 0 and h >= 0, got w={w:g} h={h:g}"
+        )
+    score = parse_number(tokens[5], path, line, "conf") if prediction else None
+    return cls, (cx, cy, w, h), score
 
 
 def _keypoints(
