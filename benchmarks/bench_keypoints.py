@@ -32,14 +32,20 @@ TOOLS = {"ioukit": "ioukit", "faster-coco-eval": "faster_coco_eval", "pycocotool
 
 
 def dataset(num_images: int) -> Path:
-    """Folder with ground_truth.json and predictions.json (generated once)."""
-    from make_keypoints_like import make_keypoints_like, write
+    """Folder with ground_truth.json and predictions.json (generated once).
 
+    Generated in a child process: Linux keeps a parent's peak RSS across fork and exec, so a
+    generator in this process would inflate every tool's peak RSS.
+    """
     folder = Path(tempfile.gettempdir()) / "ioukit-bench" / f"keypoints_like_{num_images}"
     if not (folder / "predictions.json").exists():
         print(f"generating {folder} ...", flush=True)
-        gt, results = make_keypoints_like(num_images, seed=num_images)
-        write(folder, gt, results)
+        script = Path(__file__).parent / "make_keypoints_like.py"
+        subprocess.run(
+            [sys.executable, str(script), "--images", str(num_images), "--seed", str(num_images),
+             "--out", str(folder)],
+            check=True,
+        )  # fmt: skip
     return folder
 
 
@@ -125,10 +131,8 @@ def bench(num_images: int, skip: set[str]) -> dict[str, dict[str, Any]]:
             [tool, fmt_time(r["total"]), fmt_time(r["run"]), f"{r['peak_mb']:.0f} MB", ratio,
              f"{diff:.1e}"]
         )  # fmt: skip
-    with open(folder / "ground_truth.json", "rb") as f:
-        n_gt = len(json.load(f)["annotations"])
-    with open(folder / "predictions.json", "rb") as f:
-        n_dt = len(json.load(f))
+    n_gt = (folder / "ground_truth.json").read_bytes().count(b'"num_keypoints"')
+    n_dt = (folder / "predictions.json").read_bytes().count(b'"score"')
     print_table(
         f"COCO keypoints (OKS), JSON files -> 10 stats ({num_images} images, {n_gt} GT, "
         f"{n_dt} results)",
