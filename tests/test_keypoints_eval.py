@@ -23,7 +23,7 @@ KEYS = ["AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl"]
 
 
 def _pycocotools(
-    gt: dict[str, Any], results: list[dict[str, Any]], sigmas: Any = None
+    gt: dict[str, Any], results: list[dict[str, Any]], sigmas: Any = None, use_cats: bool = True
 ) -> tuple[Any, str]:
     pytest.importorskip("pycocotools")
     from pycocotools.coco import COCO
@@ -38,6 +38,7 @@ def _pycocotools(
         e = COCOeval(coco, dt, "keypoints")
         if sigmas is not None:
             e.params.kpt_oks_sigmas = np.array(sigmas)
+        e.params.useCats = int(use_cats)
         e.evaluate()
         e.accumulate()
     with contextlib.redirect_stdout(out := io.StringIO()):
@@ -78,6 +79,24 @@ def test_parity_with_pycocotools(case: dict[str, Any]) -> None:
     _compare(ours, ref)
     assert list(ours.stats) == KEYS
     assert ours.summary() == printed.rstrip("\n")
+
+
+def test_class_agnostic() -> None:
+    """pycocotools' computeOks ignores useCats=0 (it finds no pairs: every stat 0); ioukit
+    pools the classes as for boxes, which with one class changes nothing."""
+    gt, results = make_keypoint_set(10, seed=31)
+    ref, _ = _pycocotools(gt, results)
+    _compare(ioukit.evaluate(gt, results, iou_type="keypoints", use_cats=False), ref)
+    broken, _ = _pycocotools(gt, results, use_cats=False)
+    assert list(broken.stats) == [0.0] * 10
+
+
+def test_not_a_keypoint_dataset() -> None:
+    gt, results = make_keypoint_set(2, seed=1)
+    for ann in gt["annotations"]:
+        del ann["keypoints"]
+    with pytest.raises(DataFormatError, match="no annotation has keypoints"):
+        ioukit.evaluate(gt, results, iou_type="keypoints")
 
 
 def test_parity_compat_and_faster_coco_eval() -> None:

@@ -419,6 +419,10 @@ def _keypoint_columns(gt: Dataset, pred: Dataset) -> tuple[np.ndarray, np.ndarra
         raise DataFormatError(
             "predictions.keypoints: expected (N, K, 3) keypoints for iou_type='keypoints', got none"
         )
+    if len(gt) and gt_kp.shape[1] == 0:
+        raise DataFormatError(
+            "ground_truth.keypoints: no annotation has keypoints (is this a keypoint dataset?)"
+        )
     if len(gt) and len(pred) and gt_kp.shape[1] != pred_kp.shape[1]:
         raise DataFormatError(
             f"predictions.keypoints: expected {gt_kp.shape[1]} keypoints per instance like the "
