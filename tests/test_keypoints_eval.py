@@ -278,3 +278,35 @@ def test_evaluator_errors() -> None:
               [{"keypoints": kp, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
     with pytest.raises(DataFormatError, match=r"predictions\[1\].keypoints: expected 17"):
         ev.compute()
+
+
+def test_keypoint_errors_find_the_bad_joint(tmp_path: Path) -> None:
+    from ioukit.metrics.keypoints import keypoint_errors
+
+    gt, results = make_keypoint_set(8, seed=41, results_per_person=(1, 1), max_people=6)
+    by_image: dict[int, list[dict[str, Any]]] = {}
+    for a in gt["annotations"]:
+        by_image.setdefault(a["image_id"], []).append(a)
+    # perfect predictions except the left wrist (keypoint 10), moved by 30 pixels
+    results = []
+    for a in gt["annotations"]:
+        if a["iscrowd"] or a["num_keypoints"] == 0:
+            continue
+        kp = list(a["keypoints"])
+        kp[27] += 30.0
+        results.append({"image_id": a["image_id"], "category_id": 1, "keypoints": kp,
+                        "score": 0.9})  # fmt: skip
+    r = ioukit.evaluate(gt, results, iou_type="keypoints")
+    errors = keypoint_errors(r)
+    worst = int(np.nanargmin(errors.similarity))
+    assert errors.names[worst] == "left_wrist"
+    others = np.delete(errors.similarity, worst)
+    assert np.all(others[~np.isnan(others)] == 1.0)
+    assert errors.table().splitlines()[1].startswith("left_wrist")
+    with pytest.raises(ValueError, match="threshold: expected one of"):
+        keypoint_errors(r, threshold=0.42)
+    pytest.importorskip("matplotlib")
+    from ioukit.plots import write_plots
+
+    files = write_plots(r, tmp_path / "plots")
+    assert (tmp_path / "plots" / "keypoint_errors.png") in files
