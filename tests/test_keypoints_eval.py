@@ -146,6 +146,11 @@ def test_conformance_crowdpose(tmp_path: Path) -> None:
             assert round(got, 4) == want, (key, got, want)
         else:
             assert abs(got - want) <= TOL, (key, got, want)
+    lines = ours.summary().splitlines()
+    assert len(lines) == 9
+    assert lines[8] == (
+        " Average Precision  (AP) @[ IoU=0.50:0.95 | area=  hard | maxDets= 20 ] = 0.412"
+    )
 
 
 def _crowdpose_set(seed: int, tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:

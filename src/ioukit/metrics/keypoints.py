@@ -749,6 +749,14 @@ class CrowdPoseProtocol(KeypointProtocol):
             stats[key] = float(np.mean(precision[:, :, :, 0, :]))
         params = dict(result.params)
         params["crowd_index_splits"] = list(CROWD_INDEX_SPLITS)
+        m = self.max_dets[-1]
+        params["stat_layout"] = [
+            *params["stat_layout"],
+            *(
+                {"key": key, "kind": "AP", "iou": None, "area": key[3:], "max_dets": m}
+                for key in splits
+            ),
+        ]
         return dataclasses.replace(result, stats=stats, params=params)
 
 
