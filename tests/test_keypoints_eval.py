@@ -315,3 +315,33 @@ def test_keypoint_errors_find_the_bad_joint(tmp_path: Path) -> None:
 
     files = write_plots(r, tmp_path / "plots")
     assert (tmp_path / "plots" / "keypoint_errors.png") in files
+
+
+def test_pipeline_oks_is_compute_oks_bit_for_bit() -> None:
+    """Every group's matrix through the readers and Groups equals ``computeOks`` exactly,
+    including persons without a visible keypoint (box w, h as the file gave them)."""
+    from ioukit.evaluation.groups import Groups
+    from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
+    from ioukit.metrics.keypoints import OKS
+
+    gt, results = make_keypoint_set(12, seed=51, hidden_rate=0.4, results_per_person=(2, 4))
+    ref, _ = _pycocotools(gt, results)
+    gt_ds = read_coco_keypoints(gt)
+    pred_ds = read_coco_keypoint_results(results, gt_ds)
+    groups = Groups.build(gt_ds, pred_ds, max_det=20)
+    matrices = OKS().matrices(gt_ds, pred_ds, groups)
+    cat_ids = groups.category_ids
+    compared = hidden = 0
+    for i in range(groups.n_groups):
+        image_rank, k = divmod(int(groups.keys[i]), len(cat_ids))
+        image_id = int(np.sort(gt_ds.images.ids)[image_rank])
+        want = np.asarray(ref.ious[image_id, int(cat_ids[k])])
+        got = matrices.matrix(groups, i)
+        if want.size == 0:
+            assert got.size == 0
+            continue
+        np.testing.assert_array_equal(got, want)
+        compared += 1
+        rows = groups.gt_rows[groups.gt_start[i] : groups.gt_end[i]]
+        hidden += int((~(gt_ds.keypoints[rows, :, 2] > 0).any(axis=1)).sum())
+    assert compared > 10 and hidden > 5
