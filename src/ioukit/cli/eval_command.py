@@ -240,6 +240,12 @@ def run(args: argparse.Namespace) -> int:
     print(result.summary())
     print()
     print(result.per_class_table())
+    if keypoints and result.outcome is not None and len(result.outcome.thresholds):
+        from ioukit.metrics.keypoints import keypoint_errors
+
+        threshold = float(result.outcome.thresholds[0])
+        print(f"\nper keypoint, pairs matched at OKS {threshold:g}:")
+        print(keypoint_errors(result, threshold=threshold).table())
     if args.json:
         write_json(args.json, result.to_dict())
     if args.csv:
