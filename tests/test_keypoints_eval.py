@@ -345,3 +345,25 @@ def test_pipeline_oks_is_compute_oks_bit_for_bit() -> None:
         rows = groups.gt_rows[groups.gt_start[i] : groups.gt_end[i]]
         hidden += int((~(gt_ds.keypoints[rows, :, 2] > 0).any(axis=1)).sum())
     assert compared > 10 and hidden > 5
+
+
+def test_evaluator_torch_and_crowdpose() -> None:
+    torch = pytest.importorskip("torch")
+    gt, results = make_keypoint_set(6, seed=61, num_keypoints=14)
+    for i, image in enumerate(gt["images"]):
+        image["id"] = i
+        image["crowdIndex"] = [0.1, 0.5, 0.9][i % 3]
+    for ann in gt["annotations"]:
+        ann["image_id"] = (ann["image_id"] - 1000) // 7
+        ann["area"] = 1.0  # crowdpose scales by the box
+    for r in results:
+        r["image_id"] = (r["image_id"] - 1000) // 7
+    predictions, targets = _per_image(gt, results)
+    for d in (*predictions, *targets):
+        d["keypoints"] = torch.as_tensor(d["keypoints"], dtype=torch.float64)
+    index = {image["id"]: image["crowdIndex"] for image in gt["images"]}
+    ev = ioukit.Evaluator(protocol="crowdpose", crowd_index=index)
+    ev.update(predictions, targets)
+    streamed = ev.compute().stats
+    direct = ioukit.evaluate(gt, results, protocol="crowdpose").stats
+    assert streamed == direct
