@@ -48,6 +48,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--classes", metavar="FILE", help="classes.txt or data.yaml")
     parser.add_argument("--txt-box-format", choices=("xywh", "xyxy", "cxcywh"))
     parser.add_argument("--voc-one-based", action="store_true")
+    parser.add_argument(
+        "--keypoints",
+        action="store_true",
+        help="keypoints: COCO keypoint JSON <-> Ultralytics pose labels (--to coco|yolo)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     parser.set_defaults(run=run)
 
@@ -56,9 +61,7 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit convert``."""
     from pathlib import Path
 
-    from ioukit.cli.eval_command import check_output_folder, progress_enabled
-    from ioukit.io import read_ground_truth, read_predictions, write_dataset
-    from ioukit.io._progress import enabled_progress
+    from ioukit.cli.eval_command import check_output_folder
 
     if args.to in ("coco", "coco_rotated"):
         check_output_folder(args.dst, "DST")
@@ -71,6 +74,25 @@ def run(args: argparse.Namespace) -> int:
         "box_format": args.txt_box_format,
         "one_based": args.voc_one_based,
     }
+    if args.keypoints:
+        from ioukit.cli._keypoints import convert_keypoints
+
+        dataset, out = convert_keypoints(args)
+    else:
+        dataset, out = _convert(args, options)
+    if not args.quiet:
+        kind = "predictions" if dataset.is_prediction else "boxes"
+        print(
+            f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to {out}", file=sys.stderr
+        )
+    return 0
+
+
+def _convert(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, Any]:
+    from ioukit.cli.eval_command import progress_enabled
+    from ioukit.io import read_ground_truth, read_predictions, write_dataset
+    from ioukit.io._progress import enabled_progress
+
     with enabled_progress(progress_enabled(args)):
         if args.gt is None:
             dataset = read_ground_truth(args.src, format=args.src_format, **options)
@@ -84,10 +106,4 @@ def run(args: argparse.Namespace) -> int:
                 box_format=args.txt_box_format,
                 one_based=args.voc_one_based,
             )
-    out = write_dataset(dataset, args.dst, format=args.to)
-    if not args.quiet:
-        kind = "predictions" if dataset.is_prediction else "boxes"
-        print(
-            f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to {out}", file=sys.stderr
-        )
-    return 0
+    return dataset, write_dataset(dataset, args.dst, format=args.to)
