@@ -54,7 +54,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.groups import Groups
-from ioukit.evaluation.match import MatchRule, match
+from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import FALSE_POSITIVE, TRUE_POSITIVE
 from ioukit.evaluation.protocols import check_pair, register_protocol
 from ioukit.evaluation.similarity import GroupMatrices, register_similarity
@@ -218,7 +218,7 @@ class RotatedVOCProtocol:
             pred, devkit_rank = _devkit_order(pred)
         groups = Groups.build(gt, pred, use_cats=True, max_det=max(len(pred), 1))
         matrices = get_similarity(iou_type).matrices(gt, pred, groups)
-        outcome = match(
+        outcome = match_groups(
             gt,
             pred,
             groups,

@@ -582,14 +582,14 @@ class KeypointProtocol(COCOProtocol):
     ) -> tuple[Groups, MatchOutcome, np.ndarray, np.ndarray, np.ndarray]:
         from ioukit.evaluation.accumulate import coco_accumulate
         from ioukit.evaluation.groups import Groups
-        from ioukit.evaluation.match import match
+        from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.protocols import check_pair
 
         check_pair(gt, pred)
         pyco = self.compat == "pycocotools"
         groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
         matrices = self.similarity().matrices(gt, pred, groups)
-        outcome = match(
+        outcome = match_groups(
             gt,
             pred,
             groups,
