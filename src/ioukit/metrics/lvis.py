@@ -32,7 +32,6 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -409,11 +408,8 @@ class LVISProtocol:
         """Run the pipeline on an LVIS ground truth; see :func:`evaluate_lvis`."""
         from ioukit.evaluation.accumulate import coco_accumulate
         from ioukit.evaluation.groups import Groups
+        from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.similarity import get_similarity
-
-        # the one matcher: ``match_groups`` (named ``match`` in the first pipeline commit)
-        stage = importlib.import_module("ioukit.evaluation.match")
-        match_groups: Any = getattr(stage, "match_groups", None) or stage.match
 
         if not isinstance(gt, LVISGroundTruth):
             raise DataFormatError(
