@@ -1,0 +1,702 @@
+"""TIDE error analysis: which kind of mistake costs how much AP, from one match.
+
+Every prediction that is not a true positive at ``iou_threshold`` gets exactly one error type,
+tested in TIDE's order (Bolya et al., ECCV 2020; dbolya/tide ``quantify.py``):
+
+0. **Bkg** when its image has no (regular) ground truth at all;
+1. **Loc**: ``background_threshold <= max IoU with a ground truth of its class <= iou_threshold``
+   (``< iou_threshold`` by default, since ``IoU == iou_threshold`` is a match under COCO rules);
+2. **Cls**: ``max IoU with a ground truth of another class >= iou_threshold``;
+3. **Dupe**: ``max IoU with an already matched ground truth of its class >= iou_threshold``;
+4. **Bkg**: ``max IoU with any ground truth <= background_threshold``;
+5. **Both**: anything else (wrong class and poorly localised).
+
+A ground truth that no prediction matched is **Miss**, unless a Cls or Loc error points at it.
+``dAP`` of a type is the AP with only that type fixed minus the AP (clamped at 0, as TIDE):
+fixing Cls (Loc) turns the highest-scoring such prediction of each unmatched ground truth into
+a true positive of the ground truth's (its own) class and drops the others; fixing Dupe, Bkg
+or Both drops those predictions; fixing Miss removes the missed ground truths. The special
+errors are FalsePos (every false positive scored below every true positive) and FalseNeg
+(every unmatched ground truth removed), not clamped.
+
+By default the analysis starts from the COCO match of the evaluation (pycocotools'
+``evaluateImg`` at ``iou_threshold``, 100 predictions per image and class, crowd and ignored
+ground truths, AP averaged over classes with ground truth), so ``ap`` equals ``evaluate()``'s
+AP50 and each dAP reads "AP50 with this error fixed minus AP50". ``compat="tidecv"`` instead
+reproduces tidecv 1.0.1: 100 predictions per image across classes, ties in IoU to the first
+ground truth, crowd regions ignoring predictions only above (``>``) the threshold and only
+after matching, errors also for those ignored predictions, AP from tidecv's 101 recall bars
+averaged over every class with ground truth *or* predictions (tide#28), and its insertion
+order for equal scores.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.metrics._outcome import (
+    IGNORED,
+    TRUE_POSITIVE,
+    coco_outcome,
+    pair_iou,
+)
+
+__all__ = [
+    "MAIN_ERRORS",
+    "SPECIAL_ERRORS",
+    "ErrorAnalysis",
+    "error_analysis",
+]
+
+MAIN_ERRORS = ("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss")
+"""The six main TIDE error types, in TIDE's display order."""
+SPECIAL_ERRORS = ("FalsePos", "FalseNeg")
+"""TIDE's two special error types."""
+
+# codes of ErrorAnalysis.prediction_error
+NOT_EVALUATED, CORRECT, CLS, LOC, BOTH, DUPE, BKG = -1, 0, 1, 2, 3, 4, 5
+_CODE_OF = {"Cls": CLS, "Loc": LOC, "Both": BOTH, "Dupe": DUPE, "Bkg": BKG}
+_NAMES = ("correct", "Cls", "Loc", "Both", "Dupe", "Bkg")
+_RECALL_COCO = np.linspace(0.0, 1.0, 101)
+_RECALL_TIDE = np.array([x / 100 for x in range(101)])
+
+
+@dataclass(frozen=True, eq=False)
+class ErrorAnalysis:
+    """TIDE's error breakdown of one evaluation (fractions, not percent).
+
+    Attributes
+    ----------
+    ap : float
+        The baseline AP at ``iou_threshold`` (default: equal to ``evaluate()``'s AP50); -1
+        when no class has ground truth.
+    main : dict of str to float
+        dAP of ``Cls, Loc, Both, Dupe, Bkg, Miss``: AP with that error alone fixed minus ``ap``.
+    special : dict of str to float
+        dAP of ``FalsePos`` and ``FalseNeg``.
+    counts : dict of str to int
+        Number of predictions with each error type (``Miss``: ground truths).
+    per_class : tuple of dict
+        One row per class: ``category_id``, ``name``, ``num_gt``, ``num_pred``, ``AP``, the
+        dAP of each main and special type (keys ``dAP_Cls``...) and counts (``n_Cls``...).
+    prediction_error : ndarray of int8, shape (N_pred,)
+        Per row of the predictions: -1 not evaluated (past ``max_dets`` or unknown class),
+        0 correct, 1 Cls, 2 Loc, 3 Both, 4 Dupe, 5 Bkg, 6 ignored without error (crowd).
+    missed : ndarray of bool, shape (N_gt,)
+        Per row of the ground truth: a Miss error.
+    iou_threshold, background_threshold : float
+    compat : str or None
+
+    Examples
+    --------
+    >>> gt = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "cat"}],
+    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                        "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
+    >>> dets = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10], "score": 0.5},
+    ...         {"image_id": 1, "category_id": 1, "bbox": [50, 50, 10, 10], "score": 0.9}]
+    >>> r = error_analysis(gt, dets)
+    >>> round(r.ap, 4), round(r.main["Bkg"], 4), r.counts["Bkg"]
+    (0.505, 0.495, 1)
+    """
+
+    ap: float
+    main: dict[str, float]
+    special: dict[str, float]
+    counts: dict[str, int]
+    per_class: tuple[dict[str, Any], ...]
+    prediction_error: np.ndarray
+    missed: np.ndarray
+    iou_threshold: float
+    background_threshold: float
+    compat: str | None = None
+    _meta: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def summary(self) -> str:
+        """TIDE's text tables (AP and dAP in percent, two decimals)."""
+        title = f"bbox AP @ {round(self.iou_threshold * 100)}: {self.ap * 100:.2f}"
+        lines = [title, "", "Main errors"]
+        lines.append("  ".join(f"{name:>6}" for name in ("Type", *MAIN_ERRORS)))
+        lines.append(
+            "  ".join([f"{'dAP':>6}", *(f"{self.main[name] * 100:6.2f}" for name in MAIN_ERRORS)])
+        )
+        lines.append(
+            "  ".join([f"{'count':>6}", *(f"{self.counts[name]:6d}" for name in MAIN_ERRORS)])
+        )
+        lines += ["", "Special errors"]
+        lines.append("  ".join(f"{name:>8}" for name in ("Type", *SPECIAL_ERRORS)))
+        lines.append(
+            "  ".join(
+                [f"{'dAP':>8}", *(f"{self.special[name] * 100:8.2f}" for name in SPECIAL_ERRORS)]
+            )
+        )
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready ``{"ap", "main", "special", "counts", "per_class", ...}``."""
+        return {
+            "ap": self.ap,
+            "main": dict(self.main),
+            "special": dict(self.special),
+            "counts": dict(self.counts),
+            "per_class": [dict(row) for row in self.per_class],
+            "iou_threshold": self.iou_threshold,
+            "background_threshold": self.background_threshold,
+            "compat": self.compat,
+        }
+
+    def plot(self, path: str | os.PathLike[str] | None = None) -> Any:
+        """TIDE's summary figure: a pie of the main errors and bars of main and special dAP.
+
+        Returns the matplotlib figure; saves it to ``path`` when given.
+        """
+        from ioukit.errors import MissingDependencyError
+
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg", force=False)
+            from matplotlib.figure import Figure
+        except ImportError as exc:  # pragma: no cover - matplotlib is in the test extra
+            raise MissingDependencyError(
+                "plot() needs matplotlib: pip install 'ioukit[plots]'"
+            ) from exc
+        colors = ["#e15759", "#4e79a7", "#b07aa1", "#f28e2b", "#59a14f", "#edc948"]
+        fig = Figure(figsize=(9, 3.2))
+        pie, bars, special = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 1.4, 0.8]})
+        values = [max(self.main[name], 0.0) * 100 for name in MAIN_ERRORS]
+        if sum(values) > 0:
+            pie.pie(values, labels=list(MAIN_ERRORS), colors=colors, startangle=90)
+        pie.set_title(f"AP{round(self.iou_threshold * 100)} = {self.ap * 100:.2f}")
+        bars.barh(list(MAIN_ERRORS)[::-1], values[::-1], color=colors[::-1])
+        bars.set_xlabel("dAP (points)")
+        bars.set_title("main errors")
+        special.bar(
+            list(SPECIAL_ERRORS),
+            [self.special[name] * 100 for name in SPECIAL_ERRORS],
+            color=["#76b7b2", "#ff9da7"],
+        )
+        special.set_title("special errors")
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(os.fspath(path), dpi=120)
+        return fig
+
+
+# ------------------------------------------------------------------------------------------------
+# inputs
+# ------------------------------------------------------------------------------------------------
+
+
+def _load(
+    gt: object, results: object, iou_type: str, require_iscrowd: bool = False
+) -> tuple[Dataset, Dataset]:
+    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+
+    if isinstance(gt, Dataset):
+        gt_ds = gt
+    elif isinstance(gt, str | os.PathLike | Mapping):
+        gt_ds = read_coco_ground_truth(gt, require_iscrowd=require_iscrowd)
+    else:
+        raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
+    if gt_ds.is_prediction:
+        raise DataFormatError("gt: expected ground truth (no scores), got predictions")
+    if isinstance(results, Dataset):
+        pred_ds = results
+    elif isinstance(results, str | os.PathLike | Sequence):
+        pred_ds = read_coco_results(results, gt_ds, iou_type=iou_type)
+    else:
+        raise TypeError(
+            "results: expected a Dataset, a list of COCO result dicts or a path, "
+            f"got {type(results).__name__}"
+        )
+    if pred_ds.scores is None:
+        raise DataFormatError("results: expected predictions with scores, got ground truth")
+    if len(pred_ds.images) != len(gt_ds.images):
+        raise DataFormatError(
+            "results: expected the ground truth's image table "
+            f"({len(gt_ds.images)} images), got {len(pred_ds.images)} images"
+        )
+    return gt_ds, pred_ds
+
+
+# ------------------------------------------------------------------------------------------------
+# the matched table both modes produce
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Table:
+    """Evaluated predictions (in insertion order ``pos``) and regular ground truths."""
+
+    classes: np.ndarray  # (K,) category ids
+    p_row: np.ndarray  # (N,) prediction rows
+    p_img: np.ndarray
+    p_cls: np.ndarray
+    p_score: np.ndarray
+    p_tp: np.ndarray  # bool
+    p_ignored: np.ndarray  # bool
+    p_rank: np.ndarray  # tie order of the baseline AP
+    g_row: np.ndarray  # (R,) regular ground-truth rows, grouped by image
+    g_img: np.ndarray
+    g_cls: np.ndarray
+    g_used: np.ndarray  # bool: matched by a true positive
+
+
+def _classes_of(ds: Dataset, classes: np.ndarray) -> np.ndarray:
+    pos = np.minimum(np.searchsorted(classes, ds.category_id), max(len(classes) - 1, 0))
+    return pos
+
+
+def _default_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -> _Table:
+    t = coco_outcome(gt, pred, iou_threshold=threshold, max_dets=max_dets)
+    regular = t.gt_regular[:, 0]
+    order = np.lexsort((t.gt_rows[regular], t.gt_image[regular]))
+    g_row = t.gt_rows[regular][order]
+    status = t.status[:, 0]
+    tp = status == TRUE_POSITIVE
+    used_rows = t.matched_gt[tp, 0]
+    g_used = np.isin(g_row, used_rows)
+    return _Table(
+        classes=t.cat_ids,
+        p_row=t.pred_rows,
+        p_img=t.pred_image,
+        p_cls=t.pred_class,
+        p_score=t.pred_score,
+        p_tp=tp,
+        p_ignored=status == IGNORED,
+        p_rank=np.arange(len(t.pred_rows)),
+        g_row=g_row,
+        g_img=gt.image_index[g_row],
+        g_cls=t.gt_class[regular][order],
+        g_used=g_used,
+    )
+
+
+def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -> _Table:
+    """tidecv 1.0.1's match (``TIDEExample._run``), through the library's matcher."""
+    from ioukit.matching import match_predictions
+
+    assert pred.scores is not None  # checked by _load
+    classes = np.union1d(np.unique(gt.category_id), np.unique(pred.category_id)).astype(np.int64)
+    # predictions: image-table order, descending score (stable), first max_dets per image
+    rows = np.lexsort((np.arange(len(pred)), -pred.scores, pred.image_index))
+    img = pred.image_index[rows]
+    first = np.searchsorted(img, img, side="left")
+    rows = rows[(np.arange(len(rows)) - first) < max_dets]
+    img = pred.image_index[rows]
+    cls = _classes_of(pred, classes)[rows]
+    score = pred.scores[rows]
+    boxes = pred.boxes[rows]
+    area = pred.area[rows]
+    n = len(rows)
+    g_all = np.lexsort((np.arange(len(gt)), gt.image_index))
+    g_reg = g_all[~gt.crowd[g_all]]
+    g_crowd = g_all[gt.crowd[g_all]]
+    g_cls_all = _classes_of(gt, classes)
+    reg_img = gt.image_index[g_reg]
+    crowd_img = gt.image_index[g_crowd]
+    tp = np.zeros(n, dtype=bool)
+    ignored = np.zeros(n, dtype=bool)
+    used = np.zeros(len(g_reg), dtype=bool)
+    images, p_start = np.unique(img, return_index=True)
+    p_end = np.append(p_start[1:], n)
+    r_start = np.searchsorted(reg_img, images, side="left")
+    r_end = np.searchsorted(reg_img, images, side="right")
+    c_start = np.searchsorted(crowd_img, images, side="left")
+    c_end = np.searchsorted(crowd_img, images, side="right")
+    for i0, i1, r0, r1, c0, c1 in zip(
+        p_start.tolist(),
+        p_end.tolist(),
+        r_start.tolist(),
+        r_end.tolist(),
+        c_start.tolist(),
+        c_end.tolist(),
+        strict=True,
+    ):
+        pc = cls[i0:i1]
+        gc = g_cls_all[g_reg[r0:r1]]
+        if r1 > r0:
+            iou = pair_iou(
+                boxes[i0:i1], area[i0:i1], gt.boxes[g_reg[r0:r1]], np.zeros(r1 - r0, bool)
+            )
+            for k in np.unique(pc).tolist():
+                p_k = np.flatnonzero(pc == k)
+                g_k = np.flatnonzero(gc == k)
+                if len(g_k) == 0:
+                    continue
+                # argmax over unused ground truths, first one on ties: the COCO rule (last
+                # one on ties) over the columns in reverse order
+                sub = np.ascontiguousarray(iou[np.ix_(p_k, g_k[::-1])])
+                m = match_predictions(sub, score[i0:i1][p_k], iou_thresholds=[threshold])
+                hit = m.matched_gt[0]
+                found = hit >= 0
+                tp[i0 + p_k[found]] = True
+                used[r0 + g_k[::-1][hit[found]]] = True
+        if c1 > c0:
+            crowd_iou = pair_iou(
+                boxes[i0:i1], area[i0:i1], gt.boxes[g_crowd[c0:c1]], np.ones(c1 - c0, bool)
+            )
+            same = pc[:, None] == g_cls_all[g_crowd[c0:c1]][None, :]
+            inside = ((crowd_iou > threshold) & same).any(axis=1)
+            ignored[i0:i1] |= inside & ~tp[i0:i1]
+    return _Table(
+        classes=classes,
+        p_row=rows,
+        p_img=img,
+        p_cls=cls,
+        p_score=score,
+        p_tp=tp,
+        p_ignored=ignored,
+        p_rank=np.arange(n),
+        g_row=g_reg,
+        g_img=reg_img,
+        g_cls=g_cls_all[g_reg],
+        g_used=used,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# classification
+# ------------------------------------------------------------------------------------------------
+
+
+def _features(gt: Dataset, pred: Dataset, t: _Table) -> dict[str, np.ndarray]:
+    """Per evaluated prediction: the IoUs TIDE's tests read (regular ground truths only)."""
+    n = len(t.p_row)
+    out = {
+        "has_gt": np.zeros(n, dtype=bool),
+        "same_max": np.zeros(n),
+        "same_arg": np.full(n, -1, dtype=np.int64),
+        "other_max": np.zeros(n),
+        "other_arg": np.full(n, -1, dtype=np.int64),
+        "used_max": np.zeros(n),
+        "any_max": np.zeros(n),
+    }
+    by_img = np.argsort(t.p_img, kind="stable")
+    img_sorted = t.p_img[by_img]
+    images, starts = np.unique(img_sorted, return_index=True)
+    ends = np.append(starts[1:], n)
+    g0 = np.searchsorted(t.g_img, images, side="left")
+    g1 = np.searchsorted(t.g_img, images, side="right")
+    for s, e, a, b in zip(starts.tolist(), ends.tolist(), g0.tolist(), g1.tolist(), strict=True):
+        if a == b:
+            continue
+        idx = by_img[s:e]
+        rows = t.p_row[idx]
+        iou = pair_iou(
+            pred.boxes[rows], pred.area[rows], gt.boxes[t.g_row[a:b]], np.zeros(b - a, bool)
+        )
+        same = t.p_cls[idx][:, None] == t.g_cls[a:b][None, :]
+        same_iou = iou * same
+        other_iou = iou * ~same
+        used_iou = same_iou * t.g_used[a:b][None, :]
+        out["has_gt"][idx] = True
+        arg = same_iou.argmax(axis=1)
+        out["same_arg"][idx] = a + arg
+        out["same_max"][idx] = same_iou[np.arange(len(idx)), arg]
+        arg = other_iou.argmax(axis=1)
+        out["other_arg"][idx] = a + arg
+        out["other_max"][idx] = other_iou[np.arange(len(idx)), arg]
+        out["used_max"][idx] = used_iou.max(axis=1)
+        out["any_max"][idx] = iou.max(axis=1)
+    return out
+
+
+def _classify(
+    t: _Table, f: dict[str, np.ndarray], pos: float, bg: float, tidecv: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Error code of every evaluated prediction and the ground truth a Cls/Loc error targets."""
+    n = len(t.p_row)
+    code = np.full(n, CORRECT, dtype=np.int8)
+    target = np.full(n, -1, dtype=np.int64)
+    todo = ~t.p_tp if tidecv else ~t.p_tp & ~t.p_ignored
+    loc_high = f["same_max"] <= pos if tidecv else f["same_max"] < pos
+    rules = [
+        (~f["has_gt"], BKG, None),
+        ((f["same_max"] >= bg) & loc_high, LOC, f["same_arg"]),
+        (f["other_max"] >= pos, CLS, f["other_arg"]),
+        (f["used_max"] >= pos, DUPE, None),
+        (f["any_max"] <= bg, BKG, None),
+        (np.ones(n, dtype=bool), BOTH, None),
+    ]
+    for test, value, goal in rules:
+        hit = todo & test
+        code[hit] = value
+        if goal is not None:
+            target[hit] = goal[hit]
+        todo &= ~hit
+    if not tidecv:
+        code[t.p_ignored] = CORRECT  # not an error: matched a crowd / ignored ground truth
+    return code, target
+
+
+# ------------------------------------------------------------------------------------------------
+# AP of a set of points
+# ------------------------------------------------------------------------------------------------
+
+
+def _class_ap(
+    cls: np.ndarray,
+    score: np.ndarray,
+    tp: np.ndarray,
+    rank: np.ndarray,
+    npos: np.ndarray,
+    keys: np.ndarray,
+    tidecv: bool,
+) -> tuple[float, np.ndarray]:
+    """Mean AP and per-class AP (NaN where a class does not count) of scored points."""
+    n_k = len(npos)
+    order = np.lexsort((rank, -score, cls))
+    cls_s, tp_s = cls[order], tp[order]
+    bounds = np.searchsorted(cls_s, np.arange(n_k + 1))
+    per_class = np.full(n_k, np.nan)
+    if tidecv:
+        for k in range(n_k):
+            b0, b1 = int(bounds[k]), int(bounds[k + 1])
+            if not keys[k] or (b1 == b0 and npos[k] == 0):
+                continue  # not a class of the run, or an empty one
+            if npos[k] == 0:
+                per_class[k] = 0.0
+                continue
+            hits = tp_s[b0:b1]
+            n_true = np.cumsum(hits)
+            n_false = np.cumsum(~hits)
+            precision = n_true / (n_true + n_false)
+            recall = n_true / npos[k]
+            precision = np.maximum.accumulate(precision[::-1])[::-1]
+            idx = np.searchsorted(recall, _RECALL_TIDE, side="left")
+            ok = idx < len(precision)
+            y = np.zeros(len(_RECALL_TIDE))
+            y[ok] = precision[idx[ok]]
+            per_class[k] = float(np.sum(y)) / len(y)
+        valid = per_class[~np.isnan(per_class)]
+        return (float(np.mean(valid)) if len(valid) else -1.0), per_class
+    q = -np.ones((len(_RECALL_COCO), n_k))
+    for k in range(n_k):
+        if npos[k] <= 0:
+            continue
+        b0, b1 = int(bounds[k]), int(bounds[k + 1])
+        hits = tp_s[b0:b1]
+        tps = np.cumsum(hits).astype(float)
+        fps = np.cumsum(~hits).astype(float)
+        rc = tps / npos[k]
+        pr = tps / (fps + tps + np.spacing(1))
+        pr = np.maximum.accumulate(pr[::-1])[::-1]
+        idx = np.searchsorted(rc, _RECALL_COCO, side="left")
+        ok = idx < len(pr)
+        column = np.zeros(len(_RECALL_COCO))
+        column[ok] = pr[idx[ok]]
+        q[:, k] = column
+        per_class[k] = float(np.mean(column))
+    valid = q[q > -1]
+    return (float(np.mean(valid)) if valid.size else -1.0), per_class
+
+
+# ------------------------------------------------------------------------------------------------
+# entry point
+# ------------------------------------------------------------------------------------------------
+
+
+def error_analysis(
+    gt: Dataset | Mapping[str, Any] | str | os.PathLike[str],
+    results: Dataset | Sequence[Mapping[str, Any]] | str | os.PathLike[str],
+    /,
+    *,
+    iou_threshold: float = 0.5,
+    background_threshold: float = 0.1,
+    compat: str | None = None,
+    iou_type: str = "bbox",
+    max_dets: int = 100,
+) -> ErrorAnalysis:
+    """TIDE error analysis of ``results`` against ``gt`` (see the module docstring).
+
+    Parameters
+    ----------
+    gt : Dataset, dict or path
+        COCO ground truth.
+    results : Dataset, list of dict or path
+        COCO detection results for ``gt``'s images.
+    iou_threshold : float
+        Foreground threshold (TIDE's ``pos_threshold``), in (0, 1].
+    background_threshold : float
+        TIDE's ``background_threshold``, in [0, ``iou_threshold``].
+    compat : {None, "tidecv"}
+        None: the COCO match (``ap`` = pycocotools' AP at ``iou_threshold``). ``"tidecv"``:
+        tidecv 1.0.1's numbers exactly.
+    iou_type : {"bbox"}
+        Box IoU (masks: not yet).
+    max_dets : int
+        Predictions evaluated per image and class (``compat="tidecv"``: per image).
+
+    Returns
+    -------
+    ErrorAnalysis
+
+    Raises
+    ------
+    ValueError
+        Thresholds out of range, an unknown ``compat`` or ``iou_type``.
+    DataFormatError
+        Unreadable or inconsistent inputs.
+
+    Examples
+    --------
+    >>> gt = {"images": [{"id": 1}], "categories": [{"id": 1}, {"id": 2}],
+    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                        "bbox": [0, 0, 10, 10], "area": 100, "iscrowd": 0}]}
+    >>> dets = [{"image_id": 1, "category_id": 2, "bbox": [0, 0, 10, 10], "score": 0.9}]
+    >>> r = error_analysis(gt, dets)
+    >>> r.ap, r.main["Cls"], r.counts["Cls"], r.counts["Miss"]
+    (0.0, 1.0, 1, 0)
+    """
+    if compat not in (None, "tidecv"):
+        raise ValueError(f"compat: expected None or 'tidecv', got {compat!r}")
+    if iou_type != "bbox":
+        raise ValueError(
+            f"iou_type: expected 'bbox' (masks are not supported yet), got {iou_type!r}"
+        )
+    pos = float(iou_threshold)
+    bg = float(background_threshold)
+    if not 0.0 < pos <= 1.0:
+        raise ValueError(f"iou_threshold: expected a number in (0, 1], got {iou_threshold!r}")
+    if not 0.0 <= bg <= pos:
+        raise ValueError(
+            f"background_threshold: expected a number in [0, iou_threshold={pos}], "
+            f"got {background_threshold!r}"
+        )
+    if int(max_dets) < 1:
+        raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
+    gt_ds, pred_ds = _load(gt, results, iou_type)
+    tidecv = compat == "tidecv"
+    table = (
+        _tidecv_table(gt_ds, pred_ds, pos, int(max_dets))
+        if tidecv
+        else _default_table(gt_ds, pred_ds, pos, int(max_dets))
+    )
+    return _analyse(gt_ds, pred_ds, table, pos, bg, compat)
+
+
+def _analyse(
+    gt: Dataset, pred: Dataset, t: _Table, pos: float, bg: float, compat: str | None
+) -> ErrorAnalysis:
+    tidecv = compat == "tidecv"
+    n = len(t.p_row)
+    n_k = len(t.classes)
+    feats = _features(gt, pred, t)
+    code, target = _classify(t, feats, pos, bg, tidecv)
+
+    # BestGTMatch: per unmatched target, the highest-scoring Cls/Loc error (first on ties)
+    fixer = ((code == CLS) | (code == LOC)) & (target >= 0)
+    fixer &= ~t.g_used[np.maximum(target, 0)]
+    usable = np.zeros(len(t.g_row), dtype=bool)
+    usable[target[fixer]] = True
+    cand = np.flatnonzero(fixer)
+    best = np.zeros(n, dtype=bool)
+    if len(cand):
+        order = cand[np.lexsort((cand, -t.p_score[cand], target[cand]))]
+        head = np.r_[True, target[order][1:] != target[order][:-1]]
+        best[order[head]] = True
+    missed = ~t.g_used & ~usable
+    false_neg = ~t.g_used
+
+    npos = np.bincount(t.g_cls, minlength=n_k)[:n_k].astype(np.int64)
+    in_ap = ~t.p_ignored
+    keys = npos > 0
+    if tidecv:
+        keys = keys | (np.bincount(t.p_cls[in_ap], minlength=n_k)[:n_k] > 0)
+
+    # the baseline and one variant per fix; tidecv rebuilds its data errors first, then the
+    # true positives, which changes the order of equal scores: rank reproduces it
+    base_rank = t.p_rank
+    fix_rank = np.where(t.p_tp, n + t.p_rank, t.p_rank) if tidecv else t.p_rank
+
+    def run(
+        keep: np.ndarray,
+        cls: np.ndarray,
+        tp: np.ndarray,
+        npos_v: np.ndarray,
+        rank: np.ndarray,
+        score: np.ndarray | None = None,
+    ) -> tuple[float, np.ndarray]:
+        return _class_ap(
+            cls[keep],
+            (t.p_score if score is None else score)[keep],
+            tp[keep],
+            rank[keep],
+            npos_v,
+            keys,
+            tidecv,
+        )
+
+    ap, ap_class = run(in_ap, t.p_cls, t.p_tp, npos, base_rank)
+    variants: dict[str, tuple[float, np.ndarray]] = {}
+    for name in ("Cls", "Loc"):
+        c = _CODE_OF[name]
+        fixed = (code == c) & best & fixer
+        keep = (in_ap & (code != c)) | fixed
+        cls = t.p_cls.copy()
+        if name == "Cls":
+            cls[fixed] = t.g_cls[target[fixed]]
+        variants[name] = run(keep, cls, t.p_tp | fixed, npos, fix_rank)
+    for name in ("Both", "Dupe", "Bkg"):
+        keep = in_ap & (code != _CODE_OF[name])
+        variants[name] = run(keep, t.p_cls, t.p_tp, npos, fix_rank)
+    miss_k = np.bincount(t.g_cls[missed], minlength=n_k)[:n_k]
+    variants["Miss"] = run(in_ap, t.p_cls, t.p_tp, npos - miss_k, fix_rank)
+    variants["FalsePos"] = run(in_ap, t.p_cls, t.p_tp, npos, fix_rank, np.where(t.p_tp, 1.0, 0.0))
+    fn_k = np.bincount(t.g_cls[false_neg], minlength=n_k)[:n_k]
+    variants["FalseNeg"] = run(in_ap, t.p_cls, t.p_tp, npos - fn_k, fix_rank)
+
+    main = {name: max(variants[name][0] - ap, 0.0) for name in MAIN_ERRORS}
+    special = {name: variants[name][0] - ap for name in SPECIAL_ERRORS}
+    counts = {name: int(np.count_nonzero(code == _CODE_OF[name])) for name in MAIN_ERRORS[:-1]}
+    counts["Miss"] = int(np.count_nonzero(missed))
+
+    # per class
+    names = dict(zip(gt.categories.ids.tolist(), gt.categories.names, strict=True))
+    num_pred = np.bincount(t.p_cls, minlength=n_k)[:n_k]
+    rows: list[dict[str, Any]] = []
+    for k in range(n_k):
+        cid = int(t.classes[k])
+        row: dict[str, Any] = {
+            "category_id": cid,
+            "name": names.get(cid, str(cid)),
+            "num_gt": int(npos[k]),
+            "num_pred": int(num_pred[k]),
+            "AP": float(ap_class[k]),
+        }
+        for name in (*MAIN_ERRORS, *SPECIAL_ERRORS):
+            delta = float(variants[name][1][k] - ap_class[k])
+            if name in MAIN_ERRORS and not np.isnan(delta):
+                delta = max(delta, 0.0)
+            row[f"dAP_{name}"] = delta
+        for name in MAIN_ERRORS[:-1]:
+            row[f"n_{name}"] = int(np.count_nonzero((code == _CODE_OF[name]) & (t.p_cls == k)))
+        row["n_Miss"] = int(np.count_nonzero(missed & (t.g_cls == k)))
+        rows.append(row)
+
+    prediction_error = np.full(len(pred), NOT_EVALUATED, dtype=np.int8)
+    prediction_error[t.p_row] = np.where((code == CORRECT) & t.p_ignored, np.int8(6), code).astype(
+        np.int8
+    )
+    missed_rows = np.zeros(len(gt), dtype=bool)
+    missed_rows[t.g_row[missed]] = True
+    return ErrorAnalysis(
+        ap=ap,
+        main=main,
+        special=special,
+        counts=counts,
+        per_class=tuple(rows),
+        prediction_error=prediction_error,
+        missed=missed_rows,
+        iou_threshold=pos,
+        background_threshold=bg,
+        compat=compat,
+    )
