@@ -260,7 +260,7 @@ def coco_outcome(
     outside = (p_area[:, None] < lo) | (p_area[:, None] > hi)  # [N, A]
 
     groups, p_start = np.unique(p_key, return_index=True)
-    p_end = np.append(p_start[1:], n)
+    p_end = np.append(p_start[1:], n)[: len(p_start)]
     g_start = np.searchsorted(g_key, groups, side="left")
     g_end = np.searchsorted(g_key, groups, side="right")
     threshold = [float(iou_threshold)]

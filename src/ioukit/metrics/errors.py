@@ -306,7 +306,7 @@ def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -
     ignored = np.zeros(n, dtype=bool)
     used = np.zeros(len(g_reg), dtype=bool)
     images, p_start = np.unique(img, return_index=True)
-    p_end = np.append(p_start[1:], n)
+    p_end = np.append(p_start[1:], n)[: len(p_start)]
     r_start = np.searchsorted(reg_img, images, side="left")
     r_end = np.searchsorted(reg_img, images, side="right")
     c_start = np.searchsorted(crowd_img, images, side="left")
@@ -382,7 +382,7 @@ def _features(gt: Dataset, pred: Dataset, t: _Table) -> dict[str, np.ndarray]:
     by_img = np.argsort(t.p_img, kind="stable")
     img_sorted = t.p_img[by_img]
     images, starts = np.unique(img_sorted, return_index=True)
-    ends = np.append(starts[1:], n)
+    ends = np.append(starts[1:], n)[: len(starts)]
     g0 = np.searchsorted(t.g_img, images, side="left")
     g1 = np.searchsorted(t.g_img, images, side="right")
     for s, e, a, b in zip(starts.tolist(), ends.tolist(), g0.tolist(), g1.tolist(), strict=True):
