@@ -60,7 +60,7 @@ def lrp_curve(
     Examples
     --------
     >>> lrp_curve(np.array([True, False]), np.array([False, True]), np.array([0.75, 0]), 2)
-    array([0.75, 0.8 ])
+    array([0.75      , 0.83333333])
     >>> lrp_curve(np.zeros(0, bool), np.zeros(0, bool), np.zeros(0), 1).shape
     (0,)
     """
