@@ -22,7 +22,16 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 
-__all__ = ["FALSE_POSITIVE", "IGNORED", "TRUE_POSITIVE", "MatchTable", "coco_outcome", "pair_iou"]
+__all__ = [
+    "FALSE_POSITIVE",
+    "IGNORED",
+    "TRUE_POSITIVE",
+    "MatchTable",
+    "aligned_iou",
+    "coco_outcome",
+    "image_rank_of",
+    "pair_iou",
+]
 
 FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
 
@@ -81,6 +90,57 @@ def pair_iou(
     out = np.zeros(inter.shape, dtype=np.float64)
     np.divide(inter, union, out=out, where=overlap)
     return out
+
+
+def aligned_iou(
+    pred_boxes: np.ndarray, pred_area: np.ndarray, gt_boxes: np.ndarray, gt_crowd: np.ndarray
+) -> np.ndarray:
+    """IoU of aligned (prediction, ground truth) pairs, shape (N,), the formula of :func:`pair_iou`.
+
+    Examples
+    --------
+    >>> aligned_iou(np.array([[0.0, 0, 10, 10]]), np.array([100.0]),
+    ...             np.array([[5.0, 0, 15, 10]]), np.array([False])).round(4).tolist()
+    [0.3333]
+    """
+    w = np.minimum(pred_boxes[:, 2], gt_boxes[:, 2]) - np.maximum(pred_boxes[:, 0], gt_boxes[:, 0])
+    h = np.minimum(pred_boxes[:, 3], gt_boxes[:, 3]) - np.maximum(pred_boxes[:, 1], gt_boxes[:, 1])
+    overlap = (w > 0) & (h > 0)
+    inter = np.where(overlap, w * h, 0.0)
+    gt_area = (gt_boxes[:, 2] - gt_boxes[:, 0]) * (gt_boxes[:, 3] - gt_boxes[:, 1])
+    union = np.where(gt_crowd, pred_area, pred_area + gt_area - inter)
+    out = np.zeros(len(inter), dtype=np.float64)
+    np.divide(inter, union, out=out, where=overlap)
+    return out
+
+
+_MAX_THRESHOLD = 1.0 - 1e-10
+
+
+def _group_ious(
+    p_boxes: np.ndarray,
+    p_area: np.ndarray,
+    g_boxes: np.ndarray,
+    g_crowd: np.ndarray,
+    p_start: np.ndarray,
+    p_end: np.ndarray,
+    g_start: np.ndarray,
+    g_end: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """IoU matrices [P_i, G_i] of every group, row-major in one flat array, and their offsets."""
+    n_p = p_end - p_start
+    n_g = g_end - g_start
+    sizes = n_p * n_g
+    offsets = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=offsets[1:])
+    total = int(sizes.sum())
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(total, dtype=np.int64) - offsets[group]
+    width = n_g[group]
+    pred = p_start[group] + local // np.maximum(width, 1)
+    gt = g_start[group] + local % np.maximum(width, 1)
+    values = aligned_iou(p_boxes[pred], p_area[pred], g_boxes[gt], g_crowd[gt])
+    return values, offsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,7 +276,7 @@ def coco_outcome(
     lo = np.array([float(ranges[n][0]) for n in names])
     hi = np.array([float(ranges[n][1]) for n in names])
     n_a = len(names)
-    from ioukit.matching import match_predictions
+    from ioukit._kernels.coco import match_group_coco
 
     cat_ids = np.unique(gt.categories.ids).astype(np.int64)
     n_k = max(len(cat_ids), 1)
@@ -263,28 +323,51 @@ def coco_outcome(
     p_end = np.append(p_start[1:], n)[: len(p_start)]
     g_start = np.searchsorted(g_key, groups, side="left")
     g_end = np.searchsorted(g_key, groups, side="right")
-    threshold = [float(iou_threshold)]
-    for p0, p1, q0, q1 in zip(
-        p_start.tolist(), p_end.tolist(), g_start.tolist(), g_end.tolist(), strict=True
-    ):
-        if q0 == q1:
-            continue
-        iou = pair_iou(p_boxes[p0:p1], p_area[p0:p1], g_boxes[q0:q1], g_crowd[q0:q1])
-        for a in range(n_a):
-            m = match_predictions(
-                iou,
-                p_score[p0:p1],
-                iou_thresholds=threshold,
-                gt_crowd=g_crowd[q0:q1],
-                gt_ignore=~g_regular[q0:q1, a],
+    with_gt = g_end > g_start
+    p_start, p_end, g_start, g_end = (
+        p_start[with_gt],
+        p_end[with_gt],
+        g_start[with_gt],
+        g_end[with_gt],
+    )
+    threshold = np.array([min(float(iou_threshold), _MAX_THRESHOLD)])
+    for a in range(n_a):
+        # within each group: regular ground truths first, ignored ones last (stable)
+        g_order = np.lexsort((np.arange(len(g_key)), ~g_regular[:, a], g_key))
+        ignore_a = np.ascontiguousarray(~g_regular[g_order, a])
+        crowd_a = np.ascontiguousarray(g_crowd[g_order])
+        values, offsets = _group_ious(
+            p_boxes, p_area, g_boxes[g_order], crowd_a, p_start, p_end, g_start, g_end
+        )
+        hit = np.full((1, n), -1, dtype=np.int64)
+        ignored = np.zeros((1, n), dtype=bool)
+        for p0, p1, q0, q1, o in zip(
+            p_start.tolist(),
+            p_end.tolist(),
+            g_start.tolist(),
+            g_end.tolist(),
+            offsets.tolist(),
+            strict=True,
+        ):
+            # the engine's kernel, writing straight into this group's slice of hit / ignored
+            match_group_coco(
+                values[o : o + (p1 - p0) * (q1 - q0)].reshape(p1 - p0, q1 - q0),
+                ignore_a[q0:q1],
+                crowd_a[q0:q1],
+                threshold,
+                hit[:, p0:p1],
+                ignored[:, p0:p1],
+                np.empty((1, q1 - q0), dtype=np.int64),
             )
-            hit = m.matched_gt[0]
-            found = hit >= 0
-            rows = np.arange(p0, p1)
-            matched[rows[found], a] = hit[found] + q0
-            miou[rows[found], a] = iou[found.nonzero()[0], hit[found]]
-            status[rows[m.tp[0]], a] = TRUE_POSITIVE
-            status[rows[m.ignored[0]], a] = IGNORED
+        rows = np.flatnonzero(hit[0] >= 0)
+        if len(rows) == 0:
+            continue
+        group = np.searchsorted(p_start, rows, side="right") - 1
+        cols = hit[0, rows]
+        width = g_end[group] - g_start[group]
+        matched[rows, a] = g_order[g_start[group] + cols]
+        miou[rows, a] = values[offsets[group] + (rows - p_start[group]) * width + cols]
+        status[rows, a] = np.where(ignored[0, rows], IGNORED, TRUE_POSITIVE)
     status[(matched < 0) & outside] = IGNORED
     # accumulation order: descending score, image rank, row (stable in pycocotools' order)
     acc = np.lexsort((p_rows, rank[p_img], -p_score))

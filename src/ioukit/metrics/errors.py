@@ -44,8 +44,9 @@ from ioukit.errors import DataFormatError
 from ioukit.metrics._outcome import (
     IGNORED,
     TRUE_POSITIVE,
+    _group_ious,
+    aligned_iou,
     coco_outcome,
-    pair_iou,
 )
 
 __all__ = [
@@ -279,12 +280,24 @@ def _default_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) 
     )
 
 
+def _pairs(key_a: np.ndarray, key_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All (i, j) with ``key_a[i] == key_b[j]``; ``key_b`` sorted; i-major."""
+    lo = np.searchsorted(key_b, key_a, side="left")
+    size = np.searchsorted(key_b, key_a, side="right") - lo
+    first = np.repeat(np.arange(len(key_a)), size)
+    start = np.zeros(len(size), dtype=np.int64)
+    np.cumsum(size[:-1], out=start[1:])
+    second = np.repeat(lo, size) + (np.arange(int(size.sum())) - np.repeat(start, size))
+    return first, second
+
+
 def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -> _Table:
-    """tidecv 1.0.1's match (``TIDEExample._run``), through the library's matcher."""
-    from ioukit.matching import match_predictions
+    """tidecv 1.0.1's match (``TIDEExample._run``), through the library's matching kernel."""
+    from ioukit._kernels.coco import match_group_coco
 
     assert pred.scores is not None  # checked by _load
     classes = np.union1d(np.unique(gt.category_id), np.unique(pred.category_id)).astype(np.int64)
+    n_k = max(len(classes), 1)
     # predictions: image-table order, descending score (stable), first max_dets per image
     rows = np.lexsort((np.arange(len(pred)), -pred.scores, pred.image_index))
     img = pred.image_index[rows]
@@ -293,59 +306,76 @@ def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -
     img = pred.image_index[rows]
     cls = _classes_of(pred, classes)[rows]
     score = pred.scores[rows]
-    boxes = pred.boxes[rows]
-    area = pred.area[rows]
     n = len(rows)
-    g_all = np.lexsort((np.arange(len(gt)), gt.image_index))
-    g_reg = g_all[~gt.crowd[g_all]]
-    g_crowd = g_all[gt.crowd[g_all]]
     g_cls_all = _classes_of(gt, classes)
-    reg_img = gt.image_index[g_reg]
-    crowd_img = gt.image_index[g_crowd]
-    tp = np.zeros(n, dtype=bool)
-    ignored = np.zeros(n, dtype=bool)
-    used = np.zeros(len(g_reg), dtype=bool)
-    images, p_start = np.unique(img, return_index=True)
+    g_key_all = gt.image_index * n_k + g_cls_all
+    # regular ground truths per (image, class), in reverse row order: tidecv's argmax takes
+    # the first of equal IoUs, the COCO rule the last one
+    g_reg = np.flatnonzero(~gt.crowd)
+    g_reg = g_reg[np.lexsort((-g_reg, g_key_all[g_reg]))]
+    reg_key = g_key_all[g_reg]
+    # groups of predictions, score order kept inside each group
+    p_key = img * n_k + cls
+    by_key = np.argsort(p_key, kind="stable")
+    key_sorted = p_key[by_key]
+    groups, p_start = np.unique(key_sorted, return_index=True)
     p_end = np.append(p_start[1:], n)[: len(p_start)]
-    r_start = np.searchsorted(reg_img, images, side="left")
-    r_end = np.searchsorted(reg_img, images, side="right")
-    c_start = np.searchsorted(crowd_img, images, side="left")
-    c_end = np.searchsorted(crowd_img, images, side="right")
-    for i0, i1, r0, r1, c0, c1 in zip(
+    g_start = np.searchsorted(reg_key, groups, side="left")
+    g_end = np.searchsorted(reg_key, groups, side="right")
+    with_gt = g_end > g_start
+    p_start, p_end = p_start[with_gt], p_end[with_gt]
+    g_start, g_end = g_start[with_gt], g_end[with_gt]
+    boxes = pred.boxes[rows][by_key]
+    area = pred.area[rows][by_key]
+    no_flags = np.zeros(len(g_reg), dtype=bool)
+    values, offsets = _group_ious(
+        boxes, area, gt.boxes[g_reg], no_flags, p_start, p_end, g_start, g_end
+    )
+    threshold_arr = np.array([min(threshold, 1.0 - 1e-10)])
+    hit = np.full((1, n), -1, dtype=np.int64)
+    ignored_hit = np.zeros((1, n), dtype=bool)
+    for p0, p1, q0, q1, o in zip(
         p_start.tolist(),
         p_end.tolist(),
-        r_start.tolist(),
-        r_end.tolist(),
-        c_start.tolist(),
-        c_end.tolist(),
+        g_start.tolist(),
+        g_end.tolist(),
+        offsets.tolist(),
         strict=True,
     ):
-        pc = cls[i0:i1]
-        gc = g_cls_all[g_reg[r0:r1]]
-        if r1 > r0:
-            iou = pair_iou(
-                boxes[i0:i1], area[i0:i1], gt.boxes[g_reg[r0:r1]], np.zeros(r1 - r0, bool)
+        match_group_coco(
+            values[o : o + (p1 - p0) * (q1 - q0)].reshape(p1 - p0, q1 - q0),
+            no_flags[q0:q1],
+            no_flags[q0:q1],
+            threshold_arr,
+            hit[:, p0:p1],
+            ignored_hit[:, p0:p1],
+            np.empty((1, q1 - q0), dtype=np.int64),
+        )
+    tp = np.zeros(n, dtype=bool)
+    found = np.flatnonzero(hit[0] >= 0)
+    tp[by_key[found]] = True
+    group = np.searchsorted(p_start, found, side="right") - 1
+    # the regular ground truths in image order (row order inside an image)
+    reg_rows = np.flatnonzero(~gt.crowd)
+    reg_rows = reg_rows[np.lexsort((reg_rows, gt.image_index[reg_rows]))]
+    used = np.isin(reg_rows, g_reg[g_start[group] + hit[0, found]])
+    # crowd regions of the prediction's class ignore an unmatched prediction: crowd IoU > t
+    ignored = np.zeros(n, dtype=bool)
+    g_crowd = np.flatnonzero(gt.crowd)
+    if len(g_crowd):
+        g_crowd = g_crowd[np.argsort(g_key_all[g_crowd], kind="stable")]
+        p_i, c_j = _pairs(p_key, g_key_all[g_crowd])
+        inside = (
+            aligned_iou(
+                pred.boxes[rows[p_i]],
+                pred.area[rows[p_i]],
+                gt.boxes[g_crowd[c_j]],
+                np.ones(len(c_j), dtype=bool),
             )
-            for k in np.unique(pc).tolist():
-                p_k = np.flatnonzero(pc == k)
-                g_k = np.flatnonzero(gc == k)
-                if len(g_k) == 0:
-                    continue
-                # argmax over unused ground truths, first one on ties: the COCO rule (last
-                # one on ties) over the columns in reverse order
-                sub = np.ascontiguousarray(iou[np.ix_(p_k, g_k[::-1])])
-                m = match_predictions(sub, score[i0:i1][p_k], iou_thresholds=[threshold])
-                hit = m.matched_gt[0]
-                found = hit >= 0
-                tp[i0 + p_k[found]] = True
-                used[r0 + g_k[::-1][hit[found]]] = True
-        if c1 > c0:
-            crowd_iou = pair_iou(
-                boxes[i0:i1], area[i0:i1], gt.boxes[g_crowd[c0:c1]], np.ones(c1 - c0, bool)
-            )
-            same = pc[:, None] == g_cls_all[g_crowd[c0:c1]][None, :]
-            inside = ((crowd_iou > threshold) & same).any(axis=1)
-            ignored[i0:i1] |= inside & ~tp[i0:i1]
+            > threshold
+        )
+        ignored[p_i[inside]] = True
+        ignored &= ~tp
     return _Table(
         classes=classes,
         p_row=rows,
@@ -355,9 +385,9 @@ def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -
         p_tp=tp,
         p_ignored=ignored,
         p_rank=np.arange(n),
-        g_row=g_reg,
-        g_img=reg_img,
-        g_cls=g_cls_all[g_reg],
+        g_row=reg_rows,
+        g_img=gt.image_index[reg_rows],
+        g_cls=g_cls_all[reg_rows],
         g_used=used,
     )
 
@@ -367,8 +397,22 @@ def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -
 # ------------------------------------------------------------------------------------------------
 
 
-def _features(gt: Dataset, pred: Dataset, t: _Table) -> dict[str, np.ndarray]:
-    """Per evaluated prediction: the IoUs TIDE's tests read (regular ground truths only)."""
+def _segment_argmax(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """First position of the maximum of every non-empty segment ``values[start:start+size]``."""
+    best = np.maximum.reduceat(values, start)
+    seg = np.repeat(np.arange(len(start)), size)
+    local = np.arange(len(values)) - np.repeat(start, size)
+    cand = np.where(values == best[seg], local, np.iinfo(np.int64).max)
+    out: np.ndarray = np.minimum.reduceat(cand, start)
+    return out
+
+
+def _features(gt: Dataset, pred: Dataset, t: _Table, need: np.ndarray) -> dict[str, np.ndarray]:
+    """Per evaluated prediction: the IoUs TIDE's tests read (regular ground truths only).
+
+    All (prediction, regular ground truth of its image) pairs at once, prediction-major, for
+    the predictions in ``need`` (the others keep zeros; ``has_gt`` is set for all).
+    """
     n = len(t.p_row)
     out = {
         "has_gt": np.zeros(n, dtype=bool),
@@ -379,33 +423,35 @@ def _features(gt: Dataset, pred: Dataset, t: _Table) -> dict[str, np.ndarray]:
         "used_max": np.zeros(n),
         "any_max": np.zeros(n),
     }
-    by_img = np.argsort(t.p_img, kind="stable")
-    img_sorted = t.p_img[by_img]
-    images, starts = np.unique(img_sorted, return_index=True)
-    ends = np.append(starts[1:], n)[: len(starts)]
-    g0 = np.searchsorted(t.g_img, images, side="left")
-    g1 = np.searchsorted(t.g_img, images, side="right")
-    for s, e, a, b in zip(starts.tolist(), ends.tolist(), g0.tolist(), g1.tolist(), strict=True):
-        if a == b:
-            continue
-        idx = by_img[s:e]
-        rows = t.p_row[idx]
-        iou = pair_iou(
-            pred.boxes[rows], pred.area[rows], gt.boxes[t.g_row[a:b]], np.zeros(b - a, bool)
-        )
-        same = t.p_cls[idx][:, None] == t.g_cls[a:b][None, :]
-        same_iou = iou * same
-        other_iou = iou * ~same
-        used_iou = same_iou * t.g_used[a:b][None, :]
-        out["has_gt"][idx] = True
-        arg = same_iou.argmax(axis=1)
-        out["same_arg"][idx] = a + arg
-        out["same_max"][idx] = same_iou[np.arange(len(idx)), arg]
-        arg = other_iou.argmax(axis=1)
-        out["other_arg"][idx] = a + arg
-        out["other_max"][idx] = other_iou[np.arange(len(idx)), arg]
-        out["used_max"][idx] = used_iou.max(axis=1)
-        out["any_max"][idx] = iou.max(axis=1)
+    g0 = np.searchsorted(t.g_img, t.p_img, side="left")
+    g1 = np.searchsorted(t.g_img, t.p_img, side="right")
+    size = g1 - g0
+    has = size > 0
+    out["has_gt"] = has
+    idx = np.flatnonzero(has & need)
+    if len(idx) == 0:
+        return out
+    size = size[idx]
+    start = np.zeros(len(idx), dtype=np.int64)
+    np.cumsum(size[:-1], out=start[1:])
+    pred_of = np.repeat(idx, size)
+    gt_of = np.repeat(g0[idx], size) + (np.arange(int(size.sum())) - np.repeat(start, size))
+    rows = t.p_row[pred_of]
+    iou = aligned_iou(
+        pred.boxes[rows], pred.area[rows], gt.boxes[t.g_row[gt_of]], np.zeros(len(rows), bool)
+    )
+    same = t.p_cls[pred_of] == t.g_cls[gt_of]
+    same_iou = iou * same
+    other_iou = iou * ~same
+    used_iou = same_iou * t.g_used[gt_of]
+    arg = _segment_argmax(same_iou, start, size)
+    out["same_arg"][idx] = g0[idx] + arg
+    out["same_max"][idx] = same_iou[start + arg]
+    arg = _segment_argmax(other_iou, start, size)
+    out["other_arg"][idx] = g0[idx] + arg
+    out["other_max"][idx] = other_iou[start + arg]
+    out["used_max"][idx] = np.maximum.reduceat(used_iou, start)
+    out["any_max"][idx] = np.maximum.reduceat(iou, start)
     return out
 
 
@@ -442,61 +488,59 @@ def _classify(
 # ------------------------------------------------------------------------------------------------
 
 
-def _class_ap(
+def _class_columns(
     cls: np.ndarray,
     score: np.ndarray,
     tp: np.ndarray,
     rank: np.ndarray,
     npos: np.ndarray,
-    keys: np.ndarray,
+    todo: np.ndarray,
+    columns: np.ndarray,
     tidecv: bool,
-) -> tuple[float, np.ndarray]:
-    """Mean AP and per-class AP (NaN where a class does not count) of scored points."""
-    n_k = len(npos)
+) -> np.ndarray:
+    """The 101 interpolated precisions of every class in ``todo``, written into ``columns``.
+
+    ``columns`` (101, K) is a copy of a run whose other classes are unchanged. COCO: the
+    pycocotools accumulation (``precision[:, k]``, -1 for a class without ground truth);
+    tidecv: ``APDataObject.get_ap``'s bars (0 for a class without ground truth).
+    """
+    out = columns.copy()
     order = np.lexsort((rank, -score, cls))
     cls_s, tp_s = cls[order], tp[order]
-    bounds = np.searchsorted(cls_s, np.arange(n_k + 1))
-    per_class = np.full(n_k, np.nan)
-    if tidecv:
-        for k in range(n_k):
-            b0, b1 = int(bounds[k]), int(bounds[k + 1])
-            if not keys[k] or (b1 == b0 and npos[k] == 0):
-                continue  # not a class of the run, or an empty one
-            if npos[k] == 0:
-                per_class[k] = 0.0
-                continue
-            hits = tp_s[b0:b1]
-            n_true = np.cumsum(hits)
-            n_false = np.cumsum(~hits)
-            precision = n_true / (n_true + n_false)
-            recall = n_true / npos[k]
-            precision = np.maximum.accumulate(precision[::-1])[::-1]
-            idx = np.searchsorted(recall, _RECALL_TIDE, side="left")
-            ok = idx < len(precision)
-            y = np.zeros(len(_RECALL_TIDE))
-            y[ok] = precision[idx[ok]]
-            per_class[k] = float(np.sum(y)) / len(y)
-        valid = per_class[~np.isnan(per_class)]
-        return (float(np.mean(valid)) if len(valid) else -1.0), per_class
-    q = -np.ones((len(_RECALL_COCO), n_k))
-    for k in range(n_k):
-        if npos[k] <= 0:
-            continue
+    bounds = np.searchsorted(cls_s, np.arange(len(npos) + 1))
+    grid = _RECALL_TIDE if tidecv else _RECALL_COCO
+    for k in np.flatnonzero(todo).tolist():
         b0, b1 = int(bounds[k]), int(bounds[k + 1])
+        if npos[k] <= 0:
+            out[:, k] = 0.0 if tidecv else -1.0
+            continue
         hits = tp_s[b0:b1]
-        tps = np.cumsum(hits).astype(float)
-        fps = np.cumsum(~hits).astype(float)
-        rc = tps / npos[k]
-        pr = tps / (fps + tps + np.spacing(1))
-        pr = np.maximum.accumulate(pr[::-1])[::-1]
-        idx = np.searchsorted(rc, _RECALL_COCO, side="left")
-        ok = idx < len(pr)
-        column = np.zeros(len(_RECALL_COCO))
-        column[ok] = pr[idx[ok]]
-        q[:, k] = column
-        per_class[k] = float(np.mean(column))
-    valid = q[q > -1]
-    return (float(np.mean(valid)) if valid.size else -1.0), per_class
+        n_true = np.cumsum(hits).astype(float)
+        n_false = np.cumsum(~hits).astype(float)
+        if tidecv:
+            precision = n_true / (n_true + n_false)
+        else:
+            precision = n_true / (n_false + n_true + np.spacing(1))
+        recall = n_true / npos[k]
+        precision = np.maximum.accumulate(precision[::-1])[::-1]
+        idx = np.searchsorted(recall, grid, side="left")
+        ok = idx < len(precision)
+        column = np.zeros(len(grid))
+        column[ok] = precision[idx[ok]]
+        out[:, k] = column
+    return out
+
+
+def _mean_ap(columns: np.ndarray, valid: np.ndarray, tidecv: bool) -> tuple[float, np.ndarray]:
+    """Mean AP (-1 without a valid class) and per-class AP (NaN where not valid)."""
+    per_class = np.full(columns.shape[1], np.nan)
+    if tidecv:
+        per_class[valid] = columns[:, valid].sum(axis=0) / columns.shape[0]
+        return (float(np.mean(per_class[valid])) if valid.any() else -1.0), per_class
+    per_class[valid] = columns[:, valid].mean(axis=0)
+    # pycocotools' _summarize: the mean of precision[:, valid] in (recall, class) order
+    flat = np.ascontiguousarray(columns[:, valid]).reshape(-1)
+    return (float(np.mean(flat)) if flat.size else -1.0), per_class
 
 
 # ------------------------------------------------------------------------------------------------
@@ -589,7 +633,7 @@ def _analyse(
     tidecv = compat == "tidecv"
     n = len(t.p_row)
     n_k = len(t.classes)
-    feats = _features(gt, pred, t)
+    feats = _features(gt, pred, t, ~t.p_tp if tidecv else ~t.p_tp & ~t.p_ignored)
     code, target = _classify(t, feats, pos, bg, tidecv)
 
     # BestGTMatch: per unmatched target, the highest-scoring Cls/Loc error (first on ties)
@@ -617,25 +661,45 @@ def _analyse(
     base_rank = t.p_rank
     fix_rank = np.where(t.p_tp, n + t.p_rank, t.p_rank) if tidecv else t.p_rank
 
+    every = np.ones(n_k, dtype=bool)
+    empty = np.zeros((len(_RECALL_TIDE), n_k))
+
     def run(
         keep: np.ndarray,
         cls: np.ndarray,
         tp: np.ndarray,
         npos_v: np.ndarray,
         rank: np.ndarray,
+        touched: np.ndarray,
+        base: np.ndarray,
         score: np.ndarray | None = None,
-    ) -> tuple[float, np.ndarray]:
-        return _class_ap(
+    ) -> tuple[np.ndarray, tuple[float, np.ndarray]]:
+        columns = _class_columns(
             cls[keep],
             (t.p_score if score is None else score)[keep],
             tp[keep],
             rank[keep],
             npos_v,
-            keys,
+            touched,
+            base,
             tidecv,
         )
+        if tidecv:
+            n_points = np.bincount(cls[keep], minlength=n_k)[:n_k]
+            valid = keys & ((n_points > 0) | (npos_v > 0))
+        else:
+            valid = npos_v > 0
+        return columns, _mean_ap(columns, valid, tidecv)
 
-    ap, ap_class = run(in_ap, t.p_cls, t.p_tp, npos, base_rank)
+    def classes(mask: np.ndarray, cls: np.ndarray | None = None) -> np.ndarray:
+        out = np.zeros(n_k, dtype=bool)
+        out[(t.p_cls if cls is None else cls)[mask]] = True
+        return out
+
+    base_cols, (ap, ap_class) = run(in_ap, t.p_cls, t.p_tp, npos, base_rank, every, empty)
+    # tidecv rebuilds the data of every fixed run in another order (errors first): the
+    # unchanged classes of a fixed run come from one run in that order
+    fix_cols = run(in_ap, t.p_cls, t.p_tp, npos, fix_rank, every, empty)[0] if tidecv else base_cols
     variants: dict[str, tuple[float, np.ndarray]] = {}
     for name in ("Cls", "Loc"):
         c = _CODE_OF[name]
@@ -644,15 +708,19 @@ def _analyse(
         cls = t.p_cls.copy()
         if name == "Cls":
             cls[fixed] = t.g_cls[target[fixed]]
-        variants[name] = run(keep, cls, t.p_tp | fixed, npos, fix_rank)
+        touched = classes(code == c) | classes(fixed, cls)
+        variants[name] = run(keep, cls, t.p_tp | fixed, npos, fix_rank, touched, fix_cols)[1]
     for name in ("Both", "Dupe", "Bkg"):
-        keep = in_ap & (code != _CODE_OF[name])
-        variants[name] = run(keep, t.p_cls, t.p_tp, npos, fix_rank)
+        c = _CODE_OF[name]
+        keep = in_ap & (code != c)
+        variants[name] = run(keep, t.p_cls, t.p_tp, npos, fix_rank, classes(code == c), fix_cols)[1]
     miss_k = np.bincount(t.g_cls[missed], minlength=n_k)[:n_k]
-    variants["Miss"] = run(in_ap, t.p_cls, t.p_tp, npos - miss_k, fix_rank)
-    variants["FalsePos"] = run(in_ap, t.p_cls, t.p_tp, npos, fix_rank, np.where(t.p_tp, 1.0, 0.0))
+    variants["Miss"] = run(in_ap, t.p_cls, t.p_tp, npos - miss_k, fix_rank, miss_k > 0, fix_cols)[1]
+    variants["FalsePos"] = run(
+        in_ap, t.p_cls, t.p_tp, npos, fix_rank, every, empty, np.where(t.p_tp, 1.0, 0.0)
+    )[1]
     fn_k = np.bincount(t.g_cls[false_neg], minlength=n_k)[:n_k]
-    variants["FalseNeg"] = run(in_ap, t.p_cls, t.p_tp, npos - fn_k, fix_rank)
+    variants["FalseNeg"] = run(in_ap, t.p_cls, t.p_tp, npos - fn_k, fix_rank, fn_k > 0, fix_cols)[1]
 
     main = {name: max(variants[name][0] - ap, 0.0) for name in MAIN_ERRORS}
     special = {name: variants[name][0] - ap for name in SPECIAL_ERRORS}
