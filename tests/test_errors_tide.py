@@ -222,3 +222,19 @@ def test_bad_inputs() -> None:
 def test_names() -> None:
     assert MAIN_ERRORS == ("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss")
     assert SPECIAL_ERRORS == ("FalsePos", "FalseNeg")
+
+
+@pytest.mark.parametrize("compat", [None, "tidecv"])
+def test_empty_inputs(compat: str | None) -> None:
+    gt, res = random_coco(8, n_images=4)
+    none = error_analysis(gt, [], compat=compat)
+    assert none.ap == 0.0 and none.counts["Miss"] == sum(
+        1 for a in gt["annotations"] if not a["iscrowd"]
+    )
+    no_gt = dict(gt, annotations=[])
+    r = error_analysis(no_gt, res, compat=compat)
+    assert r.counts["Bkg"] == len(r.prediction_error) - int((r.prediction_error == -1).sum())
+    if compat is None:
+        assert r.ap == -1.0  # no class has ground truth, as pycocotools
+    empty = error_analysis(no_gt, [], compat=compat)
+    assert empty.counts == dict.fromkeys(MAIN_ERRORS, 0)

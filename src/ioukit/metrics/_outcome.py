@@ -30,6 +30,7 @@ __all__ = [
     "aligned_iou",
     "coco_outcome",
     "image_rank_of",
+    "live_groups",
     "pair_iou",
 ]
 
@@ -115,6 +116,15 @@ def aligned_iou(
 
 
 _MAX_THRESHOLD = 1.0 - 1e-10
+
+
+def live_groups(values: np.ndarray, offsets: np.ndarray, threshold: float) -> np.ndarray:
+    """Groups (non-empty, flat at ``offsets``) holding an IoU >= ``threshold``: in the others
+    nothing can match, whatever the rule, and the kernel need not run."""
+    if len(offsets) == 0:
+        return np.zeros(0, dtype=bool)
+    out: np.ndarray = np.maximum.reduceat(values, offsets) >= threshold
+    return out
 
 
 def _group_ious(
@@ -341,12 +351,13 @@ def coco_outcome(
         )
         hit = np.full((1, n), -1, dtype=np.int64)
         ignored = np.zeros((1, n), dtype=bool)
+        live = live_groups(values, offsets, threshold[0])
         for p0, p1, q0, q1, o in zip(
-            p_start.tolist(),
-            p_end.tolist(),
-            g_start.tolist(),
-            g_end.tolist(),
-            offsets.tolist(),
+            p_start[live].tolist(),
+            p_end[live].tolist(),
+            g_start[live].tolist(),
+            g_end[live].tolist(),
+            offsets[live].tolist(),
             strict=True,
         ):
             # the engine's kernel, writing straight into this group's slice of hit / ignored
@@ -371,6 +382,9 @@ def coco_outcome(
     status[(matched < 0) & outside] = IGNORED
     # accumulation order: descending score, image rank, row (stable in pycocotools' order)
     acc = np.lexsort((p_rows, rank[p_img], -p_score))
+    matched = matched[acc]
+    matched_rows = np.full(matched.shape, -1, dtype=np.int64)
+    matched_rows[matched >= 0] = g_rows[matched[matched >= 0]]
     return MatchTable(
         iou_threshold=float(iou_threshold),
         area_names=names,
@@ -380,7 +394,7 @@ def coco_outcome(
         pred_class=p_cls[acc],
         pred_score=p_score[acc],
         status=status[acc],
-        matched_gt=np.where(matched[acc] >= 0, g_rows[np.maximum(matched[acc], 0)], -1),
+        matched_gt=matched_rows,
         match_iou=miou[acc],
         gt_rows=g_rows,
         gt_image=g_img,

@@ -47,6 +47,7 @@ from ioukit.metrics._outcome import (
     _group_ious,
     aligned_iou,
     coco_outcome,
+    live_groups,
 )
 
 __all__ = [
@@ -172,8 +173,12 @@ class ErrorAnalysis:
         fig = Figure(figsize=(9, 3.2))
         pie, bars, special = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.2, 1.4, 0.8]})
         values = [max(self.main[name], 0.0) * 100 for name in MAIN_ERRORS]
-        if sum(values) > 0:
-            pie.pie(values, labels=list(MAIN_ERRORS), colors=colors, startangle=90)
+        total = sum(values)
+        if total > 0:
+            labels = [
+                n if v >= 0.03 * total else "" for n, v in zip(MAIN_ERRORS, values, strict=True)
+            ]
+            pie.pie(values, labels=labels, colors=colors, startangle=90)
         pie.set_title(f"AP{round(self.iou_threshold * 100)} = {self.ap * 100:.2f}")
         bars.barh(list(MAIN_ERRORS)[::-1], values[::-1], color=colors[::-1])
         bars.set_xlabel("dAP (points)")
@@ -334,12 +339,13 @@ def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -
     threshold_arr = np.array([min(threshold, 1.0 - 1e-10)])
     hit = np.full((1, n), -1, dtype=np.int64)
     ignored_hit = np.zeros((1, n), dtype=bool)
+    live = live_groups(values, offsets, float(threshold_arr[0]))
     for p0, p1, q0, q1, o in zip(
-        p_start.tolist(),
-        p_end.tolist(),
-        g_start.tolist(),
-        g_end.tolist(),
-        offsets.tolist(),
+        p_start[live].tolist(),
+        p_end[live].tolist(),
+        g_start[live].tolist(),
+        g_end[live].tolist(),
+        offsets[live].tolist(),
         strict=True,
     ):
         match_group_coco(
@@ -638,7 +644,7 @@ def _analyse(
 
     # BestGTMatch: per unmatched target, the highest-scoring Cls/Loc error (first on ties)
     fixer = ((code == CLS) | (code == LOC)) & (target >= 0)
-    fixer &= ~t.g_used[np.maximum(target, 0)]
+    fixer[fixer] = ~t.g_used[target[fixer]]
     usable = np.zeros(len(t.g_row), dtype=bool)
     usable[target[fixer]] = True
     cand = np.flatnonzero(fixer)

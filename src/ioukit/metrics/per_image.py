@@ -14,7 +14,6 @@ equal the dataset totals.
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -114,19 +113,10 @@ class PerImageTable:
         return [rows[i] for i in order[: max(int(n), 0)]]
 
     def to_csv(self, path: str | os.PathLike[str]) -> None:
-        """Write the table as CSV (header :data:`COLUMNS`; NaN as an empty cell)."""
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(COLUMNS)
-            for row in self.rows():
-                writer.writerow(
-                    [
-                        ""
-                        if isinstance(row[name], float) and np.isnan(row[name])
-                        else (f"{row[name]:.6f}" if isinstance(row[name], float) else row[name])
-                        for name in COLUMNS
-                    ]
-                )
+        """Write the table as CSV (header :data:`COLUMNS`; NaN as an empty cell), atomically."""
+        from ioukit.report import write_csv
+
+        write_csv(path, self.rows())
 
 
 def per_image(
