@@ -77,3 +77,35 @@ def random_coco(
     res = [res[i] for i in order]
     cats = [{"id": c, "name": f"c{c}"} for c in range(1, n_cats + 1)]
     return {"images": images, "annotations": anns, "categories": cats}, res
+
+
+def with_masks(
+    gt: dict[str, Any], res: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Copies with masks: ground truth as polygons (each box with a corner cut, so the mask
+    IoU differs from the box IoU), results as compressed RLE of the same shape."""
+    from ioukit import masks
+
+    sizes = {im["id"]: (im["height"], im["width"]) for im in gt["images"]}
+
+    def polygon(b: list[float]) -> list[list[float]]:
+        x, y, w, h = b
+        return [[x, y, x + w, y, x + w, y + 0.7 * h, x + 0.7 * w, y + h, x, y + h]]
+
+    anns = []
+    for a in gt["annotations"]:
+        seg = polygon(a["bbox"])
+        h, w = sizes[a["image_id"]]
+        area = float(masks.area(masks.from_annotation(seg, h, w)))
+        anns.append({**a, "segmentation": seg, "area": area})
+    out = []
+    for d in res:
+        h, w = sizes[d["image_id"]]
+        rle = masks.from_annotation(polygon(d["bbox"]), h, w)
+        counts = rle["counts"]
+        rle = {
+            "size": rle["size"],
+            "counts": counts.decode() if isinstance(counts, bytes) else counts,
+        }
+        out.append({k: v for k, v in d.items() if k != "bbox"} | {"segmentation": rle})
+    return {**gt, "annotations": anns}, out

@@ -14,7 +14,7 @@ from ioukit.errors import DataFormatError
 from ioukit.metrics.errors import MAIN_ERRORS, SPECIAL_ERRORS, error_analysis
 
 from .conftest import CONFORMANCE, load_conformance
-from .errors_data import random_coco
+from .errors_data import random_coco, with_masks
 from .tidecv_reference import compare, run_tidecv
 
 FIXTURE = CONFORMANCE / "coco" / "val2014_100"
@@ -196,7 +196,7 @@ def test_plot(tmp_path: Any) -> None:
     ("kwargs", "match"),
     [
         ({"compat": "pycocotools"}, "compat"),
-        ({"iou_type": "segm"}, "iou_type"),
+        ({"iou_type": "mask"}, "iou_type"),
         ({"iou_threshold": 0.0}, "iou_threshold"),
         ({"iou_threshold": 1.5}, "iou_threshold"),
         ({"background_threshold": 0.7}, "background_threshold"),
@@ -238,3 +238,22 @@ def test_empty_inputs(compat: str | None) -> None:
         assert r.ap == -1.0  # no class has ground truth, as pycocotools
     empty = error_analysis(no_gt, [], compat=compat)
     assert empty.counts == dict.fromkeys(MAIN_ERRORS, 0)
+
+
+# ------------------------------------------------------------------ masks
+@pytest.mark.parametrize("seed", range(3))
+def test_segm_default_is_ap50_and_compat_equals_tidecv(seed: int) -> None:
+    gt, res = with_masks(*random_coco(seed, n_images=10, crowd=0.2))
+    r = error_analysis(gt, res, iou_type="segm")
+    assert r.ap == ioukit.evaluate(gt, res, iou_type="segm").stats["AP50"]
+    ours = error_analysis(gt, res, compat="tidecv", iou_type="segm")
+    compare(ours, run_tidecv(gt, res, segm=True))
+
+
+def test_segm_needs_masks() -> None:
+    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+
+    gt, res = random_coco(0, n_images=3)
+    g = read_coco_ground_truth(gt)
+    with pytest.raises(DataFormatError, match="segm"):
+        error_analysis(g, read_coco_results(res, g), iou_type="segm")

@@ -34,10 +34,23 @@ def run_tidecv(
     *,
     pos_threshold: float = 0.5,
     background_threshold: float = 0.1,
+    segm: bool = False,
 ) -> dict[str, Any]:
-    """tidecv's ``{"ap", "main", "special", "counts"}`` (percent) for COCO-style inputs."""
+    """tidecv's ``{"ap", "main", "special", "counts"}`` (percent) for COCO-style inputs.
+
+    ``segm``: tidecv's MASK mode, masks from ``segmentation`` as its COCO loader reads them.
+    """
     tidecv = import_tidecv()
+    from tidecv import functions
     from tidecv.data import Data
+
+    sizes = {im["id"]: (im.get("width"), im.get("height")) for im in gt["images"]}
+
+    def mask(ann: dict[str, Any]) -> Any:
+        if not segm:
+            return None
+        w, h = sizes[ann["image_id"]]
+        return functions.toRLE(ann["segmentation"], w, h)
 
     gt_data = Data("gt", max_dets=100)
     for image in gt["images"]:
@@ -46,15 +59,22 @@ def run_tidecv(
         gt_data.add_class(cat["id"], cat.get("name", str(cat["id"])))
     for ann in gt["annotations"]:
         if ann.get("iscrowd", 0):
-            gt_data.add_ignore_region(ann["image_id"], ann["category_id"], ann["bbox"], None)
+            gt_data.add_ignore_region(ann["image_id"], ann["category_id"], ann["bbox"], mask(ann))
         else:
-            gt_data.add_ground_truth(ann["image_id"], ann["category_id"], ann["bbox"], None)
+            gt_data.add_ground_truth(ann["image_id"], ann["category_id"], ann["bbox"], mask(ann))
     pred_data = Data("pred")
     for det in results:
-        pred_data.add_detection(det["image_id"], det["category_id"], det["score"], det["bbox"])
+        pred_data.add_detection(
+            det["image_id"],
+            det["category_id"],
+            det["score"],
+            det.get("bbox"),
+            det.get("segmentation") if segm else None,
+        )
     tide = tidecv.TIDE(pos_threshold=pos_threshold, background_threshold=background_threshold)
+    mode = tidecv.TIDE.MASK if segm else tidecv.TIDE.BOX
     with contextlib.redirect_stdout(io.StringIO()):
-        run = tide.evaluate(gt_data, pred_data, mode=tidecv.TIDE.BOX, name="run")
+        run = tide.evaluate(gt_data, pred_data, mode=mode, name="run")
         errors = tide.get_all_errors()
     counts = {e.short_name: n for e, n in run.count_errors().items()}
     return {

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +28,7 @@ __all__ = [
     "IGNORED",
     "TRUE_POSITIVE",
     "MatchTable",
+    "Similarity",
     "aligned_iou",
     "coco_outcome",
     "image_rank_of",
@@ -127,30 +129,140 @@ def live_groups(values: np.ndarray, offsets: np.ndarray, threshold: float) -> np
     return out
 
 
-def _group_ious(
-    p_boxes: np.ndarray,
-    p_area: np.ndarray,
-    g_boxes: np.ndarray,
-    g_crowd: np.ndarray,
-    p_start: np.ndarray,
-    p_end: np.ndarray,
-    g_start: np.ndarray,
-    g_end: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """IoU matrices [P_i, G_i] of every group, row-major in one flat array, and their offsets."""
-    n_p = p_end - p_start
-    n_g = g_end - g_start
-    sizes = n_p * n_g
-    offsets = np.zeros(len(sizes), dtype=np.int64)
-    np.cumsum(sizes[:-1], out=offsets[1:])
-    total = int(sizes.sum())
-    group = np.repeat(np.arange(len(sizes)), sizes)
-    local = np.arange(total, dtype=np.int64) - offsets[group]
-    width = n_g[group]
-    pred = p_start[group] + local // np.maximum(width, 1)
-    gt = g_start[group] + local % np.maximum(width, 1)
-    values = aligned_iou(p_boxes[pred], p_area[pred], g_boxes[gt], g_crowd[gt])
-    return values, offsets
+def _rle(seg: object, height: float, width: float, where: str) -> dict[str, Any]:
+    """One COCO segmentation (polygons, RLE) as an RLE dict, as pycocotools' ``annToRLE``."""
+    from ioukit import masks
+
+    if isinstance(seg, Mapping) and isinstance(seg.get("counts"), str | bytes):
+        return dict(seg)
+    if isinstance(seg, Mapping) and "size" in seg and (np.isnan(height) or np.isnan(width)):
+        height, width = seg["size"]
+    if seg is None or np.isnan(height) or np.isnan(width):
+        raise DataFormatError(
+            f"{where}: expected a segmentation and its image's height/width for "
+            f"iou_type='segm', got {type(seg).__name__}"
+            + (" without an image size" if seg is not None else "")
+        )
+    try:
+        return masks.from_annotation(
+            dict(seg) if isinstance(seg, Mapping) else seg, int(height), int(width)
+        )
+    except DataFormatError as exc:
+        raise DataFormatError(f"{where}: {exc}") from None
+
+
+class Similarity:
+    """IoU between rows of the predictions and rows of the ground truth: boxes or masks.
+
+    A crowd ground truth's IoU is intersection / prediction area (box) or prediction mask
+    area (segm), as pycocotools. Boxes use the COCO engine's formula (:func:`pair_iou`);
+    masks :func:`ioukit.masks.mask_iou` (pycocotools' ``maskUtils.iou``), one call per image.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[5, 0, 15, 10]], image_index=[0],
+    ...                            category_id=[1], scores=[0.9])
+    >>> Similarity(gt, pred).pairs(np.array([0]), np.array([0])).round(4).tolist()
+    [0.3333]
+    """
+
+    def __init__(self, gt: Dataset, pred: Dataset, iou_type: str = "bbox") -> None:
+        if iou_type not in ("bbox", "segm"):
+            raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+        if iou_type == "segm":
+            for ds, name in ((gt, "gt"), (pred, "results")):
+                if ds.segmentation is None:
+                    raise DataFormatError(
+                        f"{name}: expected masks ('segmentation') for iou_type='segm', got none"
+                    )
+        self.gt = gt
+        self.pred = pred
+        self.iou_type = iou_type
+        self._gt_rles: dict[int, dict[str, Any]] = {}
+        self._pred_rles: dict[int, dict[str, Any]] = {}
+
+    def _rles(self, rows: np.ndarray, which: str) -> list[dict[str, Any]]:
+        ds, cache, where = (
+            (self.gt, self._gt_rles, "annotations")
+            if which == "gt"
+            else (self.pred, self._pred_rles, "results")
+        )
+        segs = ds.segmentation
+        assert segs is not None  # checked in __init__
+        out = []
+        for r in rows.tolist():
+            rle = cache.get(r)
+            if rle is None:
+                i = int(ds.image_index[r])
+                rle = _rle(
+                    segs[r],
+                    float(ds.images.heights[i]),
+                    float(ds.images.widths[i]),
+                    f"{where}[{r}].segmentation",
+                )
+                cache[r] = rle
+            out.append(rle)
+        return out
+
+    def pairs(self, pred_rows: np.ndarray, gt_rows: np.ndarray) -> np.ndarray:
+        """IoU of aligned (prediction row, ground-truth row) pairs, shape (N,)."""
+        crowd = self.gt.crowd[gt_rows]
+        if self.iou_type == "bbox":
+            return aligned_iou(
+                self.pred.boxes[pred_rows],
+                self.pred.area[pred_rows],
+                self.gt.boxes[gt_rows],
+                crowd,
+            )
+        from ioukit.masks import mask_iou
+
+        out = np.zeros(len(pred_rows), dtype=np.float64)
+        image = self.pred.image_index[pred_rows]
+        order = np.argsort(image, kind="stable")
+        starts = np.flatnonzero(np.r_[True, image[order][1:] != image[order][:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+            sel = order[s:e]
+            p_unique, p_inv = np.unique(pred_rows[sel], return_inverse=True)
+            g_unique, g_inv = np.unique(gt_rows[sel], return_inverse=True)
+            matrix = np.asarray(
+                mask_iou(
+                    self._rles(p_unique, "pred"),
+                    self._rles(g_unique, "gt"),
+                    crowd=self.gt.crowd[g_unique],
+                )
+            )
+            out[sel] = matrix[p_inv, g_inv]
+        return out
+
+    def groups(
+        self,
+        pred_rows: np.ndarray,
+        gt_rows: np.ndarray,
+        p_start: np.ndarray,
+        p_end: np.ndarray,
+        g_start: np.ndarray,
+        g_end: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """IoU matrices [P_i, G_i] of groups ``pred_rows[p_start[i]:p_end[i]]`` x
+        ``gt_rows[g_start[i]:g_end[i]]``, row-major in one flat array, and their offsets."""
+        n_p = p_end - p_start
+        n_g = g_end - g_start
+        sizes = n_p * n_g
+        offsets = np.zeros(len(sizes), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=offsets[1:])
+        total = int(sizes.sum())
+        group = np.repeat(np.arange(len(sizes)), sizes)
+        local = np.arange(total, dtype=np.int64) - offsets[group]
+        width = np.maximum(n_g[group], 1)
+        pred = p_start[group] + local // width
+        gt = g_start[group] + local % width
+        return self.pairs(pred_rows[pred], gt_rows[gt]), offsets
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,6 +355,7 @@ def coco_outcome(
     iou_threshold: float = 0.5,
     area_ranges: Mapping[str, Sequence[float]] | None = None,
     max_dets: int = 100,
+    iou_type: str = "bbox",
 ) -> MatchTable:
     """Match ``pred`` to ``gt`` by the COCO rule at one threshold, per area range.
 
@@ -256,6 +369,8 @@ def coco_outcome(
         Default: ``{"all": (0, 1e10)}``; ``"all"`` is always first.
     max_dets : int
         Predictions evaluated per (image, class).
+    iou_type : {"bbox", "segm"}
+        Box IoU, or mask IoU of the ``segmentation`` columns (see :class:`Similarity`).
 
     Returns
     -------
@@ -275,6 +390,7 @@ def coco_outcome(
     ([1, 0], [1, 0], [0, -1])
     """
     _check(gt, pred)
+    similarity = Similarity(gt, pred, iou_type)
     if not 0.0 <= float(iou_threshold) <= 1.0:
         raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     if int(max_dets) < 1:
@@ -320,8 +436,6 @@ def coco_outcome(
     )
     n = len(p_rows)
     p_area = pred.area[p_rows]
-    p_boxes = pred.boxes[p_rows]
-    g_boxes = gt.boxes[g_rows]
     g_crowd = gt.crowd[g_rows]
 
     status = np.full((n, n_a), FALSE_POSITIVE, dtype=np.int8)
@@ -346,9 +460,7 @@ def coco_outcome(
         g_order = np.lexsort((np.arange(len(g_key)), ~g_regular[:, a], g_key))
         ignore_a = np.ascontiguousarray(~g_regular[g_order, a])
         crowd_a = np.ascontiguousarray(g_crowd[g_order])
-        values, offsets = _group_ious(
-            p_boxes, p_area, g_boxes[g_order], crowd_a, p_start, p_end, g_start, g_end
-        )
+        values, offsets = similarity.groups(p_rows, g_rows[g_order], p_start, p_end, g_start, g_end)
         hit = np.full((1, n), -1, dtype=np.int64)
         ignored = np.zeros((1, n), dtype=bool)
         live = live_groups(values, offsets, threshold[0])

@@ -44,8 +44,7 @@ from ioukit.errors import DataFormatError
 from ioukit.metrics._outcome import (
     IGNORED,
     TRUE_POSITIVE,
-    _group_ious,
-    aligned_iou,
+    Similarity,
     coco_outcome,
     live_groups,
 )
@@ -208,7 +207,9 @@ def _load(
     if isinstance(gt, Dataset):
         gt_ds = gt
     elif isinstance(gt, str | os.PathLike | Mapping):
-        gt_ds = read_coco_ground_truth(gt, require_iscrowd=require_iscrowd)
+        gt_ds = read_coco_ground_truth(
+            gt, require_iscrowd=require_iscrowd, keep_segmentation=iou_type == "segm"
+        )
     else:
         raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
     if gt_ds.is_prediction:
@@ -260,8 +261,10 @@ def _classes_of(ds: Dataset, classes: np.ndarray) -> np.ndarray:
     return pos
 
 
-def _default_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -> _Table:
-    t = coco_outcome(gt, pred, iou_threshold=threshold, max_dets=max_dets)
+def _default_table(
+    gt: Dataset, pred: Dataset, threshold: float, max_dets: int, iou_type: str
+) -> _Table:
+    t = coco_outcome(gt, pred, iou_threshold=threshold, max_dets=max_dets, iou_type=iou_type)
     regular = t.gt_regular[:, 0]
     order = np.lexsort((t.gt_rows[regular], t.gt_image[regular]))
     g_row = t.gt_rows[regular][order]
@@ -296,7 +299,9 @@ def _pairs(key_a: np.ndarray, key_b: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return first, second
 
 
-def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -> _Table:
+def _tidecv_table(
+    gt: Dataset, pred: Dataset, threshold: float, max_dets: int, similarity: Similarity
+) -> _Table:
     """tidecv 1.0.1's match (``TIDEExample._run``), through the library's matching kernel."""
     from ioukit._kernels.coco import match_group_coco
 
@@ -330,12 +335,8 @@ def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -
     with_gt = g_end > g_start
     p_start, p_end = p_start[with_gt], p_end[with_gt]
     g_start, g_end = g_start[with_gt], g_end[with_gt]
-    boxes = pred.boxes[rows][by_key]
-    area = pred.area[rows][by_key]
     no_flags = np.zeros(len(g_reg), dtype=bool)
-    values, offsets = _group_ious(
-        boxes, area, gt.boxes[g_reg], no_flags, p_start, p_end, g_start, g_end
-    )
+    values, offsets = similarity.groups(rows[by_key], g_reg, p_start, p_end, g_start, g_end)
     threshold_arr = np.array([min(threshold, 1.0 - 1e-10)])
     hit = np.full((1, n), -1, dtype=np.int64)
     ignored_hit = np.zeros((1, n), dtype=bool)
@@ -371,15 +372,7 @@ def _tidecv_table(gt: Dataset, pred: Dataset, threshold: float, max_dets: int) -
     if len(g_crowd):
         g_crowd = g_crowd[np.argsort(g_key_all[g_crowd], kind="stable")]
         p_i, c_j = _pairs(p_key, g_key_all[g_crowd])
-        inside = (
-            aligned_iou(
-                pred.boxes[rows[p_i]],
-                pred.area[rows[p_i]],
-                gt.boxes[g_crowd[c_j]],
-                np.ones(len(c_j), dtype=bool),
-            )
-            > threshold
-        )
+        inside = similarity.pairs(rows[p_i], g_crowd[c_j]) > threshold
         ignored[p_i[inside]] = True
         ignored &= ~tp
     return _Table(
@@ -413,7 +406,7 @@ def _segment_argmax(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> 
     return out
 
 
-def _features(gt: Dataset, pred: Dataset, t: _Table, need: np.ndarray) -> dict[str, np.ndarray]:
+def _features(t: _Table, need: np.ndarray, similarity: Similarity) -> dict[str, np.ndarray]:
     """Per evaluated prediction: the IoUs TIDE's tests read (regular ground truths only).
 
     All (prediction, regular ground truth of its image) pairs at once, prediction-major, for
@@ -442,10 +435,7 @@ def _features(gt: Dataset, pred: Dataset, t: _Table, need: np.ndarray) -> dict[s
     np.cumsum(size[:-1], out=start[1:])
     pred_of = np.repeat(idx, size)
     gt_of = np.repeat(g0[idx], size) + (np.arange(int(size.sum())) - np.repeat(start, size))
-    rows = t.p_row[pred_of]
-    iou = aligned_iou(
-        pred.boxes[rows], pred.area[rows], gt.boxes[t.g_row[gt_of]], np.zeros(len(rows), bool)
-    )
+    iou = similarity.pairs(t.p_row[pred_of], t.g_row[gt_of])
     same = t.p_cls[pred_of] == t.g_cls[gt_of]
     same_iou = iou * same
     other_iou = iou * ~same
@@ -580,8 +570,9 @@ def error_analysis(
     compat : {None, "tidecv"}
         None: the COCO match (``ap`` = pycocotools' AP at ``iou_threshold``). ``"tidecv"``:
         tidecv 1.0.1's numbers exactly.
-    iou_type : {"bbox"}
-        Box IoU (masks: not yet).
+    iou_type : {"bbox", "segm"}
+        Box IoU, or mask IoU of the ``segmentation`` fields (polygons or RLE; COCO inputs
+        are then read with their masks).
     max_dets : int
         Predictions evaluated per image and class (``compat="tidecv"``: per image).
 
@@ -608,10 +599,9 @@ def error_analysis(
     """
     if compat not in (None, "tidecv"):
         raise ValueError(f"compat: expected None or 'tidecv', got {compat!r}")
-    if iou_type != "bbox":
-        raise ValueError(
-            f"iou_type: expected 'bbox' (masks are not supported yet), got {iou_type!r}"
-        )
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+
     pos = float(iou_threshold)
     bg = float(background_threshold)
     if not 0.0 < pos <= 1.0:
@@ -625,21 +615,28 @@ def error_analysis(
         raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
     gt_ds, pred_ds = _load(gt, results, iou_type)
     tidecv = compat == "tidecv"
+    similarity = Similarity(gt_ds, pred_ds, iou_type)
     table = (
-        _tidecv_table(gt_ds, pred_ds, pos, int(max_dets))
+        _tidecv_table(gt_ds, pred_ds, pos, int(max_dets), similarity)
         if tidecv
-        else _default_table(gt_ds, pred_ds, pos, int(max_dets))
+        else _default_table(gt_ds, pred_ds, pos, int(max_dets), iou_type)
     )
-    return _analyse(gt_ds, pred_ds, table, pos, bg, compat)
+    return _analyse(gt_ds, pred_ds, table, pos, bg, compat, similarity)
 
 
 def _analyse(
-    gt: Dataset, pred: Dataset, t: _Table, pos: float, bg: float, compat: str | None
+    gt: Dataset,
+    pred: Dataset,
+    t: _Table,
+    pos: float,
+    bg: float,
+    compat: str | None,
+    similarity: Similarity,
 ) -> ErrorAnalysis:
     tidecv = compat == "tidecv"
     n = len(t.p_row)
     n_k = len(t.classes)
-    feats = _features(gt, pred, t, ~t.p_tp if tidecv else ~t.p_tp & ~t.p_ignored)
+    feats = _features(t, ~t.p_tp if tidecv else ~t.p_tp & ~t.p_ignored, similarity)
     code, target = _classify(t, feats, pos, bg, tidecv)
 
     # BestGTMatch: per unmatched target, the highest-scoring Cls/Loc error (first on ties)
