@@ -188,3 +188,15 @@ def test_curve_and_bad_tau() -> None:
     g = read_coco_ground_truth(gt)
     with pytest.raises(ValueError, match="tau"):
         lrp(g, read_coco_results(res, g), tau=1.0)
+
+
+def test_segm_result_uses_masks() -> None:
+    from .errors_data import with_masks
+
+    gt, res = with_masks(*random_coco(3, n_images=8))
+    r = ioukit.evaluate(gt, res, iou_type="segm")
+    seg = lrp(r)
+    box = lrp(ioukit.evaluate(gt, [{**d, "bbox": [0, 0, 1, 1]} for d in res]))
+    assert seg.stats != box.stats
+    with pytest.raises(TypeError, match="EvaluationResult"):
+        lrp(3)

@@ -34,6 +34,7 @@ __all__ = [
     "image_rank_of",
     "live_groups",
     "pair_iou",
+    "resolve_pair",
 ]
 
 FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
@@ -338,6 +339,36 @@ def _class_index(ds: Dataset, cat_ids: np.ndarray) -> tuple[np.ndarray, np.ndarr
     pos = np.minimum(np.searchsorted(cat_ids, ds.category_id), len(cat_ids) - 1)
     known = cat_ids[pos] == ds.category_id
     return np.flatnonzero(known), pos[known]
+
+
+def resolve_pair(
+    gt: Any, predictions: Dataset | None, iou_type: str | None
+) -> tuple[Dataset, Dataset, str]:
+    """``(ground truth, predictions, iou_type)`` from an EvaluationResult or two Datasets.
+
+    Examples
+    --------
+    >>> resolve_pair(3, None, None)
+    Traceback (most recent call last):
+    ...
+    TypeError: gt: expected an EvaluationResult, or a Dataset and predictions=Dataset, got int
+    """
+    if predictions is None:
+        ground_truth = getattr(gt, "ground_truth", None)
+        preds = getattr(gt, "predictions", None)
+        if not isinstance(ground_truth, Dataset) or not isinstance(preds, Dataset):
+            raise TypeError(
+                "gt: expected an EvaluationResult, or a Dataset and predictions=Dataset, "
+                f"got {type(gt).__name__}"
+            )
+        params = getattr(gt, "params", {})
+        return ground_truth, preds, iou_type or str(params.get("iou_type") or "bbox")
+    if not isinstance(gt, Dataset) or not isinstance(predictions, Dataset):
+        raise TypeError(
+            "gt, predictions: expected two Datasets, "
+            f"got {type(gt).__name__} and {type(predictions).__name__}"
+        )
+    return gt, predictions, iou_type or "bbox"
 
 
 def image_rank_of(gt: Dataset) -> np.ndarray:

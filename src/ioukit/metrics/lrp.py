@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.metrics._outcome import FALSE_POSITIVE, TRUE_POSITIVE, coco_outcome
+from ioukit.metrics._outcome import FALSE_POSITIVE, TRUE_POSITIVE, coco_outcome, resolve_pair
 
 __all__ = ["LRPResult", "lrp", "lrp_curve"]
 
@@ -146,6 +146,7 @@ def lrp(
     tau: float = 0.5,
     area_ranges: Mapping[str, Sequence[float]] | None = None,
     max_dets: int = 100,
+    iou_type: str | None = None,
 ) -> LRPResult:
     """Optimal LRP and LRP-optimal thresholds per class and area range.
 
@@ -161,20 +162,21 @@ def lrp(
         Default all/small/medium/large.
     max_dets : int
         Predictions per image and class (the reference: ``maxDets[2]`` = 100).
+    iou_type : {"bbox", "segm"}, optional
+        Default: the evaluation result's, else ``"bbox"``.
 
     Returns
     -------
     LRPResult
     """
-    if predictions is None:
-        gt_ds, pred_ds = gt.ground_truth, gt.predictions
-    else:
-        gt_ds, pred_ds = gt, predictions
+    gt_ds, pred_ds, kind = resolve_pair(gt, predictions, iou_type)
     tau = float(tau)
     if not 0.0 <= tau < 1.0:
         raise ValueError(f"tau: expected a number in [0, 1), got {tau!r}")
     ranges = DEFAULT_AREA_RANGES if area_ranges is None else area_ranges
-    t = coco_outcome(gt_ds, pred_ds, iou_threshold=tau, area_ranges=ranges, max_dets=max_dets)
+    t = coco_outcome(
+        gt_ds, pred_ds, iou_threshold=tau, area_ranges=ranges, max_dets=max_dets, iou_type=kind
+    )
     n_k, n_a = len(t.cat_ids), len(t.area_names)
     shape = (n_k, n_a)
     olrp, loc, fp_c, fn_c, thr = (np.full(shape, -1.0) for _ in range(5))

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome
+from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome, resolve_pair
 
 __all__ = ["PerImageTable", "per_image"]
 
@@ -127,6 +127,7 @@ def per_image(
     iou_threshold: float = 0.5,
     score_threshold: float = 0.0,
     max_dets: int = 100,
+    iou_type: str | None = None,
 ) -> PerImageTable:
     """Per-image TP/FP/FN, precision, recall, AP and mean matched IoU.
 
@@ -141,19 +142,18 @@ def per_image(
         Predictions with ``score >= score_threshold`` count (the image AP uses all of them).
     max_dets : int
         Predictions evaluated per image and class.
+    iou_type : {"bbox", "segm"}, optional
+        Default: the evaluation result's, else ``"bbox"``.
 
     Returns
     -------
     PerImageTable
     """
-    if predictions is None:
-        gt_ds, pred_ds = gt.ground_truth, gt.predictions
-    else:
-        gt_ds, pred_ds = gt, predictions
+    gt_ds, pred_ds, kind = resolve_pair(gt, predictions, iou_type)
     s_thr = float(score_threshold)
     if np.isnan(s_thr):
         raise ValueError("score_threshold: expected a number, got nan")
-    t = coco_outcome(gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets)
+    t = coco_outcome(gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets, iou_type=kind)
     n_img = len(gt_ds.images)
     status = t.status[:, 0]
     kept = (t.pred_score >= s_thr) & (status != IGNORED)

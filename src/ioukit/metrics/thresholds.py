@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome
+from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome, resolve_pair
 
 __all__ = ["OptimalThresholds", "best_f1_threshold", "optimal_thresholds"]
 
@@ -122,6 +122,7 @@ def optimal_thresholds(
     iou_threshold: float = 0.5,
     max_dets: int = 100,
     class_names: Sequence[str] | None = None,
+    iou_type: str | None = None,
 ) -> OptimalThresholds:
     """F1-optimal confidence per class and overall (see the module docstring).
 
@@ -136,16 +137,15 @@ def optimal_thresholds(
         Predictions per image and class.
     class_names : sequence of str, optional
         Names in category-id order (default: the ground truth's).
+    iou_type : {"bbox", "segm"}, optional
+        Default: the evaluation result's, else ``"bbox"``.
 
     Returns
     -------
     OptimalThresholds
     """
-    if predictions is None:
-        gt_ds, pred_ds = gt.ground_truth, gt.predictions
-    else:
-        gt_ds, pred_ds = gt, predictions
-    t = coco_outcome(gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets)
+    gt_ds, pred_ds, kind = resolve_pair(gt, predictions, iou_type)
+    t = coco_outcome(gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets, iou_type=kind)
     status = t.status[:, 0]
     counted = status != IGNORED
     tp = status == TRUE_POSITIVE
