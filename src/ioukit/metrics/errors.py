@@ -44,9 +44,9 @@ from ioukit.errors import DataFormatError
 from ioukit.metrics._outcome import (
     IGNORED,
     TRUE_POSITIVE,
-    Similarity,
     coco_outcome,
-    live_groups,
+    image_pairs,
+    subset,
 )
 
 __all__ = [
@@ -242,39 +242,38 @@ def _load(
 class _Table:
     """Evaluated predictions (in insertion order ``pos``) and regular ground truths."""
 
+    pred: Dataset  # the predictions the rows below refer to (tidecv: the capped subset)
     classes: np.ndarray  # (K,) category ids
-    p_row: np.ndarray  # (N,) prediction rows
+    p_row: np.ndarray  # (N,) rows of ``pred``
+    p_orig: np.ndarray  # (N,) rows of the caller's predictions
     p_img: np.ndarray
     p_cls: np.ndarray
     p_score: np.ndarray
     p_tp: np.ndarray  # bool
     p_ignored: np.ndarray  # bool
     p_rank: np.ndarray  # tie order of the baseline AP
-    g_row: np.ndarray  # (R,) regular ground-truth rows, grouped by image
-    g_img: np.ndarray
+    g_row: np.ndarray  # (R,) regular ground-truth rows
     g_cls: np.ndarray
     g_used: np.ndarray  # bool: matched by a true positive
-
-
-def _classes_of(ds: Dataset, classes: np.ndarray) -> np.ndarray:
-    pos = np.minimum(np.searchsorted(classes, ds.category_id), max(len(classes) - 1, 0))
-    return pos
+    g_regular_rows: np.ndarray  # (len(gt),) bool: which ground-truth rows are regular
 
 
 def _default_table(
     gt: Dataset, pred: Dataset, threshold: float, max_dets: int, iou_type: str
 ) -> _Table:
+    """The COCO match (pycocotools' ``evaluateImg``, area "all")."""
     t = coco_outcome(gt, pred, iou_threshold=threshold, max_dets=max_dets, iou_type=iou_type)
     regular = t.gt_regular[:, 0]
-    order = np.lexsort((t.gt_rows[regular], t.gt_image[regular]))
-    g_row = t.gt_rows[regular][order]
+    g_row = t.gt_rows[regular]
     status = t.status[:, 0]
     tp = status == TRUE_POSITIVE
-    used_rows = t.matched_gt[tp, 0]
-    g_used = np.isin(g_row, used_rows)
+    regular_rows = np.zeros(len(gt), dtype=bool)
+    regular_rows[g_row] = True
     return _Table(
+        pred=pred,
         classes=t.cat_ids,
         p_row=t.pred_rows,
+        p_orig=t.pred_rows,
         p_img=t.pred_image,
         p_cls=t.pred_class,
         p_score=t.pred_score,
@@ -282,112 +281,66 @@ def _default_table(
         p_ignored=status == IGNORED,
         p_rank=np.arange(len(t.pred_rows)),
         g_row=g_row,
-        g_img=gt.image_index[g_row],
-        g_cls=t.gt_class[regular][order],
-        g_used=g_used,
+        g_cls=t.gt_class[regular],
+        g_used=np.isin(g_row, t.matched_gt[tp, 0]),
+        g_regular_rows=regular_rows,
     )
 
 
-def _pairs(key_a: np.ndarray, key_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All (i, j) with ``key_a[i] == key_b[j]``; ``key_b`` sorted; i-major."""
-    lo = np.searchsorted(key_b, key_a, side="left")
-    size = np.searchsorted(key_b, key_a, side="right") - lo
-    first = np.repeat(np.arange(len(key_a)), size)
-    start = np.zeros(len(size), dtype=np.int64)
-    np.cumsum(size[:-1], out=start[1:])
-    second = np.repeat(lo, size) + (np.arange(int(size.sum())) - np.repeat(start, size))
-    return first, second
-
-
 def _tidecv_table(
-    gt: Dataset, pred: Dataset, threshold: float, max_dets: int, similarity: Similarity
+    gt: Dataset, pred: Dataset, threshold: float, max_dets: int, iou_type: str
 ) -> _Table:
-    """tidecv 1.0.1's match (``TIDEExample._run``), through the library's matching kernel."""
-    from ioukit._kernels.coco import match_group_coco
+    """tidecv 1.0.1's match (``TIDEExample._run``) through the pipeline's matcher.
+
+    Its first ``max_dets`` predictions per image across classes (descending score, stable),
+    then per (image, class) each prediction takes the free regular ground truth of highest IoU,
+    the first of equal IoUs (``MatchRule(tie="first")``); crowds never match (they are tested
+    after matching, with ``>``, in :func:`_features`).
+    """
+    from ioukit.evaluation import Groups, MatchRule, get_similarity, match
 
     assert pred.scores is not None  # checked by _load
-    classes = np.union1d(np.unique(gt.category_id), np.unique(pred.category_id)).astype(np.int64)
-    n_k = max(len(classes), 1)
-    # predictions: image-table order, descending score (stable), first max_dets per image
+    classes = np.unique(gt.categories.ids).astype(np.int64)
+    # insertion order: image-table order, descending score (stable), first max_dets per image
     rows = np.lexsort((np.arange(len(pred)), -pred.scores, pred.image_index))
     img = pred.image_index[rows]
     first = np.searchsorted(img, img, side="left")
     rows = rows[(np.arange(len(rows)) - first) < max_dets]
-    img = pred.image_index[rows]
-    cls = _classes_of(pred, classes)[rows]
-    score = pred.scores[rows]
+    sub = subset(pred, rows)  # row i of sub is insertion position i
     n = len(rows)
-    g_cls_all = _classes_of(gt, classes)
-    g_key_all = gt.image_index * n_k + g_cls_all
-    # regular ground truths per (image, class), in reverse row order: tidecv's argmax takes
-    # the first of equal IoUs, the COCO rule the last one
-    g_reg = np.flatnonzero(~gt.crowd)
-    g_reg = g_reg[np.lexsort((-g_reg, g_key_all[g_reg]))]
-    reg_key = g_key_all[g_reg]
-    # groups of predictions, score order kept inside each group
-    p_key = img * n_k + cls
-    by_key = np.argsort(p_key, kind="stable")
-    key_sorted = p_key[by_key]
-    groups, p_start = np.unique(key_sorted, return_index=True)
-    p_end = np.append(p_start[1:], n)[: len(p_start)]
-    g_start = np.searchsorted(reg_key, groups, side="left")
-    g_end = np.searchsorted(reg_key, groups, side="right")
-    with_gt = g_end > g_start
-    p_start, p_end = p_start[with_gt], p_end[with_gt]
-    g_start, g_end = g_start[with_gt], g_end[with_gt]
-    no_flags = np.zeros(len(g_reg), dtype=bool)
-    values, offsets = similarity.groups(rows[by_key], g_reg, p_start, p_end, g_start, g_end)
-    threshold_arr = np.array([min(threshold, 1.0 - 1e-10)])
-    hit = np.full((1, n), -1, dtype=np.int64)
-    ignored_hit = np.zeros((1, n), dtype=bool)
-    live = live_groups(values, offsets, float(threshold_arr[0]))
-    for p0, p1, q0, q1, o in zip(
-        p_start[live].tolist(),
-        p_end[live].tolist(),
-        g_start[live].tolist(),
-        g_end[live].tolist(),
-        offsets[live].tolist(),
-        strict=True,
-    ):
-        match_group_coco(
-            values[o : o + (p1 - p0) * (q1 - q0)].reshape(p1 - p0, q1 - q0),
-            no_flags[q0:q1],
-            no_flags[q0:q1],
-            threshold_arr,
-            hit[:, p0:p1],
-            ignored_hit[:, p0:p1],
-            np.empty((1, q1 - q0), dtype=np.int64),
-        )
+    groups = Groups.build(gt, sub, max_det=max(max_dets, 1))
+    matrices = get_similarity(iou_type).matrices(gt, sub, groups)
+    o = match(
+        gt,
+        sub,
+        groups,
+        matrices,
+        thresholds=np.array([threshold]),
+        rule=MatchRule(tie="first", crowd=True, clamp=None),
+        area_ranges=(("all", -np.inf, np.inf),),
+        gt_ignore=gt.crowd,
+        gt_never_matches=gt.crowd,
+    )
     tp = np.zeros(n, dtype=bool)
-    found = np.flatnonzero(hit[0] >= 0)
-    tp[by_key[found]] = True
-    group = np.searchsorted(p_start, found, side="right") - 1
-    # the regular ground truths in image order (row order inside an image)
-    reg_rows = np.flatnonzero(~gt.crowd)
-    reg_rows = reg_rows[np.lexsort((reg_rows, gt.image_index[reg_rows]))]
-    used = np.isin(reg_rows, g_reg[g_start[group] + hit[0, found]])
-    # crowd regions of the prediction's class ignore an unmatched prediction: crowd IoU > t
-    ignored = np.zeros(n, dtype=bool)
-    g_crowd = np.flatnonzero(gt.crowd)
-    if len(g_crowd):
-        g_crowd = g_crowd[np.argsort(g_key_all[g_crowd], kind="stable")]
-        p_i, c_j = _pairs(p_key, g_key_all[g_crowd])
-        inside = similarity.pairs(rows[p_i], g_crowd[c_j]) > threshold
-        ignored[p_i[inside]] = True
-        ignored &= ~tp
+    hit = o.status[:, 0, 0] == TRUE_POSITIVE
+    tp[o.pred_row[hit]] = True
+    regular_rows = ~gt.crowd
+    g_row = np.flatnonzero(regular_rows)
     return _Table(
+        pred=sub,
         classes=classes,
-        p_row=rows,
-        p_img=img,
-        p_cls=cls,
-        p_score=score,
+        p_row=np.arange(n),
+        p_orig=rows,
+        p_img=sub.image_index,
+        p_cls=np.searchsorted(classes, sub.category_id),
+        p_score=sub.scores if sub.scores is not None else np.zeros(n),
         p_tp=tp,
-        p_ignored=ignored,
+        p_ignored=np.zeros(n, dtype=bool),  # set by _features (crowd regions)
         p_rank=np.arange(n),
-        g_row=reg_rows,
-        g_img=gt.image_index[reg_rows],
-        g_cls=g_cls_all[reg_rows],
-        g_used=used,
+        g_row=g_row,
+        g_cls=np.searchsorted(classes, gt.category_id[g_row]),
+        g_used=np.isin(g_row, o.matched_gt[hit, 0]),
+        g_regular_rows=regular_rows,
     )
 
 
@@ -396,21 +349,31 @@ def _tidecv_table(
 # ------------------------------------------------------------------------------------------------
 
 
-def _segment_argmax(values: np.ndarray, start: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """First position of the maximum of every non-empty segment ``values[start:start+size]``."""
+def _segment_best(
+    values: np.ndarray, tie: np.ndarray, start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment (consecutive, starting at ``start``): the maximum, and the entry holding it
+    with the smallest ``tie`` (position of that entry)."""
     best = np.maximum.reduceat(values, start)
+    size = np.diff(np.append(start, len(values)))
     seg = np.repeat(np.arange(len(start)), size)
-    local = np.arange(len(values)) - np.repeat(start, size)
-    cand = np.where(values == best[seg], local, np.iinfo(np.int64).max)
-    out: np.ndarray = np.minimum.reduceat(cand, start)
-    return out
+    big = np.iinfo(np.int64).max
+    key = np.where(values == best[seg], tie, big)
+    low = np.minimum.reduceat(key, start)
+    pos = np.flatnonzero(key == low[seg])
+    first = np.searchsorted(seg[pos], np.arange(len(start)))
+    return best, pos[first]
 
 
-def _features(t: _Table, need: np.ndarray, similarity: Similarity) -> dict[str, np.ndarray]:
-    """Per evaluated prediction: the IoUs TIDE's tests read (regular ground truths only).
+def _features(
+    gt: Dataset, t: _Table, need: np.ndarray, iou_type: str, threshold: float, tidecv: bool
+) -> dict[str, np.ndarray]:
+    """Per evaluated prediction: the IoUs TIDE's tests read, from the pipeline's similarity.
 
-    All (prediction, regular ground truth of its image) pairs at once, prediction-major, for
-    the predictions in ``need`` (the others keep zeros; ``has_gt`` is set for all).
+    Regular ground truths of the prediction's image, all classes; ties in IoU go to the first
+    ground truth in file order (NumPy ``argmax`` over tidecv's per-image list). tidecv: an
+    unmatched prediction inside a crowd region of its class (crowd IoU > threshold) is
+    ignored, here.
     """
     n = len(t.p_row)
     out = {
@@ -422,32 +385,41 @@ def _features(t: _Table, need: np.ndarray, similarity: Similarity) -> dict[str, 
         "used_max": np.zeros(n),
         "any_max": np.zeros(n),
     }
-    g0 = np.searchsorted(t.g_img, t.p_img, side="left")
-    g1 = np.searchsorted(t.g_img, t.p_img, side="right")
-    size = g1 - g0
-    has = size > 0
-    out["has_gt"] = has
-    idx = np.flatnonzero(has & need)
-    if len(idx) == 0:
+    regular_per_image = np.bincount(
+        gt.image_index[t.g_row], minlength=len(gt.images)
+    )  # regular ground truths per image
+    out["has_gt"] = regular_per_image[t.p_img] > 0
+    position = np.full(len(t.pred), -1, dtype=np.int64)
+    position[t.p_row] = np.arange(n)
+    p_rows, g_rows, values = image_pairs(gt, t.pred, iou_type)
+    p_pos = position[p_rows]
+    if tidecv:
+        crowd = (p_pos >= 0) & gt.crowd[g_rows]
+        crowd &= t.pred.category_id[p_rows] == gt.category_id[g_rows]
+        inside = crowd & (values > threshold)
+        t.p_ignored[p_pos[inside]] = True
+        t.p_ignored &= ~t.p_tp
+    keep = (p_pos >= 0) & t.g_regular_rows[g_rows]
+    keep[keep] = need[p_pos[keep]]
+    p_pos, g_rows, values = p_pos[keep], g_rows[keep], values[keep]
+    if len(p_pos) == 0:
         return out
-    size = size[idx]
-    start = np.zeros(len(idx), dtype=np.int64)
-    np.cumsum(size[:-1], out=start[1:])
-    pred_of = np.repeat(idx, size)
-    gt_of = np.repeat(g0[idx], size) + (np.arange(int(size.sum())) - np.repeat(start, size))
-    iou = similarity.pairs(t.p_row[pred_of], t.g_row[gt_of])
-    same = t.p_cls[pred_of] == t.g_cls[gt_of]
-    same_iou = iou * same
-    other_iou = iou * ~same
-    used_iou = same_iou * t.g_used[gt_of]
-    arg = _segment_argmax(same_iou, start, size)
-    out["same_arg"][idx] = g0[idx] + arg
-    out["same_max"][idx] = same_iou[start + arg]
-    arg = _segment_argmax(other_iou, start, size)
-    out["other_arg"][idx] = g0[idx] + arg
-    out["other_max"][idx] = other_iou[start + arg]
-    out["used_max"][idx] = np.maximum.reduceat(used_iou, start)
-    out["any_max"][idx] = np.maximum.reduceat(iou, start)
+    start = np.flatnonzero(np.r_[True, p_pos[1:] != p_pos[:-1]])
+    idx = p_pos[start]
+    reg_index = np.full(len(gt), -1, dtype=np.int64)
+    reg_index[t.g_row] = np.arange(len(t.g_row))
+    g_index = reg_index[g_rows]  # position among the regular ground truths
+    same = t.p_cls[p_pos] == t.g_cls[g_index]
+    same_iou = values * same
+    other_iou = values * ~same
+    best, at = _segment_best(same_iou, g_rows, start)
+    out["same_max"][idx] = best
+    out["same_arg"][idx] = g_index[at]
+    best, at = _segment_best(other_iou, g_rows, start)
+    out["other_max"][idx] = best
+    out["other_arg"][idx] = g_index[at]
+    out["used_max"][idx] = np.maximum.reduceat(same_iou * t.g_used[g_index], start)
+    out["any_max"][idx] = np.maximum.reduceat(values, start)
     return out
 
 
@@ -614,14 +586,19 @@ def error_analysis(
     if int(max_dets) < 1:
         raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
     gt_ds, pred_ds = _load(gt, results, iou_type)
+    if iou_type == "segm":
+        for ds, name in ((gt_ds, "gt"), (pred_ds, "results")):
+            if ds.segmentation is None:
+                raise DataFormatError(
+                    f"{name}: expected masks ('segmentation') for iou_type='segm', got none"
+                )
     tidecv = compat == "tidecv"
-    similarity = Similarity(gt_ds, pred_ds, iou_type)
     table = (
-        _tidecv_table(gt_ds, pred_ds, pos, int(max_dets), similarity)
+        _tidecv_table(gt_ds, pred_ds, pos, int(max_dets), iou_type)
         if tidecv
         else _default_table(gt_ds, pred_ds, pos, int(max_dets), iou_type)
     )
-    return _analyse(gt_ds, pred_ds, table, pos, bg, compat, similarity)
+    return _analyse(gt_ds, pred_ds, table, pos, bg, compat, iou_type)
 
 
 def _analyse(
@@ -631,12 +608,13 @@ def _analyse(
     pos: float,
     bg: float,
     compat: str | None,
-    similarity: Similarity,
+    iou_type: str,
 ) -> ErrorAnalysis:
     tidecv = compat == "tidecv"
     n = len(t.p_row)
     n_k = len(t.classes)
-    feats = _features(t, ~t.p_tp if tidecv else ~t.p_tp & ~t.p_ignored, similarity)
+    need = ~t.p_tp if tidecv else ~t.p_tp & ~t.p_ignored
+    feats = _features(gt, t, need, iou_type, pos, tidecv)
     code, target = _classify(t, feats, pos, bg, tidecv)
 
     # BestGTMatch: per unmatched target, the highest-scoring Cls/Loc error (first on ties)
@@ -647,7 +625,7 @@ def _analyse(
     cand = np.flatnonzero(fixer)
     best = np.zeros(n, dtype=bool)
     if len(cand):
-        order = cand[np.lexsort((cand, -t.p_score[cand], target[cand]))]
+        order = cand[np.lexsort((t.p_orig[cand], -t.p_score[cand], target[cand]))]
         head = np.r_[True, target[order][1:] != target[order][:-1]]
         best[order[head]] = True
     missed = ~t.g_used & ~usable
@@ -754,7 +732,7 @@ def _analyse(
         rows.append(row)
 
     prediction_error = np.full(len(pred), NOT_EVALUATED, dtype=np.int8)
-    prediction_error[t.p_row] = np.where((code == CORRECT) & t.p_ignored, np.int8(6), code).astype(
+    prediction_error[t.p_orig] = np.where((code == CORRECT) & t.p_ignored, np.int8(6), code).astype(
         np.int8
     )
     missed_rows = np.zeros(len(gt), dtype=bool)
