@@ -123,3 +123,33 @@ def test_empty_predictions() -> None:
     t = _table(gt, [])
     assert t.columns["tp"].sum() == 0 and np.all(t.columns["fn"] == t.columns["num_gt"])
     assert all(math.isnan(v) or v == 0 for v in t.columns["ap"].tolist())
+
+
+def test_reads_the_evaluations_outcome_without_matching_again(monkeypatch: Any) -> None:
+    import ioukit.evaluation as evaluation
+
+    gt, res = random_coco(9)
+    result = ioukit.evaluate(gt, res)
+    expected = _table(gt, res)
+    calls = []
+    original = evaluation.match
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "match", counting)
+    t = per_image(result)
+    from ioukit.metrics.thresholds import optimal_thresholds
+
+    optimal_thresholds(result)
+    assert calls == []
+    for name in ("tp", "fp", "fn", "num_pred"):
+        np.testing.assert_array_equal(t.columns[name], expected.columns[name])
+    np.testing.assert_array_equal(t.columns["ap"], expected.columns["ap"])
+    # a threshold the evaluation does not hold: matched again, same answer as from datasets
+    t2 = per_image(result, iou_threshold=0.3)
+    assert calls
+    np.testing.assert_array_equal(
+        t2.columns["tp"], _table(gt, res, iou_threshold=0.3).columns["tp"]
+    )

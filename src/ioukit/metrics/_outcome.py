@@ -194,8 +194,10 @@ def _check(gt: Dataset, pred: Dataset) -> None:
 
 def resolve_pair(
     gt: Any, predictions: Dataset | None, iou_type: str | None
-) -> tuple[Dataset, Dataset, str]:
-    """``(ground truth, predictions, iou_type)`` from an EvaluationResult or two Datasets.
+) -> tuple[Dataset, Dataset, str, Any]:
+    """``(ground truth, predictions, iou_type, reusable outcome)`` from an EvaluationResult
+    or two Datasets; the outcome is the result's COCO :class:`MatchOutcome` when the
+    evaluation used COCO's default rules (else None: the caller matches again).
 
     Examples
     --------
@@ -212,14 +214,29 @@ def resolve_pair(
                 "gt: expected an EvaluationResult, or a Dataset and predictions=Dataset, "
                 f"got {type(gt).__name__}"
             )
-        params = getattr(gt, "params", {})
-        return ground_truth, preds, iou_type or str(params.get("iou_type") or "bbox")
+        params = dict(getattr(gt, "params", {}) or {})
+        kind = iou_type or str(params.get("iou_type") or "bbox")
+        reusable = (
+            getattr(gt, "protocol", None) == "coco"
+            and params.get("compat") is None
+            and params.get("use_cats", True)
+            and kind == params.get("iou_type", "bbox")
+            and list(params.get("area_ranges", {}).get("all", [])) == [0.0, 1e10]
+        )
+        outcome = getattr(gt, "outcome", None)
+        dets = params.get("max_dets") or [0]
+        return (
+            ground_truth,
+            preds,
+            kind,
+            (outcome, int(max(dets))) if reusable and outcome else None,
+        )
     if not isinstance(gt, Dataset) or not isinstance(predictions, Dataset):
         raise TypeError(
             "gt, predictions: expected two Datasets, "
             f"got {type(gt).__name__} and {type(predictions).__name__}"
         )
-    return gt, predictions, iou_type or "bbox"
+    return gt, predictions, iou_type or "bbox", None
 
 
 def image_rank_of(gt: Dataset) -> np.ndarray:
@@ -239,6 +256,7 @@ def coco_outcome(
     max_dets: int = 100,
     iou_type: str = "bbox",
     rule: Any = None,
+    reuse: Any = None,
 ) -> MatchTable:
     """Match ``pred`` to ``gt`` by the COCO rule at one threshold, per area range.
 
@@ -256,6 +274,10 @@ def coco_outcome(
         The pipeline's similarity: box IoU, or mask IoU of the ``segmentation`` columns.
     rule : MatchRule, optional
         Default: COCO's (``>=``, last of equal IoUs, crowds absorb, ``1 - 1e-10`` clamp).
+    reuse : (MatchOutcome, int), optional
+        An evaluation's outcome (COCO rule, area range "all" first) and its ``max_dets``: read
+        instead of matching again when it holds ``iou_threshold``, only "all" is asked for and
+        its ``max_dets`` is at least ``max_dets``.
 
     Returns
     -------
@@ -296,6 +318,15 @@ def coco_outcome(
     lo = np.array([float(ranges[n][0]) for n in names])
     hi = np.array([float(ranges[n][1]) for n in names])
 
+    if reuse is not None and rule is None and names == ("all",):
+        outcome, evaluated = reuse
+        table = (
+            _from_outcome(gt, pred, outcome, float(iou_threshold), int(max_dets), lo, hi)
+            if evaluated >= int(max_dets)
+            else None
+        )
+        if table is not None:
+            return table
     groups = Groups.build(gt, pred, max_det=int(max_dets))
     matrices = get_similarity(iou_type).matrices(gt, pred, groups)
     outcomes = [
@@ -334,4 +365,47 @@ def coco_outcome(
         gt_class=groups.gt_class,
         gt_regular=g_regular,
         image_rank=groups.image_rank,
+    )
+
+
+def _from_outcome(
+    gt: Dataset,
+    pred: Dataset,
+    outcome: Any,
+    threshold: float,
+    max_dets: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> MatchTable | None:
+    """The table of an evaluation's outcome (no new match), or None when it cannot serve."""
+    t_index = np.flatnonzero(np.asarray(outcome.thresholds) == threshold)
+    if len(t_index) == 0 or not outcome.area_names or outcome.area_names[0] != "all":
+        return None
+    t = int(t_index[0])
+    ranks = np.asarray(outcome.rank)
+    keep = ranks < max_dets
+    cat_ids = np.asarray(outcome.category_ids, dtype=np.int64)
+    known = np.isin(gt.category_id, cat_ids)
+    g_rows = np.flatnonzero(known)
+    g_cls = np.searchsorted(cat_ids, gt.category_id[g_rows])
+    g_ignore = gt.crowd[g_rows] | gt.ignore[g_rows] | gt.difficult[g_rows]
+    g_area = gt.area[g_rows]
+    g_regular = ~g_ignore[:, None] & (g_area[:, None] >= lo) & (g_area[:, None] <= hi)
+    rows = np.asarray(outcome.pred_row)[keep]
+    return MatchTable(
+        iou_threshold=threshold,
+        area_names=("all",),
+        cat_ids=cat_ids,
+        pred_rows=rows,
+        pred_image=pred.image_index[rows],
+        pred_class=np.asarray(outcome.class_row)[keep],
+        pred_score=np.asarray(outcome.score)[keep],
+        status=np.asarray(outcome.status)[keep, 0, t][:, None],
+        matched_gt=np.asarray(outcome.matched_gt)[keep, t][:, None],
+        match_iou=np.nan_to_num(np.asarray(outcome.iou)[keep, t], nan=0.0)[:, None],
+        gt_rows=g_rows,
+        gt_image=gt.image_index[g_rows],
+        gt_class=g_cls,
+        gt_regular=g_regular,
+        image_rank=image_rank_of(gt),
     )

@@ -655,11 +655,12 @@ def _analyse(
         base: np.ndarray,
         score: np.ndarray | None = None,
     ) -> tuple[np.ndarray, tuple[float, np.ndarray]]:
+        sel = keep & touched[cls]  # the other classes' columns come from ``base``
         columns = _class_columns(
-            cls[keep],
-            (t.p_score if score is None else score)[keep],
-            tp[keep],
-            rank[keep],
+            cls[sel],
+            (t.p_score if score is None else score)[sel],
+            tp[sel],
+            rank[sel],
             npos_v,
             touched,
             base,

@@ -169,13 +169,19 @@ def lrp(
     -------
     LRPResult
     """
-    gt_ds, pred_ds, kind = resolve_pair(gt, predictions, iou_type)
+    gt_ds, pred_ds, kind, outcome = resolve_pair(gt, predictions, iou_type)
     tau = float(tau)
     if not 0.0 <= tau < 1.0:
         raise ValueError(f"tau: expected a number in [0, 1), got {tau!r}")
     ranges = DEFAULT_AREA_RANGES if area_ranges is None else area_ranges
     t = coco_outcome(
-        gt_ds, pred_ds, iou_threshold=tau, area_ranges=ranges, max_dets=max_dets, iou_type=kind
+        gt_ds,
+        pred_ds,
+        iou_threshold=tau,
+        area_ranges=ranges,
+        max_dets=max_dets,
+        iou_type=kind,
+        reuse=outcome,
     )
     n_k, n_a = len(t.cat_ids), len(t.area_names)
     shape = (n_k, n_a)

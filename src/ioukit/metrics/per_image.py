@@ -149,11 +149,13 @@ def per_image(
     -------
     PerImageTable
     """
-    gt_ds, pred_ds, kind = resolve_pair(gt, predictions, iou_type)
+    gt_ds, pred_ds, kind, outcome = resolve_pair(gt, predictions, iou_type)
     s_thr = float(score_threshold)
     if np.isnan(s_thr):
         raise ValueError("score_threshold: expected a number, got nan")
-    t = coco_outcome(gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets, iou_type=kind)
+    t = coco_outcome(
+        gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets, iou_type=kind, reuse=outcome
+    )
     n_img = len(gt_ds.images)
     status = t.status[:, 0]
     kept = (t.pred_score >= s_thr) & (status != IGNORED)

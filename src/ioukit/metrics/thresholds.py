@@ -144,8 +144,10 @@ def optimal_thresholds(
     -------
     OptimalThresholds
     """
-    gt_ds, pred_ds, kind = resolve_pair(gt, predictions, iou_type)
-    t = coco_outcome(gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets, iou_type=kind)
+    gt_ds, pred_ds, kind, outcome = resolve_pair(gt, predictions, iou_type)
+    t = coco_outcome(
+        gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets, iou_type=kind, reuse=outcome
+    )
     status = t.status[:, 0]
     counted = status != IGNORED
     tp = status == TRUE_POSITIVE
