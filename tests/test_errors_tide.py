@@ -257,3 +257,16 @@ def test_segm_needs_masks() -> None:
     g = read_coco_ground_truth(gt)
     with pytest.raises(DataFormatError, match="segm"):
         error_analysis(g, read_coco_results(res, g), iou_type="segm")
+
+
+def test_from_evaluation_result_reads_its_match(monkeypatch: Any) -> None:
+    import ioukit.evaluation as evaluation
+
+    gt, res = random_coco(4)
+    result = ioukit.evaluate(gt, res)
+    expected = error_analysis(gt, res)
+    monkeypatch.setattr(evaluation, "match", None)  # any new match would fail
+    r = error_analysis(result)
+    assert r.ap == expected.ap and r.main == expected.main and r.special == expected.special
+    assert r.counts == expected.counts
+    np.testing.assert_array_equal(r.prediction_error, expected.prediction_error)

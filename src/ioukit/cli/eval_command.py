@@ -240,13 +240,13 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "errors", False):
         from ioukit.metrics.errors import error_analysis
 
-        analysis = error_analysis(gt, pred)
+        analysis = error_analysis(result)  # reads the evaluation's own match
         print()
         print(analysis.summary())
     if getattr(args, "per_image", None):
         from ioukit.metrics.per_image import per_image
 
-        per_image_table = per_image(gt, pred)
+        per_image_table = per_image(result)
         print()
         print("worst images (AP at IoU 0.5):")
         for row in per_image_table.worst(5):

@@ -46,6 +46,7 @@ from ioukit.metrics._outcome import (
     TRUE_POSITIVE,
     coco_outcome,
     image_pairs,
+    resolve_pair,
     subset,
 )
 
@@ -259,10 +260,12 @@ class _Table:
 
 
 def _default_table(
-    gt: Dataset, pred: Dataset, threshold: float, max_dets: int, iou_type: str
+    gt: Dataset, pred: Dataset, threshold: float, max_dets: int, iou_type: str, reuse: Any
 ) -> _Table:
-    """The COCO match (pycocotools' ``evaluateImg``, area "all")."""
-    t = coco_outcome(gt, pred, iou_threshold=threshold, max_dets=max_dets, iou_type=iou_type)
+    """The COCO match (pycocotools' ``evaluateImg``, area "all"), an evaluation's if given."""
+    t = coco_outcome(
+        gt, pred, iou_threshold=threshold, max_dets=max_dets, iou_type=iou_type, reuse=reuse
+    )
     regular = t.gt_regular[:, 0]
     g_row = t.gt_rows[regular]
     status = t.status[:, 0]
@@ -517,22 +520,23 @@ def _mean_ap(columns: np.ndarray, valid: np.ndarray, tidecv: bool) -> tuple[floa
 
 
 def error_analysis(
-    gt: Dataset | Mapping[str, Any] | str | os.PathLike[str],
-    results: Dataset | Sequence[Mapping[str, Any]] | str | os.PathLike[str],
+    gt: Any,
+    results: Dataset | Sequence[Mapping[str, Any]] | str | os.PathLike[str] | None = None,
     /,
     *,
     iou_threshold: float = 0.5,
     background_threshold: float = 0.1,
     compat: str | None = None,
-    iou_type: str = "bbox",
+    iou_type: str | None = None,
     max_dets: int = 100,
 ) -> ErrorAnalysis:
     """TIDE error analysis of ``results`` against ``gt`` (see the module docstring).
 
     Parameters
     ----------
-    gt : Dataset, dict or path
-        COCO ground truth.
+    gt : Dataset, dict, path or EvaluationResult
+        COCO ground truth, or an evaluation result (then ``results`` is omitted and the
+        evaluation's own match is read, not redone, when it holds ``iou_threshold``).
     results : Dataset, list of dict or path
         COCO detection results for ``gt``'s images.
     iou_threshold : float
@@ -542,9 +546,9 @@ def error_analysis(
     compat : {None, "tidecv"}
         None: the COCO match (``ap`` = pycocotools' AP at ``iou_threshold``). ``"tidecv"``:
         tidecv 1.0.1's numbers exactly.
-    iou_type : {"bbox", "segm"}
-        Box IoU, or mask IoU of the ``segmentation`` fields (polygons or RLE; COCO inputs
-        are then read with their masks).
+    iou_type : {"bbox", "segm"}, optional
+        Default: the evaluation result's, else ``"bbox"``. Box IoU, or mask IoU of the
+        ``segmentation`` fields (polygons or RLE; COCO inputs are then read with their masks).
     max_dets : int
         Predictions evaluated per image and class (``compat="tidecv"``: per image).
 
@@ -571,7 +575,7 @@ def error_analysis(
     """
     if compat not in (None, "tidecv"):
         raise ValueError(f"compat: expected None or 'tidecv', got {compat!r}")
-    if iou_type not in ("bbox", "segm"):
+    if iou_type not in (None, "bbox", "segm"):
         raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
 
     pos = float(iou_threshold)
@@ -585,7 +589,12 @@ def error_analysis(
         )
     if int(max_dets) < 1:
         raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
-    gt_ds, pred_ds = _load(gt, results, iou_type)
+    reuse = None
+    if results is None:
+        gt_ds, pred_ds, iou_type, reuse = resolve_pair(gt, None, iou_type)
+    else:
+        iou_type = iou_type or "bbox"
+        gt_ds, pred_ds = _load(gt, results, iou_type)
     if iou_type == "segm":
         for ds, name in ((gt_ds, "gt"), (pred_ds, "results")):
             if ds.segmentation is None:
@@ -596,7 +605,7 @@ def error_analysis(
     table = (
         _tidecv_table(gt_ds, pred_ds, pos, int(max_dets), iou_type)
         if tidecv
-        else _default_table(gt_ds, pred_ds, pos, int(max_dets), iou_type)
+        else _default_table(gt_ds, pred_ds, pos, int(max_dets), iou_type, reuse)
     )
     return _analyse(gt_ds, pred_ds, table, pos, bg, compat, iou_type)
 
