@@ -23,7 +23,9 @@ from ioukit.metrics.lrp import lrp, lrp_curve
 from .errors_data import random_coco
 
 
-def reference_lrp(gt: dict[str, Any], res: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+def reference_lrp(
+    gt: dict[str, Any], res: list[dict[str, Any]], iou_type: str = "bbox"
+) -> dict[str, np.ndarray]:
     """olrp, olrp_loc, olrp_fp, olrp_fn, lrp_opt_thr [K, A] at maxDets 100, tau 0.5."""
     pytest.importorskip("pycocotools")
     from pycocotools.coco import COCO
@@ -33,7 +35,7 @@ def reference_lrp(gt: dict[str, Any], res: list[dict[str, Any]]) -> dict[str, np
         coco = COCO()
         coco.dataset = copy.deepcopy(gt)
         coco.createIndex()
-        e = COCOeval(coco, coco.loadRes(copy.deepcopy(res)), "bbox")
+        e = COCOeval(coco, coco.loadRes(copy.deepcopy(res)), iou_type)
         e.evaluate()
     p = e.params
     k_n, a_n, i_n = len(p.catIds), len(p.areaRng), len(p.imgIds)
@@ -200,3 +202,15 @@ def test_segm_result_uses_masks() -> None:
     assert seg.stats != box.stats
     with pytest.raises(TypeError, match="EvaluationResult"):
         lrp(3)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_segm_equals_reference_twin(seed: int) -> None:
+    from .errors_data import with_masks
+
+    gt, res = with_masks(*random_coco(seed, n_images=10))
+    ref = reference_lrp(gt, res, "segm")
+    ours = lrp(ioukit.evaluate(gt, res, iou_type="segm"))
+    np.testing.assert_array_equal(ours.olrp, ref["olrp"])
+    np.testing.assert_array_equal(ours.olrp_loc, ref["loc"])
+    np.testing.assert_array_equal(ours.threshold, ref["thr"])

@@ -113,6 +113,7 @@ def test_internal_consistency(seed: int, compat: str | None) -> None:
     for name in MAIN_ERRORS:
         assert sum(row[f"n_{name}"] for row in r.per_class) == r.counts[name]
     assert set(r.to_dict()["main"]) == set(MAIN_ERRORS)
+    assert json.loads(json.dumps(r.to_dict(), allow_nan=False))["ap"] == r.ap
     assert "Main errors" in r.summary()
 
 

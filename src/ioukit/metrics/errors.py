@@ -141,17 +141,22 @@ class ErrorAnalysis:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready ``{"ap", "main", "special", "counts", "per_class", ...}``."""
-        return {
-            "ap": self.ap,
-            "main": dict(self.main),
-            "special": dict(self.special),
-            "counts": dict(self.counts),
-            "per_class": [dict(row) for row in self.per_class],
-            "iou_threshold": self.iou_threshold,
-            "background_threshold": self.background_threshold,
-            "compat": self.compat,
-        }
+        """JSON-ready ``{"ap", "main", "special", "counts", "per_class", ...}`` (NaN -> None)."""
+        from ioukit.report import to_jsonable
+
+        out: dict[str, Any] = to_jsonable(
+            {
+                "ap": self.ap,
+                "main": dict(self.main),
+                "special": dict(self.special),
+                "counts": dict(self.counts),
+                "per_class": [dict(row) for row in self.per_class],
+                "iou_threshold": self.iou_threshold,
+                "background_threshold": self.background_threshold,
+                "compat": self.compat,
+            }
+        )
+        return out
 
     def plot(self, path: str | os.PathLike[str] | None = None) -> Any:
         """TIDE's summary figure: a pie of the main errors and bars of main and special dAP.
