@@ -466,9 +466,8 @@ def _classify(
 
 def _class_columns(
     cls: np.ndarray,
-    score: np.ndarray,
+    key: np.ndarray,
     tp: np.ndarray,
-    rank: np.ndarray,
     npos: np.ndarray,
     todo: np.ndarray,
     columns: np.ndarray,
@@ -476,13 +475,17 @@ def _class_columns(
 ) -> np.ndarray:
     """The 101 interpolated precisions of every class in ``todo``, written into ``columns``.
 
-    ``columns`` (101, K) is a copy of a run whose other classes are unchanged. COCO: the
+    ``columns`` (101, K) is a copy of a run whose other classes are unchanged; ``key``
+    (int64) sorts the points into accumulation order (class, descending score, ties). COCO: the
     pycocotools accumulation (``precision[:, k]``, -1 for a class without ground truth);
     tidecv: ``APDataObject.get_ap``'s bars (0 for a class without ground truth).
     """
     out = columns.copy()
-    order = np.lexsort((rank, -score, cls))
-    cls_s, tp_s = cls[order], tp[order]
+    # ``key`` orders the points: class, descending score, tie rank (one int64)
+    if len(key) > 1 and not bool(np.all(key[1:] >= key[:-1])):
+        order = np.argsort(key, kind="stable")
+        cls, tp = cls[order], tp[order]
+    cls_s, tp_s = cls, tp
     bounds = np.searchsorted(cls_s, np.arange(len(npos) + 1))
     grid = _RECALL_TIDE if tidecv else _RECALL_COCO
     for k in np.flatnonzero(todo).tolist():
@@ -659,6 +662,12 @@ def _analyse(
     every = np.ones(n_k, dtype=bool)
     empty = np.zeros((len(_RECALL_TIDE), n_k))
 
+    # dense rank of the descending score: equal scores share a level (one int64 sort key)
+    by_score = np.argsort(-t.p_score, kind="stable")
+    dense = np.empty(n, dtype=np.int64)
+    dense[by_score] = np.cumsum(np.r_[False, np.diff(t.p_score[by_score]) != 0])
+    n_levels = max(int(dense.max()) + 1 if n else 1, 2)
+
     def run(
         keep: np.ndarray,
         cls: np.ndarray,
@@ -669,12 +678,14 @@ def _analyse(
         base: np.ndarray,
         score: np.ndarray | None = None,
     ) -> tuple[np.ndarray, tuple[float, np.ndarray]]:
+        # score: optional replacement levels (0 = highest) for every prediction
         sel = keep & touched[cls]  # the other classes' columns come from ``base``
+        level = dense if score is None else score
+        key = (cls[sel] * n_levels + level[sel]) * (2 * n + 1) + rank[sel]
         columns = _class_columns(
             cls[sel],
-            (t.p_score if score is None else score)[sel],
+            key,
             tp[sel],
-            rank[sel],
             npos_v,
             touched,
             base,
@@ -713,7 +724,7 @@ def _analyse(
     miss_k = np.bincount(t.g_cls[missed], minlength=n_k)[:n_k]
     variants["Miss"] = run(in_ap, t.p_cls, t.p_tp, npos - miss_k, fix_rank, miss_k > 0, fix_cols)[1]
     variants["FalsePos"] = run(
-        in_ap, t.p_cls, t.p_tp, npos, fix_rank, every, empty, np.where(t.p_tp, 1.0, 0.0)
+        in_ap, t.p_cls, t.p_tp, npos, fix_rank, every, empty, np.where(t.p_tp, 0, 1)
     )[1]
     fn_k = np.bincount(t.g_cls[false_neg], minlength=n_k)[:n_k]
     variants["FalseNeg"] = run(in_ap, t.p_cls, t.p_tp, npos - fn_k, fix_rank, fn_k > 0, fix_cols)[1]
@@ -726,6 +737,11 @@ def _analyse(
     # per class
     names = dict(zip(gt.categories.ids.tolist(), gt.categories.names, strict=True))
     num_pred = np.bincount(t.p_cls, minlength=n_k)[:n_k]
+    per_class_counts = {
+        name: np.bincount(t.p_cls[code == _CODE_OF[name]], minlength=n_k)
+        for name in MAIN_ERRORS[:-1]
+    }
+    per_class_counts["Miss"] = np.bincount(t.g_cls[missed], minlength=n_k)
     rows: list[dict[str, Any]] = []
     for k in range(n_k):
         cid = int(t.classes[k])
@@ -741,9 +757,8 @@ def _analyse(
             if name in MAIN_ERRORS and not np.isnan(delta):
                 delta = max(delta, 0.0)
             row[f"dAP_{name}"] = delta
-        for name in MAIN_ERRORS[:-1]:
-            row[f"n_{name}"] = int(np.count_nonzero((code == _CODE_OF[name]) & (t.p_cls == k)))
-        row["n_Miss"] = int(np.count_nonzero(missed & (t.g_cls == k)))
+        for name in MAIN_ERRORS:
+            row[f"n_{name}"] = int(per_class_counts[name][k])
         rows.append(row)
 
     prediction_error = np.full(len(pred), NOT_EVALUATED, dtype=np.int8)
