@@ -271,3 +271,23 @@ def test_from_evaluation_result_reads_its_match(monkeypatch: Any) -> None:
     assert r.ap == expected.ap and r.main == expected.main and r.special == expected.special
     assert r.counts == expected.counts
     np.testing.assert_array_equal(r.prediction_error, expected.prediction_error)
+
+
+def test_image_pairs_chunks_are_whole_predictions() -> None:
+    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+    from ioukit.metrics._outcome import image_pairs
+
+    gt, res = random_coco(2, crowded=True)
+    g = read_coco_ground_truth(gt)
+    p = read_coco_results(res, g)
+    whole = [np.concatenate(parts) for parts in zip(*image_pairs(g, p), strict=True)]
+    chunks = list(image_pairs(g, p, chunk=7))
+    assert len(chunks) > 5
+    joined = [np.concatenate(parts) for parts in zip(*chunks, strict=True)]
+    for a, b in zip(whole, joined, strict=True):
+        np.testing.assert_array_equal(a, b)
+    seen: set[int] = set()
+    for rows, _, _ in chunks:
+        here = set(rows.tolist())
+        assert not here & seen  # a prediction's pairs never straddle two chunks
+        seen |= here

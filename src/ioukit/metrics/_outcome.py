@@ -14,7 +14,7 @@ classes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,18 +83,19 @@ def subset(ds: Dataset, rows: np.ndarray) -> Dataset:
 
 
 def image_pairs(
-    gt: Dataset, pred: Dataset, iou_type: str = "bbox"
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    gt: Dataset, pred: Dataset, iou_type: str = "bbox", *, chunk: int = 1 << 20
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Similarity of every (prediction, ground truth) pair of the same image, all classes.
 
     The pipeline's similarity stage on class-agnostic groups (one group per image, every
     prediction kept); crowd columns hold the crowd form (intersection / prediction area).
+    Yielded in chunks of whole images of about ``chunk`` pairs (bounded memory).
 
-    Returns
-    -------
+    Yields
+    ------
     pred_rows, gt_rows, values : ndarray, shape (M,)
-        Prediction-major: the pairs of one prediction are consecutive, ground truths in
-        the image's group order (class, then file order).
+        Prediction-major: the pairs of one prediction are consecutive (and in one chunk),
+        ground truths in the image's group order (class, then file order).
 
     Examples
     --------
@@ -105,9 +106,8 @@ def image_pairs(
     ...                          category_id=[2])
     >>> pred = Dataset.from_arrays(images, cats, boxes=[[5, 0, 15, 10]], image_index=[0],
     ...                            category_id=[1], scores=[0.9])
-    >>> p, g, v = image_pairs(gt, pred)
-    >>> p.tolist(), g.tolist(), v.round(4).tolist()
-    ([0], [0], [0.3333])
+    >>> [(p.tolist(), g.tolist(), v.round(4).tolist()) for p, g, v in image_pairs(gt, pred)]
+    [([0], [0], [0.3333])]
     """
     from ioukit.evaluation import Groups, get_similarity
 
@@ -116,14 +116,27 @@ def image_pairs(
     n_p = groups.kept_count
     n_g = groups.gt_count
     sizes = np.where(n_g > 0, n_p * n_g, 0)
-    total = int(sizes.sum())
-    group = np.repeat(np.arange(len(sizes)), sizes)
-    local = np.arange(total, dtype=np.int64) - matrices.offsets[group]
-    width = np.maximum(n_g[group], 1)
-    p_pos = groups.pred_start[group] + local // width
-    g_pos = groups.gt_start[group] + local % width
-    values = matrices.values[matrices.offsets[group] + local] if total else np.zeros(0)
-    return groups.pred_rows[p_pos], groups.gt_rows[g_pos], values
+    ends = np.cumsum(sizes)
+    first = 0
+    while first < len(sizes):
+        # whole groups up to about ``chunk`` pairs (at least one group)
+        last = max(
+            int(np.searchsorted(ends, ends[first] - sizes[first] + chunk, "right")), first + 1
+        )
+        last = min(last, len(sizes))
+        ids = np.arange(first, last)
+        first = last
+        size = sizes[ids]
+        total = int(size.sum())
+        if total == 0:
+            continue
+        group = np.repeat(ids, size)
+        local = np.arange(total, dtype=np.int64) - (np.cumsum(size) - size)[group - ids[0]]
+        width = n_g[group]
+        p_pos = groups.pred_start[group] + local // width
+        g_pos = groups.gt_start[group] + local % width
+        values = matrices.values[matrices.offsets[group] + local]
+        yield groups.pred_rows[p_pos], groups.gt_rows[g_pos], values
 
 
 @dataclass(frozen=True, eq=False)

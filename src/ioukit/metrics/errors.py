@@ -399,35 +399,35 @@ def _features(
     out["has_gt"] = regular_per_image[t.p_img] > 0
     position = np.full(len(t.pred), -1, dtype=np.int64)
     position[t.p_row] = np.arange(n)
-    p_rows, g_rows, values = image_pairs(gt, t.pred, iou_type)
-    p_pos = position[p_rows]
-    if tidecv:
-        crowd = (p_pos >= 0) & gt.crowd[g_rows]
-        crowd &= t.pred.category_id[p_rows] == gt.category_id[g_rows]
-        inside = crowd & (values > threshold)
-        t.p_ignored[p_pos[inside]] = True
-        t.p_ignored &= ~t.p_tp
-    keep = (p_pos >= 0) & t.g_regular_rows[g_rows]
-    keep[keep] = need[p_pos[keep]]
-    p_pos, g_rows, values = p_pos[keep], g_rows[keep], values[keep]
-    if len(p_pos) == 0:
-        return out
-    start = np.flatnonzero(np.r_[True, p_pos[1:] != p_pos[:-1]])
-    idx = p_pos[start]
     reg_index = np.full(len(gt), -1, dtype=np.int64)
     reg_index[t.g_row] = np.arange(len(t.g_row))
-    g_index = reg_index[g_rows]  # position among the regular ground truths
-    same = t.p_cls[p_pos] == t.g_cls[g_index]
-    same_iou = values * same
-    other_iou = values * ~same
-    best, at = _segment_best(same_iou, g_rows, start)
-    out["same_max"][idx] = best
-    out["same_arg"][idx] = g_index[at]
-    best, at = _segment_best(other_iou, g_rows, start)
-    out["other_max"][idx] = best
-    out["other_arg"][idx] = g_index[at]
-    out["used_max"][idx] = np.maximum.reduceat(same_iou * t.g_used[g_index], start)
-    out["any_max"][idx] = np.maximum.reduceat(values, start)
+    for p_rows, g_rows, values in image_pairs(gt, t.pred, iou_type):
+        p_pos = position[p_rows]
+        if tidecv:
+            crowd = (p_pos >= 0) & gt.crowd[g_rows]
+            crowd &= t.pred.category_id[p_rows] == gt.category_id[g_rows]
+            inside = crowd & (values > threshold)
+            t.p_ignored[p_pos[inside]] = True
+        keep = (p_pos >= 0) & t.g_regular_rows[g_rows]
+        keep[keep] = need[p_pos[keep]]
+        if not keep.any():
+            continue
+        p_pos, g_rows, values = p_pos[keep], g_rows[keep], values[keep]
+        start = np.flatnonzero(np.r_[True, p_pos[1:] != p_pos[:-1]])
+        idx = p_pos[start]
+        g_index = reg_index[g_rows]  # position among the regular ground truths
+        same = t.p_cls[p_pos] == t.g_cls[g_index]
+        same_iou = values * same
+        other_iou = values * ~same
+        best, at = _segment_best(same_iou, g_rows, start)
+        out["same_max"][idx] = best
+        out["same_arg"][idx] = g_index[at]
+        best, at = _segment_best(other_iou, g_rows, start)
+        out["other_max"][idx] = best
+        out["other_arg"][idx] = g_index[at]
+        out["used_max"][idx] = np.maximum.reduceat(same_iou * t.g_used[g_index], start)
+        out["any_max"][idx] = np.maximum.reduceat(values, start)
+    t.p_ignored &= ~t.p_tp
     return out
 
 
