@@ -187,7 +187,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--errors",
         action="store_true",
-        help="TIDE error analysis at IoU 0.5 (COCO bbox); with --plots also tide.png",
+        help="TIDE error analysis at IoU 0.5 (protocol coco); with --plots also tide.png",
     )
     parser.add_argument(
         "--per-image", metavar="OUT", help="write per-image TP/FP/FN, AP, mean IoU (CSV)"
@@ -207,11 +207,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_folder(args.json, "--json")
     check_output_folder(args.csv, "--csv")
     check_output_folder(getattr(args, "per_image", None), "--per-image")
-    if getattr(args, "errors", False) and (args.protocol != "coco" or args.iou_type != "bbox"):
-        raise ValueError(
-            "--errors: expected --protocol coco and --iou-type bbox, "
-            f"got --protocol {args.protocol} --iou-type {args.iou_type}"
-        )
+    if getattr(args, "errors", False) and args.protocol != "coco":
+        raise ValueError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     if args.plots is not None and Path(args.plots).exists() and not Path(args.plots).is_dir():
         raise NotADirectoryError(f"--plots {args.plots}: expected a folder, got a file")
     if args.plots is not None:
