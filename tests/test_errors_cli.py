@@ -30,13 +30,18 @@ def test_errors_and_per_image(
     out = tmp_path / "per_image.csv"
     plots = tmp_path / "plots"
     args = ["eval", "--gt", str(gt), "--pred", str(pred), "--quiet", "--errors"]
-    assert main([*args, "--per-image", str(out), "--plots", str(plots)]) == 0
+    report = tmp_path / "report.json"
+    extra = ["--per-image", str(out), "--plots", str(plots), "--json", str(report)]
+    assert main([*args, *extra]) == 0
     text = capsys.readouterr().out
     assert "Main errors" in text and "Special errors" in text and "worst images" in text
     with out.open() as handle:
         rows = list(csv.reader(handle))
     assert tuple(rows[0]) == COLUMNS and len(rows) == 21
     assert (plots / "tide.png").stat().st_size > 1000
+    document = json.loads(report.read_text())
+    assert set(document["errors"]["main"]) == {"Cls", "Loc", "Both", "Dupe", "Bkg", "Miss"}
+    assert len(document["worst_images"]) == 10
 
 
 def test_errors_needs_coco_bbox(

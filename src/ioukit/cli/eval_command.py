@@ -252,7 +252,12 @@ def run(args: argparse.Namespace) -> int:
                 f"FN {row['fn']}"
             )
     if args.json:
-        write_json(args.json, result.to_dict())
+        document = result.to_dict()
+        if analysis is not None:
+            document["errors"] = analysis.to_dict()
+        if per_image_table is not None:
+            document["worst_images"] = per_image_table.worst(10)
+        write_json(args.json, document)
     if args.csv:
         write_csv(args.csv, result.per_class)
     if per_image_table is not None:
