@@ -291,3 +291,26 @@ def test_image_pairs_chunks_are_whole_predictions() -> None:
         here = set(rows.tolist())
         assert not here & seen  # a prediction's pairs never straddle two chunks
         seen |= here
+
+
+def test_unknown_category_in_a_dataset() -> None:
+    from ioukit.dataset import CategoryTable, Dataset, ImageTable
+
+    images = ImageTable.from_lists([1], ["a"])
+    gt = Dataset.from_arrays(
+        images,
+        CategoryTable.from_lists([1], ["a"]),
+        boxes=[[0, 0, 1, 1]],
+        image_index=[0],
+        category_id=[1],
+    )
+    pred = Dataset.from_arrays(
+        images,
+        CategoryTable.from_lists([1, 2], ["a", "b"]),
+        boxes=[[0, 0, 1, 1]],
+        image_index=[0],
+        category_id=[2],
+        scores=[0.5],
+    )
+    with pytest.raises(DataFormatError, match=r"results\[0\].category_id"):
+        error_analysis(gt, pred)

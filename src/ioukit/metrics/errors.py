@@ -236,6 +236,13 @@ def _load(
             "results: expected the ground truth's image table "
             f"({len(gt_ds.images)} images), got {len(pred_ds.images)} images"
         )
+    unknown = ~np.isin(pred_ds.category_id, gt_ds.categories.ids)
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        raise DataFormatError(
+            f"results[{i}].category_id: expected a category of the ground truth, "
+            f"got {int(pred_ds.category_id[i])}"
+        )
     return gt_ds, pred_ds
 
 
