@@ -126,19 +126,19 @@ def test_empty_predictions() -> None:
 
 
 def test_reads_the_evaluations_outcome_without_matching_again(monkeypatch: Any) -> None:
-    import ioukit.evaluation as evaluation
+    from ioukit.metrics import _outcome
 
     gt, res = random_coco(9)
     result = ioukit.evaluate(gt, res)
     expected = _table(gt, res)
     calls = []
-    original = evaluation.match
+    original = _outcome.run_matcher
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(evaluation, "match", counting)
+    monkeypatch.setattr(_outcome, "run_matcher", counting)
     t = per_image(result)
     from ioukit.metrics.thresholds import optimal_thresholds
 

@@ -32,6 +32,7 @@ __all__ = [
     "image_pairs",
     "image_rank_of",
     "resolve_pair",
+    "run_matcher",
     "subset",
 ]
 
@@ -80,6 +81,17 @@ def subset(ds: Dataset, rows: np.ndarray) -> Dataset:
     if ds.segmentation is not None:
         changes["segmentation"] = tuple(ds.segmentation[i] for i in rows.tolist())
     return replace(ds, **changes)
+
+
+def run_matcher(*args: Any, **kwargs: Any) -> Any:
+    """The pipeline's one matcher, :func:`ioukit.evaluation.match_groups` (``match`` in its
+    first version); same arguments, returns its ``MatchOutcome``."""
+    from ioukit import evaluation
+
+    matcher = getattr(evaluation, "match_groups", None)
+    if matcher is None:
+        matcher = evaluation.match
+    return matcher(*args, **kwargs)
 
 
 def image_pairs(
@@ -310,7 +322,7 @@ def coco_outcome(
     ([1, 0], [1, 0], [0, -1])
     """
     _check(gt, pred)
-    from ioukit.evaluation import Groups, MatchRule, get_similarity, match
+    from ioukit.evaluation import Groups, MatchRule, get_similarity
 
     if not 0.0 <= float(iou_threshold) <= 1.0:
         raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
@@ -343,7 +355,7 @@ def coco_outcome(
     groups = Groups.build(gt, pred, max_det=int(max_dets))
     matrices = get_similarity(iou_type).matrices(gt, pred, groups)
     outcomes = [
-        match(
+        run_matcher(
             gt,
             pred,
             groups,

@@ -47,6 +47,7 @@ from ioukit.metrics._outcome import (
     coco_outcome,
     image_pairs,
     resolve_pair,
+    run_matcher,
     subset,
 )
 
@@ -312,7 +313,7 @@ def _tidecv_table(
     the first of equal IoUs (``MatchRule(tie="first")``); crowds never match (they are tested
     after matching, with ``>``, in :func:`_features`).
     """
-    from ioukit.evaluation import Groups, MatchRule, get_similarity, match
+    from ioukit.evaluation import Groups, MatchRule, get_similarity
 
     assert pred.scores is not None  # checked by _load
     classes = np.unique(gt.categories.ids).astype(np.int64)
@@ -325,7 +326,7 @@ def _tidecv_table(
     n = len(rows)
     groups = Groups.build(gt, sub, max_det=max(max_dets, 1))
     matrices = get_similarity(iou_type).matrices(gt, sub, groups)
-    o = match(
+    o = run_matcher(
         gt,
         sub,
         groups,
