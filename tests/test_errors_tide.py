@@ -115,6 +115,9 @@ def test_internal_consistency(seed: int, compat: str | None) -> None:
     assert set(r.to_dict()["main"]) == set(MAIN_ERRORS)
     assert json.loads(json.dumps(r.to_dict(), allow_nan=False))["ap"] == r.ap
     assert "Main errors" in r.summary()
+    table = r.per_class_table().splitlines()
+    assert table[0].split()[:3] == ["class", "AP", "Cls"]
+    assert len(table) == 1 + sum(1 for row in r.per_class if not np.isnan(row["AP"]))
 
 
 # ------------------------------------------------------------------ hand-made identities

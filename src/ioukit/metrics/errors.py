@@ -141,6 +141,38 @@ class ErrorAnalysis:
         )
         return "\n".join(lines)
 
+    def per_class_table(self) -> str:
+        """One line per class: AP and each dAP in percent, then the error counts."""
+        names = (*MAIN_ERRORS, *SPECIAL_ERRORS)
+        header = ["class", "AP", *names, *(f"n_{n}" for n in MAIN_ERRORS)]
+        body = []
+        for row in self.per_class:
+            if np.isnan(row["AP"]):
+                continue  # a class that does not count (no ground truth)
+            body.append(
+                [
+                    str(row["name"])[:20],
+                    f"{row['AP'] * 100:.2f}",
+                    *(f"{row[f'dAP_{n}'] * 100:.2f}" for n in names),
+                    *(str(row[f"n_{n}"]) for n in MAIN_ERRORS),
+                ]
+            )
+        widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(header)]
+        lines = [
+            "  ".join(
+                h.rjust(w) if i else h.ljust(w)
+                for i, (h, w) in enumerate(zip(header, widths, strict=True))
+            )
+        ]
+        lines += [
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+            for r in body
+        ]
+        return "\n".join(lines)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready ``{"ap", "main", "special", "counts", "per_class", ...}`` (NaN -> None)."""
         from ioukit.report import to_jsonable
