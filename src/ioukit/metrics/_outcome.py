@@ -84,14 +84,11 @@ def subset(ds: Dataset, rows: np.ndarray) -> Dataset:
 
 
 def run_matcher(*args: Any, **kwargs: Any) -> Any:
-    """The pipeline's one matcher, :func:`ioukit.evaluation.match_groups` (``match`` in its
-    first version); same arguments, returns its ``MatchOutcome``."""
-    from ioukit import evaluation
+    """The pipeline's one matcher, :func:`ioukit.evaluation.match.match_groups`; same
+    arguments, returns its ``MatchOutcome``."""
+    from ioukit.evaluation.match import match_groups
 
-    matcher = getattr(evaluation, "match_groups", None)
-    if matcher is None:
-        matcher = evaluation.match
-    return matcher(*args, **kwargs)
+    return match_groups(*args, **kwargs)
 
 
 def image_pairs(
