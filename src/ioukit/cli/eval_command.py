@@ -11,6 +11,8 @@ from typing import Any
 __all__ = [
     "add_reading_arguments",
     "check_output_folder",
+    "input_paths",
+    "prediction_format",
     "progress_enabled",
     "read_ground_truth_arg",
     "read_predictions_arg",
@@ -92,12 +94,34 @@ def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = N
     return read_predictions(
         args.pred,
         gt,
-        format=args.pred_format,
+        format=prediction_format(args),
         classes=args.classes,
         box_format=args.txt_box_format,
         one_based=args.voc_one_based,
         unknowns=unknowns,
     )
+
+
+def prediction_format(args: argparse.Namespace) -> Any:
+    """``--pred-format``, resolved when auto-detection cannot tell YOLO from relative txt.
+
+    Normalized 6-value lines are YOLO (``class cx cy w h conf``) or relative plain txt
+    (``class conf cx cy w h``): the ground truth's format decides; otherwise YOLO, with a note.
+    """
+    from ioukit.io import ambiguous_txt, detect_format
+
+    if args.pred_format != "auto" or not Path(args.pred).is_dir() or not ambiguous_txt(args.pred):
+        return args.pred_format
+    gt_format = args.gt_format if args.gt_format != "auto" else detect_format(args.gt)
+    if gt_format in {"yolo", "txt"}:
+        return gt_format
+    if not getattr(args, "quiet", False):
+        print(
+            f"note: --pred {args.pred} read as YOLO (class cx cy w h conf); pass --pred-format "
+            "txt if its lines are plain txt (class conf cx cy w h)",
+            file=sys.stderr,
+        )
+    return "yolo"
 
 
 def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -128,6 +152,12 @@ def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
 def progress_enabled(args: argparse.Namespace) -> bool:
     """Bars only on a terminal and without ``--quiet``."""
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """Every file or folder the reading options name (outputs may not land on them)."""
+    names = ("gt", "pred", "classes", "images")
+    return [str(getattr(args, n)) for n in names if getattr(args, n, None) is not None]
 
 
 def check_output_folder(path: str | None, option: str) -> None:
@@ -184,22 +214,39 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="leave out predictions for images/classes the ground truth lacks (default: error)",
     )
+    parser.add_argument(
+        "--all-plots",
+        action="store_true",
+        help="with --plots: a PR figure for every class (default: the worst and most frequent)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing --json/--csv files and write into a non-empty --plots folder",
+    )
+    parser.add_argument(
+        "--no-fail",
+        action="store_true",
+        help="exit 0 even when a diagnostic is an error (default: exit 1 after the report)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit eval``."""
+    from ioukit.cli._outputs import OutputPlan
+    from ioukit.cli._report import error_findings, fail_status, say
     from ioukit.diagnostics import diagnose
     from ioukit.engine import evaluate
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
-    from ioukit.report import format_findings, write_csv, write_json
+    from ioukit.report import csv_bytes, format_findings, json_text, per_class_table
 
-    check_output_folder(args.json, "--json")
-    check_output_folder(args.csv, "--csv")
-    if args.plots is not None and Path(args.plots).exists() and not Path(args.plots).is_dir():
-        raise NotADirectoryError(f"--plots {args.plots}: expected a folder, got a file")
+    plan = OutputPlan(inputs=input_paths(args), force=args.force)
+    plan.add_file("--json", args.json)
+    plan.add_file("--csv", args.csv)
+    plan.add_folder("--plots", args.plots)
     if args.plots is not None:
         from ioukit.plots import _figure
 
@@ -211,25 +258,27 @@ def run(args: argparse.Namespace) -> int:
         else:
             gt = read_ground_truth_arg(args)
             pred = read_predictions_arg(args, gt, unknowns=unknowns)
+    findings: tuple[Any, ...] = ()
     if not args.quiet:
         note = sizes_note(gt)
         if note:
             print(note, file=sys.stderr)
-        findings = format_findings(diagnose(gt, pred, unknowns=unknowns))
+        findings = tuple(diagnose(gt, pred, unknowns=unknowns))
         if findings:
-            print(findings, file=sys.stderr)
+            print(format_findings(findings), file=sys.stderr)
     result = evaluate(gt, pred, protocol=args.protocol, iou_type=args.iou_type)
-    print(result.summary())
-    print()
-    print(result.per_class_table())
-    if args.json:
-        write_json(args.json, result.to_dict())
-    if args.csv:
-        write_csv(args.csv, result.per_class)
-    if args.plots:
-        from ioukit.plots import write_plots
+    with plan:
+        if args.json:
+            plan.write_text("--json", json_text(result.to_dict()))
+        if args.csv:
+            plan.write_bytes("--csv", csv_bytes(result.per_class))
+        if args.plots:
+            from ioukit.plots import write_plots
 
-        files = write_plots(result, args.plots)
-        if not args.quiet:
-            print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
-    return 0
+            files = write_plots(result, plan.stage_folder("--plots"), all_classes=args.all_plots)
+    say(result.summary())
+    say("")
+    say(per_class_table(result.per_class))
+    if args.plots and not args.quiet:
+        print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
+    return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")

@@ -30,7 +30,7 @@ import numpy as np
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError
 
-__all__ = ["read_coco_ground_truth", "read_coco_results"]
+__all__ = ["read_coco_ground_truth", "read_coco_results", "scanner_may_accept_invalid"]
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
 
@@ -56,11 +56,17 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_MAX_JSON_BYTES = 1 << 33
+"""Largest COCO JSON read (8 GiB); larger files are refused before reading."""
+
+
 def _read(label: str) -> bytes:
+    from ioukit.io._text import read_bytes
+
     try:
-        return Path(label).read_bytes()
+        return read_bytes(label, limit=_MAX_JSON_BYTES)
     except OSError as exc:
-        raise DataFormatError(f"{label}: cannot read the file ({exc.strerror})") from exc
+        raise DataFormatError(f"{label}: cannot read the file ({exc.strerror or exc})") from None
 
 
 def _parse(data: bytes, label: str) -> Any:
@@ -141,6 +147,11 @@ def _record_error(
         elif kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise DataFormatError(f"{where}.{key}: expected an integer, got {_describe(value)}")
+            if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+                raise DataFormatError(
+                    f"{where}.{key}: expected an integer in the 64-bit range, got "
+                    f"{_describe(value)}"
+                )
         elif not _is_number(value):
             raise DataFormatError(f"{where}.{key}: expected a number, got {_describe(value)}")
     raise DataFormatError(f"{label}: {section}[*].{key}: could not be read as {kind}")
@@ -270,6 +281,41 @@ def _list_section(data: Mapping[str, Any], key: str, label: str, required: bool)
     return value
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
+def _annotation_ids(anns: list[Any], label: str) -> np.ndarray:
+    """``id`` of every annotation (1..N where missing): integers in the int64 range."""
+    values = [a.get("id", i + 1) for i, a in enumerate(anns)]
+    if _only_types(values, (int,)) and all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in values):
+        return np.asarray(values, dtype=np.int64).reshape(len(values))
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DataFormatError(
+                f"{label}: annotations[{i}].id: expected an integer, got {_describe(value)}"
+            )
+        if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+            raise DataFormatError(
+                f"{label}: annotations[{i}].id: expected an integer in the 64-bit range, got "
+                f"{_describe(value)}"
+            )
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+_MAX_IMAGE_SIDE = float(1 << 31)
+
+
+def _image_side(value: object, label: str, i: int, key: str) -> float:
+    if value is None:
+        return math.nan
+    if not _is_number(value) or not 0 < float(value) <= _MAX_IMAGE_SIDE:  # type: ignore[arg-type]
+        raise DataFormatError(
+            f"{label}: images[{i}].{key}: expected a positive number of pixels (at most 2**31), "
+            f"got {_describe(value)}"
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
 def _image_table(images: list[Any], label: str) -> ImageTable:
     ids = _int_column(images, label, "images", "id")
     stems: list[str] = []
@@ -278,11 +324,8 @@ def _image_table(images: list[Any], label: str) -> ImageTable:
     for i, im in enumerate(images):
         name = im.get("file_name")
         stems.append(Path(str(name)).stem if name is not None else str(ids[i]))
-        w, h = im.get("width"), im.get("height")
-        if _is_number(w):
-            widths[i] = w
-        if _is_number(h):
-            heights[i] = h
+        widths[i] = _image_side(im.get("width"), label, i, "width")
+        heights[i] = _image_side(im.get("height"), label, i, "height")
     if len(np.unique(ids)) != len(ids):
         values, counts = np.unique(ids, return_counts=True)
         dup = int(values[counts > 1][0])
@@ -353,7 +396,7 @@ def read_coco_ground_truth(
         )
     images = _image_table(_list_section(data, "images", label, True), label)
     categories = _category_table(_list_section(data, "categories", label, False), label)
-    anns = _list_section(data, "annotations", label, False)
+    anns = _list_section(data, "annotations", label, True)
     n = len(anns)
     xywh = _bbox_column(anns, label, "annotations")
     image_ids = _int_column(anns, label, "annotations", "image_id")
@@ -375,11 +418,7 @@ def read_coco_ground_truth(
                 )
     crowd = _float_column(anns, label, "annotations", "iscrowd", default=0) != 0
     ignore = _float_column(anns, label, "annotations", "ignore", default=0) != 0
-    ann_ids = (
-        np.fromiter((a.get("id", i + 1) for i, a in enumerate(anns)), dtype=np.int64, count=n)
-        if n
-        else np.zeros(0, dtype=np.int64)
-    )
+    ann_ids = _annotation_ids(anns, label)
     segmentation = tuple(a.get("segmentation") for a in anns) if keep_segmentation else None
     return Dataset(
         images=images,
@@ -421,9 +460,58 @@ def _check_result_columns(
     return rows
 
 
+# Byte patterns that are never valid JSON outside a string (and rarely inside one). The fast
+# scanner skips values it does not need without validating them and reads numbers leniently,
+# so a file holding any of these goes to the strict parser, which gives the same answer as for
+# the same records passed as Python objects. A match inside a string only costs speed.
+_NOT_JSON = re.compile(
+    rb"""
+      [:,\[\{]\s*+(?:
+          -?0\d                       # leading zero: 001
+        | -?\.                        # no integer digits: .9
+        | -(?!\d)                     # a lone minus, -Infinity
+        | \+                          # a plus sign
+        | (?!["\d\-\[\{\]\}]|true\b|false\b|null\b)  # NaN, bare words, 'single quotes'
+      )
+    | -?\d+\.(?!\d)                  # no fraction digits: 1.
+    | \d[eE][+-]?+(?!\d)               # empty exponent: 1e
+    | (?:[\d"\]\}]|true|false|null)\s+[\d"\[\{\-tfn]  # two values without a separator
+    | [\[\{,:]\s*[,:]                 # empty element: [1,,2]
+    | ,\s*[\]\}]                      # trailing comma
+    | \{\s*\] | \[\s*\}                # mismatched brackets
+    | [\x00-\x08\x0b\x0c\x0e-\x1f]      # control characters (raw, inside strings too)
+    | \\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))  # invalid escapes
+    """,
+    re.VERBOSE,
+)
+_HIGH_BYTE = re.compile(rb"[\x80-\xff]")
+
+
+def scanner_may_accept_invalid(data: bytes) -> bool:
+    """Whether ``data`` might be invalid JSON that the lenient fast scanner would accept.
+
+    ``True`` sends the file to the strict parser. The check is byte patterns (C-speed regular
+    expressions) plus UTF-8 validation when there are non-ASCII bytes.
+
+    >>> scanner_may_accept_invalid(b'[{"image_id": 001}]'), scanner_may_accept_invalid(b"[1]")
+    (True, False)
+    """
+    if _NOT_JSON.search(data) is not None:
+        return True
+    if _HIGH_BYTE.search(data) is not None:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+    return False
+
+
 def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
-    """Columns of a results file by the numba scanner; None when it cannot handle the file."""
+    """Columns of a results file by the fast scanner; None when it cannot handle the file."""
     from ioukit._kernels.coco_json import OK, scan_results
+
+    if scanner_may_accept_invalid(data):
+        return None
 
     buf = np.frombuffer(data, dtype=np.uint8)
     capacity = int(np.count_nonzero(buf == ord("{")))

@@ -52,7 +52,11 @@ def _txt_files(folder: Path, what: str) -> list[Path]:
     if not folder.is_dir():
         raise DataFormatError(f"{what} {folder}: expected a folder of .txt files, got a file")
     return sorted(
-        (p for p in folder.iterdir() if p.suffix == ".txt" and p.name != "classes.txt"),
+        (
+            p
+            for p in folder.iterdir()
+            if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
+        ),
         key=lambda p: p.stem,
     )
 

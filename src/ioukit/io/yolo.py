@@ -40,11 +40,12 @@ from ioukit.io._build import (
     Unknowns,
     find_class_file,
     ground_truth_categories,
+    index_lookup,
     load_class_names,
-    prediction_category_lookup,
     resolve_image_sizes,
     stem_rows,
 )
+from ioukit.io._names import check_writable
 from ioukit.io._progress import track
 from ioukit.io._text import (
     atomic_directory,
@@ -65,7 +66,11 @@ def _label_files(folder: Path, what: str) -> list[Path]:
     if not folder.is_dir():
         raise DataFormatError(f"{what} {folder}: expected a folder of YOLO .txt files, got a file")
     files = sorted(
-        (p for p in folder.iterdir() if p.suffix == ".txt" and p.name != "classes.txt"),
+        (
+            p
+            for p in folder.iterdir()
+            if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
+        ),
         key=lambda p: p.stem,
     )
     return files
@@ -195,7 +200,9 @@ def read_yolo_ground_truth(
         for line, tokens in iter_records(read_text(file)):
             cls, box, _ = _parse_line(tokens, file, line, prediction=False)
             parsed.append((row, cls, box))
-    table, ids = ground_truth_categories((str(c) for _, c, _ in parsed), names, folder)
+    table, ids = ground_truth_categories(
+        (str(c) for _, c, _ in parsed), names, folder, indices=True
+    )
     images = ImageTable(np.arange(1, len(stems) + 1, dtype=np.int64), tuple(stems), widths, heights)
     cols = Columns()
     for row, cls, box in parsed:
@@ -249,7 +256,7 @@ def read_yolo_predictions(
     folder = check_exists(path, "predictions")
     files = _label_files(folder, "predictions")
     class_file = classes if classes is not None else find_class_file(folder)
-    lookup = prediction_category_lookup(ground_truth.categories, load_class_names(class_file))
+    lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
     rows = stem_rows(ground_truth.images)
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
     cols = Columns()
@@ -327,6 +334,7 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     >>> (out / "a.txt").read_text()
     '0 0.25 0.5 0.5 1.0\\n'
     """
+    check_writable(dataset, "yolo")
     images = dataset.images
     unknown = np.flatnonzero(~(np.isfinite(images.widths) & np.isfinite(images.heights)))
     if len(unknown):
