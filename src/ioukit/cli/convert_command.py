@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ioukit.cli._outputs import check_not_input, refuse_existing
     from ioukit.cli.eval_command import progress_enabled
+    from ioukit.errors import DataFormatError
     from ioukit.io import read_ground_truth, read_predictions, write_dataset
     from ioukit.io._progress import enabled_progress
 
@@ -100,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
                 box_format=args.txt_box_format,
                 one_based=args.voc_one_based,
             )
-    out = write_dataset(dataset, args.dst, format=args.to)
+    try:
+        out = write_dataset(dataset, args.dst, format=args.to)
+    except DataFormatError as exc:
+        raise DataFormatError(f"{args.src}: cannot convert to {args.to}: {exc}") from None
     if not args.quiet:
         kind = "predictions" if dataset.is_prediction else "boxes"
         print(

@@ -126,6 +126,7 @@ def prediction_format(args: argparse.Namespace) -> Any:
 
 def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
     """Ground truth and predictions with their masks (``--iou-type segm``: COCO JSON only)."""
+    from ioukit.errors import DataFormatError
     from ioukit.io import detect_format
     from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 
@@ -146,6 +147,12 @@ def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
                 f"got {fmt} ({path})"
             )
     gt = read_coco_ground_truth(args.gt, keep_segmentation=True)
+    missing = [i for i, seg in enumerate(gt.segmentation or ()) if seg is None]
+    if missing:  # found now, before any diagnostic is printed
+        raise DataFormatError(
+            f"{args.gt}: annotations[{missing[0]}].segmentation: missing (--iou-type segm needs "
+            f"a mask for every annotation; {len(missing)} lack one)"
+        )
     return gt, read_coco_results(args.pred, gt, iou_type="segm")
 
 

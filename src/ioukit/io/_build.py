@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "load_class_names",
     "parse_image_size",
     "resolve_image_sizes",
+    "unique_stems",
 ]
 
 ClassSource = str | os.PathLike[str] | Sequence[str] | Mapping[int, str] | None
@@ -462,6 +464,22 @@ def prediction_category_lookup(
             lookup[str(int(i))] = int(i)
     lookup.update(by_name)
     return lookup
+
+
+def unique_stems(files: list[Path]) -> list[Path]:
+    """``files`` (sorted by stem), refusing two files with one stem (``a.txt`` and ``a.TXT``).
+
+    >>> [p.name for p in unique_stems([Path("b.txt"), Path("a.txt")])]
+    ['a.txt', 'b.txt']
+    """
+    ordered = sorted(files, key=lambda p: (p.stem, p.name))
+    for first, second in pairwise(ordered):
+        if first.stem == second.stem:
+            raise DataFormatError(
+                f"{second}: the image stem {second.stem!r} also has {first.name}: expected one "
+                "label file per image"
+            )
+    return ordered
 
 
 def index_lookup(categories: CategoryTable, classes: dict[int, str] | None) -> dict[str, int]:

@@ -97,7 +97,19 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = _MAX_TEXT_BYTES) ->
         )
     try:
         with p.open("rb") as handle:
-            data = handle.read(limit + 1)
+            # read(n) allocates n bytes up front: ask for the stated size, then the rest of a
+            # file that grew meanwhile in bounded pieces
+            data = handle.read(info.st_size + 1)
+            if len(data) > info.st_size:
+                parts = [data]
+                total = len(data)
+                while total <= limit:
+                    piece = handle.read(1 << 20)
+                    if not piece:
+                        break
+                    parts.append(piece)
+                    total += len(piece)
+                data = b"".join(parts)
     except OSError as exc:
         raise OSError(f"{p}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:

@@ -30,7 +30,12 @@ import numpy as np
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError
 
-__all__ = ["read_coco_ground_truth", "read_coco_results", "scanner_may_accept_invalid"]
+__all__ = [
+    "check_segmentations",
+    "read_coco_ground_truth",
+    "read_coco_results",
+    "scanner_may_accept_invalid",
+]
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
 
@@ -316,6 +321,93 @@ def _image_side(value: object, label: str, i: int, key: str) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
+def _side(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _check_one_segmentation(seg: Any, height: float, width: float, where: str) -> None:
+    if isinstance(seg, Mapping):
+        size = seg.get("size")
+        if (
+            not isinstance(size, list | tuple)
+            or len(size) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in size)
+            or not all(0 <= v <= _MAX_IMAGE_SIDE for v in size)
+        ):
+            raise DataFormatError(
+                f"{where}.size: expected [height, width] as two integers, got {_describe(size)}"
+            )
+        if math.isfinite(height) and math.isfinite(width) and list(size) != [height, width]:
+            raise DataFormatError(
+                f"{where}.size: expected the image's [height, width] = "
+                f"[{_side(height)}, {_side(width)}], got {list(size)}"
+            )
+        return
+    if not isinstance(seg, list):
+        raise DataFormatError(
+            f"{where}: expected polygons (a list) or an RLE dict, got {_describe(seg)}"
+        )
+    known = math.isfinite(height) and math.isfinite(width)
+    for k, poly in enumerate(seg):
+        if not isinstance(poly, list) or not _only_types(poly, (int, float)):
+            raise DataFormatError(
+                f"{where}[{k}]: expected a list of numbers, got {_describe(poly)}"
+            )
+        coords = np.asarray(poly, dtype=np.float64)
+        if not np.isfinite(coords).all():
+            raise DataFormatError(f"{where}[{k}]: expected finite coordinates")
+        if len(coords) % 2:
+            raise DataFormatError(
+                f"{where}[{k}]: expected x, y pairs (an even count), got {len(coords)} numbers"
+            )
+        # a polygon far outside its image would rasterise into a gigantic run list
+        if known and len(coords):
+            xs, ys = coords[0::2], coords[1::2]
+            if (
+                xs.min() < -width
+                or xs.max() > 2 * width
+                or ys.min() < -height
+                or ys.max() > 2 * height
+            ):
+                raise DataFormatError(
+                    f"{where}[{k}]: expected coordinates near the {_side(width)} x "
+                    f"{_side(height)} image, got x in [{xs.min():g}, {xs.max():g}], y in "
+                    f"[{ys.min():g}, {ys.max():g}]"
+                )
+
+
+def check_segmentations(
+    segmentation: Sequence[Any],
+    image_index: np.ndarray,
+    images: ImageTable,
+    label: str,
+    section: str,
+    *,
+    required: bool = True,
+) -> None:
+    """Refuse segmentations whose declared size or coordinates do not fit their image.
+
+    An RLE ``size`` must be the image's ``[height, width]`` (when the image size is known);
+    polygons must hold finite x, y pairs near the image. Declared sizes are checked before any
+    mask is built, so a hostile ``size`` or coordinate cannot allocate memory.
+
+    >>> images = ImageTable.from_lists([1], ["a"], [10], [10])
+    >>> check_segmentations([{"size": [10.0, 10], "counts": "0"}], np.array([0]), images,
+    ...                     "r.json", "results")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: r.json: results[0].segmentation.size: expected [height, ...
+    """
+    heights = images.heights[image_index].tolist()
+    widths = images.widths[image_index].tolist()
+    for i, seg in enumerate(segmentation):
+        if seg is None:
+            if required:
+                raise DataFormatError(f"{label}: {section}[{i}].segmentation: missing")
+            continue
+        _check_one_segmentation(seg, heights[i], widths[i], f"{label}: {section}[{i}].segmentation")
+
+
 def _image_table(images: list[Any], label: str) -> ImageTable:
     ids = _int_column(images, label, "images", "id")
     stems: list[str] = []
@@ -420,6 +512,8 @@ def read_coco_ground_truth(
     ignore = _float_column(anns, label, "annotations", "ignore", default=0) != 0
     ann_ids = _annotation_ids(anns, label)
     segmentation = tuple(a.get("segmentation") for a in anns) if keep_segmentation else None
+    if segmentation is not None:
+        check_segmentations(segmentation, image_index, images, label, "annotations", required=False)
     return Dataset(
         images=images,
         categories=categories,
@@ -805,6 +899,8 @@ def read_coco_results(
     segmentation = (
         tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
     )
+    if segmentation is not None:
+        check_segmentations(segmentation, image_index, ground_truth.images, label, section)
     if segm and segmentation is not None:
         xywh, area = _segm_area_and_boxes(xywh, segmentation, image_index, ground_truth, label)
     else:

@@ -117,6 +117,8 @@ def _parse_xml(path: Path) -> Any:
             f"{path}: line {parser.CurrentLineNumber}: refused: the XML holds {exc}; VOC "
             "annotations never need DTDs or entities (possible entity-expansion attack)"
         ) from None
+    except LookupError as exc:  # <?xml encoding="..."?> names a codec Python lacks
+        raise DataFormatError(f"{path}: line 1: malformed XML: {exc}") from None
     except expat.ExpatError as exc:
         reason = expat.errors.messages.get(exc.code, str(exc))
         raise DataFormatError(

@@ -44,6 +44,7 @@ from ioukit.io._build import (
     load_class_names,
     resolve_image_sizes,
     stem_rows,
+    unique_stems,
 )
 from ioukit.io._names import check_writable
 from ioukit.io._progress import track
@@ -65,15 +66,13 @@ _FIELDS = ("cx", "cy", "w", "h")
 def _label_files(folder: Path, what: str) -> list[Path]:
     if not folder.is_dir():
         raise DataFormatError(f"{what} {folder}: expected a folder of YOLO .txt files, got a file")
-    files = sorted(
-        (
+    return unique_stems(
+        [
             p
             for p in folder.iterdir()
             if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
-        ),
-        key=lambda p: p.stem,
+        ]
     )
-    return files
 
 
 def _sibling_images(folder: Path) -> Path | None:
