@@ -40,8 +40,8 @@ def name_problem(name: str, *, spaces: bool = True) -> str | None:
         return f"it holds a control character ({repr(bad)[1:-1]})"
     if name != name.strip():
         return "it starts or ends with white space"
-    if not spaces and any(c.isspace() for c in name):
-        return "it holds white space"
+    if not spaces and any(c.isspace() or c == "," for c in name):
+        return "it holds white space or a comma (the separators of a devkit line)"
     return None
 
 
