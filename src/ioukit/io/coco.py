@@ -244,6 +244,14 @@ def _check_boxes(boxes: np.ndarray, label: str, section: str, offset: int = 0) -
         )
 
 
+def _dataset(label: str, **columns: Any) -> Dataset:
+    """``Dataset(**columns)``; its validation errors name the file (rows are record indices)."""
+    try:
+        return Dataset(**columns)
+    except DataFormatError as exc:
+        raise DataFormatError(f"{label}: {exc}") from None
+
+
 def _xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
     out = boxes.copy()
     out[:, 2] += boxes[:, 0]
@@ -514,7 +522,8 @@ def read_coco_ground_truth(
     segmentation = tuple(a.get("segmentation") for a in anns) if keep_segmentation else None
     if segmentation is not None:
         check_segmentations(segmentation, image_index, images, label, "annotations", required=False)
-    return Dataset(
+    return _dataset(
+        label,
         images=images,
         categories=categories,
         boxes=_xywh_to_xyxy(xywh),
@@ -527,6 +536,7 @@ def read_coco_ground_truth(
         difficult=np.zeros(n, dtype=bool),
         annotation_id=ann_ids,
         segmentation=segmentation,
+        box_wh=xywh[:, 2:],
     )
 
 
@@ -906,7 +916,8 @@ def read_coco_results(
     else:
         area = xywh[:, 2] * xywh[:, 3]
     false = np.zeros(n, dtype=bool)
-    return Dataset(
+    return _dataset(
+        label,
         images=ground_truth.images,
         categories=ground_truth.categories,
         boxes=_xywh_to_xyxy(xywh),
@@ -919,4 +930,5 @@ def read_coco_results(
         difficult=false,
         annotation_id=np.arange(1, n + 1, dtype=np.int64),
         segmentation=segmentation,
+        box_wh=xywh[:, 2:],
     )
