@@ -223,7 +223,7 @@ def read_ground_truth(
     image_size : "WxH" or (width, height), optional
         Image size for YOLO / relative txt boxes (all images).
     images_dir : path, optional
-        Images matched by stem whose headers give the sizes (Pillow).
+        Images matched by stem whose headers give the sizes (read without decoding).
     classes : path, list of str or mapping, optional
         ``classes.txt``, ``data.yaml`` or names (YOLO, VOC, txt).
     box_format : {"xywh", "xyxy", "cxcywh"}, optional

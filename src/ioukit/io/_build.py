@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError, MissingDependencyError
+from ioukit.errors import DataFormatError
 from ioukit.io._text import read_text
 
 __all__ = [
@@ -244,27 +244,27 @@ def load_class_names(source: ClassSource) -> dict[int, str] | None:
 
 
 def image_sizes_from_folder(folder: Path, stems: Iterable[str]) -> dict[str, tuple[float, float]]:
-    """``stem -> (width, height)`` read from image headers (Pillow, no pixel decoding)."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise MissingDependencyError(
-            "reading image sizes from --images needs Pillow: pip install pillow "
-            "(or pass --image-size WxH)"
-        ) from None
+    """``stem -> (width, height)`` read from image headers (no pixel decoding, no pixel limit)."""
+    from ioukit.io._image_header import image_size
+
     if not folder.is_dir():
         raise FileNotFoundError(f"--images {folder}: no such folder")
-    files = {p.stem: p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+    files: dict[str, Path] = {}
+    for p in sorted(folder.iterdir()):
+        if p.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        if p.stem in files:
+            raise DataFormatError(
+                f"--images {folder}: {files[p.stem].name} and {p.name} share the stem "
+                f"{p.stem!r}: expected one image per stem"
+            )
+        files[p.stem] = p
     sizes: dict[str, tuple[float, float]] = {}
     for stem in stems:
         file = files.get(stem)
         if file is None:
             continue
-        try:
-            with Image.open(file) as image:
-                width, height = image.size
-        except (OSError, ValueError, Image.DecompressionBombError) as exc:
-            raise DataFormatError(f"{file}: cannot read the image header: {exc}") from None
+        width, height = image_size(file)
         sizes[stem] = (float(width), float(height))
     return sizes
 

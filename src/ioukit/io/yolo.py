@@ -6,7 +6,7 @@ and height. Class names come from ``classes.txt`` or a ``data.yaml`` ``names`` l
 the folder or its parent, or given explicitly.
 
 Image sizes turn normalized boxes into pixels: ``image_size=(W, H)`` for all images, or
-``images_dir`` whose image headers are read (Pillow, header only); an Ultralytics
+``images_dir`` whose image headers are read (no decoding, no Pillow needed); an Ultralytics
 ``.../labels/<split>`` folder finds its ``.../images/<split>`` sibling by itself. Without sizes
 boxes stay in normalized units (each image counts as 1 x 1): IoU, VOC and YOLO AP are unchanged
 by that, but COCO's small/medium/large ranges then mean nothing. Predictions read against a
@@ -179,13 +179,7 @@ def read_yolo_ground_truth(
         classes if classes is not None else find_class_file(folder, folder.parent)
     )
     if images_dir is None and image_size is None:
-        sibling = _sibling_images(folder)
-        if sibling is not None:
-            try:
-                import PIL  # noqa: F401
-            except ImportError:
-                sibling = None
-        images_dir = sibling
+        images_dir = _sibling_images(folder)
     stems = [p.stem for p in files]
     if images_dir is not None and image_size is None:
         image_dir = check_exists(images_dir, "--images")
