@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-def _figure(width: float = 6.4, height: float = 4.8) -> Any:
+def _figure(width: float = 6.4, height: float = 4.8, *, layout: str | None = "constrained") -> Any:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -44,7 +44,7 @@ def _figure(width: float = 6.4, height: float = 4.8) -> Any:
         raise MissingDependencyError(
             "plots need matplotlib: pip install matplotlib (or pip install 'ioukit[plots]')"
         ) from None
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    figure = Figure(figsize=(width, height), dpi=100, layout=layout)
     FigureCanvasAgg(figure)
     return figure
 
@@ -94,7 +94,8 @@ def plot_pr_curves(
     Path
     """
     rows = _classes_with_gt(curves) if classes is None else classes
-    figure = _figure()
+    # one class: a plain layout (constrained layout costs more than drawing the figure)
+    figure = _figure(layout="constrained" if len(rows) > 1 or classes is None else None)
     ax = figure.add_subplot()
     many = len(rows) > 10
     if many:  # one collection: thousands of classes draw in one call
@@ -142,7 +143,10 @@ def plot_f1_confidence(curves: Any, path: str | os.PathLike[str], /) -> Path:
     figure = _figure()
     ax = figure.add_subplot()
     rows = _classes_with_gt(curves)
-    _gray_lines(ax, curves.confidence, curves.f1_at_confidence[rows], color="0.7")
+    step = 5 if len(rows) > 100 else 1  # thousands of thin gray lines: 200 points each suffice
+    _gray_lines(
+        ax, curves.confidence[::step], curves.f1_at_confidence[rows][:, ::step], color="0.7"
+    )
     ax.plot(
         curves.confidence,
         curves.mean_f1,
@@ -180,10 +184,14 @@ def plot_confusion_matrix(
         counts / np.where(counts.sum(axis=0) > 0, counts.sum(axis=0), 1) if normalize else counts
     )
     n = len(matrix.labels)
-    side = min(4 + 0.35 * n, 24)
+    # past the labelled sizes the figure stays 10 inches: a 1 204-class matrix is a heatmap to
+    # look at, and a 24-inch PNG of it costs seconds to encode
+    side = min(4 + 0.35 * n, 24) if n <= _MAX_TICK_LABELS else 8
     figure = _figure(side + 1, side)
     ax = figure.add_subplot()
-    image = ax.imshow(values, cmap="Blues", vmin=0, vmax=1 if normalize else None)
+    image = ax.imshow(
+        values, cmap="Blues", vmin=0, vmax=1 if normalize else None, interpolation="nearest"
+    )
     figure.colorbar(image, ax=ax, shrink=0.8)
     if n <= _MAX_TICK_LABELS:
         ticks = np.arange(n)
@@ -241,7 +249,7 @@ def plot_iou_histogram(
 
 
 _MAX_TICK_LABELS = 60
-PER_CLASS_FIGURES = 10
+PER_CLASS_FIGURES = 5
 """Default number of per-class PR figures of each kind: the worst AP and the most frequent."""
 
 
@@ -300,7 +308,7 @@ def write_plots(
     """Write the figures of an evaluation into ``folder`` (created if needed).
 
     Files: ``pr_curves.png`` (all classes), ``pr_curves/<class>.png`` (the classes of
-    :func:`select_classes`: the 10 worst and the 10 most frequent, or every class with ground
+    :func:`select_classes`: the 5 worst and the 5 most frequent, or every class with ground
     truth when ``all_classes``), ``f1_confidence.png``, ``confusion_matrix.png``,
     ``iou_histogram.png``.
 
