@@ -18,7 +18,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -36,7 +36,12 @@ __all__ = [
 ]
 
 
-def _figure(width: float = 6.4, height: float = 4.8, *, layout: str | None = "constrained") -> Any:
+def _figure(
+    width: float = 6.4,
+    height: float = 4.8,
+    *,
+    layout: Literal["constrained"] | None = "constrained",
+) -> Any:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
