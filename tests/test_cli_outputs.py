@@ -301,3 +301,21 @@ def test_convert_refuses_its_source_and_existing_files(
     _one_error(status, capsys.readouterr().err, "DST", "device")
     status = main(["convert", str(gt), str(tmp_path), "--to", "yolo"])
     _one_error(status, capsys.readouterr().err, "DST")
+
+
+def test_plots_next_to_the_prediction_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ultralytics habit: the run folder holds labels/ and receives the plots (with --force)."""
+    pytest.importorskip("matplotlib")
+    run = tmp_path / "runs" / "predict"
+    labels = run / "labels"
+    labels.mkdir(parents=True)
+    (labels / "img1.txt").write_text("0 0.2 0.2 0.2 0.2 0.9\n")
+    gt = tmp_path / "gt"
+    shutil.copytree(GOOD / "yolo_gt", gt)
+    args = ["--gt", str(gt), "--pred", str(labels), "--image-size", "100x100"]
+    status, _, err = _eval([*args, "--plots", str(run), "--force"], capsys)
+    assert status == 0, err
+    assert (run / "pr_curves.png").is_file()
+    assert sorted(p.name for p in labels.iterdir()) == ["img1.txt"]

@@ -73,8 +73,6 @@ def check_not_input(option: str, path: Path, inputs: Iterable[Path]) -> None:
             raise ValueError(f"{option} {path}: refusing to write onto the input {source}")
         if src.is_dir() and (src in target.parents or target == src):
             raise ValueError(f"{option} {path}: refusing to write inside the input folder {source}")
-        if target.is_dir() and target in src.parents:
-            raise ValueError(f"{option} {path}: refusing to write into a folder holding {source}")
 
 
 def refuse_existing(option: str, path: Path, *, force: bool, folder: bool = False) -> None:
@@ -225,6 +223,7 @@ class OutputPlan:
                             dest.mkdir(mode=default_mode(folder=True))
                             created.append(dest)
                     else:
+                        check_not_input(option, dest, self.inputs)
                         refuse_existing(option, dest, force=self.force)
                         existed = dest.exists()
                         os.replace(source, dest)
