@@ -257,6 +257,54 @@ def cases() -> list[Case]:
     pred_json("bbox_negative_width", _result(bbox=[1, 2, -3, 4]), "[0].bbox")
     pred_json("score_missing", _result(score=_DROP), "[0].score")
     pred_json("record_not_object", "[1, 2]", "[0]")
+    pred_json("image_id_string", _result(image_id="1"), "[0].image_id")
+
+    def segm(name: str, seg: object, expect: str) -> None:
+        out.append(
+            Case(
+                f"segm_results_{name}",
+                "pred",
+                {"pred.json": _result(bbox=_DROP, segmentation=seg)},
+                expect,
+                target="pred.json",
+                args=["--gt", "{good}/gt_segm.json", "--iou-type", "segm"],
+            )
+        )
+
+    segm("rle_malformed", {"size": [100, 100], "counts": "zz"}, "[0].segmentation")
+    segm("rle_size_mismatch", {"size": [20, 20], "counts": "0"}, "[0].segmentation.size")
+    segm("rle_size_float", {"size": [100.0, 100.0], "counts": "0"}, "[0].segmentation.size")
+    segm("rle_size_2pow40", {"size": [2**20, 2**20], "counts": "0"}, "[0].segmentation.size")
+    segm("rle_size_missing", {"counts": "0"}, "[0].segmentation.size")
+    segm("polygon_odd", [[1, 1, 5, 1, 5]], "[0].segmentation[0]")
+    segm("polygon_strings", [["1", "1", "5", "1", "5", "5"]], "[0].segmentation[0]")
+    segm("polygon_far_away", [[0, 0, 1e300, 0, 1e300, 1e300]], "[0].segmentation[0]")
+    segm("polygon_not_list", [5], "[0].segmentation[0]")
+    segm("number", 5, "[0].segmentation")
+    segm("null", None, "[0].segmentation")
+    gt_segm = json.loads(_coco())
+    gt_segm["annotations"][0]["segmentation"] = {"size": [5, 5], "counts": "0"}
+    out.append(
+        Case(
+            "segm_gt_rle_size_mismatch",
+            "gt",
+            {"gt.json": json.dumps(gt_segm)},
+            "annotations[0].segmentation.size",
+            target="gt.json",
+            args=["--iou-type", "segm"],
+        )
+    )
+    del gt_segm["annotations"][0]["segmentation"]
+    out.append(
+        Case(
+            "segm_gt_missing",
+            "gt",
+            {"gt.json": json.dumps(gt_segm)},
+            "annotations[0].segmentation: missing",
+            target="gt.json",
+            args=["--iou-type", "segm"],
+        )
+    )
     pred_json("annotations_not_list", json.dumps({"annotations": 5}), "pred.json")
 
     # --- YOLO labels -----------------------------------------------------------------------------
