@@ -319,3 +319,37 @@ def test_plots_next_to_the_prediction_labels(
     assert status == 0, err
     assert (run / "pr_curves.png").is_file()
     assert sorted(p.name for p in labels.iterdir()) == ["img1.txt"]
+
+
+def test_convert_output_permissions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old = os.umask(0o022)
+    try:
+        status = main(["convert", str(GOOD / "gt.json"), str(tmp_path / "voc"), "--to", "voc"])
+        status += main(["convert", str(GOOD / "gt.json"), str(tmp_path / "c.json"), "--to", "coco"])
+    finally:
+        os.umask(old)
+    assert status == 0, capsys.readouterr().err
+    assert stat.S_IMODE(os.stat(tmp_path / "voc").st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(tmp_path / "voc" / "img1.xml").st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(tmp_path / "c.json").st_mode) == 0o644
+
+
+def test_numpy_overflow_warnings_do_not_leak(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    import ioukit.engine
+
+    real = ioukit.engine.evaluate
+
+    def noisy(*args: Any, **kwargs: Any) -> Any:
+        _ = np.float64(1e308) * 10  # RuntimeWarning: overflow
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ioukit.engine, "evaluate", noisy)
+    status, _, err = _eval(
+        ["--gt", str(GOOD / "gt.json"), "--pred", str(GOOD / "pred.json")], capsys
+    )
+    assert status == 0
+    assert "RuntimeWarning" not in err and "overflow" not in err
