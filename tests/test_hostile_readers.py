@@ -276,3 +276,21 @@ def test_voc_refuses_any_dtd(tmp_path: Path) -> None:
     gt = _folder(tmp_path, "voc", {"a.xml": xml})
     with pytest.raises(DataFormatError, match="DTD"):
         read_ground_truth(gt)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[" * 100_000 + "]" * 100_000, '[{"image_id": 1, "x": NaN}]', '{"images": [], "a": Infinity}'],
+)
+def test_standard_json_fallback_is_as_strict_as_orjson(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without orjson the standard ``json`` module parses: no NaN, no RecursionError escapes."""
+    monkeypatch.setitem(sys.modules, "orjson", None)
+    path = tmp_path / "x.json"
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=r"x\.json: not valid JSON"):
+        read_ground_truth(path)
+    gt = read_ground_truth(GOOD / "gt.json")
+    with pytest.raises(DataFormatError, match=r"x\.json"):
+        read_coco_results(path, gt)

@@ -31,7 +31,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -284,20 +283,10 @@ def read_ground_truth(
 
 
 def _load_json(path: Path) -> Any:
-    from ioukit.io.coco import _read
+    from ioukit.io.coco import _parse, _read
 
     data = _read(str(path))
-    try:
-        import orjson
-    except ImportError:
-        try:
-            return json.loads(data)
-        except ValueError as exc:
-            raise DataFormatError(f"{path}: malformed JSON: {exc}") from None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise DataFormatError(f"{path}: malformed JSON: {exc}") from None
+    return _parse(data, str(path))
 
 
 def _coco_results_lenient(path: Path, ground_truth: Dataset, unknowns: Unknowns) -> Dataset:

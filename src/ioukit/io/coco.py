@@ -40,11 +40,16 @@ __all__ = [
 Source = str | os.PathLike[str] | Mapping[str, Any]
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
+
+
 def _parse_bytes(data: bytes) -> Any:
+    """Strict JSON (RFC 8259): ``orjson`` when installed, else ``json`` without NaN/Infinity."""
     try:
         import orjson
     except ImportError:  # pragma: no cover - orjson is in the test extra
-        return json.loads(data)
+        return json.loads(data, parse_constant=_no_constant)
     return orjson.loads(data)
 
 
@@ -78,8 +83,9 @@ def _parse(data: bytes, label: str) -> Any:
     try:
         with _gc_paused():
             return _parse_bytes(data)
-    except ValueError as exc:
-        raise DataFormatError(f"{label}: not valid JSON ({exc})") from exc
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise DataFormatError(f"{label}: not valid JSON ({reason})") from None
 
 
 def _load(source: object, default_label: str) -> tuple[Any, str]:
@@ -815,7 +821,7 @@ def _result_parts(
                 offset += len(records)
                 del records
             return parts
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if isinstance(exc, DataFormatError):
                 raise
             # a split inside a string or nested value: fall back to one whole parse
