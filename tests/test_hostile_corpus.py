@@ -261,3 +261,35 @@ def test_declared_sizes_do_not_allocate(name: str, tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert len(lines) == 1, proc.stderr
     assert expect in lines[0] and "pred.json" in lines[0], lines[0]
+
+
+def test_whole_corpus_under_a_memory_limit(tmp_path: Path) -> None:
+    """Every case again in one child process limited to 1.5 GiB of address space: memory is
+    bounded by the data, never by a declared size (an alias bomb, 2**40-pixel masks...)."""
+    code = f"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+from tests.test_hostile_corpus import CASES, _argv
+from ioukit.cli import main
+from pathlib import Path
+failed = []
+for case in CASES:
+    out = Path({str(tmp_path)!r}) / case["name"]
+    out.mkdir()
+    if main(_argv(case, out)) != case["status"]:
+        failed.append(case["name"])
+print(json.dumps(failed))
+"""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+    assert "MemoryError" not in proc.stderr and "internal error" not in proc.stderr
