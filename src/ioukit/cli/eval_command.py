@@ -33,7 +33,12 @@ Images are matched by COCO id or file stem.
 examples:
   ioukit eval --gt instances_val.json --pred results.json --json report.json
   ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
-  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/"""
+  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/
+
+Outputs (--json, --csv, --plots) are written together at the end or not at all, never onto an
+input; an existing output file needs --force.
+Exit status: 0 success; 1 an error-level diagnostic (after the report; --no-fail gives 0);
+2 bad input or usage (one line on stderr naming the file and place)."""
 
 FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt")
 
