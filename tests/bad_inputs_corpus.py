@@ -233,7 +233,7 @@ def cases() -> list[Case]:
         ("control_character", _result(note="a\x01b").replace("\\u0001", "\x01")),
         ("bad_escape", _result(note="x").replace('"x"', '"\\q"')),
         ("extra_key_bare_word", _result(note="x").replace('"x"', "maybe")),
-        ("extra_key_bad_nesting", _result(note="x").replace('"x"', "[1 2]")),
+        ("extra_key_bad_list", _result(note="x").replace('"x"', "[1,,2]")),
         ("extra_key_nan", _result(note="x").replace('"x"', "[NaN]")),
         ("invalid_utf8", _result(note="x").encode().replace(b'"x"', b'"\xff"')),
         ("truncated", _result()[:-10]),
