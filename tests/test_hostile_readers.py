@@ -217,6 +217,8 @@ _INVALID = {
     "nan": '[{"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20], "score": NaN}]',
     "single_quotes": "[{'image_id': 1, 'category_id': 1, 'bbox': [10, 10, 20, 20], 'score': 0.9}]",
     "nested_nan": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "k": [NaN]}]',
+    "bare_word_n": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "x": nope}]',
+    "bare_word_t": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "x": [tru]}]',
     "no_fraction": '[{"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20], "score": 1.}]',
 }
 

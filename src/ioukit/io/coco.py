@@ -599,7 +599,7 @@ def _class_table() -> bytes:
     return bytes(table)
 
 
-_BAD, _S_ZERO, _ZERO_DIGIT, _S_MINUS, _MINUS_ZERO, _DIGIT_E, _E_BAD = range(1, 8)
+_BAD, _S_ZERO, _ZERO_DIGIT, _S_MINUS, _MINUS_ZERO, _DIGIT_E, _E_BAD, _S_WORD = range(1, 9)
 
 
 def _pair_table() -> bytes:
@@ -613,6 +613,7 @@ def _pair_table() -> bytes:
             mark(s, x)  # .9  +1  NaN  'x'  ::  ,,  ,}
         mark(s, _Z, _S_ZERO)
         mark(s, _MINUS, _S_MINUS)
+        mark(s, _WORD, _S_WORD)  # true, false, null... or a bare word starting with t, f, n
     mark(_OPEN_LIST, _CLOSE_OBJ)  # [}
     mark(_COMMA, _CLOSE_LIST)  # trailing comma
     for x in range(16):
@@ -640,6 +641,7 @@ _IMPOSSIBLE = (
     bytes([_S_MINUS, _MINUS_ZERO, _ZERO_DIGIT]),  # -01
     bytes([_DIGIT_E, _E_BAD]),  # 1e
 )
+_BARE_WORD = re.compile(rb"[:,\[]\s*+(?!true\b|false\b|null\b)[tfn]")
 _NOT_CONTROL = bytes(b for b in range(256) if b >= 0x20 or b in b"\t\n\r")
 _BAD_ESCAPE = re.compile(rb"""\\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))""")
 _BLOCK = 1 << 24
@@ -664,14 +666,17 @@ def scanner_may_accept_invalid(data: bytes) -> bool:
         except UnicodeDecodeError:
             return True
     carry = b""
+    words = False
     for start in range(0, len(data), _BLOCK):
         classes = carry + data[start : start + _BLOCK].translate(_CLASSES, b" \t\n\r")
         c = np.frombuffer(classes, dtype=np.uint8)
         pairs = ((c[:-1] << 4) | c[1:]).tobytes().translate(_PAIRS)
         if any(p in pairs for p in _IMPOSSIBLE):
             return True
+        words = words or bytes([_S_WORD]) in pairs
         carry = classes[-3:]
-    return False
+    # true/false/null as values: make sure none is a bare word (rare in results files)
+    return words and _BARE_WORD.search(data) is not None
 
 
 def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
