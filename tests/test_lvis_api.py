@@ -108,6 +108,10 @@ def test_cli_errors(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
     argv = ["eval", "--gt", str(gt_path), "--pred", str(res_path), "--protocol", "lvis"]
     assert main([*argv, "--plots", str(gt_path.parent / "plots")]) != 0
     assert "--plots: not available with --protocol lvis" in capsys.readouterr().err
+    assert main([*argv, "--per-image", str(gt_path.parent / "pi.csv")]) != 0
+    assert "--per-image: not available with --protocol lvis" in capsys.readouterr().err
+    assert main([*argv, "--errors"]) != 0
+    assert "--errors: expected --protocol coco" in capsys.readouterr().err
     coco_file = Path(__file__).parent / "data" / "conformance" / "coco" / "mmdet_dummy" / "gt.json"
     assert (
         main(["eval", "--gt", str(coco_file), "--pred", str(res_path), "--protocol", "lvis"]) != 0
