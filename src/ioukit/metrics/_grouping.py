@@ -213,7 +213,11 @@ def _match_rows(
     sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows])
     sub_pred = _subset(pred, p_rows)
     groups = Groups.build(
-        sub_gt, sub_pred, use_cats=not class_agnostic, max_det=max(len(p_rows), 1)
+        sub_gt,
+        sub_pred,
+        use_cats=not class_agnostic,
+        max_det=max(len(p_rows), 1),
+        pooled_order="file",  # class-agnostic matching keeps file order (Ultralytics)
     )
     similarity = (
         Float32BoxIoU(eps=eps)
