@@ -77,7 +77,7 @@ def _images(gt: Dataset, pred: Dataset) -> list[tuple[dict[str, Any], dict[str, 
         }
         preds = {
             "bboxes": torch.tensor(pred.boxes[p], dtype=torch.float32).reshape(-1, 4),
-            "conf": torch.tensor(scores[p], dtype=torch.float64),
+            "conf": torch.tensor(scores[p], dtype=torch.float32),  # as a model outputs
             "cls": torch.tensor(np.searchsorted(ids, pred.category_id[p]), dtype=torch.float32),
         }
         out.append((batch, preds))
@@ -188,7 +188,6 @@ def test_float32_edge_cases_and_tied_scores_equal_ultralytics(seed: int) -> None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for batch, preds in _images(gt, pred):
-            preds = {**preds, "conf": preds["conf"].to(torch.float32)}  # as a model outputs
             cls = batch["cls"].numpy()
             metrics.update_stats(
                 {
@@ -215,7 +214,6 @@ def test_per_image_confusion_matrices_equal_ultralytics(seed: int) -> None:
 
     gt, pred = _edge_case(seed)
     for i, (batch, preds) in enumerate(_images(gt, pred)):
-        preds = {**preds, "conf": preds["conf"].to(torch.float32)}
         cm = ConfusionMatrix(names={k: str(k) for k in range(len(gt.categories))})
         cm.process_batch(preds, batch, conf=0.25, iou_thres=0.45)
         g = _subset(gt, np.flatnonzero(gt.image_index == i))
