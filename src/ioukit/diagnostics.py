@@ -201,15 +201,10 @@ def _best_iou(
 
 
 def _class_column(ds: Dataset, key: dict[int, int]) -> np.ndarray:
-    """Row of each box's category in ``key`` (category id -> row), -1 when unknown."""
-    if not key:
-        return np.full(len(ds), -1, dtype=np.int64)
-    ids = np.array(list(key), dtype=np.int64)
-    rows = np.array(list(key.values()), dtype=np.int64)
-    order = np.argsort(ids)
-    ids, rows = ids[order], rows[order]
-    pos = np.minimum(np.searchsorted(ids, ds.category_id), len(ids) - 1)
-    return np.where(ids[pos] == ds.category_id, rows[pos], -1).astype(np.int64)
+    """Class row of each box (rows of the sorted category ids in ``key``), -1 when unknown."""
+    from ioukit.evaluation.groups import class_rows
+
+    return class_rows(np.sort(np.fromiter(key, dtype=np.int64, count=len(key))), ds.category_id)
 
 
 def greedy_match(
