@@ -216,3 +216,30 @@ def test_diagnostics_work_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> 
     for a, b in zip(greedy_match(gt, pred), matched, strict=True):
         np.testing.assert_array_equal(a, b)
     assert "near-duplicates" in [f.code for f in whole]
+
+
+def test_diagnose_reads_the_evaluation_match(
+    pair: tuple[Dataset, Dataset], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ioukit.diagnostics as diagnostics
+    from ioukit.engine import evaluate
+
+    gt, pred = pair
+    dup = Dataset.from_arrays(
+        pred.images,
+        pred.categories,
+        boxes=np.r_[pred.boxes, pred.boxes + 0.5],
+        image_index=np.r_[pred.image_index, pred.image_index],
+        category_id=np.r_[pred.category_id, pred.category_id],
+        scores=np.r_[pred.scores, np.asarray(pred.scores) * 0.5],
+    )
+    fresh = diagnose(gt, dup)
+    outcome = evaluate(gt, dup).outcome
+
+    def no_rematch(*args: object, **kwargs: object) -> object:
+        raise AssertionError("matched again")
+
+    monkeypatch.setattr(diagnostics, "greedy_match", no_rematch)
+    reused = diagnose(gt, dup, outcome=outcome)
+    assert "gt-matched-twice" in [f.code for f in reused]
+    assert [f.code for f in reused] == [f.code for f in fresh]

@@ -46,11 +46,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from ioukit.dataset import Dataset
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.io._build import Unknowns
 
 __all__ = ["Finding", "diagnose", "greedy_match", "pairwise_in_groups"]
@@ -263,6 +266,25 @@ def greedy_match(
     iou = np.where(matched >= 0, m.iou[0] if m.iou is not None else 0.0, 0.0)
     twice = (matched < 0) & (_best_iou(gt, pred.boxes, pred) >= iou_threshold)
     return matched, iou, twice
+
+
+def _matched_and_twice(
+    gt: Dataset, pred: Dataset, threshold: float, outcome: MatchOutcome | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Matched gt per prediction (-1) and "would match a taken gt" flags, from ``outcome`` when
+    it holds ``threshold`` (the evaluation's match), else from :func:`greedy_match`."""
+    if outcome is not None:
+        t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
+        if t.size:
+            from ioukit.evaluation.outcome import TRUE_POSITIVE
+
+            matched = np.full(len(pred), -1, dtype=np.int64)
+            hit = outcome.status[:, 0, t[0]] == TRUE_POSITIVE
+            matched[outcome.pred_row[hit]] = outcome.matched_gt[hit, t[0]]
+            twice = (matched < 0) & (_best_iou(gt, pred.boxes, pred) >= threshold)
+            return matched, twice
+    matched, _, twice = greedy_match(gt, pred, iou_threshold=threshold)
+    return matched, twice
 
 
 def _within_duplicates(
@@ -579,6 +601,7 @@ def diagnose(
     duplicate_iou: float = 0.95,
     max_dets: int = 100,
     sample: int = 20_000,
+    outcome: MatchOutcome | None = None,
 ) -> tuple[Finding, ...]:
     """Look for the classic mistakes before evaluating ``pred`` against ``gt``.
 
@@ -596,6 +619,9 @@ def diagnose(
         Predictions per image that COCO keeps.
     sample : int
         The box-format test uses at most this many top-scoring predictions.
+    outcome : MatchOutcome, optional
+        The evaluation's own match (``EvaluationResult.outcome``): the matching checks read it
+        at ``iou_threshold`` instead of matching again.
 
     Returns
     -------
@@ -715,7 +741,7 @@ def diagnose(
             )
         )
     if len(pred) and len(gt):
-        matched, _, twice = greedy_match(gt, pred, iou_threshold=iou_threshold)
+        matched, twice = _matched_and_twice(gt, pred, iou_threshold, outcome)
         n_twice = int(twice.sum())
         if n_twice:
             tp = int((matched >= 0).sum())
