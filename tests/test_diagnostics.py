@@ -239,7 +239,7 @@ def test_diagnose_reads_the_evaluation_match(
     def no_rematch(*args: object, **kwargs: object) -> object:
         raise AssertionError("matched again")
 
-    monkeypatch.setattr(diagnostics, "greedy_match", no_rematch)
+    monkeypatch.setattr(diagnostics, "_greedy", no_rematch)
     reused = diagnose(gt, dup, outcome=outcome)
     assert "gt-matched-twice" in [f.code for f in reused]
     assert [f.code for f in reused] == [f.code for f in fresh]
