@@ -243,3 +243,22 @@ def test_diagnose_reads_the_evaluation_match(
     reused = diagnose(gt, dup, outcome=outcome)
     assert "gt-matched-twice" in [f.code for f in reused]
     assert [f.code for f in reused] == [f.code for f in fresh]
+
+
+def test_near_duplicates_compare_a_bounded_number_per_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ioukit.diagnostics as diagnostics
+
+    images = ImageTable.from_lists([1], ["a"], [100], [100])
+    cats = CategoryTable.from_lists([1], ["x"])
+    boxes = np.array([[10, 10, 50, 50]] * 40, dtype=float)
+    scores = np.linspace(1, 0.1, 40)
+    ds = Dataset.from_arrays(images, cats, boxes=boxes, image_index=np.zeros(40, np.int64),
+                             category_id=np.ones(40, np.int64), scores=scores)  # fmt: skip
+    key = {1: 0}
+    flags, pairs = diagnostics._within_duplicates(ds, key, 0.95)
+    assert flags.sum() == 39 and pairs == 40 * 39 // 2
+    monkeypatch.setattr(diagnostics, "_PER_GROUP", 5)
+    flags, pairs = diagnostics._within_duplicates(ds, key, 0.95)
+    assert flags.sum() == 4 and pairs == 10 and flags[1:5].all()  # the 5 best-scoring only

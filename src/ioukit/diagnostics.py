@@ -146,6 +146,10 @@ def pairwise_in_groups(
 _CHUNK_PAIRS = 4_000_000
 """Pairs of boxes handled at once: the diagnostics' memory is bounded whatever the data."""
 
+_PER_GROUP = 1000
+"""The near-duplicate checks compare at most this many boxes (the best-scoring) per
+(image, class): an image with a million predictions costs 500 000 pairs, not 5e11."""
+
 
 def _pair_chunks(
     keys_a: np.ndarray, keys_b: np.ndarray, chunk: int | None = None
@@ -285,17 +289,24 @@ def _matched_and_twice(
     threshold: float,
     outcome: MatchOutcome | None,
     best_all: np.ndarray,
+    rows: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Matched gt per prediction (-1) and "would match a taken gt" flags, from ``outcome`` when
-    it holds ``threshold`` (the evaluation's match), else from :func:`greedy_match`."""
+    it holds ``threshold`` (the evaluation's match), else from :func:`greedy_match`. ``pred``
+    holds the rows ``rows`` of the predictions the outcome refers to."""
     if outcome is not None:
         t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
         if t.size:
             from ioukit.evaluation.outcome import TRUE_POSITIVE
 
+            position = np.full(
+                int(max(rows.max(initial=-1), outcome.pred_row.max(initial=-1))) + 1, -1
+            )
+            position[rows] = np.arange(len(rows))
             matched = np.full(len(pred), -1, dtype=np.int64)
             hit = outcome.status[:, 0, t[0]] == TRUE_POSITIVE
-            matched[outcome.pred_row[hit]] = outcome.matched_gt[hit, t[0]]
+            at = position[outcome.pred_row[hit]]
+            matched[at[at >= 0]] = outcome.matched_gt[hit, t[0]][at >= 0]
             return matched, (matched < 0) & (best_all >= threshold)
     if len(pred) == 0 or len(gt) == 0:
         return np.full(len(pred), -1, dtype=np.int64), np.zeros(len(pred), dtype=bool)
@@ -318,8 +329,15 @@ def _within_duplicates(
     scores = ds.scores if ds.scores is not None else np.zeros(n)
     rank = np.empty(n, dtype=np.int64)
     rank[np.argsort(-scores, kind="stable")] = np.arange(n)
+    # at most _PER_GROUP boxes per (image, class), the best-ranked: pairs grow quadratically
+    order = np.lexsort((rank, groups))
+    first = np.r_[0, np.flatnonzero(groups[order][1:] != groups[order][:-1]) + 1]
+    sizes = np.diff(np.r_[first, n])
+    within = np.arange(n) - np.repeat(first, sizes)
+    checked = np.sort(order[within < _PER_GROUP])
     pairs = 0
-    for i, j in _pair_chunks(groups, groups):
+    for i, j in _pair_chunks(groups[checked], groups[checked]):
+        i, j = checked[i], checked[j]
         keep = i < j
         i, j = i[keep], j[keep]
         hit = _iou_pairs(ds.boxes[i], ds.boxes[j]) >= threshold
@@ -706,12 +724,15 @@ def diagnose(
                 )
             )
     findings.extend(_scale_findings(gt, pred))
-    # best IoU of every prediction with a same-image, same-class ground truth: computed once
-    best_all = _best_iou(gt, pred.boxes, pred) if len(gt) else np.zeros(len(pred))
+    # the matching checks look at the `sample` highest-scoring predictions (all of them when
+    # fewer); their best IoU with a same-image, same-class ground truth is computed once
+    top = _top_rows(pred, sample)
+    psub = pred if len(top) == len(pred) else _subset(pred, top)
+    best_all = _best_iou(gt, psub.boxes, psub) if len(gt) else np.zeros(len(psub))
     if not any(f.code == "normalized-vs-pixels" for f in findings):
-        findings.extend(_box_format_findings(gt, pred, iou_threshold, sample, best_all))
+        findings.extend(_box_format_findings(gt, psub, iou_threshold, sample, best_all))
     if not any(f.severity == "error" for f in findings):
-        findings.extend(_misassignment_findings(gt, pred, iou_threshold, sample, best_all))
+        findings.extend(_misassignment_findings(gt, psub, iou_threshold, sample, best_all))
     key = _class_key(gt)
     if len(pred) and len(gt):
         num_gt = np.bincount([key[int(c)] for c in gt.category_id.tolist()], minlength=len(key))
@@ -763,22 +784,24 @@ def diagnose(
             )
         )
     if len(pred) and len(gt):
-        matched, twice = _matched_and_twice(gt, pred, iou_threshold, outcome, best_all)
+        matched, twice = _matched_and_twice(gt, psub, iou_threshold, outcome, best_all, top)
         n_twice = int(twice.sum())
+        n_seen = len(psub)
+        among = "" if n_seen == len(pred) else f" (among the {n_seen} highest-scoring)"
         if n_twice:
             tp = int((matched >= 0).sum())
             findings.append(
                 Finding(
                     "gt-matched-twice",
                     "info",
-                    f"{n_twice} predictions overlap (IoU >= {iou_threshold:g}) a ground truth "
-                    "that a "
+                    f"{n_twice} predictions{among} overlap (IoU >= {iou_threshold:g}) a ground "
+                    "truth that a "
                     "higher-scoring prediction already matched: a correct matcher counts them as "
                     "false "
-                    f"positives (precision {tp / len(pred):.3f} at this IoU), a tool that lets "
+                    f"positives (precision {tp / n_seen:.3f} at this IoU), a tool that lets "
                     "one ground "
                     f"truth be matched twice counts them as true positives (precision "
-                    f"{(tp + n_twice) / len(pred):.3f}, recall can exceed 1)",
+                    f"{(tp + n_twice) / n_seen:.3f}, recall can exceed 1)",
                     "if another tool reports higher numbers, check that it marks matched ground "
                     "truths",
                 )
