@@ -360,7 +360,7 @@ def test_segm_needs_the_coco_protocol() -> None:
     with pytest.raises(ValueError, match="protocol"):
         evaluate(gt, res, iou_type="segm", protocol="voc07")
     with pytest.raises(ValueError, match="iou_type"):
-        evaluate(gt, res, iou_type="keypoints")
+        evaluate(gt, res, iou_type="obb")
 
 
 def test_cli_eval_segm(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,6 +29,7 @@ from ioukit.matching import Matches, match_predictions
 from ioukit.metrics.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
 from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
 from ioukit.metrics.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
+from ioukit.metrics.errors import ErrorAnalysis, error_analysis
 from ioukit.metrics.result import EvaluationResult
 from ioukit.metrics.voc import evaluate_voc
 from ioukit.metrics.yolo import evaluate_yolo
@@ -48,9 +49,14 @@ from ioukit.overlap import (
     generalized_box_iou_elementwise,
     generalized_box_iou_loss,
     iou,
+    probiou,
+    probiou_elementwise,
+    rotated_box_iou,
+    rotated_box_iou_elementwise,
+    rotated_box_iou_loss,
 )
 from ioukit.segmentation import SegmentationMetric, SegmentationResult, segmentation_iou
-from ioukit.suppression import batched_nms, nms, soft_nms
+from ioukit.suppression import batched_nms, batched_rotated_nms, nms, rotated_nms, soft_nms
 
 __version__ = "0.1.0"
 
@@ -61,6 +67,7 @@ __all__ = [
     "Curves",
     "DataFormatError",
     "Dataset",
+    "ErrorAnalysis",
     "EvaluationResult",
     "Evaluator",
     "Finding",
@@ -74,6 +81,7 @@ __all__ = [
     "SegmentationResult",
     "__version__",
     "batched_nms",
+    "batched_rotated_nms",
     "box_area",
     "box_convert",
     "box_dice",
@@ -92,6 +100,7 @@ __all__ = [
     "distance_box_iou",
     "distance_box_iou_elementwise",
     "distance_box_iou_loss",
+    "error_analysis",
     "evaluate",
     "evaluate_voc",
     "evaluate_yolo",
@@ -107,8 +116,14 @@ __all__ = [
     "normalize_boxes",
     "pr_curves",
     "precision_recall_f1",
+    "probiou",
+    "probiou_elementwise",
     "read_ground_truth",
     "read_predictions",
+    "rotated_box_iou",
+    "rotated_box_iou_elementwise",
+    "rotated_box_iou_loss",
+    "rotated_nms",
     "segmentation_iou",
     "soft_nms",
     "ultralytics_ap",

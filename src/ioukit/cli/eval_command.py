@@ -31,9 +31,10 @@ Images are matched by COCO id or file stem.
 examples:
   ioukit eval --gt instances_val.json --pred results.json --json report.json
   ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
-  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/"""
+  ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/
+  ioukit eval --gt person_keypoints_val.json --pred kp_results.json --iou-type keypoints"""
 
-FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt")
+FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
 
 
 def add_reading_arguments(parser: argparse.ArgumentParser, *, predictions: bool = True) -> None:
@@ -167,13 +168,25 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_reading_arguments(parser)
-    parser.add_argument("--protocol", choices=("coco", "voc07", "voc10", "yolo"), default="coco")
+    parser.add_argument(
+        "--protocol",
+        choices=("coco", "voc07", "voc10", "yolo", "crowdpose", "dota", "mmrotate"),
+        default="coco",
+        help="crowdpose: keypoints with CrowdPose's easy/medium/hard split; dota / mmrotate: "
+        "oriented boxes (with --iou-type rotated or probiou)",
+    )
     parser.add_argument(
         "--iou-type",
-        choices=("bbox", "segm"),
+        choices=("bbox", "segm", "keypoints", "rotated", "probiou"),
         default="bbox",
-        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only)",
+        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only); "
+        "keypoints: OKS of COCO keypoints or Ultralytics pose labels (protocol coco/crowdpose); "
+        "rotated: exact IoU of oriented boxes (DOTA, YOLO OBB files); probiou: Ultralytics' "
+        "Gaussian approximation",
     )
+    from ioukit.cli._keypoints import add_keypoint_arguments
+
+    add_keypoint_arguments(parser)
     parser.add_argument("--json", metavar="OUT", help="write {protocol, stats, per_class, params}")
     parser.add_argument("--csv", metavar="OUT", help="write the per-class table")
     parser.add_argument(
@@ -183,6 +196,14 @@ def register(subparsers: Any) -> None:
         "--skip-unknown",
         action="store_true",
         help="leave out predictions for images/classes the ground truth lacks (default: error)",
+    )
+    parser.add_argument(
+        "--errors",
+        action="store_true",
+        help="TIDE error analysis at IoU 0.5 (protocol coco); with --plots also tide.png",
+    )
+    parser.add_argument(
+        "--per-image", metavar="OUT", help="write per-image TP/FP/FN, AP, mean IoU (CSV)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
     parser.set_defaults(run=run)
@@ -198,15 +219,36 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_folder(args.json, "--json")
     check_output_folder(args.csv, "--csv")
+    check_output_folder(getattr(args, "per_image", None), "--per-image")
+    if getattr(args, "errors", False) and args.protocol != "coco":
+        raise ValueError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     if args.plots is not None and Path(args.plots).exists() and not Path(args.plots).is_dir():
         raise NotADirectoryError(f"--plots {args.plots}: expected a folder, got a file")
+    if args.plots is not None and (
+        args.iou_type in ("rotated", "probiou") or args.protocol in ("dota", "mmrotate")
+    ):
+        # the curves still rematch with axis-aligned IoU; figures would describe the envelopes
+        raise ValueError(
+            f"--plots: not available yet for --iou-type {args.iou_type} / --protocol "
+            f"{args.protocol} (the figures would use the boxes' axis-aligned envelopes)"
+        )
     if args.plots is not None:
         from ioukit.plots import _figure
 
         _figure()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
+    keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
+    options: dict[str, Any] = {}
     with enabled_progress(progress_enabled(args)):
-        if args.iou_type == "segm":
+        if keypoints:
+            from ioukit.cli._keypoints import keypoint_options, read_keypoint_args
+
+            options = keypoint_options(args)
+            gt, pred, extra = read_keypoint_args(args)
+            options.update(extra)
+        elif args.sigmas is not None or args.oks_area is not None:
+            raise ValueError("--sigmas, --oks-area: need --iou-type keypoints")
+        elif args.iou_type == "segm":
             gt, pred = read_segm_args(args)
         else:
             gt = read_ground_truth_arg(args)
@@ -218,18 +260,53 @@ def run(args: argparse.Namespace) -> int:
         findings = format_findings(diagnose(gt, pred, unknowns=unknowns))
         if findings:
             print(findings, file=sys.stderr)
-    result = evaluate(gt, pred, protocol=args.protocol, iou_type=args.iou_type)
+    iou_type = "keypoints" if keypoints else args.iou_type
+    result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
     print(result.summary())
     print()
     print(result.per_class_table())
+    if keypoints and result.outcome is not None and len(result.outcome.thresholds):
+        from ioukit.metrics.keypoints import keypoint_errors
+
+        threshold = float(result.outcome.thresholds[0])
+        print(f"\nper keypoint, pairs matched at OKS {threshold:g}:")
+        print(keypoint_errors(result, threshold=threshold).table())
+    analysis = per_image_table = None
+    if getattr(args, "errors", False):
+        from ioukit.metrics.errors import error_analysis
+
+        analysis = error_analysis(result)  # reads the evaluation's own match
+        print()
+        print(analysis.summary())
+    if getattr(args, "per_image", None):
+        from ioukit.metrics.per_image import per_image
+
+        per_image_table = per_image(result)
+        print()
+        print("worst images (AP at IoU 0.5):")
+        for row in per_image_table.worst(5):
+            print(
+                f"  {row['file_name']}  AP {row['ap']:.3f}  TP {row['tp']}  FP {row['fp']}  "
+                f"FN {row['fn']}"
+            )
     if args.json:
-        write_json(args.json, result.to_dict())
+        document = result.to_dict()
+        if analysis is not None:
+            document["errors"] = analysis.to_dict()
+        if per_image_table is not None:
+            document["worst_images"] = per_image_table.worst(10)
+        write_json(args.json, document)
     if args.csv:
         write_csv(args.csv, result.per_class)
+    if per_image_table is not None:
+        per_image_table.to_csv(args.per_image)
     if args.plots:
         from ioukit.plots import write_plots
 
         files = write_plots(result, args.plots)
+        if analysis is not None:
+            analysis.plot(Path(args.plots) / "tide.png")
+            files = [*files, Path(args.plots) / "tide.png"]
         if not args.quiet:
             print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
     return 0
