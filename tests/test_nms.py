@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import ioukit.suppression as nms_module
 from ioukit import box_iou
-from ioukit._kernels.nms import greedy_nms_python, soft_nms_python
 from ioukit.errors import BoxError
 from ioukit.suppression import batched_nms, nms, soft_nms
+from tests.twins import greedy_nms_python, soft_nms_python
 
 THRESHOLDS = [0.3, 0.5, 0.7]
 
