@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 # ---------------------------------------------------------------- plain-Python twins (oracles)
 
 
@@ -101,3 +103,110 @@ def cluster_python(
             sum(wscores[i] * boxes[i][k] for i in members[best]) / total for k in range(4)
         ]
     return member_of, fused
+
+
+# ---------------------------------------------------------------- rle.polygon_fill's twin
+
+
+def _c_int(value: float) -> int:
+    # C's (int) cast of a double: truncation toward zero; NaN gives INT_MIN as on x86
+    if math.isnan(value) or value >= 2147483648.0 or value <= -2147483649.0:
+        return -2147483648
+    return int(value)
+
+
+def _toggles_to_runs(positions: np.ndarray, n: int, out: np.ndarray) -> int:
+    """Sorted toggle positions ``positions[:n]`` -> run lengths in ``out``; returns their number.
+
+    ``positions`` is overwritten with its differences; ``out`` may be ``positions`` itself
+    (reads at ``j`` never fall behind writes at ``r``). Two toggles at the same pixel cancel.
+    """
+    previous = 0
+    for j in range(n):
+        t = positions[j]
+        positions[j] -= previous
+        previous = t
+    out[0] = positions[0]
+    r = 1
+    j = 1
+    while j < n:
+        if positions[j] > 0:
+            out[r] = positions[j]
+            r += 1
+            j += 1
+        else:
+            j += 1
+            if j < n:
+                out[r - 1] += positions[j]
+                j += 1
+    return r
+
+
+def polygon_fill_direct(xy: np.ndarray, h: int, w: int, out: np.ndarray) -> int:
+    """``rle.polygon_fill`` step by step as pycocotools' ``rleFrPoly`` (its oracle).
+
+    Walks every boundary point of the x5 grid into arrays, then keeps the column crossings.
+    """
+    scale = 5.0
+    k = xy.shape[0] // 2
+    x = np.empty(k + 1, dtype=np.int64)
+    y = np.empty(k + 1, dtype=np.int64)
+    for j in range(k):
+        x[j] = _c_int(scale * xy[2 * j] + 0.5)
+        y[j] = _c_int(scale * xy[2 * j + 1] + 0.5)
+    if k > 0:
+        x[k] = x[0]
+        y[k] = y[0]
+    total = 0
+    for j in range(k):
+        total += max(abs(x[j] - x[j + 1]), abs(y[j] - y[j + 1])) + 1
+    u = np.empty(total, dtype=np.int64)
+    v = np.empty(total, dtype=np.int64)
+    m = 0
+    for j in range(k):
+        xs = x[j]
+        xe = x[j + 1]
+        ys = y[j]
+        ye = y[j + 1]
+        dx = abs(xe - xs)
+        dy = abs(ys - ye)
+        flip = (dx >= dy and xs > xe) or (dx < dy and ys > ye)
+        if flip:
+            xs, xe = xe, xs
+            ys, ye = ye, ys
+        if dx >= dy:
+            s = (ye - ys) / dx if dx > 0 else math.nan
+            for d in range(dx + 1):
+                t = dx - d if flip else d
+                u[m] = t + xs
+                v[m] = _c_int(ys + s * t + 0.5)
+                m += 1
+        else:
+            s = (xe - xs) / dy
+            for d in range(dy + 1):
+                t = dy - d if flip else d
+                v[m] = t + ys
+                u[m] = _c_int(xs + s * t + 0.5)
+                m += 1
+    # points where the boundary crosses a pixel column, downsampled
+    positions = np.empty(m + 1, dtype=np.int64)
+    n = 0
+    w_last = np.float64(w - 1) if w > 0 else 1.8446744073709552e19
+    for j in range(1, m):
+        if u[j] == u[j - 1]:
+            continue
+        xd = np.float64(u[j] if u[j] < u[j - 1] else u[j] - 1)
+        xd = (xd + 0.5) / scale - 0.5
+        if math.floor(xd) != xd or xd < 0 or xd > w_last:
+            continue
+        yd = (float(v[j] if v[j] < v[j - 1] else v[j - 1]) + 0.5) / scale - 0.5
+        if yd < 0:
+            yd = 0.0
+        elif yd > h:
+            yd = float(h)
+        positions[n] = np.int64(xd) * h + np.int64(math.ceil(yd))
+        n += 1
+    positions[n] = h * w
+    n += 1
+    positions[:n].sort()
+    return _toggles_to_runs(positions, n, out)

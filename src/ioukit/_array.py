@@ -91,6 +91,8 @@ def float_dtype_for(xp: Any, x: Array) -> Any:
     computed in float32, as torchvision does, because their range overflows box areas.
     """
     dtype = x.dtype
+    if isinstance(dtype, np.dtype) and not dtype.isnative:  # big-endian float64 stays float64
+        dtype = dtype.newbyteorder("=")
     if dtype == xp.float64 or dtype == xp.float32:
         return dtype
     if xp.isdtype(dtype, "real floating"):

@@ -152,7 +152,7 @@ def _encode_runs(masks: np.ndarray, name: str) -> _Runs:
     n, h, w = masks.shape
     nruns = np.empty(n, dtype=np.int64)
     colcnt = np.empty((n, w), dtype=np.int64)
-    rowflag = np.zeros((n, h), dtype=np.bool_)
+    rowflag = np.zeros((n, h), dtype=np.uint8)
     bad = rle.encode_count(masks, colcnt, rowflag, nruns)
     if bad >= 0:
         values = np.unique(masks[bad])

@@ -422,7 +422,7 @@ def _check_result_columns(
 
 
 def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
-    """Columns of a results file by the numba scanner; None when it cannot handle the file."""
+    """Columns of a results file by the compiled scanner; None when it cannot handle the file."""
     from ioukit._kernels.coco_json import OK, scan_results
 
     buf = np.frombuffer(data, dtype=np.uint8)
