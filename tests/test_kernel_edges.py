@@ -72,8 +72,11 @@ def test_box_iou_edges() -> None:
 def test_wbf_single_box_and_empty() -> None:
     boxes, scores, labels = weighted_boxes_fusion([[[0.1, 0.1, 0.5, 0.5]]], [[0.9]], [[1]])
     np.testing.assert_array_equal(boxes, [[0.1, 0.1, 0.5, 0.5]])
+    np.testing.assert_array_equal(scores, [0.9])
+    np.testing.assert_array_equal(labels, [1])
     boxes, scores, labels = weighted_boxes_fusion([np.zeros((0, 4))], [np.zeros(0)], [[]])
     assert boxes.shape == (0, 4)
+    assert scores.shape == labels.shape == (0,)
 
 
 @pytest.mark.parametrize("shape", [(0, 4, 5), (1, 1, 1), (2, 1, 7), (3, 7, 1), (2, 5, 16)])

@@ -14,7 +14,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from ioukit._array import Array, short_repr
+from ioukit._array import Array, refuse_masked, short_repr
 from ioukit.boxes import prepare_boxes
 from ioukit.errors import BoxError
 
@@ -26,6 +26,7 @@ def to_host(x: Any, name: str) -> tuple[np.ndarray, Any]:
 
     Accelerator arrays are copied to the host; host arrays are viewed, never copied.
     """
+    refuse_masked(x, name)
     if isinstance(x, np.ndarray) or not array_api_compat.is_array_api_obj(x):
         try:
             arr = np.asarray(x)

@@ -23,7 +23,7 @@ import numpy as np
 from ioukit._array import Array, float_dtype_for, namespace_of
 from ioukit.boxes import prepare_boxes
 from ioukit.errors import BoxError
-from ioukit.overlap import _formulas
+from ioukit.overlap import _formulas, _safe
 
 __all__ = [
     "box_dice",
@@ -74,6 +74,17 @@ def _pairwise(
     default it is used from :data:`KERNEL_MIN_ELEMENTS` output elements on.
     """
     xp, a, b = _prepare_pair(boxes1, boxes2, fmt, ndim=2)
+    if isinstance(a, np.ndarray) and (_safe.extreme(a).any() or _safe.extreme(b).any()):
+        with np.errstate(all="ignore"):  # overflow here is expected: the pairs are redone
+            out = _pairwise_direct(xp, metric, a, b, eps, use_kernel)
+        _safe.fix_pairwise(metric, a, b, eps, out)
+        return out
+    return _pairwise_direct(xp, metric, a, b, eps, use_kernel)
+
+
+def _pairwise_direct(
+    xp: Any, metric: str, a: Array, b: Array, eps: float, use_kernel: bool | None
+) -> Array:
     if isinstance(a, np.ndarray):
         wanted = (
             a.shape[0] * b.shape[0] >= KERNEL_MIN_ELEMENTS if use_kernel is None else use_kernel
@@ -98,6 +109,12 @@ def _elementwise(
     """``metric`` between aligned boxes: shapes (..., 4) that broadcast give shape (...)."""
     xp, a, b = _prepare_pair(boxes1, boxes2, fmt, ndim=None)
     _check_broadcast(a, b)
+    if isinstance(a, np.ndarray):
+        bad = _safe.extreme(a) | _safe.extreme(b)
+        if bad.any():
+            with np.errstate(all="ignore"):  # overflow here is expected: the pairs are redone
+                direct = _formulas.FORMULAS[metric](xp, _columns(a), _columns(b), eps)
+            return np.where(bad, _safe.rescaled(metric, a, b, eps), direct)
     return _formulas.FORMULAS[metric](xp, _columns(a), _columns(b), eps)
 
 
