@@ -1,6 +1,6 @@
 """Moving arrays between the caller's library and NumPy for host-side algorithms (private).
 
-NMS and box fusion are sequential algorithms that run in numba kernels on NumPy arrays. These
+NMS and box fusion are sequential algorithms that run in compiled kernels on NumPy arrays. These
 helpers take whatever the caller passed (Python sequences, NumPy, PyTorch, CuPy, JAX, any
 array-API array), give a NumPy view or copy to work on, validate it, and turn the result back
 into an array of the caller's library on the caller's device.

@@ -9,7 +9,7 @@ zero-area boxes, which has the same effect).
 **Ties in score**: the box earlier in the input wins (scores are sorted with a stable sort of
 ``-score``); the result therefore never depends on the platform.
 
-NumPy inputs (and Python sequences) run in numba kernels; greedy NMS only compares a kept box
+NumPy inputs (and Python sequences) run in compiled kernels; greedy NMS only compares a kept box
 with the boxes that can overlap it along x, so it is sub-quadratic on real detections and gives
 the same indices as the quadratic loop. PyTorch, CuPy, JAX and other array-API inputs are
 copied to the host, suppressed there, and the indices come back as an int64 array of the

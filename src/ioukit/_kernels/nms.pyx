@@ -22,14 +22,38 @@ import numpy as np
 cimport numpy as cnp
 from cython cimport floating
 from libc.math cimport exp
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport free, malloc
 
-from ._boxmath cimport _iou
+from ._boxmath cimport _iou, _max, _min
 
 cnp.import_array()
 
 LINEAR, GAUSSIAN = 1, 2
 SOFT_METHODS = {"linear": LINEAR, "gaussian": GAUSSIAN}
+
+# 1, unknown to the C compiler (see iou_matrix._OPAQUE_ONE): keeps the division in
+# _suppress_window unconditional so the loop is vectorised
+cdef double _OPAQUE_ONE = 1
+
+
+
+cdef void _suppress_window(
+    const floating* x1, const floating* y1, const floating* x2, const floating* y2,
+    unsigned char* done, Py_ssize_t lo, Py_ssize_t hi, floating ax1, floating ay1,
+    floating ax2, floating ay2, floating threshold, floating one,
+) noexcept nogil:
+    # done[q] |= IoU(a, q) > threshold for q in [lo, hi): _iou's operations in its order,
+    # with a's area hoisted; no branch, so gcc vectorises it (a box already done stays done)
+    cdef floating zero = 0
+    cdef floating area_a = (ax2 - ax1) * (ay2 - ay1)
+    cdef floating width, height, inter, union_
+    cdef Py_ssize_t q
+    for q in range(lo, hi):
+        width = _min(ax2, x2[q]) - _max(ax1, x1[q])
+        height = _min(ay2, y2[q]) - _max(ay1, y1[q])
+        inter = _max(width, zero) * _max(height, zero)
+        union_ = area_a + (x2[q] - x1[q]) * (y2[q] - y1[q]) - inter
+        done[q] |= (inter / (union_ if union_ > zero else one)) > threshold
 
 
 cdef Py_ssize_t _first_greater(
@@ -107,11 +131,8 @@ cdef Py_ssize_t _greedy(
         if windowed:
             lo = _first_greater(reach, lo, hi, ax1)
             hi = _first_not_less(x1, lo, hi, ax2)
-        for q in range(lo, hi):
-            if done[q]:
-                continue
-            if _iou(ax1, ay1, ax2, ay2, x1[q], y1[q], x2[q], y2[q]) > threshold:
-                done[q] = 1
+        _suppress_window(x1, y1, x2, y2, done, lo, hi, ax1, ay1, ax2, ay2, threshold,
+                         <floating>_OPAQUE_ONE)
     return count
 
 
@@ -120,15 +141,44 @@ ctypedef struct _Key:
     Py_ssize_t index
 
 
-cdef int _compare_keys(const void* a, const void* b) noexcept nogil:
-    # by value, then by index: the order of a stable sort (no NaN reaches a kernel)
-    cdef const _Key* ka = <const _Key*>a
-    cdef const _Key* kb = <const _Key*>b
-    if ka.value < kb.value:
-        return -1
-    if ka.value > kb.value:
-        return 1
-    return (ka.index > kb.index) - (ka.index < kb.index)
+cdef void _sort_keys(_Key* keys, _Key* scratch, Py_ssize_t n) noexcept nogil:
+    # stable bottom-up merge sort by value (keys arrive in index order; no NaN reaches here)
+    cdef Py_ssize_t width = 1, lo, mid, hi, i, j, k
+    cdef _Key* source = keys
+    cdef _Key* target = scratch
+    cdef _Key* swap
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if source[j].value < source[i].value:  # ties: the left (earlier) key first
+                    target[k] = source[j]
+                    j += 1
+                else:
+                    target[k] = source[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                target[k] = source[i]
+                i += 1
+                k += 1
+            while j < hi:
+                target[k] = source[j]
+                j += 1
+                k += 1
+            lo = hi
+        swap = source
+        source = target
+        target = swap
+        width *= 2
+    if source != keys:
+        for i in range(n):
+            keys[i] = source[i]
 
 
 cdef Py_ssize_t _greedy_one_segment(
@@ -139,7 +189,7 @@ cdef Py_ssize_t _greedy_one_segment(
     dominated by per-call overhead). Writes the kept input indices in score order to ``kept``
     and returns their number; -1 when out of memory."""
     cdef Py_ssize_t n = boxes.shape[0], p, i, r, count
-    cdef _Key* keys = <_Key*>malloc(n * sizeof(_Key))
+    cdef _Key* keys = <_Key*>malloc(2 * n * sizeof(_Key))
     cdef floating* columns = <floating*>malloc(5 * n * sizeof(floating))
     cdef Py_ssize_t* index = <Py_ssize_t*>malloc(3 * n * sizeof(Py_ssize_t))
     cdef unsigned char* done = <unsigned char*>malloc(n)
@@ -161,7 +211,7 @@ cdef Py_ssize_t _greedy_one_segment(
         keys[i].value = boxes[i, 0]
         keys[i].index = i
         done[i] = 0
-    qsort(keys, n, sizeof(_Key), _compare_keys)
+    _sort_keys(keys, keys + n, n)
     for p in range(n):
         i = keys[p].index
         x1[p] = boxes[i, 0]

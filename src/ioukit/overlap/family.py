@@ -10,7 +10,7 @@ Boxes are validated (finite, ``x2 >= x1``, ``y2 >= y1``) whenever they live in h
 for tensors on an accelerator and for JAX values under ``jit`` the check is skipped, because
 it would force a device synchronisation.
 
-Pairwise functions on NumPy inputs with at least 4096 output elements run in a fused numba
+Pairwise functions on NumPy inputs with at least 4096 output elements run in a fused compiled
 kernel that gives bit-identical values and allocates nothing but the result.
 """
 
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 KERNEL_MIN_ELEMENTS = 4096
-"""Pairwise NumPy results at least this large are computed by the numba kernel."""
+"""Pairwise NumPy results at least this large are computed by the compiled kernel."""
 
 DEFAULT_EPS = 1e-7
 
@@ -70,7 +70,7 @@ def _pairwise(
 ) -> Array:
     """The (N, M) matrix of ``metric`` (a key of ``_formulas.FORMULAS``) between two box sets.
 
-    ``use_kernel`` forces (True) or forbids (False) the numba kernel for NumPy inputs; by
+    ``use_kernel`` forces (True) or forbids (False) the compiled kernel for NumPy inputs; by
     default it is used from :data:`KERNEL_MIN_ELEMENTS` output elements on.
     """
     xp, a, b = _prepare_pair(boxes1, boxes2, fmt, ndim=2)
