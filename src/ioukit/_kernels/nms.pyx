@@ -21,7 +21,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cython cimport floating
-from libc.math cimport exp
+from libc.math cimport exp, expf
 from libc.stdlib cimport free, malloc
 
 from ._boxmath cimport _iou, _max, _min
@@ -358,8 +358,11 @@ cdef Py_ssize_t _soft(
                 if overlap > iou_threshold:
                     scores[j] = (one - overlap) * scores[j]
             else:
-                # exp in the dtype of the scores, as NumPy's float32 exp
-                scores[j] = <floating>exp(-(overlap * overlap) / sigma) * scores[j]
+                # exp in the dtype of the scores (expf for float32, as numba and C do)
+                if floating is float:
+                    scores[j] = expf(-(overlap * overlap) / sigma) * scores[j]
+                else:
+                    scores[j] = exp(-(overlap * overlap) / sigma) * scores[j]
     return steps
 
 
