@@ -97,3 +97,23 @@ def test_mask_round_trips_on_odd_shapes(shape: tuple[int, int, int]) -> None:
         iou = masks.mask_iou(encoded, encoded)
         expected = pm.iou(encoded, encoded, [0] * shape[0])
         np.testing.assert_array_equal(iou, expected)
+
+
+def test_group_mask_iou_threaded_equals_serial(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segm evaluation with the per-group mask IoU loop on threads (forced from 0 pairs) and
+    serial (never) gives identical arrays."""
+    from ioukit._kernels import rle
+    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+    from ioukit.metrics.coco import evaluate_coco
+    from tests.test_segm_parity import generate
+
+    gt, res = generate(5, n_images=8, crowd=0.2, empty_masks=0.1)
+    gt_ds = read_coco_ground_truth(gt, keep_segmentation=True)
+    pred_ds = read_coco_results(res, gt_ds, iou_type="segm")
+    results = []
+    for cut in (0, 1 << 62):
+        monkeypatch.setattr(rle, "GROUP_PARALLEL_MIN_PAIRS", cut)
+        results.append(evaluate_coco(gt_ds, pred_ds, iou_type="segm"))
+    assert results[0].stats == results[1].stats
+    for key in ("precision", "recall", "scores"):
+        np.testing.assert_array_equal(results[0].arrays[key], results[1].arrays[key])
