@@ -7,6 +7,9 @@ float32 or float64; every constant is typed, so float32 inputs are computed in f
 NumPy does), so the results are bit-identical to the generic path (tests check this).
 Built with ``-ffp-contract=off``: no fused multiply-add changes a rounding.
 
+The IoU row loop (the ``box_iou`` hot path) is vectorised, in an AVX2 clone chosen at run time
+on x86 CPUs that have it (see :func:`simd`; same bits as the baseline loop, tested).
+
 Rows are shared between OpenMP threads from :data:`PARALLEL_MIN_ELEMENTS` output elements on,
 with a dynamic schedule so that a core held by another process slows only its own chunks.
 
@@ -83,24 +86,90 @@ cdef inline floating _ciou(
     return overlap - penalty - alpha * v
 
 
-cdef void _iou_row(
+cdef extern from *:
+    """
+    /* The IoU row loop in C, twice: for the baseline of the build (SSE2 on x86-64) and, on x86
+       with gcc or clang, for AVX2, chosen at run time. Both are the operations of _boxmath._iou
+       in its order (a's area hoisted); vector instructions round every operation exactly as
+       scalar ones and -ffp-contract=off forbids FMA, so both give the same bits. */
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #define IOUKIT_HAVE_AVX2_CLONE 1
+    #else
+    #define IOUKIT_HAVE_AVX2_CLONE 0
+    #endif
+    #define IOUKIT_IOU_ROW(NAME, T, ATTR)                                                    \
+    static ATTR void NAME(T ax1, T ay1, T ax2, T ay2, const T *x1, const T *y1,            \
+                          const T *x2, const T *y2, Py_ssize_t m, T *row, T one) {          \
+        T zero = 0;                                                                          \
+        T area_a = (ax2 - ax1) * (ay2 - ay1);                                                \
+        for (Py_ssize_t j = 0; j < m; j++) {                                                 \
+            T width = (ax2 < x2[j] ? ax2 : x2[j]) - (ax1 > x1[j] ? ax1 : x1[j]);             \
+            T height = (ay2 < y2[j] ? ay2 : y2[j]) - (ay1 > y1[j] ? ay1 : y1[j]);            \
+            T inter = (width > zero ? width : zero) * (height > zero ? height : zero);       \
+            T union_ = area_a + (x2[j] - x1[j]) * (y2[j] - y1[j]) - inter;                   \
+            row[j] = inter / (union_ > zero ? union_ : one);                                 \
+        }                                                                                    \
+    }
+    IOUKIT_IOU_ROW(ioukit_iou_row_float, float, )
+    IOUKIT_IOU_ROW(ioukit_iou_row_double, double, )
+    #if IOUKIT_HAVE_AVX2_CLONE
+    IOUKIT_IOU_ROW(ioukit_iou_row_float_avx2, float, __attribute__((target("avx2"))))
+    IOUKIT_IOU_ROW(ioukit_iou_row_double_avx2, double, __attribute__((target("avx2"))))
+    static int ioukit_cpu_has_avx2(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    }
+    #else
+    #define ioukit_iou_row_float_avx2 ioukit_iou_row_float
+    #define ioukit_iou_row_double_avx2 ioukit_iou_row_double
+    static int ioukit_cpu_has_avx2(void) { return 0; }
+    #endif
+    """
+    void ioukit_iou_row_float(float, float, float, float, const float*, const float*,
+                              const float*, const float*, Py_ssize_t, float*, float) noexcept nogil
+    void ioukit_iou_row_double(double, double, double, double, const double*, const double*,
+                               const double*, const double*, Py_ssize_t, double*,
+                               double) noexcept nogil
+    void ioukit_iou_row_float_avx2(float, float, float, float, const float*, const float*,
+                                   const float*, const float*, Py_ssize_t, float*,
+                                   float) noexcept nogil
+    void ioukit_iou_row_double_avx2(double, double, double, double, const double*,
+                                    const double*, const double*, const double*, Py_ssize_t,
+                                    double*, double) noexcept nogil
+    int ioukit_cpu_has_avx2() noexcept nogil
+
+
+cdef bint _use_avx2 = ioukit_cpu_has_avx2()
+
+
+def simd(avx2=None):
+    """The instruction set of the IoU row loop: ``"avx2"`` or ``"baseline"`` (the build's).
+
+    ``avx2=False`` forces the baseline loop and ``avx2=True`` the AVX2 one where the CPU has
+    it (tests compare both); the default only reports.
+    """
+    global _use_avx2
+    if avx2 is not None:
+        _use_avx2 = bool(avx2) and ioukit_cpu_has_avx2()
+    return "avx2" if _use_avx2 else "baseline"
+
+
+cdef inline void _iou_row(
     floating ax1, floating ay1, floating ax2, floating ay2,
     const floating* x1, const floating* y1, const floating* x2, const floating* y2,
     Py_ssize_t m, floating* row, floating one,
 ) noexcept nogil:
-    # _iou with the row box's area hoisted; contiguous columns and a raw output pointer so gcc
-    # vectorises the loop (every select is if-converted; same operations, same order).
-    # ``one`` is 1 (see _OPAQUE_ONE).
-    cdef floating zero = 0
-    cdef floating area_a = (ax2 - ax1) * (ay2 - ay1)
-    cdef floating width, height, inter, union_
-    cdef Py_ssize_t j
-    for j in range(m):
-        width = _min(ax2, x2[j]) - _max(ax1, x1[j])
-        height = _min(ay2, y2[j]) - _max(ay1, y1[j])
-        inter = _max(width, zero) * _max(height, zero)
-        union_ = area_a + (x2[j] - x1[j]) * (y2[j] - y1[j]) - inter
-        row[j] = inter / (union_ if union_ > zero else one)
+    # ``one`` is 1 (see _OPAQUE_ONE)
+    if floating is float:
+        if _use_avx2:
+            ioukit_iou_row_float_avx2(ax1, ay1, ax2, ay2, x1, y1, x2, y2, m, row, one)
+        else:
+            ioukit_iou_row_float(ax1, ay1, ax2, ay2, x1, y1, x2, y2, m, row, one)
+    else:
+        if _use_avx2:
+            ioukit_iou_row_double_avx2(ax1, ay1, ax2, ay2, x1, y1, x2, y2, m, row, one)
+        else:
+            ioukit_iou_row_double(ax1, ay1, ax2, ay2, x1, y1, x2, y2, m, row, one)
 
 
 cdef void _fill_row(
