@@ -117,3 +117,20 @@ def test_group_mask_iou_threaded_equals_serial(monkeypatch: pytest.MonkeyPatch) 
     assert results[0].stats == results[1].stats
     for key in ("precision", "recall", "scores"):
         np.testing.assert_array_equal(results[0].arrays[key], results[1].arrays[key])
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7), (2, 33, 65), (1, 1, 40)])
+def test_rle_encode_baseline_and_avx2_agree(shape: tuple[int, int, int]) -> None:
+    from ioukit._kernels import rle
+
+    dense = (np.random.default_rng(sum(shape)).random(shape) < 0.5).astype(np.uint8)
+    before = rle.simd()
+    try:
+        encoded = []
+        for avx2 in (False, True):
+            rle.simd(avx2)
+            encoded.append(masks.encode(dense))
+    finally:
+        rle.simd(before == "avx2")
+    assert encoded[0] == encoded[1]
+    np.testing.assert_array_equal(masks.decode(encoded[0]), dense)
