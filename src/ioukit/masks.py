@@ -481,7 +481,8 @@ def merge(rles: Sequence[RLE], /, *, intersect: bool = False) -> RLE:
     size = runs.counts.shape[0] + 1
     scratch_a = np.empty(size, dtype=np.int64)
     scratch_b = np.empty(size, dtype=np.int64)
-    m = _kernels().merge(runs.counts, runs.offsets, bool(intersect), scratch_a, scratch_b)
+    counts = np.ascontiguousarray(runs.counts)
+    m = _kernels().merge(counts, runs.offsets, bool(intersect), scratch_a, scratch_b)
     merged = _Runs(
         scratch_a[:m].copy(),
         np.array([0, m], dtype=np.int64),

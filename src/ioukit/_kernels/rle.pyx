@@ -701,8 +701,8 @@ def group_mask_iou(
 # ----------------------------------------------------------------------------------------------
 
 
-def merge(const int64_t[:] counts, const int64_t[:] offsets, bint intersect,
-          int64_t[:] scratch_a, int64_t[:] scratch_b):
+def merge(const int64_t[::1] counts, const int64_t[:] offsets, bint intersect,
+          int64_t[::1] scratch_a, int64_t[::1] scratch_b):
     """Union (or intersection) of all masks; returns the number of runs left in ``scratch_a``.
 
     ``scratch_a`` and ``scratch_b`` each hold at least ``counts.size + 1`` numbers.
