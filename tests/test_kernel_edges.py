@@ -134,3 +134,25 @@ def test_rle_encode_baseline_and_avx2_agree(shape: tuple[int, int, int]) -> None
         rle.simd(before == "avx2")
     assert encoded[0] == encoded[1]
     np.testing.assert_array_equal(masks.decode(encoded[0]), dense)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nms_baseline_and_avx2_agree(dtype: type) -> None:
+    from ioukit._kernels import nms as kernels
+
+    rng = np.random.default_rng(4)
+    boxes = _boxes(rng, 3000).astype(dtype)
+    boxes[rng.random(3000) < 0.05] = boxes[0]  # exact duplicates: IoU 1
+    scores = rng.random(3000)
+    before = kernels.simd()
+    try:
+        kept = []
+        for avx2 in (False, True):
+            kernels.simd(avx2)
+            kept.append(nms(boxes, scores, 0.4).tolist())
+    finally:
+        kernels.simd(before == "avx2")
+    assert kept[0] == kept[1]
+    expected = greedy_nms_python(boxes.astype(np.float64).tolist(), scores.tolist(), 0.4)
+    if dtype == np.float64:
+        assert kept[0] == expected

@@ -24,7 +24,7 @@ from cython cimport floating
 from libc.math cimport exp, expf
 from libc.stdlib cimport free, malloc
 
-from ._boxmath cimport _iou, _max, _min
+from ._boxmath cimport _iou
 
 cnp.import_array()
 
@@ -37,23 +37,95 @@ cdef double _OPAQUE_ONE = 1
 
 
 
-cdef void _suppress_window(
+cdef extern from *:
+    """
+    /* The suppression window of greedy NMS in C: done[q] |= IoU(a, q) > threshold for q in
+       [lo, hi), the operations of _boxmath._iou in its order (a's area hoisted), no branch, so
+       it is vectorised; once for the build's baseline and, on x86 with gcc or clang, as an
+       AVX2 clone chosen at run time (IEEE operations round the same in every vector width and
+       -ffp-contract=off forbids FMA: same bits). A box already done stays done. */
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #define IOUKIT_NMS_AVX2 1
+    #else
+    #define IOUKIT_NMS_AVX2 0
+    #endif
+    #define IOUKIT_SUPPRESS(NAME, T, ATTR)                                                   \
+    static ATTR void NAME(const T *x1, const T *y1, const T *x2, const T *y2,              \
+                          unsigned char *done, Py_ssize_t lo, Py_ssize_t hi, T ax1, T ay1,  \
+                          T ax2, T ay2, T threshold, T one) {                               \
+        T zero = 0;                                                                          \
+        T area_a = (ax2 - ax1) * (ay2 - ay1);                                                \
+        for (Py_ssize_t q = lo; q < hi; q++) {                                               \
+            T width = (ax2 < x2[q] ? ax2 : x2[q]) - (ax1 > x1[q] ? ax1 : x1[q]);             \
+            T height = (ay2 < y2[q] ? ay2 : y2[q]) - (ay1 > y1[q] ? ay1 : y1[q]);            \
+            T inter = (width > zero ? width : zero) * (height > zero ? height : zero);       \
+            T union_ = area_a + (x2[q] - x1[q]) * (y2[q] - y1[q]) - inter;                   \
+            done[q] |= (unsigned char)((inter / (union_ > zero ? union_ : one)) > threshold); \
+        }                                                                                    \
+    }
+    IOUKIT_SUPPRESS(ioukit_suppress_float, float, )
+    IOUKIT_SUPPRESS(ioukit_suppress_double, double, )
+    #if IOUKIT_NMS_AVX2
+    IOUKIT_SUPPRESS(ioukit_suppress_float_avx2, float, __attribute__((target("avx2"))))
+    IOUKIT_SUPPRESS(ioukit_suppress_double_avx2, double, __attribute__((target("avx2"))))
+    static int ioukit_nms_cpu_has_avx2(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    }
+    #else
+    #define ioukit_suppress_float_avx2 ioukit_suppress_float
+    #define ioukit_suppress_double_avx2 ioukit_suppress_double
+    static int ioukit_nms_cpu_has_avx2(void) { return 0; }
+    #endif
+    """
+    void ioukit_suppress_float(const float*, const float*, const float*, const float*,
+                               unsigned char*, Py_ssize_t, Py_ssize_t, float, float, float,
+                               float, float, float) noexcept nogil
+    void ioukit_suppress_double(const double*, const double*, const double*, const double*,
+                                unsigned char*, Py_ssize_t, Py_ssize_t, double, double, double,
+                                double, double, double) noexcept nogil
+    void ioukit_suppress_float_avx2(const float*, const float*, const float*, const float*,
+                                    unsigned char*, Py_ssize_t, Py_ssize_t, float, float, float,
+                                    float, float, float) noexcept nogil
+    void ioukit_suppress_double_avx2(const double*, const double*, const double*,
+                                     const double*, unsigned char*, Py_ssize_t, Py_ssize_t,
+                                     double, double, double, double, double,
+                                     double) noexcept nogil
+    int ioukit_nms_cpu_has_avx2() noexcept nogil
+
+
+cdef bint _nms_avx2 = ioukit_nms_cpu_has_avx2()
+
+
+def simd(avx2=None):
+    """The instruction set of the suppression loop: ``"avx2"`` or ``"baseline"``;
+    ``avx2=False``/``True`` forces one (tests compare both)."""
+    global _nms_avx2
+    if avx2 is not None:
+        _nms_avx2 = bool(avx2) and ioukit_nms_cpu_has_avx2()
+    return "avx2" if _nms_avx2 else "baseline"
+
+
+cdef inline void _suppress_window(
     const floating* x1, const floating* y1, const floating* x2, const floating* y2,
     unsigned char* done, Py_ssize_t lo, Py_ssize_t hi, floating ax1, floating ay1,
     floating ax2, floating ay2, floating threshold, floating one,
 ) noexcept nogil:
-    # done[q] |= IoU(a, q) > threshold for q in [lo, hi): _iou's operations in its order,
-    # with a's area hoisted; no branch, so gcc vectorises it (a box already done stays done)
-    cdef floating zero = 0
-    cdef floating area_a = (ax2 - ax1) * (ay2 - ay1)
-    cdef floating width, height, inter, union_
-    cdef Py_ssize_t q
-    for q in range(lo, hi):
-        width = _min(ax2, x2[q]) - _max(ax1, x1[q])
-        height = _min(ay2, y2[q]) - _max(ay1, y1[q])
-        inter = _max(width, zero) * _max(height, zero)
-        union_ = area_a + (x2[q] - x1[q]) * (y2[q] - y1[q]) - inter
-        done[q] |= (inter / (union_ if union_ > zero else one)) > threshold
+    # done[q] |= IoU(a, q) > threshold for q in [lo, hi) (see the C code above)
+    if floating is float:
+        if _nms_avx2:
+            ioukit_suppress_float_avx2(x1, y1, x2, y2, done, lo, hi, ax1, ay1, ax2, ay2,
+                                       threshold, one)
+        else:
+            ioukit_suppress_float(x1, y1, x2, y2, done, lo, hi, ax1, ay1, ax2, ay2, threshold,
+                                  one)
+    else:
+        if _nms_avx2:
+            ioukit_suppress_double_avx2(x1, y1, x2, y2, done, lo, hi, ax1, ay1, ax2, ay2,
+                                        threshold, one)
+        else:
+            ioukit_suppress_double(x1, y1, x2, y2, done, lo, hi, ax1, ay1, ax2, ay2, threshold,
+                                   one)
 
 
 cdef Py_ssize_t _first_greater(
