@@ -7,6 +7,7 @@ the host when that costs no device round trip.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import array_api_compat
@@ -63,7 +64,9 @@ def namespace_of(*arrays: object, names: tuple[str, ...]) -> tuple[Any, list[Arr
 
 def refuse_masked(a: object, name: str) -> None:
     """Raise :class:`BoxError` for a NumPy masked array (its mask would be ignored)."""
-    if isinstance(a, np.ma.MaskedArray):
+    # numpy.ma loads lazily (about 20 ms): no masked array exists until it is imported
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(a, masked.MaskedArray):
         raise BoxError(
             f"{name}: masked arrays are not supported (the mask would be ignored); pass "
             f"the boxes to keep, e.g. {name}[~{name}.mask.any(axis=-1)].data"
