@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 BENCH_VENV := .venv-bench
 
-.PHONY: demo test lint bench bench-startup clean
+.PHONY: demo test lint fuzz bench bench-startup clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 2; }
@@ -33,6 +33,13 @@ lint: $(VENV)/.installed-test
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+# longer, freshly random fuzzing of the readers and the convert round trip (CI runs a
+# bounded, derandomized slice of the same tests); FUZZ_EXAMPLES per test
+FUZZ_EXAMPLES ?= 3000
+fuzz: $(VENV)/.installed-test
+	IOUKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/test_fuzz_readers.py tests/test_convert_roundtrip.py
 
 $(BENCH_VENV)/.installed: pyproject.toml $(KERNEL_SOURCES)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 2; }

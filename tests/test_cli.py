@@ -173,8 +173,13 @@ def test_check_reports_unknowns_and_format(
     )
     (pred / "unknown.txt").write_text("cat 0.9 1 1 5 5\n")
     status = main(["check", "--gt", str(gt), "--pred", str(pred), "--txt-box-format", "xywh"])
-    out = capsys.readouterr().out
-    assert status == 0
+    captured = capsys.readouterr()
+    out = captured.out
+    assert status == 1  # the box-format finding is an error: exit 1, as a linter
+    assert "error-level" in captured.err and "--no-fail" in captured.err
+    args = ["check", "--gt", str(gt), "--pred", str(pred), "--txt-box-format", "xywh"]
+    assert main([*args, "--no-fail"]) == 0
+    capsys.readouterr()
     assert "[unknown-images]" in out and "'unknown'" in out
     assert "[box-format]" in out and "x1 y1 x2 y2 boxes read as x y w h" in out
 

@@ -6,6 +6,7 @@ Tests run as root in CI, where ``chmod 000`` does not stop reading, so the denia
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,14 +21,14 @@ def test_permission_denied(
     side: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     denied = (GOOD / ("gt.json" if side == "gt" else "pred.json")).resolve()
-    real_read_bytes = Path.read_bytes
+    real_open = Path.open
 
-    def read_bytes(self: Path) -> bytes:
+    def open_(self: Path, *args: Any, **kwargs: Any) -> Any:
         if self.resolve() == denied:
             raise PermissionError(13, "Permission denied", str(self))
-        return real_read_bytes(self)
+        return real_open(self, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(Path, "open", open_)
     status = main(["eval", "--gt", str(GOOD / "gt.json"), "--pred", str(GOOD / "pred.json")])
     err = capsys.readouterr().err
     assert status == 2

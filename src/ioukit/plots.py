@@ -18,7 +18,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -26,16 +26,23 @@ from ioukit.errors import MissingDependencyError
 from ioukit.io._text import atomic_write_bytes
 
 __all__ = [
+    "PER_CLASS_FIGURES",
     "plot_confusion_matrix",
     "plot_f1_confidence",
     "plot_iou_histogram",
     "plot_keypoint_errors",
     "plot_pr_curves",
+    "select_classes",
     "write_plots",
 ]
 
 
-def _figure(width: float = 6.4, height: float = 4.8) -> Any:
+def _figure(
+    width: float = 6.4,
+    height: float = 4.8,
+    *,
+    layout: Literal["constrained"] | None = "constrained",
+) -> Any:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -43,7 +50,7 @@ def _figure(width: float = 6.4, height: float = 4.8) -> Any:
         raise MissingDependencyError(
             "plots need matplotlib: pip install matplotlib (or pip install 'ioukit[plots]')"
         ) from None
-    figure = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    figure = Figure(figsize=(width, height), dpi=100, layout=layout)
     FigureCanvasAgg(figure)
     return figure
 
@@ -52,6 +59,23 @@ def _save(figure: Any, path: str | os.PathLike[str]) -> Path:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return atomic_write_bytes(path, buffer.getvalue())
+
+
+def _gray_lines(ax: Any, x: np.ndarray, ys: np.ndarray, *, color: str = "0.6") -> None:
+    """Every row of ``ys`` against ``x`` as thin gray lines, drawn as one collection."""
+    from matplotlib.collections import LineCollection
+
+    if len(ys) == 0:
+        return
+    segments = np.stack([np.broadcast_to(x, ys.shape), ys], axis=-1)
+    ax.add_collection(LineCollection(list(segments), colors=color, linewidths=0.8))
+
+
+def _label(name: str) -> str:
+    """A class name safe in a figure: control characters escaped, mathtext ``$`` disarmed."""
+    from ioukit.report import escape_text
+
+    return escape_text(name).replace("$", r"\$")
 
 
 def _classes_with_gt(curves: Any) -> list[int]:
@@ -76,18 +100,21 @@ def plot_pr_curves(
     Path
     """
     rows = _classes_with_gt(curves) if classes is None else classes
-    figure = _figure()
+    # one class: a plain layout (constrained layout costs more than drawing the figure)
+    figure = _figure(layout="constrained" if len(rows) > 1 or classes is None else None)
     ax = figure.add_subplot()
     many = len(rows) > 10
-    for k in rows:
-        ap = float(np.mean(curves.precision[k]))
-        ax.plot(
-            curves.recall_grid,
-            curves.precision[k],
-            linewidth=0.8 if many else 1.5,
-            color="0.6" if many else None,
-            label=None if many else f"{curves.names[k]} (AP {ap:.3f})",
-        )
+    if many:  # one collection: thousands of classes draw in one call
+        _gray_lines(ax, curves.recall_grid, curves.precision[rows])
+    else:
+        for k in rows:
+            ap = float(np.mean(curves.precision[k]))
+            ax.plot(
+                curves.recall_grid,
+                curves.precision[k],
+                linewidth=1.5,
+                label=f"{_label(curves.names[k])} (AP {ap:.3f})",
+            )
     if len(rows) > 1 or classes is None:
         mean = (
             np.mean(curves.precision[rows], axis=0) if rows else np.zeros_like(curves.recall_grid)
@@ -122,8 +149,10 @@ def plot_f1_confidence(curves: Any, path: str | os.PathLike[str], /) -> Path:
     figure = _figure()
     ax = figure.add_subplot()
     rows = _classes_with_gt(curves)
-    for k in rows:
-        ax.plot(curves.confidence, curves.f1_at_confidence[k], color="0.7", linewidth=0.8)
+    step = 5 if len(rows) > 100 else 1  # thousands of thin gray lines: 200 points each suffice
+    _gray_lines(
+        ax, curves.confidence[::step], curves.f1_at_confidence[rows][:, ::step], color="0.7"
+    )
     ax.plot(
         curves.confidence,
         curves.mean_f1,
@@ -161,15 +190,21 @@ def plot_confusion_matrix(
         counts / np.where(counts.sum(axis=0) > 0, counts.sum(axis=0), 1) if normalize else counts
     )
     n = len(matrix.labels)
-    side = min(4 + 0.35 * n, 24)
+    # past the labelled sizes the figure stays 10 inches: a 1 204-class matrix is a heatmap to
+    # look at, and a 24-inch PNG of it costs seconds to encode
+    side = min(4 + 0.35 * n, 24) if n <= _MAX_TICK_LABELS else 8
     figure = _figure(side + 1, side)
     ax = figure.add_subplot()
-    image = ax.imshow(values, cmap="Blues", vmin=0, vmax=1 if normalize else None)
+    image = ax.imshow(
+        values, cmap="Blues", vmin=0, vmax=1 if normalize else None, interpolation="nearest"
+    )
     figure.colorbar(image, ax=ax, shrink=0.8)
-    ticks = np.arange(n)
-    fontsize = "small" if n <= 20 else "xx-small"
-    ax.set_xticks(ticks, labels=matrix.labels, rotation=90, fontsize=fontsize)
-    ax.set_yticks(ticks, labels=matrix.labels, fontsize=fontsize)
+    if n <= _MAX_TICK_LABELS:
+        ticks = np.arange(n)
+        labels = [_label(str(lb)) for lb in matrix.labels]
+        fontsize = "small" if n <= 20 else "xx-small"
+        ax.set_xticks(ticks, labels=labels, rotation=90, fontsize=fontsize)
+        ax.set_yticks(ticks, labels=labels, fontsize=fontsize)
     ax.set(xlabel="true", ylabel="predicted")
     if n <= 20:
         for i in range(n):
@@ -219,18 +254,69 @@ def plot_iou_histogram(
     return _save(figure, path)
 
 
+_MAX_TICK_LABELS = 60
+PER_CLASS_FIGURES = 5
+"""Default number of per-class PR figures of each kind: the worst AP and the most frequent."""
+
+
+def select_classes(curves: Any, counts: np.ndarray, n: int = PER_CLASS_FIGURES) -> list[int]:
+    """Rows of ``curves`` worth a figure: the ``n`` lowest AP and the ``n`` most frequent.
+
+    Parameters
+    ----------
+    curves : ioukit.metrics.curves.Curves
+    counts : ndarray of int, shape (K,)
+        Ground-truth boxes per class (rows of ``curves``).
+    n : int
+
+    Returns
+    -------
+    list of int
+        Sorted rows, at most ``2 n``, only classes with ground truth.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> c = SimpleNamespace(names=("a", "b", "c", "d"),
+    ...                     precision=np.array([[0.9] * 3, [0.1] * 3, [-1.0] * 3, [0.5] * 3]))
+    >>> select_classes(c, np.array([5, 1, 0, 9]), n=1)
+    [1, 3]
+    """
+    rows = _classes_with_gt(curves)
+    if len(rows) <= 2 * n:
+        return rows
+    ap = {k: float(np.mean(curves.precision[k])) for k in rows}
+    worst = sorted(rows, key=lambda k: (ap[k], k))[:n]
+    frequent = sorted(rows, key=lambda k: (-int(counts[k]), k))[:n]
+    return sorted(set(worst) | set(frequent))
+
+
+def _gt_counts(result: Any, curves: Any) -> np.ndarray:
+    gt = result.ground_truth
+    counted = dict(zip(*np.unique(np.asarray(gt.category_id), return_counts=True), strict=True))
+    return np.asarray(
+        [int(counted.get(int(c), 0)) for c in np.asarray(curves.category_ids)], dtype=np.int64
+    )
+
+
 def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "class"
 
 
 def write_plots(
-    result: Any, folder: str | os.PathLike[str], /, *, iou_threshold: float = 0.5
+    result: Any,
+    folder: str | os.PathLike[str],
+    /,
+    *,
+    iou_threshold: float = 0.5,
+    all_classes: bool = False,
 ) -> list[Path]:
-    """Write every figure of an evaluation into ``folder`` (created if needed).
+    """Write the figures of an evaluation into ``folder`` (created if needed).
 
-    Files: ``pr_curves.png`` (all classes), ``pr_curves/<class>.png`` (one per class with ground
-    truth), ``f1_confidence.png``, ``confusion_matrix.png``, ``iou_histogram.png``, and for
-    keypoint evaluations ``keypoint_errors.png``.
+    Files: ``pr_curves.png`` (all classes), ``pr_curves/<class>.png`` (the classes of
+    :func:`select_classes`: the 5 worst and the 5 most frequent, or every class with ground
+    truth when ``all_classes``), ``f1_confidence.png``, ``confusion_matrix.png``,
+    ``iou_histogram.png``, and for keypoint evaluations ``keypoint_errors.png``.
 
     Parameters
     ----------
@@ -238,6 +324,8 @@ def write_plots(
     folder : path
     iou_threshold : float
         IoU of the PR/F1 curves and of the histogram's matching.
+    all_classes : bool
+        One PR figure per class with ground truth (slow with thousands of classes).
 
     Returns
     -------
@@ -251,7 +339,12 @@ def write_plots(
     written = [plot_pr_curves(curves, out / "pr_curves.png")]
     per_class = out / "pr_curves"
     per_class.mkdir(exist_ok=True)
-    for k in _classes_with_gt(curves):
+    chosen = (
+        _classes_with_gt(curves)
+        if all_classes
+        else select_classes(curves, _gt_counts(result, curves))
+    )
+    for k in chosen:
         name = f"{k:03d}_{_safe_name(curves.names[k])}.png"
         written.append(plot_pr_curves(curves, per_class / name, classes=[k]))
     written.append(plot_f1_confidence(curves, out / "f1_confidence.png"))

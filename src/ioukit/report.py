@@ -12,8 +12,6 @@ category_id,name,AP
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import os
@@ -23,7 +21,78 @@ from typing import Any
 
 from ioukit.io._text import atomic_write_bytes, atomic_write_text
 
-__all__ = ["format_findings", "to_jsonable", "write_csv", "write_json"]
+__all__ = [
+    "csv_bytes",
+    "escape_text",
+    "format_findings",
+    "json_text",
+    "per_class_table",
+    "safe_cell",
+    "to_jsonable",
+    "write_csv",
+    "write_json",
+]
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula.
+
+    Text starting with ``= + - @``, a tab or a carriage return gets a leading ``'`` (the
+    OWASP advice against CSV formula injection); numbers are left alone.
+
+    >>> safe_cell("=HYPERLINK(1)"), safe_cell("cat"), safe_cell(-1.5)
+    ("'=HYPERLINK(1)", 'cat', -1.5)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def escape_text(text: str) -> str:
+    r"""``text`` with control and other non-printable characters escaped (``\x1b``, ``\n``).
+
+    Class names come from the input files; printed raw, a name can move the terminal's cursor
+    or split a table row.
+
+    >>> print(escape_text("cat\x1b[2J\n"))
+    cat\x1b[2J\n
+    >>> escape_text("chat noir")
+    'chat noir'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return escape_text(str(value))
+
+
+def per_class_table(rows: Sequence[Mapping[str, Any]], /) -> str:
+    """Per-class rows as an aligned text table, floats with 3 decimals, names escaped.
+
+    >>> print(per_class_table([{"category_id": 1, "name": "c\\x1bat", "AP": 0.5}]))
+    category_id  name     AP
+    1            c\\x1bat  0.500
+    """
+    if not rows:
+        return "(no classes)"
+    header = list(rows[0])
+    cells = [[_cell(to_jsonable(row.get(h, ""))) for h in header] for row in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines += [
+        "  ".join(
+            c.rjust(w) if i >= 2 else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cell, widths, strict=True))
+        )
+        for cell in cells
+    ]
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -65,8 +134,16 @@ def write_json(path: str | os.PathLike[str], document: Any, /) -> Path:
     >>> p.read_text()
     '{\\n  "AP": 0.5\\n}\\n'
     """
-    text = json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
-    return atomic_write_text(path, text)
+    return atomic_write_text(path, json_text(document))
+
+
+def json_text(document: Any, /) -> str:
+    """The text :func:`write_json` writes.
+
+    >>> json_text({"AP": float("nan")})
+    '{\\n  "AP": null\\n}\\n'
+    """
+    return json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
 
 
 def write_csv(path: str | os.PathLike[str], rows: Sequence[Mapping[str, Any]], /) -> Path:
@@ -89,16 +166,37 @@ def write_csv(path: str | os.PathLike[str], rows: Sequence[Mapping[str, Any]], /
     >>> p.read_text()
     ''
     """
+    return atomic_write_bytes(path, csv_bytes(rows))
+
+
+def csv_bytes(rows: Sequence[Mapping[str, Any]], /) -> bytes:
+    """The CSV text of :func:`write_csv` as UTF-8 bytes (text cells made formula-safe).
+
+    >>> csv_bytes([{"name": "=1+1", "AP": 0.5}])
+    b"name,AP\\n'=1+1,0.5\\n"
+    """
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
-    buffer = io.StringIO()
-    if columns:
-        writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: "" if v is None else v for k, v in to_jsonable(dict(row)).items()})
-    return atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
+    if not columns:
+        return b""
+    lines = [",".join(_csv_field(c) for c in columns)]
+    for row in rows:
+        cells = to_jsonable(dict(row))
+        lines.append(
+            ",".join(
+                _csv_field("" if cells.get(c) is None else safe_cell(cells[c])) for c in columns
+            )
+        )
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _csv_field(value: Any) -> str:
+    """One RFC 4180 field: quoted when it holds a comma, a quote, a CR or a LF."""
+    text = str(value)
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def format_findings(findings: Iterable[Any]) -> str:

@@ -1,7 +1,8 @@
 """The ``ioukit`` command line: one module per subcommand, registered in :data:`COMMANDS`.
 
-Exit status: 0 success, 2 bad input (one line on stderr naming what was wrong), 1 internal
-error. Set ``IOUKIT_DEBUG=1`` to see the traceback of an internal error.
+Exit status: 0 success; 1 an error-level finding of ``check``/``eval`` (after the report;
+``--no-fail`` turns it off) or an internal error; 2 bad input (one line on stderr naming what
+was wrong); 130 interrupted. Set ``IOUKIT_DEBUG=1`` to see the traceback of an internal error.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from ioukit.errors import IoukitError
@@ -43,14 +45,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    """Messages stay on one line: embedded line breaks (a quoted file line) are escaped."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        status: int = args.run(args)
+        with warnings.catch_warnings():
+            # overflow/invalid-value warnings of NumPy arithmetic on hostile numbers: the
+            # readers refuse what matters with a message of their own
+            warnings.simplefilter("ignore", RuntimeWarning)
+            status: int = args.run(args)
+    except BrokenPipeError:
+        from ioukit.cli._report import quiet_stdout
+
+        quiet_stdout()  # the reader of stdout went away (``| head``): stop quietly
+        return 0
     except (IoukitError, ValueError, OSError) as exc:
-        print(f"ioukit {args.command}: error: {exc}", file=sys.stderr)
+        print(f"ioukit {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -20,7 +20,8 @@ Look for the classic mistakes before evaluating: boxes in another format than as
 (xywh read as xyxy...), normalized vs pixel coordinates, predictions for unknown images or
 classes, near-duplicate predictions, duplicated ground truth, ground truths matched twice.
 Predictions for unknown images or classes are counted and reported, not refused.
-Exit status 0 whatever is found (2 for unreadable input).
+Exit status: 0 when no error-level problem is found, 1 when one is (unless --no-fail),
+2 for unreadable input.
 
 example: ioukit check --gt instances_val.json --pred results.json"""
 
@@ -35,11 +36,15 @@ def register(subparsers: Any) -> None:
     )
     add_reading_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-fail", action="store_true", help="exit 0 even when an error-level problem is found"
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit check``."""
+    from ioukit.cli._report import error_findings, fail_status, say
     from ioukit.diagnostics import diagnose
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
@@ -48,16 +53,16 @@ def run(args: argparse.Namespace) -> int:
     with enabled_progress(progress_enabled(args)):
         gt = read_ground_truth_arg(args)
         pred = read_predictions_arg(args, gt, unknowns=unknowns)
-    print(
+    say(
         f"ground truth: {len(gt)} boxes, {len(gt.images)} images, {len(gt.categories)} classes; "
         f"predictions: {len(pred)} boxes"
     )
     note = sizes_note(gt)
     if note:
-        print(note)
+        say(note)
     findings = diagnose(gt, pred, unknowns=unknowns)
     if not findings:
-        print("no problems found")
+        say("no problems found")
     for finding in findings:
-        print(finding)
-    return 0
+        say(str(finding))
+    return fail_status(error_findings(findings), no_fail=args.no_fail, command="check")

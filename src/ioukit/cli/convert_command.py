@@ -17,8 +17,12 @@ Ground truth: ioukit convert instances_val.json labels/ --to yolo
 Predictions need the ground truth they refer to (images, classes, sizes):
               ioukit convert preds/ results.json --to coco --gt instances_val.json
 
-Folders are written atomically and must not exist or be empty. YOLO output needs image
-sizes (from COCO/VOC, or --image-size / --images when reading YOLO or relative txt)."""
+Output is written atomically (a temporary name, renamed at the end), never onto an input.
+An existing DST file is refused unless --force; a DST folder must not exist or be empty.
+Datasets that would not read back the same (two images with one stem, an image named
+"classes" in YOLO, two classes with one name, names with line breaks) are refused.
+YOLO output needs image sizes (from COCO/VOC, or --image-size / --images when reading
+YOLO or relative txt)."""
 
 
 def register(subparsers: Any) -> None:
@@ -53,6 +57,11 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="keypoints: COCO keypoint JSON <-> Ultralytics pose labels (--to coco|yolo)",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite an existing DST file (a DST folder must still be absent or empty)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     parser.set_defaults(run=run)
 
@@ -61,12 +70,21 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit convert``."""
     from pathlib import Path
 
-    from ioukit.cli.eval_command import check_output_folder
+    from ioukit.cli._outputs import check_not_input, refuse_existing
 
+    dst = Path(args.dst)
+    inputs = [Path(p) for p in (args.src, args.gt, args.classes, args.images) if p is not None]
+    if not dst.parent.is_dir():
+        raise FileNotFoundError(f"DST {dst}: folder {dst.parent} does not exist")
+    check_not_input("DST", dst, inputs)
     if args.to in ("coco", "coco_rotated"):
-        check_output_folder(args.dst, "DST")
-    elif Path(args.dst).is_file():
-        raise FileExistsError(f"DST {args.dst}: expected a folder for --to {args.to}, got a file")
+        if dst.is_dir():
+            raise IsADirectoryError(f"DST {dst}: expected a file name for --to coco, got a folder")
+        refuse_existing("DST", dst, force=args.force)
+    else:
+        if dst.exists() and not dst.is_dir():
+            raise FileExistsError(f"DST {dst}: expected a folder for --to {args.to}, got a file")
+        refuse_existing("DST", dst, force=False, folder=True)
     options: dict[str, Any] = {
         "image_size": args.image_size,
         "images_dir": args.images,
@@ -106,4 +124,9 @@ def _convert(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, An
                 box_format=args.txt_box_format,
                 one_based=args.voc_one_based,
             )
-    return dataset, write_dataset(dataset, args.dst, format=args.to)
+    from ioukit.errors import DataFormatError
+
+    try:
+        return dataset, write_dataset(dataset, args.dst, format=args.to)
+    except DataFormatError as exc:
+        raise DataFormatError(f"{args.src}: cannot convert to {args.to}: {exc}") from None

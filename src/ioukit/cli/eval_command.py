@@ -11,6 +11,8 @@ from typing import Any
 __all__ = [
     "add_reading_arguments",
     "check_output_folder",
+    "input_paths",
+    "prediction_format",
     "progress_enabled",
     "read_ground_truth_arg",
     "read_predictions_arg",
@@ -32,7 +34,12 @@ examples:
   ioukit eval --gt instances_val.json --pred results.json --json report.json
   ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
   ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/
-  ioukit eval --gt person_keypoints_val.json --pred kp_results.json --iou-type keypoints"""
+  ioukit eval --gt person_keypoints_val.json --pred kp_results.json --iou-type keypoints
+
+Outputs (--json, --csv, --plots) are written together at the end or not at all, never onto an
+input; an existing output file needs --force.
+Exit status: 0 success; 1 an error-level diagnostic (after the report; --no-fail gives 0);
+2 bad input or usage (one line on stderr naming the file and place)."""
 
 FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
 
@@ -93,7 +100,7 @@ def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = N
     return read_predictions(
         args.pred,
         gt,
-        format=args.pred_format,
+        format=prediction_format(args),
         classes=args.classes,
         box_format=args.txt_box_format,
         one_based=args.voc_one_based,
@@ -101,8 +108,31 @@ def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = N
     )
 
 
+def prediction_format(args: argparse.Namespace) -> Any:
+    """``--pred-format``, resolved when auto-detection cannot tell YOLO from relative txt.
+
+    Normalized 6-value lines are YOLO (``class cx cy w h conf``) or relative plain txt
+    (``class conf cx cy w h``): the ground truth's format decides; otherwise YOLO, with a note.
+    """
+    from ioukit.io import ambiguous_txt, detect_format
+
+    if args.pred_format != "auto" or not Path(args.pred).is_dir() or not ambiguous_txt(args.pred):
+        return args.pred_format
+    gt_format = args.gt_format if args.gt_format != "auto" else detect_format(args.gt)
+    if gt_format in {"yolo", "txt"}:
+        return gt_format
+    if not getattr(args, "quiet", False):
+        print(
+            f"note: --pred {args.pred} read as YOLO (class cx cy w h conf); pass --pred-format "
+            "txt if its lines are plain txt (class conf cx cy w h)",
+            file=sys.stderr,
+        )
+    return "yolo"
+
+
 def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
     """Ground truth and predictions with their masks (``--iou-type segm``: COCO JSON only)."""
+    from ioukit.errors import DataFormatError
     from ioukit.io import detect_format
     from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 
@@ -123,12 +153,24 @@ def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
                 f"got {fmt} ({path})"
             )
     gt = read_coco_ground_truth(args.gt, keep_segmentation=True)
+    missing = [i for i, seg in enumerate(gt.segmentation or ()) if seg is None]
+    if missing:  # found now, before any diagnostic is printed
+        raise DataFormatError(
+            f"{args.gt}: annotations[{missing[0]}].segmentation: missing (--iou-type segm needs "
+            f"a mask for every annotation; {len(missing)} lack one)"
+        )
     return gt, read_coco_results(args.pred, gt, iou_type="segm")
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:
     """Bars only on a terminal and without ``--quiet``."""
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """Every file or folder the reading options name (outputs may not land on them)."""
+    names = ("gt", "pred", "classes", "images")
+    return [str(getattr(args, n)) for n in names if getattr(args, n, None) is not None]
 
 
 def check_output_folder(path: str | None, option: str) -> None:
@@ -205,25 +247,43 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--per-image", metavar="OUT", help="write per-image TP/FP/FN, AP, mean IoU (CSV)"
     )
+    parser.add_argument(
+        "--all-plots",
+        action="store_true",
+        help="with --plots: a PR figure for every class (default: the worst and most frequent)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing --json/--csv files and write into a non-empty --plots folder",
+    )
+    parser.add_argument(
+        "--no-fail",
+        action="store_true",
+        help="exit 0 even when a diagnostic is an error (default: exit 1 after the report)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit eval``."""
+    from ioukit.cli._outputs import OutputPlan
+    from ioukit.cli._report import error_findings, fail_status, say
     from ioukit.diagnostics import diagnose
     from ioukit.engine import evaluate
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
-    from ioukit.report import format_findings, write_csv, write_json
+    from ioukit.report import csv_bytes, format_findings, json_text, per_class_table
 
-    check_output_folder(args.json, "--json")
-    check_output_folder(args.csv, "--csv")
-    check_output_folder(getattr(args, "per_image", None), "--per-image")
+    plan = OutputPlan(inputs=input_paths(args), force=args.force)
+    plan.add_file("--json", args.json)
+    plan.add_file("--csv", args.csv)
+    plan.add_folder("--plots", args.plots)
+    per_image_path = getattr(args, "per_image", None)
+    plan.add_file("--per-image", per_image_path)
     if getattr(args, "errors", False) and args.protocol != "coco":
         raise ValueError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
-    if args.plots is not None and Path(args.plots).exists() and not Path(args.plots).is_dir():
-        raise NotADirectoryError(f"--plots {args.plots}: expected a folder, got a file")
     if args.plots is not None and (
         args.iou_type in ("rotated", "probiou") or args.protocol in ("dota", "mmrotate")
     ):
@@ -253,60 +313,66 @@ def run(args: argparse.Namespace) -> int:
         else:
             gt = read_ground_truth_arg(args)
             pred = read_predictions_arg(args, gt, unknowns=unknowns)
+    findings: tuple[Any, ...] = ()
     if not args.quiet:
         note = sizes_note(gt)
         if note:
             print(note, file=sys.stderr)
-        findings = format_findings(diagnose(gt, pred, unknowns=unknowns))
+        findings = tuple(diagnose(gt, pred, unknowns=unknowns))
         if findings:
-            print(findings, file=sys.stderr)
+            print(format_findings(findings), file=sys.stderr)
     iou_type = "keypoints" if keypoints else args.iou_type
     result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
-    print(result.summary())
-    print()
-    print(result.per_class_table())
-    if keypoints and result.outcome is not None and len(result.outcome.thresholds):
-        from ioukit.metrics.keypoints import keypoint_errors
-
-        threshold = float(result.outcome.thresholds[0])
-        print(f"\nper keypoint, pairs matched at OKS {threshold:g}:")
-        print(keypoint_errors(result, threshold=threshold).table())
     analysis = per_image_table = None
     if getattr(args, "errors", False):
         from ioukit.metrics.errors import error_analysis
 
         analysis = error_analysis(result)  # reads the evaluation's own match
-        print()
-        print(analysis.summary())
-    if getattr(args, "per_image", None):
+    if per_image_path is not None:
         from ioukit.metrics.per_image import per_image
 
         per_image_table = per_image(result)
-        print()
-        print("worst images (AP at IoU 0.5):")
+    files: list[Any] = []
+    with plan:
+        if args.json:
+            document = result.to_dict()
+            if analysis is not None:
+                document["errors"] = analysis.to_dict()
+            if per_image_table is not None:
+                document["worst_images"] = per_image_table.worst(10)
+            plan.write_text("--json", json_text(document))
+        if args.csv:
+            plan.write_bytes("--csv", csv_bytes(result.per_class))
+        if per_image_table is not None:
+            plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
+        if args.plots:
+            from ioukit.plots import write_plots
+
+            folder = plan.stage_folder("--plots")
+            files = write_plots(result, folder, all_classes=args.all_plots)
+            if analysis is not None:
+                analysis.plot(folder / "tide.png")
+                files = [*files, folder / "tide.png"]
+    say(result.summary())
+    say("")
+    say(per_class_table(result.per_class))
+    if keypoints and result.outcome is not None and len(result.outcome.thresholds):
+        from ioukit.metrics.keypoints import keypoint_errors
+
+        threshold = float(result.outcome.thresholds[0])
+        say(f"\nper keypoint, pairs matched at OKS {threshold:g}:")
+        say(keypoint_errors(result, threshold=threshold).table())
+    if analysis is not None:
+        say("")
+        say(analysis.summary())
+    if per_image_table is not None:
+        say("")
+        say("worst images (AP at IoU 0.5):")
         for row in per_image_table.worst(5):
-            print(
+            say(
                 f"  {row['file_name']}  AP {row['ap']:.3f}  TP {row['tp']}  FP {row['fp']}  "
                 f"FN {row['fn']}"
             )
-    if args.json:
-        document = result.to_dict()
-        if analysis is not None:
-            document["errors"] = analysis.to_dict()
-        if per_image_table is not None:
-            document["worst_images"] = per_image_table.worst(10)
-        write_json(args.json, document)
-    if args.csv:
-        write_csv(args.csv, result.per_class)
-    if per_image_table is not None:
-        per_image_table.to_csv(args.per_image)
-    if args.plots:
-        from ioukit.plots import write_plots
-
-        files = write_plots(result, args.plots)
-        if analysis is not None:
-            analysis.plot(Path(args.plots) / "tide.png")
-            files = [*files, Path(args.plots) / "tide.png"]
-        if not args.quiet:
-            print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
-    return 0
+    if args.plots and not args.quiet:
+        print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
+    return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")

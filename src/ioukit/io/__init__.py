@@ -35,8 +35,8 @@ Examples
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +51,7 @@ from ioukit.io._text import check_exists, iter_records, read_text
 __all__ = [
     "FORMATS",
     "Unknowns",
+    "ambiguous_txt",
     "detect_format",
     "read_ground_truth",
     "read_predictions",
@@ -72,20 +73,36 @@ def _looks_like_number(token: str) -> bool:
     return True
 
 
-def _sniff_txt(files: list[Path]) -> str:
-    """``"yolo"`` or ``"txt"`` from the first lines of a few files."""
+_CLASS_INDEX = re.compile(r"\+?\d+(\.0*)?\Z")
+
+
+def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
+    """``("yolo" | "txt", ambiguous)`` from the lines of the first few files.
+
+    YOLO when the class tokens are indices and most lines hold only normalized numbers (a
+    stray pixel line then fails in the YOLO reader, naming its file and line, instead of
+    turning the whole folder into pixels). ``ambiguous``: YOLO predictions
+    ``class cx cy w h conf`` and relative plain txt ``class conf cx cy w h`` look alike.
+    """
+    normalized = pixel = six = 0
     for file in files[:_SNIFF_FILES]:
         for _, tokens in iter_records(read_text(file)):
+            if not tokens:
+                return "txt", False
             oriented = _sniff_oriented(tokens)
             if oriented is not None:
-                return oriented
-            if not tokens[0].isdigit():
-                return "txt"
+                return oriented, False
+            if not _CLASS_INDEX.match(tokens[0]):
+                return "txt", False
             numbers = [float(t) for t in tokens[1:] if _looks_like_number(t)]
-            if any(v > 1.001 or v < -0.001 for v in numbers):
-                return "txt"
-            return "yolo"
-    return "yolo"
+            if any(not (-0.5 <= v <= 1.5) for v in numbers):
+                pixel += 1
+            else:
+                normalized += 1
+                six += len(tokens) == 6
+    if normalized >= max(pixel, 1):
+        return "yolo", six > 0
+    return ("txt", False) if pixel else ("yolo", False)
 
 
 def _sniff_oriented(tokens: list[str]) -> str | None:
@@ -100,13 +117,17 @@ def _sniff_oriented(tokens: list[str]) -> str | None:
     return None
 
 
-def detect_format(path: str | os.PathLike[str], /) -> str:
+def detect_format(path: str | os.PathLike[str], /, *, prefer: str | None = None) -> str:
     """The format of a dataset path: ``"coco"``, ``"yolo"``, ``"voc"`` or ``"txt"``.
 
     Parameters
     ----------
     path : path
         A ``.json`` file, a devkit detection file, or a folder of ``.xml``/``.txt`` files.
+    prefer : {"yolo", "txt"}, optional
+        The answer when normalized 6-value lines could be either YOLO predictions
+        (``class cx cy w h conf``) or relative plain txt (``class conf cx cy w h``); usually
+        the ground truth's format. Without it such folders are ``"yolo"``.
 
     Returns
     -------
@@ -148,12 +169,37 @@ def detect_format(path: str | os.PathLike[str], /) -> str:
         return "voc"
     if any(e.name.startswith("Task1_") and e.suffix == ".txt" for e in entries):
         return "dota"
-    txt = [e for e in entries if e.suffix == ".txt" and e.name != "classes.txt" and e.is_file()]
+    txt = [
+        e
+        for e in entries
+        if e.suffix.lower() == ".txt" and e.name.lower() != "classes.txt" and e.is_file()
+    ]
     if txt:
-        return _sniff_txt(txt)
+        fmt, ambiguous = _sniff_txt(txt)
+        if ambiguous and prefer in {"yolo", "txt"}:
+            return str(prefer)
+        return fmt
     raise DataFormatError(
         f"{p}: expected a folder of .txt or .xml files, found none (pass --gt-format/--pred-format)"
     )
+
+
+def ambiguous_txt(path: str | os.PathLike[str], /) -> bool:
+    """Whether a folder's normalized 6-value lines could be YOLO or relative plain txt.
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.txt").write_text("0 0.5 0.5 0.2 0.2 0.9\\n")
+    >>> ambiguous_txt(d)
+    True
+    """
+    p = Path(path)
+    if not p.is_dir():
+        return False
+    files = sorted(
+        e for e in p.iterdir() if e.suffix.lower() == ".txt" and e.name.lower() != "classes.txt"
+    )
+    return bool(files) and _sniff_txt(files) == ("yolo", True)
 
 
 def _check_unique_ids(dataset: Dataset, path: Path) -> None:
@@ -201,7 +247,7 @@ def read_ground_truth(
     image_size : "WxH" or (width, height), optional
         Image size for YOLO / relative txt boxes (all images).
     images_dir : path, optional
-        Images matched by stem whose headers give the sizes (Pillow).
+        Images matched by stem whose headers give the sizes (read without decoding).
     classes : path, list of str or mapping, optional
         ``classes.txt``, ``data.yaml`` or names (YOLO, VOC, txt).
     box_format : {"xywh", "xyxy", "cxcywh"}, optional
@@ -231,6 +277,13 @@ def read_ground_truth(
     """
     p = check_exists(path, "ground truth")
     fmt = _check_format(format, p)
+    if fmt in {"coco", "voc"}:
+        given = "image_size" if image_size is not None else "images_dir"
+        if image_size is not None or images_dir is not None:
+            raise DataFormatError(
+                f"{given} (--image-size/--images): only for YOLO or relative txt ground truth; "
+                f"{p} is {fmt.upper()}, whose image sizes come from the file itself"
+            )
     if fmt == "coco":
         from ioukit.io.coco import read_coco_ground_truth
 
@@ -269,18 +322,10 @@ def read_ground_truth(
 
 
 def _load_json(path: Path) -> Any:
-    data = path.read_bytes()
-    try:
-        import orjson
-    except ImportError:
-        try:
-            return json.loads(data)
-        except ValueError as exc:
-            raise DataFormatError(f"{path}: malformed JSON: {exc}") from None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise DataFormatError(f"{path}: malformed JSON: {exc}") from None
+    from ioukit.io.coco import _parse, _read
+
+    data = _read(str(path))
+    return _parse(data, str(path))
 
 
 def _coco_results_lenient(path: Path, ground_truth: Dataset, unknowns: Unknowns) -> Dataset:
@@ -371,8 +416,18 @@ def read_predictions(
     if fmt == "voc":
         from ioukit.io.voc import DETECTION_FILE, read_voc_detections, read_voc_predictions
 
-        if p.is_dir() and any(e.suffix.lower() == ".xml" for e in p.iterdir()):
-            return read_voc_predictions(p, ground_truth, one_based=one_based, unknowns=unknowns)
+        if p.is_dir():
+            entries = sorted(p.iterdir())
+            xml = [e for e in entries if e.suffix.lower() == ".xml"]
+            det = [e for e in entries if DETECTION_FILE.match(e.name)]
+            if xml and det:
+                raise DataFormatError(
+                    f"{p}: holds both devkit detection files ({det[0].name}) and XML files "
+                    f"({xml[0].name}): expected one kind of VOC predictions (move the other "
+                    "files away)"
+                )
+            if xml:
+                return read_voc_predictions(p, ground_truth, one_based=one_based, unknowns=unknowns)
         if p.is_file() and not DETECTION_FILE.match(p.name):
             raise DataFormatError(
                 f"{p}: expected a devkit detection file comp4_det_test_<class>.txt"

@@ -19,12 +19,14 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError, MissingDependencyError
+from ioukit.errors import DataFormatError
 from ioukit.io._text import read_text
 
 __all__ = [
@@ -34,9 +36,11 @@ __all__ = [
     "Unknowns",
     "find_class_file",
     "image_sizes_from_folder",
+    "index_lookup",
     "load_class_names",
     "parse_image_size",
     "resolve_image_sizes",
+    "unique_stems",
 ]
 
 ClassSource = str | os.PathLike[str] | Sequence[str] | Mapping[int, str] | None
@@ -76,6 +80,54 @@ def find_class_file(*folders: Path) -> Path | None:
     return None
 
 
+_MAX_YAML_DEPTH = 20
+_MAX_CLASSES = 1 << 20
+
+
+def _check_yaml_tokens(yaml: Any, text: str, path: Path) -> None:
+    """Refuse anchors/aliases (the "billion laughs" of YAML) and deep nesting before loading."""
+    depth = 0
+    starts = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken)
+    flow_starts = (yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+    ends = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            line = token.start_mark.line + 1
+            if isinstance(token, yaml.AliasToken | yaml.AnchorToken):
+                raise DataFormatError(
+                    f"{path}: line {line}: refused: YAML anchors and aliases (&, *) are not "
+                    "needed in a data.yaml and can expand without bound"
+                )
+            if isinstance(token, starts + flow_starts):
+                depth += 1
+                if depth > _MAX_YAML_DEPTH:
+                    raise DataFormatError(
+                        f"{path}: line {line}: refused: YAML nested deeper than "
+                        f"{_MAX_YAML_DEPTH} levels"
+                    )
+            elif isinstance(token, ends):
+                depth -= 1
+    except yaml.YAMLError as exc:
+        raise DataFormatError(f"{path}: malformed YAML: {exc}".replace("\n", " ")) from None
+
+
+def _class_index(key: object, path: Path | str, place: str) -> int:
+    """A class index: a non-negative int (or a string of digits), never a bool or a float."""
+    if isinstance(key, str) and key.strip().isdigit():
+        key = int(key.strip())
+    if isinstance(key, bool) or not isinstance(key, int) or not 0 <= key < _MAX_CLASSES:
+        raise DataFormatError(
+            f"{path}: {place}: expected an integer class index in [0, {_MAX_CLASSES}), got {key!r}"
+        )
+    return key
+
+
+def _class_name(value: object, path: Path | str, place: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise DataFormatError(f"{path}: {place}: expected a class name, got {value!r}"[:300])
+    return str(value)
+
+
 def _parse_yaml_names(text: str, path: Path) -> dict[int, str]:
     """The ``names`` entry of an Ultralytics ``data.yaml`` (list or ``{index: name}`` forms)."""
     try:
@@ -83,6 +135,7 @@ def _parse_yaml_names(text: str, path: Path) -> dict[int, str]:
     except ImportError:
         yaml = None
     if yaml is not None:
+        _check_yaml_tokens(yaml, text, path)
         try:
             doc = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -91,19 +144,19 @@ def _parse_yaml_names(text: str, path: Path) -> dict[int, str]:
     else:
         names = _tiny_yaml_names(text, path)
     if isinstance(names, list):
-        return {i: str(n) for i, n in enumerate(names)}
+        if len(names) > _MAX_CLASSES:
+            raise DataFormatError(
+                f"{path}: names: expected at most {_MAX_CLASSES} classes, got {len(names)}"
+            )
+        return {i: _class_name(n, path, f"names[{i}]") for i, n in enumerate(names)}
     if isinstance(names, dict):
         out: dict[int, str] = {}
         for key, name in names.items():
-            try:
-                out[int(key)] = str(name)
-            except (TypeError, ValueError):
-                raise DataFormatError(
-                    f"{path}: names.{key}: expected an integer class index, got {key!r}"
-                ) from None
+            index = _class_index(key, path, f"names.{key}")
+            out[index] = _class_name(name, path, f"names.{key}")
         return out
     raise DataFormatError(
-        f"{path}: names: expected a list or a mapping of class names, got {names!r}"
+        f"{path}: names: expected a list or a mapping of class names, got {names!r}"[:300]
     )
 
 
@@ -152,10 +205,15 @@ def load_class_names(source: ClassSource) -> dict[int, str] | None:
     """
     if source is None:
         return None
+    label: Path | str = "classes"
     if isinstance(source, Mapping):
-        return {int(k): str(v) for k, v in source.items()}
-    if isinstance(source, str | os.PathLike):
+        names = {
+            _class_index(k, label, f"[{k!r}]"): _class_name(v, label, f"[{k!r}]")
+            for k, v in source.items()
+        }
+    elif isinstance(source, str | os.PathLike):
         path = Path(source)
+        label = path
         if not path.exists():
             raise FileNotFoundError(f"classes {path}: no such file")
         text = read_text(path)
@@ -166,34 +224,47 @@ def load_class_names(source: ClassSource) -> dict[int, str] | None:
                 i: line.strip()
                 for i, line in enumerate(ln for ln in text.splitlines() if ln.strip())
             }
+            if len(names) > _MAX_CLASSES:
+                raise DataFormatError(
+                    f"{path}: expected at most {_MAX_CLASSES} classes, got {len(names)}"
+                )
         if not names:
             raise DataFormatError(f"{path}: expected class names, got none")
-        return names
-    return {i: str(n) for i, n in enumerate(source)}
+    else:
+        names = {i: _class_name(n, label, f"[{i}]") for i, n in enumerate(source)}
+    first: dict[str, int] = {}
+    for index, name in sorted(names.items()):
+        if name in first:
+            raise DataFormatError(
+                f"{label}: class {index}: name {name!r} is also class {first[name]}: expected "
+                "unique class names (duplicates would merge or move classes)"
+            )
+        first[name] = index
+    return names
 
 
 def image_sizes_from_folder(folder: Path, stems: Iterable[str]) -> dict[str, tuple[float, float]]:
-    """``stem -> (width, height)`` read from image headers (Pillow, no pixel decoding)."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise MissingDependencyError(
-            "reading image sizes from --images needs Pillow: pip install pillow "
-            "(or pass --image-size WxH)"
-        ) from None
+    """``stem -> (width, height)`` read from image headers (no pixel decoding, no pixel limit)."""
+    from ioukit.io._image_header import image_size
+
     if not folder.is_dir():
         raise FileNotFoundError(f"--images {folder}: no such folder")
-    files = {p.stem: p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+    files: dict[str, Path] = {}
+    for p in sorted(folder.iterdir()):
+        if p.suffix.lower() not in IMAGE_SUFFIXES:
+            continue
+        if p.stem in files:
+            raise DataFormatError(
+                f"--images {folder}: {files[p.stem].name} and {p.name} share the stem "
+                f"{p.stem!r}: expected one image per stem"
+            )
+        files[p.stem] = p
     sizes: dict[str, tuple[float, float]] = {}
     for stem in stems:
         file = files.get(stem)
         if file is None:
             continue
-        try:
-            with Image.open(file) as image:
-                width, height = image.size
-        except (OSError, ValueError, Image.DecompressionBombError) as exc:
-            raise DataFormatError(f"{file}: cannot read the image header: {exc}") from None
+        width, height = image_size(file)
         sizes[stem] = (float(width), float(height))
     return sizes
 
@@ -318,14 +389,19 @@ def _is_index(label: str) -> bool:
 
 
 def ground_truth_categories(
-    labels: Iterable[str], classes: dict[int, str] | None, source: str | Path
+    labels: Iterable[str],
+    classes: dict[int, str] | None,
+    source: str | Path,
+    *,
+    indices: bool = False,
 ) -> tuple[CategoryTable, dict[str, int]]:
     """Category table of a ground truth and ``label -> category id`` for every label seen.
 
     Labels are the class tokens of the files (YOLO indices, VOC names, plain-txt names or
     indices). With a class list, ids are its indices and every label must be one of its indices
     or names. Without one, integer labels are their own ids (names ``"0"``, ``"1"``...), and
-    named labels get ids 1..K in sorted name order.
+    named labels get ids 1..K in sorted name order. ``indices=True`` (YOLO): every label is a
+    class index, never looked up as a name.
 
     >>> table, ids = ground_truth_categories(["dog", "cat"], None, "gt")
     >>> table.names, ids
@@ -336,7 +412,14 @@ def ground_truth_categories(
         by_name = {name: i for i, name in sorted(classes.items(), reverse=True)}
         mapping: dict[str, int] = {}
         for label in seen:
-            if label in by_name:
+            if indices:
+                if not (_is_index(label) and int(label) in classes):
+                    raise DataFormatError(
+                        f"{source}: class index {label} is not in the class list "
+                        f"(indices 0..{max(classes)})"
+                    )
+                mapping[label] = int(label)
+            elif label in by_name:
                 mapping[label] = by_name[label]
             elif _is_index(label) and int(label) in classes:
                 mapping[label] = int(label)
@@ -383,9 +466,63 @@ def prediction_category_lookup(
     return lookup
 
 
-def stem_rows(images: ImageTable) -> dict[str, int]:
-    """``stem -> row`` of an image table (the first row wins for a repeated stem)."""
+def unique_stems(files: list[Path]) -> list[Path]:
+    """``files`` (sorted by stem), refusing two files with one stem (``a.txt`` and ``a.TXT``).
+
+    >>> [p.name for p in unique_stems([Path("b.txt"), Path("a.txt")])]
+    ['a.txt', 'b.txt']
+    """
+    ordered = sorted(files, key=lambda p: (p.stem, p.name))
+    for first, second in pairwise(ordered):
+        if first.stem == second.stem:
+            raise DataFormatError(
+                f"{second}: the image stem {second.stem!r} also has {first.name}: expected one "
+                "label file per image"
+            )
+    return ordered
+
+
+def index_lookup(categories: CategoryTable, classes: dict[int, str] | None) -> dict[str, int]:
+    """``class index -> ground-truth category id`` for YOLO prediction files.
+
+    A YOLO class token is an index, always: through the prediction side's class list to a
+    ground-truth name when ``classes`` is given, else it is a category id of the ground truth.
+
+    >>> cats = CategoryTable.from_lists([0, 1], ["a", "0"])
+    >>> index_lookup(cats, None)
+    {'0': 0, '1': 1}
+    >>> index_lookup(cats, {0: "0", 1: "a"})
+    {'0': 1, '1': 0}
+    """
+    if classes is None:
+        return {str(int(i)): int(i) for i in categories.ids.tolist()}
+    by_name = {
+        name: int(i) for i, name in zip(categories.ids.tolist(), categories.names, strict=True)
+    }
+    return {str(index): by_name[name] for index, name in classes.items() if name in by_name}
+
+
+def stem_rows(images: ImageTable, source: str | Path = "ground truth") -> dict[str, int]:
+    """``stem -> row`` of an image table; a stem shared by two images is an error.
+
+    Predictions in YOLO, plain txt and VOC files find their image by file stem, so two images
+    ``train/a.jpg`` and ``val/a.jpg`` would silently receive each other's predictions.
+
+    >>> stem_rows(ImageTable.from_lists([1, 2], ["a", "b"]))
+    {'a': 0, 'b': 1}
+    >>> stem_rows(ImageTable.from_lists([1, 2], ["a", "a"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: ground truth: images 1 and 2 share the file stem 'a' ...
+    """
     rows: dict[str, int] = {}
     for row, stem in enumerate(images.stems):
-        rows.setdefault(stem, row)
+        first = rows.setdefault(stem, row)
+        if first != row:
+            ids = images.ids
+            raise DataFormatError(
+                f"{source}: images {int(ids[first])} and {int(ids[row])} share the file stem "
+                f"{stem!r} (e.g. train/{stem}.jpg and val/{stem}.jpg): predictions matched by "
+                "stem would be ambiguous; rename one or use COCO results (matched by image id)"
+            )
     return rows

@@ -18,6 +18,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,17 +26,95 @@ from pathlib import Path
 from ioukit.errors import DataFormatError
 
 __all__ = [
+    "MAX_CLASS_INDEX",
     "atomic_directory",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_exists",
+    "default_mode",
     "iter_records",
     "parse_class_index",
     "parse_number",
+    "read_bytes",
     "read_text",
 ]
 
 _MAX_TEXT_BYTES = 1 << 31
+"""Largest text or JSON input read (2 GiB); anything larger is refused before reading."""
+
+
+def default_mode(*, folder: bool = False) -> int:
+    """Permissions of a new file (``0o666``) or folder (``0o777``) less the process umask.
+
+    ``tempfile`` creates ``0o600`` files and ``0o700`` folders; outputs renamed from them get
+    this mode instead, as if created with ``open``/``mkdir``.
+
+    >>> default_mode() & ~0o666
+    0
+    """
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if folder else 0o666) & ~mask
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_bytes(path: str | os.PathLike[str], *, limit: int = _MAX_TEXT_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes.
+
+    FIFOs, devices and sockets are refused before opening (reading one could block forever or
+    never end), and so are folders and files larger than ``limit``.
+
+    >>> read_bytes("/dev/null")
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: /dev/null: expected a regular file, got a device file
+    """
+    p = Path(path)
+    try:
+        info = os.stat(p)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p}: no such file") from None
+    except OSError as exc:
+        raise OSError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = _kind(info.st_mode)
+        what = "a file" if stat.S_ISDIR(info.st_mode) else "a regular file"
+        raise DataFormatError(f"{p}: expected {what}, got {kind}")
+    if info.st_size > limit:
+        raise DataFormatError(
+            f"{p}: expected at most {limit} bytes, got {info.st_size} (file too large)"
+        )
+    try:
+        with p.open("rb") as handle:
+            # read(n) allocates n bytes up front: ask for the stated size, then the rest of a
+            # file that grew meanwhile in bounded pieces
+            data = handle.read(info.st_size + 1)
+            if len(data) > info.st_size:
+                parts = [data]
+                total = len(data)
+                while total <= limit:
+                    piece = handle.read(1 << 20)
+                    if not piece:
+                        break
+                    parts.append(piece)
+                    total += len(piece)
+                data = b"".join(parts)
+    except OSError as exc:
+        raise OSError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise DataFormatError(f"{p}: expected at most {limit} bytes, got more (file too large)")
+    return data
 
 
 def check_exists(path: str | os.PathLike[str], what: str) -> Path:
@@ -62,12 +141,7 @@ def read_text(path: Path) -> str:
     OSError
         The file cannot be read (the message names it).
     """
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise DataFormatError(f"{path}: expected a file, got a folder") from None
-    except OSError as exc:
-        raise OSError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = read_bytes(path)
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
@@ -82,16 +156,19 @@ def read_text(path: Path) -> str:
 
 
 def iter_records(text: str) -> Iterator[tuple[int, list[str]]]:
-    """``(line_number, tokens)`` of every non-blank line not starting with ``#``.
+    """``(line_number, tokens)`` of every non-blank line.
 
-    Tokens are separated by any whitespace (spaces and tabs, as in the wild) or commas.
+    Tokens are separated by any whitespace (spaces and tabs, as in the wild) or commas. A line
+    starting with ``#`` is a record like any other (``#`` is a valid class name in plain txt;
+    YOLO, plain txt and devkit files have no comment syntax). A line of only commas yields no
+    tokens, which the readers report as a wrong number of values.
 
-    >>> list(iter_records("a 1\\n\\n# note\\nb\\t2,3\\n"))
-    [(1, ['a', '1']), (4, ['b', '2', '3'])]
+    >>> list(iter_records("a 1\\n\\n#b 2\\nc\\t2,3\\n,,,\\n"))
+    [(1, ['a', '1']), (3, ['#b', '2']), (4, ['c', '2', '3']), (5, [])]
     """
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped:
             continue
         yield number, stripped.replace(",", " ").split()
 
@@ -112,20 +189,32 @@ def parse_number(token: str, path: str | Path, line: int, field: str) -> float:
 
 
 _INT = re.compile(r"[+]?\d+(\.0*)?\Z")
+MAX_CLASS_INDEX = (1 << 20) - 1
+"""Largest class index a text file may hold (about a million classes)."""
 
 
 def parse_class_index(token: str, path: str | Path, line: int) -> int:
-    """A non-negative integer class index (``"3"`` or ``"3.0"``), else :class:`DataFormatError`.
+    """A class index in [0, 2**20) (``"3"`` or ``"3.0"``), else :class:`DataFormatError`.
 
     >>> parse_class_index("7", "a.txt", 1)
     7
+    >>> parse_class_index("1e20", "a.txt", 2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: a.txt: line 2: class: expected a non-negative integer ...
     """
     if not _INT.match(token):
         raise DataFormatError(
             f"{path}: line {line}: class: expected a non-negative integer class index, got "
-            f"{token!r}"
+            f"{token[:40]!r}"
         )
-    return int(float(token))
+    digits = token.lstrip("+").split(".")[0]
+    if len(digits) > 7 or int(digits) > MAX_CLASS_INDEX:
+        raise DataFormatError(
+            f"{path}: line {line}: class: expected a class index <= {MAX_CLASS_INDEX}, got "
+            f"{token[:40]!r}"
+        )
+    return int(digits)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
@@ -145,6 +234,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), default_mode())
             handle.write(data)
         os.replace(tmp, target)
     except BaseException:
@@ -181,6 +271,7 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise FileNotFoundError(f"{target}: folder {parent} does not exist")
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp"))
     try:
+        os.chmod(tmp, default_mode(folder=True))
         yield tmp
         if target.exists():
             target.rmdir()

@@ -30,16 +30,26 @@ import numpy as np
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError
 
-__all__ = ["read_coco_ground_truth", "read_coco_results"]
+__all__ = [
+    "check_segmentations",
+    "read_coco_ground_truth",
+    "read_coco_results",
+    "scanner_may_accept_invalid",
+]
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (RFC 8259 has no NaN or Infinity)")
+
+
 def _parse_bytes(data: bytes) -> Any:
+    """Strict JSON (RFC 8259): ``orjson`` when installed, else ``json`` without NaN/Infinity."""
     try:
         import orjson
     except ImportError:  # pragma: no cover - orjson is in the test extra
-        return json.loads(data)
+        return json.loads(data, parse_constant=_no_constant)
     return orjson.loads(data)
 
 
@@ -56,19 +66,26 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_MAX_JSON_BYTES = 1 << 33
+"""Largest COCO JSON read (8 GiB); larger files are refused before reading."""
+
+
 def _read(label: str) -> bytes:
+    from ioukit.io._text import read_bytes
+
     try:
-        return Path(label).read_bytes()
+        return read_bytes(label, limit=_MAX_JSON_BYTES)
     except OSError as exc:
-        raise DataFormatError(f"{label}: cannot read the file ({exc.strerror})") from exc
+        raise DataFormatError(f"{label}: cannot read the file ({exc.strerror or exc})") from None
 
 
 def _parse(data: bytes, label: str) -> Any:
     try:
         with _gc_paused():
             return _parse_bytes(data)
-    except ValueError as exc:
-        raise DataFormatError(f"{label}: not valid JSON ({exc})") from exc
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise DataFormatError(f"{label}: not valid JSON ({reason})") from None
 
 
 def _load(source: object, default_label: str) -> tuple[Any, str]:
@@ -141,6 +158,11 @@ def _record_error(
         elif kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise DataFormatError(f"{where}.{key}: expected an integer, got {_describe(value)}")
+            if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+                raise DataFormatError(
+                    f"{where}.{key}: expected an integer in the 64-bit range, got "
+                    f"{_describe(value)}"
+                )
         elif not _is_number(value):
             raise DataFormatError(f"{where}.{key}: expected a number, got {_describe(value)}")
     raise DataFormatError(f"{label}: {section}[*].{key}: could not be read as {kind}")
@@ -278,6 +300,128 @@ def _list_section(data: Mapping[str, Any], key: str, label: str, required: bool)
     return value
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
+def _annotation_ids(anns: list[Any], label: str) -> np.ndarray:
+    """``id`` of every annotation (1..N where missing): integers in the int64 range."""
+    values = [a.get("id", i + 1) for i, a in enumerate(anns)]
+    if _only_types(values, (int,)) and all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in values):
+        return np.asarray(values, dtype=np.int64).reshape(len(values))
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DataFormatError(
+                f"{label}: annotations[{i}].id: expected an integer, got {_describe(value)}"
+            )
+        if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+            raise DataFormatError(
+                f"{label}: annotations[{i}].id: expected an integer in the 64-bit range, got "
+                f"{_describe(value)}"
+            )
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+_MAX_IMAGE_SIDE = float(1 << 31)
+
+
+def _image_side(value: object, label: str, i: int, key: str) -> float:
+    if value is None:
+        return math.nan
+    if not _is_number(value) or not 0 < float(value) <= _MAX_IMAGE_SIDE:  # type: ignore[arg-type]
+        raise DataFormatError(
+            f"{label}: images[{i}].{key}: expected a positive number of pixels (at most 2**31), "
+            f"got {_describe(value)}"
+        )
+    return float(value)  # type: ignore[arg-type]
+
+
+def _side(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _check_one_segmentation(seg: Any, height: float, width: float, where: str) -> None:
+    if isinstance(seg, Mapping):
+        size = seg.get("size")
+        if (
+            not isinstance(size, list | tuple)
+            or len(size) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in size)
+            or not all(0 <= v <= _MAX_IMAGE_SIDE for v in size)
+        ):
+            raise DataFormatError(
+                f"{where}.size: expected [height, width] as two integers, got {_describe(size)}"
+            )
+        if math.isfinite(height) and math.isfinite(width) and list(size) != [height, width]:
+            raise DataFormatError(
+                f"{where}.size: expected the image's [height, width] = "
+                f"[{_side(height)}, {_side(width)}], got {list(size)}"
+            )
+        return
+    if not isinstance(seg, list):
+        raise DataFormatError(
+            f"{where}: expected polygons (a list) or an RLE dict, got {_describe(seg)}"
+        )
+    known = math.isfinite(height) and math.isfinite(width)
+    for k, poly in enumerate(seg):
+        if not isinstance(poly, list) or not _only_types(poly, (int, float)):
+            raise DataFormatError(
+                f"{where}[{k}]: expected a list of numbers, got {_describe(poly)}"
+            )
+        coords = np.asarray(poly, dtype=np.float64)
+        if not np.isfinite(coords).all():
+            raise DataFormatError(f"{where}[{k}]: expected finite coordinates")
+        if len(coords) % 2:
+            raise DataFormatError(
+                f"{where}[{k}]: expected x, y pairs (an even count), got {len(coords)} numbers"
+            )
+        # a polygon far outside its image would rasterise into a gigantic run list
+        if known and len(coords):
+            xs, ys = coords[0::2], coords[1::2]
+            if (
+                xs.min() < -width
+                or xs.max() > 2 * width
+                or ys.min() < -height
+                or ys.max() > 2 * height
+            ):
+                raise DataFormatError(
+                    f"{where}[{k}]: expected coordinates near the {_side(width)} x "
+                    f"{_side(height)} image, got x in [{xs.min():g}, {xs.max():g}], y in "
+                    f"[{ys.min():g}, {ys.max():g}]"
+                )
+
+
+def check_segmentations(
+    segmentation: Sequence[Any],
+    image_index: np.ndarray,
+    images: ImageTable,
+    label: str,
+    section: str,
+    *,
+    required: bool = True,
+) -> None:
+    """Refuse segmentations whose declared size or coordinates do not fit their image.
+
+    An RLE ``size`` must be the image's ``[height, width]`` (when the image size is known);
+    polygons must hold finite x, y pairs near the image. Declared sizes are checked before any
+    mask is built, so a hostile ``size`` or coordinate cannot allocate memory.
+
+    >>> images = ImageTable.from_lists([1], ["a"], [10], [10])
+    >>> check_segmentations([{"size": [10.0, 10], "counts": "0"}], np.array([0]), images,
+    ...                     "r.json", "results")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: r.json: results[0].segmentation.size: expected [height, ...
+    """
+    heights = images.heights[image_index].tolist()
+    widths = images.widths[image_index].tolist()
+    for i, seg in enumerate(segmentation):
+        if seg is None:
+            if required:
+                raise DataFormatError(f"{label}: {section}[{i}].segmentation: missing")
+            continue
+        _check_one_segmentation(seg, heights[i], widths[i], f"{label}: {section}[{i}].segmentation")
+
+
 def _image_table(images: list[Any], label: str) -> ImageTable:
     ids = _int_column(images, label, "images", "id")
     stems: list[str] = []
@@ -286,11 +430,8 @@ def _image_table(images: list[Any], label: str) -> ImageTable:
     for i, im in enumerate(images):
         name = im.get("file_name")
         stems.append(Path(str(name)).stem if name is not None else str(ids[i]))
-        w, h = im.get("width"), im.get("height")
-        if _is_number(w):
-            widths[i] = w
-        if _is_number(h):
-            heights[i] = h
+        widths[i] = _image_side(im.get("width"), label, i, "width")
+        heights[i] = _image_side(im.get("height"), label, i, "height")
     if len(np.unique(ids)) != len(ids):
         values, counts = np.unique(ids, return_counts=True)
         dup = int(values[counts > 1][0])
@@ -361,7 +502,7 @@ def read_coco_ground_truth(
         )
     images = _image_table(_list_section(data, "images", label, True), label)
     categories = _category_table(_list_section(data, "categories", label, False), label)
-    anns = _list_section(data, "annotations", label, False)
+    anns = _list_section(data, "annotations", label, True)
     n = len(anns)
     xywh = _bbox_column(anns, label, "annotations")
     image_ids = _int_column(anns, label, "annotations", "image_id")
@@ -383,12 +524,10 @@ def read_coco_ground_truth(
                 )
     crowd = _float_column(anns, label, "annotations", "iscrowd", default=0) != 0
     ignore = _float_column(anns, label, "annotations", "ignore", default=0) != 0
-    ann_ids = (
-        np.fromiter((a.get("id", i + 1) for i, a in enumerate(anns)), dtype=np.int64, count=n)
-        if n
-        else np.zeros(0, dtype=np.int64)
-    )
+    ann_ids = _annotation_ids(anns, label)
     segmentation = tuple(a.get("segmentation") for a in anns) if keep_segmentation else None
+    if segmentation is not None:
+        check_segmentations(segmentation, image_index, images, label, "annotations", required=False)
     return _dataset(
         label,
         images=images,
@@ -431,9 +570,121 @@ def _check_result_columns(
     return rows
 
 
+# The fast scanner reads the four result fields leniently and skips other values without
+# validating them. Before it runs, a file goes through a linear check for what valid JSON never
+# holds outside a string; any hit sends it to the strict parser (a hit inside a string only
+# costs speed). Bytes become 16 classes (white space dropped), adjacent class pairs become one
+# byte, and a table marks the impossible pairs and the halves of impossible triples.
+_Z, _D, _DOT, _MINUS, _PLUS, _E, _LETTER, _QUOTE = range(8)
+_COLON, _COMMA, _OPEN_LIST, _CLOSE_LIST, _OPEN_OBJ, _CLOSE_OBJ, _OTHER, _WORD = range(8, 16)
+_VALUE_START = (_COLON, _COMMA, _OPEN_LIST)  # a value follows (in a list, after a key)
+
+
+def _class_table() -> bytes:
+    table = bytearray([_OTHER] * 256)
+    table[ord("0")] = _Z
+    for ch in b"123456789":
+        table[ch] = _D
+    for ch, cls in zip(b".-+\":,[]{}", (_DOT, _MINUS, _PLUS, _QUOTE, _COLON, _COMMA,
+                                         _OPEN_LIST, _CLOSE_LIST, _OPEN_OBJ, _CLOSE_OBJ),
+                       strict=True):  # fmt: skip
+        table[ch] = cls
+    for ch in range(ord("A"), ord("Z") + 1):
+        table[ch] = _LETTER
+        table[ch + 32] = _LETTER
+    for ch in b"eE":
+        table[ch] = _E
+    for ch in b"tfn":  # true, false, null
+        table[ch] = _WORD
+    return bytes(table)
+
+
+_BAD, _S_ZERO, _ZERO_DIGIT, _S_MINUS, _MINUS_ZERO, _DIGIT_E, _E_BAD, _S_WORD = range(1, 9)
+
+
+def _pair_table() -> bytes:
+    table = bytearray(256)
+
+    def mark(a: int, b: int, value: int = _BAD) -> None:
+        table[a << 4 | b] = value
+
+    for s in _VALUE_START:
+        for x in (_DOT, _PLUS, _E, _LETTER, _OTHER, _COLON, _COMMA, _CLOSE_OBJ):
+            mark(s, x)  # .9  +1  NaN  'x'  ::  ,,  ,}
+        mark(s, _Z, _S_ZERO)
+        mark(s, _MINUS, _S_MINUS)
+        mark(s, _WORD, _S_WORD)  # true, false, null... or a bare word starting with t, f, n
+    mark(_OPEN_LIST, _CLOSE_OBJ)  # [}
+    mark(_COMMA, _CLOSE_LIST)  # trailing comma
+    for x in range(16):
+        if x not in (_QUOTE, _CLOSE_OBJ):
+            mark(_OPEN_OBJ, x)  # an object starts with a key
+        if x not in (_Z, _D):
+            mark(_MINUS, x)  # -Infinity, a lone minus
+            mark(_DOT, x)  # 1.
+    mark(_MINUS, _Z, _MINUS_ZERO)
+    mark(_Z, _Z, _ZERO_DIGIT)
+    mark(_Z, _D, _ZERO_DIGIT)
+    mark(_D, _E, _DIGIT_E)
+    mark(_Z, _E, _DIGIT_E)
+    for x in range(16):
+        if x not in (_Z, _D, _MINUS, _PLUS):
+            mark(_E, x, _E_BAD)  # 1e  (true/false end in e after a letter: not _DIGIT_E)
+    return bytes(table)
+
+
+_CLASSES = _class_table()
+_PAIRS = _pair_table()
+_IMPOSSIBLE = (
+    bytes([_BAD]),
+    bytes([_S_ZERO, _ZERO_DIGIT]),  # 001
+    bytes([_S_MINUS, _MINUS_ZERO, _ZERO_DIGIT]),  # -01
+    bytes([_DIGIT_E, _E_BAD]),  # 1e
+)
+_BARE_WORD = re.compile(rb"[:,\[]\s*+(?!true\b|false\b|null\b)[tfn]")
+_NOT_CONTROL = bytes(b for b in range(256) if b >= 0x20 or b in b"\t\n\r")
+_BAD_ESCAPE = re.compile(rb"""\\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))""")
+_BLOCK = 1 << 24
+
+
+def scanner_may_accept_invalid(data: bytes) -> bool:
+    """Whether ``data`` might be invalid JSON that the lenient fast scanner would accept.
+
+    ``True`` sends the file to the strict parser. Linear, a few C-level passes (about a fifth
+    of a full parse); a hit inside a string is a false alarm that only costs speed.
+
+    >>> scanner_may_accept_invalid(b'[{"image_id": 001}]'), scanner_may_accept_invalid(b"[1]")
+    (True, False)
+    """
+    if data.translate(None, _NOT_CONTROL):
+        return True  # raw control characters (also inside strings)
+    if b"\\" in data and _BAD_ESCAPE.search(data) is not None:
+        return True
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+    carry = b""
+    words = False
+    for start in range(0, len(data), _BLOCK):
+        classes = carry + data[start : start + _BLOCK].translate(_CLASSES, b" \t\n\r")
+        c = np.frombuffer(classes, dtype=np.uint8)
+        pairs = ((c[:-1] << 4) | c[1:]).tobytes().translate(_PAIRS)
+        if any(p in pairs for p in _IMPOSSIBLE):
+            return True
+        words = words or bytes([_S_WORD]) in pairs
+        carry = classes[-3:]
+    # true/false/null as values: make sure none is a bare word (rare in results files)
+    return words and _BARE_WORD.search(data) is not None
+
+
 def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
-    """Columns of a results file by the compiled scanner; None when it cannot handle the file."""
+    """Columns of a results file by the fast scanner; None when it cannot handle the file."""
     from ioukit._kernels.coco_json import OK, scan_results
+
+    if scanner_may_accept_invalid(data):
+        return None
 
     buf = np.frombuffer(data, dtype=np.uint8)
     capacity = int(np.count_nonzero(buf == ord("{")))
@@ -644,7 +895,7 @@ def _result_parts(
                 offset += len(records)
                 del records
             return parts
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if isinstance(exc, DataFormatError):
                 raise
             # a split inside a string or nested value: fall back to one whole parse
@@ -738,6 +989,8 @@ def read_coco_results(
     segmentation = (
         tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
     )
+    if segmentation is not None:
+        check_segmentations(segmentation, image_index, ground_truth.images, label, section)
     if segm and segmentation is not None:
         xywh, area = _segm_area_and_boxes(xywh, segmentation, image_index, ground_truth, label)
     else:

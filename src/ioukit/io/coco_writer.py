@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ioukit.dataset import Dataset
+from ioukit.io._names import check_writable
 from ioukit.io._text import atomic_write_bytes
 
 __all__ = ["coco_dict", "write_coco"]
@@ -141,4 +142,5 @@ def write_coco(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     >>> json.loads(out.read_text())["images"]
     [{'id': 1, 'file_name': 'a.jpg'}]
     """
+    check_writable(dataset, "coco")
     return atomic_write_bytes(path, _dumps(coco_dict(dataset)))

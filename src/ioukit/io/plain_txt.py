@@ -37,6 +37,7 @@ from ioukit.io._build import (
     prediction_category_lookup,
     resolve_image_sizes,
     stem_rows,
+    unique_stems,
 )
 from ioukit.io._progress import track
 from ioukit.io._text import check_exists, iter_records, parse_number, read_text
@@ -51,9 +52,12 @@ _Record = tuple[Path, int, str, tuple[float, float, float, float], float | None]
 def _txt_files(folder: Path, what: str) -> list[Path]:
     if not folder.is_dir():
         raise DataFormatError(f"{what} {folder}: expected a folder of .txt files, got a file")
-    return sorted(
-        (p for p in folder.iterdir() if p.suffix == ".txt" and p.name != "classes.txt"),
-        key=lambda p: p.stem,
+    return unique_stems(
+        [
+            p
+            for p in folder.iterdir()
+            if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
+        ]
     )
 
 

@@ -2,8 +2,9 @@
 
 Annotations: one ``<stem>.xml`` per image with ``size/width``, ``size/height`` and one
 ``object`` per box (``name``, ``bndbox/xmin ymin xmax ymax``, ``difficult``, ``truncated``);
-parsed with defusedxml, so entity declarations (the "billion laughs" bomb) and external
-entities are refused before anything is expanded. Detections: devkit files
+parsed with the standard library's expat (no extra dependency), and any DTD, entity
+declaration (the "billion laughs" bomb) or external entity is refused before anything is
+expanded. Detections: devkit files
 ``comp4_det_test_<class>.txt`` with lines ``image_stem score x1 y1 x2 y2``.
 
 Pixel convention. VOC numbers pixels from 1 and its boxes include both end pixels: the devkit
@@ -36,11 +37,12 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+from xml.parsers import expat
 
 import numpy as np
 
 from ioukit.dataset import Dataset, ImageTable
-from ioukit.errors import DataFormatError, MissingDependencyError
+from ioukit.errors import DataFormatError
 from ioukit.io._build import (
     ClassSource,
     Columns,
@@ -51,8 +53,16 @@ from ioukit.io._build import (
     prediction_category_lookup,
     stem_rows,
 )
+from ioukit.io._names import check_writable
 from ioukit.io._progress import track
-from ioukit.io._text import atomic_directory, check_exists, iter_records, parse_number, read_text
+from ioukit.io._text import (
+    atomic_directory,
+    check_exists,
+    iter_records,
+    parse_number,
+    read_bytes,
+    read_text,
+)
 
 __all__ = [
     "DETECTION_FILE",
@@ -68,42 +78,53 @@ DETECTION_FILE = re.compile(r"comp\d+_det_(?:test|val|trainval|train)_(.+)\.txt\
 _MAX_XML_BYTES = 64 << 20
 
 
+class _RefusedError(Exception):
+    """Raised from inside the expat callbacks to stop at a DTD or an entity declaration."""
+
+
+def _refuse(what: str) -> Any:
+    def handler(*_: Any) -> Any:
+        raise _RefusedError(what)
+
+    return handler
+
+
 def _parse_xml(path: Path) -> Any:
-    try:
-        import defusedxml
-        from defusedxml.ElementTree import fromstring
-    except ImportError:
-        raise MissingDependencyError(
-            "reading Pascal VOC XML needs defusedxml: pip install defusedxml (or ioukit[xml])"
-        ) from None
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise OSError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if size > _MAX_XML_BYTES:
-        raise DataFormatError(f"{path}: expected a VOC annotation under 64 MiB, got {size} bytes")
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise DataFormatError(f"{path}: expected a file, got a folder") from None
-    except OSError as exc:
-        raise OSError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    """The root element of a VOC annotation, parsed with the standard library's expat.
+
+    Any DTD (``<!DOCTYPE``), entity declaration or external entity reference is refused
+    before it can be expanded (VOC annotations never need one), so the "billion laughs" and
+    external-entity attacks stop at the declaration; undefined entities are malformed XML.
+    """
+    data = read_bytes(path, limit=_MAX_XML_BYTES)
     if not data.strip():
         raise DataFormatError(f"{path}: expected a VOC XML annotation, got an empty file")
+    builder = ET.TreeBuilder()
+    parser = expat.ParserCreate()
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.StartDoctypeDeclHandler = _refuse("a DTD (<!DOCTYPE ...>)")
+    parser.EntityDeclHandler = _refuse("an entity declaration")
+    parser.UnparsedEntityDeclHandler = _refuse("an entity declaration")
+    parser.ExternalEntityRefHandler = _refuse("an external entity reference")
+    parser.StartElementHandler = builder.start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.buffer_text = True
     try:
-        return fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    except defusedxml.DefusedXmlException as exc:
+        parser.Parse(data, True)
+    except _RefusedError as exc:
         raise DataFormatError(
-            f"{path}: refused: the XML declares entities or external references "
-            f"({type(exc).__name__}); "
-            "VOC annotations never need them (possible entity-expansion attack)"
+            f"{path}: line {parser.CurrentLineNumber}: refused: the XML holds {exc}; VOC "
+            "annotations never need DTDs or entities (possible entity-expansion attack)"
         ) from None
-    except ET.ParseError as exc:
-        line, column = exc.position
-        reason = str(exc).split(":")[0]
+    except LookupError as exc:  # <?xml encoding="..."?> names a codec Python lacks
+        raise DataFormatError(f"{path}: line 1: malformed XML: {exc}") from None
+    except expat.ExpatError as exc:
+        reason = expat.errors.messages.get(exc.code, str(exc))
         raise DataFormatError(
-            f"{path}: line {line}, column {column + 1}: malformed XML: {reason}"
+            f"{path}: line {exc.lineno}, column {exc.offset + 1}: malformed XML: {reason}"
         ) from None
+    return builder.close()
 
 
 def _text(element: Any, tag: str, path: Path, place: str, *, required: bool = True) -> str | None:
@@ -167,10 +188,22 @@ def _objects(
     found = []
     for k, obj in enumerate(root.findall("object"), start=1):
         place = f"annotation/object[{k}]"
+        for tag in ("name", "bndbox", "difficult", "score"):
+            if len(obj.findall(tag)) > 1:
+                raise DataFormatError(
+                    f"{path}: {place}/{tag}[2]: expected one <{tag}> per object, got "
+                    f"{len(obj.findall(tag))} (one object per box)"
+                )
         name = _required(obj, "name", path, place)
         box_el = obj.find("bndbox")
         if box_el is None:
             raise DataFormatError(f"{path}: {place}/bndbox: expected an element, got none")
+        for tag in ("xmin", "ymin", "xmax", "ymax"):
+            if len(box_el.findall(tag)) > 1:
+                raise DataFormatError(
+                    f"{path}: {place}/bndbox/{tag}[2]: expected one <{tag}>, got "
+                    f"{len(box_el.findall(tag))}"
+                )
         bp = f"{place}/bndbox"
         x1, y1, x2, y2 = (_number(box_el, t, path, bp) for t in ("xmin", "ymin", "xmax", "ymax"))
         check_box((x1, y1, x2, y2), path, bp)
@@ -452,10 +485,8 @@ def write_voc(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     >>> read_voc_ground_truth(out).boxes.tolist()
     [[0.0, 0.0, 50.0, 50.5]]
     """
+    check_writable(dataset, "voc")
     names = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names, strict=True))
-    for name in names.values():
-        if "/" in name or name in {"", ".", ".."}:
-            raise DataFormatError(f"categories: class name {name!r} cannot be a VOC file name part")
     boxes = dataset.boxes.tolist()
     image_index = dataset.image_index.tolist()
     category = dataset.category_id.tolist()

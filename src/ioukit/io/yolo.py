@@ -6,7 +6,7 @@ and height. Class names come from ``classes.txt`` or a ``data.yaml`` ``names`` l
 the folder or its parent, or given explicitly.
 
 Image sizes turn normalized boxes into pixels: ``image_size=(W, H)`` for all images, or
-``images_dir`` whose image headers are read (Pillow, header only); an Ultralytics
+``images_dir`` whose image headers are read (no decoding, no Pillow needed); an Ultralytics
 ``.../labels/<split>`` folder finds its ``.../images/<split>`` sibling by itself. Without sizes
 boxes stay in normalized units (each image counts as 1 x 1): IoU, VOC and YOLO AP are unchanged
 by that, but COCO's small/medium/large ranges then mean nothing. Predictions read against a
@@ -40,11 +40,13 @@ from ioukit.io._build import (
     Unknowns,
     find_class_file,
     ground_truth_categories,
+    index_lookup,
     load_class_names,
-    prediction_category_lookup,
     resolve_image_sizes,
     stem_rows,
+    unique_stems,
 )
+from ioukit.io._names import check_writable
 from ioukit.io._progress import track
 from ioukit.io._text import (
     atomic_directory,
@@ -64,11 +66,13 @@ _FIELDS = ("cx", "cy", "w", "h")
 def _label_files(folder: Path, what: str) -> list[Path]:
     if not folder.is_dir():
         raise DataFormatError(f"{what} {folder}: expected a folder of YOLO .txt files, got a file")
-    files = sorted(
-        (p for p in folder.iterdir() if p.suffix == ".txt" and p.name != "classes.txt"),
-        key=lambda p: p.stem,
+    return unique_stems(
+        [
+            p
+            for p in folder.iterdir()
+            if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
+        ]
     )
-    return files
 
 
 def _sibling_images(folder: Path) -> Path | None:
@@ -175,13 +179,7 @@ def read_yolo_ground_truth(
         classes if classes is not None else find_class_file(folder, folder.parent)
     )
     if images_dir is None and image_size is None:
-        sibling = _sibling_images(folder)
-        if sibling is not None:
-            try:
-                import PIL  # noqa: F401
-            except ImportError:
-                sibling = None
-        images_dir = sibling
+        images_dir = _sibling_images(folder)
     stems = [p.stem for p in files]
     if images_dir is not None and image_size is None:
         image_dir = check_exists(images_dir, "--images")
@@ -195,7 +193,9 @@ def read_yolo_ground_truth(
         for line, tokens in iter_records(read_text(file)):
             cls, box, _ = _parse_line(tokens, file, line, prediction=False)
             parsed.append((row, cls, box))
-    table, ids = ground_truth_categories((str(c) for _, c, _ in parsed), names, folder)
+    table, ids = ground_truth_categories(
+        (str(c) for _, c, _ in parsed), names, folder, indices=True
+    )
     images = ImageTable(np.arange(1, len(stems) + 1, dtype=np.int64), tuple(stems), widths, heights)
     cols = Columns()
     for row, cls, box in parsed:
@@ -249,7 +249,7 @@ def read_yolo_predictions(
     folder = check_exists(path, "predictions")
     files = _label_files(folder, "predictions")
     class_file = classes if classes is not None else find_class_file(folder)
-    lookup = prediction_category_lookup(ground_truth.categories, load_class_names(class_file))
+    lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
     rows = stem_rows(ground_truth.images)
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
     cols = Columns()
@@ -327,6 +327,7 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     >>> (out / "a.txt").read_text()
     '0 0.25 0.5 0.5 1.0\\n'
     """
+    check_writable(dataset, "yolo")
     images = dataset.images
     unknown = np.flatnonzero(~(np.isfinite(images.widths) & np.isfinite(images.heights)))
     if len(unknown):
