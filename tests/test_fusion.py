@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ioukit._kernels.fusion import cluster
 
 import ioukit.fusion as fusion_module
-from ioukit._kernels.fusion import cluster, cluster_python
 from ioukit.errors import BoxError
 from ioukit.fusion import weighted_boxes_fusion
+from tests.twins import cluster_python
 
 CONF_TYPES = ["avg", "max", "box_and_model_avg", "absent_model_aware_avg"]
 
