@@ -20,7 +20,7 @@ from ioukit.metrics.result import EvaluationResult
 
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 
-PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
+PROTOCOLS = ("coco", "voc07", "voc10", "yolo", "openimages", "openimages_challenge")
 
 
 def _ground_truth(gt: object, *, require_iscrowd: bool, segm: bool = False) -> Dataset:
@@ -68,6 +68,11 @@ def _run_protocol(
 
         result = evaluate_yolo(gt, pred, **options)
         return result
+    if protocol in ("openimages", "openimages_challenge"):
+        from ioukit.metrics.openimages import evaluate_openimages
+
+        challenge = protocol == "openimages_challenge"
+        return evaluate_openimages(gt, pred, challenge=challenge, **options)
     raise ValueError(f"protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
 
 
