@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ioukit._kernels.iou_matrix import _iou
+from ioukit._kernels._numba_iou import _iou
 
 _OPTIONS: dict[str, Any] = {"cache": True, "error_model": "numpy", "nogil": True}
 
