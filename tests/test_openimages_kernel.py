@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ioukit._kernels import openimages as kernels  # type: ignore[attr-defined]
+from ioukit._kernels import openimages as kernels
 
 FP, TP, DIFFICULT, GROUP_OF = 0, 1, 2, 3
 

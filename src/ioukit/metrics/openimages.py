@@ -249,7 +249,7 @@ def match_openimages(
     >>> p.kind.tolist(), p.score.tolist()  # TP, FP
     ([1, 0], [0.9, 0.8])
     """
-    from ioukit._kernels import openimages as kernels  # type: ignore[attr-defined]
+    from ioukit._kernels import openimages as kernels
 
     _grouping.check_pair(gt, pred)
     weight, threshold, max_dets = _options(challenge, group_of_weight, iou_threshold, max_dets)
