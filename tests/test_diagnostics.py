@@ -17,13 +17,15 @@ def pair() -> tuple[Dataset, Dataset]:
 
 
 def _with_boxes(pred: Dataset, boxes: np.ndarray, **over: object) -> Dataset:
+    # a Dataset refuses inverted boxes (x2 < x1): keep the rows a reader would accept
+    ok = (boxes[:, 2] >= boxes[:, 0]) & (boxes[:, 3] >= boxes[:, 1])
     fields: dict[str, object] = {
-        "boxes": boxes,
-        "image_index": pred.image_index,
-        "category_id": pred.category_id,
-        "scores": pred.scores,
+        "boxes": boxes[ok],
+        "image_index": pred.image_index[ok],
+        "category_id": pred.category_id[ok],
+        "scores": None if pred.scores is None else pred.scores[ok],
     }
-    fields.update(over)
+    fields.update({k: v[ok] if isinstance(v, np.ndarray) else v for k, v in over.items()})
     return Dataset.from_arrays(pred.images, pred.categories, **fields)  # type: ignore[arg-type]
 
 

@@ -279,9 +279,9 @@ def test_clear_errors(changes: dict[str, Any], error: type[Exception], match: st
 
 
 def test_segm_options_are_checked() -> None:
-    with pytest.raises(ValueError, match="iou_type: 'segm' needs protocol='coco'"):
+    with pytest.raises(ValueError, match="iou_type: protocol 'voc07' supports 'bbox', got 'segm'"):
         Evaluator(protocol="voc07", iou_type="segm")
-    with pytest.raises(ValueError, match="iou_type: expected 'bbox' or 'segm'"):
+    with pytest.raises(ValueError, match=r"iou_type: protocol 'coco' supports .*got 'keypoints'"):
         Evaluator(iou_type="keypoints")
     # bbox evaluators ignore masks and still need boxes
     ev = Evaluator()

@@ -94,8 +94,8 @@ def _reference(
     for img in range(len(gt.images)):
         g_rows = [i for i in range(len(gt)) if gt.image_index[i] == img]
         for c in cats:
-            n = sum(1 for i in g_rows if gt.category_id[i] == c and not gt.crowd[i])
-            q = sum(1 for i in g_rows if gt.category_id[i] == c and gt.crowd[i])
+            n = sum(1 for i in g_rows if gt.category_id[i] == c and not gt.group_of[i])
+            q = sum(1 for i in g_rows if gt.category_id[i] == c and gt.group_of[i])
             num_gt[c] += n + weight * q
         allowed = {int(gt.category_id[i]) for i in g_rows} | verified.get(img, set())
         p_rows = [
@@ -110,8 +110,8 @@ def _reference(
             rows = [i for i in p_rows if pred.category_id[i] == c]
             order = np.argsort(np.array([pred.scores[i] for i in rows]), kind="stable")[::-1]
             rows = [rows[k] for k in order]
-            gts = [i for i in g_rows if gt.category_id[i] == c and not gt.crowd[i]]
-            groups = [i for i in g_rows if gt.category_id[i] == c and gt.crowd[i]]
+            gts = [i for i in g_rows if gt.category_id[i] == c and not gt.group_of[i]]
+            groups = [i for i in g_rows if gt.category_id[i] == c and gt.group_of[i]]
             status = ["fp"] * len(rows)
             taken: set[int] = set()
             for k, i in enumerate(rows):
@@ -188,7 +188,7 @@ def _random(seed: int, n_images: int) -> tuple[Dataset, Dataset, ImageLabels]:
         boxes=gt_boxes,
         image_index=rng.integers(0, n_images, m),
         category_id=rng.integers(1, 4, m),
-        crowd=rng.random(m) < 0.3,
+        group_of=rng.random(m) < 0.3,
     )
     n = int(rng.integers(0, 6 * n_images + 1))
     # half the predictions sit on (or next to) a ground-truth box of their image and class
@@ -196,6 +196,9 @@ def _random(seed: int, n_images: int) -> tuple[Dataset, Dataset, ImageLabels]:
     src = rng.integers(0, max(m, 1), n)
     pred_boxes = boxes(n)
     pred_boxes[near] = gt.boxes[src[near]] + rng.integers(-1, 2, size=(int(near.sum()), 4))
+    pred_boxes[:, 2:] = np.maximum(
+        pred_boxes[:, 2:], pred_boxes[:, :2]
+    )  # some empty, none inverted
     image_index = rng.integers(0, n_images, n)
     category_id = rng.integers(1, 4, n)
     image_index[near] = gt.image_index[src[near]]
@@ -369,7 +372,8 @@ def test_expansion_of_boxes_and_labels(tmp_path: Path) -> None:
     ds = gt.dataset
     names = [ds.categories.name_of(int(c)) for c in ds.category_id]
     assert names == ["/m/puppy", "/m/dog", "/m/animal", "/m/toy", "/m/cat", "/m/animal"]
-    assert ds.crowd.tolist() == [True] * 4 + [False] * 2
+    assert ds.group_of is not None
+    assert ds.group_of.tolist() == [True] * 4 + [False] * 2
     assert ds.boxes[1].tolist() == [0.1, 0.3, 0.2, 0.4]
     assert ds.images.stems == ("im1", "im2")
     assert gt.image_labels is not None

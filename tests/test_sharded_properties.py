@@ -4,6 +4,7 @@ client, equal bit for bit to one process, for every protocol and for segm."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -19,22 +20,16 @@ from ioukit.metrics.openimages import ImageLabels
 
 
 def _subset(pred: Dataset, rows: np.ndarray) -> Dataset:
-    return Dataset(
-        images=pred.images,
-        categories=pred.categories,
-        boxes=pred.boxes[rows],
-        image_index=pred.image_index[rows],
-        category_id=pred.category_id[rows],
-        scores=None if pred.scores is None else pred.scores[rows],
-        area=pred.area[rows],
-        crowd=pred.crowd[rows],
-        ignore=pred.ignore[rows],
-        difficult=pred.difficult[rows],
-        annotation_id=pred.annotation_id[rows],
-        segmentation=(
-            None if pred.segmentation is None else tuple(pred.segmentation[i] for i in rows)
-        ),
-    )
+    columns: dict[str, Any] = {}
+    for f in dataclasses.fields(Dataset):
+        value = getattr(pred, f.name)
+        if f.name in ("images", "categories") or value is None:
+            columns[f.name] = value
+        elif f.name == "segmentation":
+            columns[f.name] = tuple(value[i] for i in rows)
+        else:
+            columns[f.name] = value[rows]
+    return Dataset(**columns)
 
 
 def _masks_rle(rng: np.random.Generator, boxes: np.ndarray, size: int) -> list[dict[str, Any]]:

@@ -7,6 +7,19 @@ once; from here on boxes are absolute ``xyxy`` float64 pixels in continuous coor
 Ground truth and predictions use the same class; predictions have ``scores``, ground truth
 has ``scores=None``. Predictions refer to the ground truth's :class:`ImageTable` (rows of
 ``image_index`` are rows of that table), so both sides share image identity.
+
+Validated once. Constructing a :class:`Dataset` is the one place where data is checked,
+whatever the route (a reader, a COCO dict, :class:`ioukit.Evaluator` updates, merged shards):
+finite boxes with ``x2 >= x1`` and ``y2 >= y1``, finite scores and areas, unique annotation
+ids, image rows inside the image table, category ids known to the category table, and the
+optional columns' shapes and values. Errors are :class:`~ioukit.errors.DataFormatError`
+naming the column and the first bad row. Nothing downstream (readers, evaluator, protocols)
+validates again.
+
+Optional columns for the similarity families that plug into :mod:`ioukit.evaluation`:
+``keypoints`` (N, K, 3) for OKS, ``rotated`` (N, 5) for rotated-box IoU, ``group_of`` (N,)
+for Open Images, ``segmentation`` for masks, and ``box_wh`` (N, 2), the widths and heights as
+a COCO ``bbox`` gave them (the COCO box IoU uses them to be bit-exact with pycocotools).
 """
 
 from __future__ import annotations
@@ -18,7 +31,55 @@ import numpy as np
 
 from ioukit.errors import DataFormatError
 
-__all__ = ["CategoryTable", "Dataset", "ImageTable"]
+__all__ = ["CategoryTable", "Dataset", "ImageTable", "check_boxes", "check_finite"]
+
+
+def check_boxes(boxes: np.ndarray, name: str, fmt: str = "xyxy") -> None:
+    """Raise :class:`DataFormatError` for a non-finite or inverted box of ``boxes`` (N, 4).
+
+    The one box check of ioukit's data (``Dataset`` construction and ``Evaluator.update``
+    call it). ``fmt`` ``"xyxy"`` needs ``x2 >= x1`` and ``y2 >= y1``; ``"xywh"`` and
+    ``"cxcywh"`` need ``w, h >= 0``. The message names ``name[row]`` and shows the box.
+
+    Examples
+    --------
+    >>> check_boxes(np.array([[0.0, 0.0, 1.0, 1.0]]), "boxes")
+    >>> check_boxes(np.array([[np.nan, 0.0, 1.0, 1.0]]), "b")
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: b[0]: expected finite numbers, got [nan, 0.0, 1.0, 1.0]
+    """
+    if boxes.size == 0:
+        return
+    finite = np.isfinite(boxes).all(axis=1)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise DataFormatError(f"{name}[{i}]: expected finite numbers, got {boxes[i].tolist()}")
+    if fmt == "xyxy":
+        bad = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
+        want = "x2 >= x1 and y2 >= y1"
+    else:
+        bad = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
+        want = "a width and height >= 0"
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(f"{name}[{i}]: expected {want}, got {boxes[i].tolist()}")
+
+
+def check_finite(values: np.ndarray, name: str) -> None:
+    """Raise :class:`DataFormatError` naming ``name[row]`` for the first non-finite value.
+
+    Examples
+    --------
+    >>> check_finite(np.array([0.5, np.inf]), "scores")
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: scores[1]: expected a finite number, got inf
+    """
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(f"{name}[{i}]: expected a finite number, got {values[i]}")
 
 
 def _column(values: object, dtype: type, length: int, name: str, owner: str) -> np.ndarray:
@@ -164,10 +225,29 @@ class Dataset:
     crowd, ignore, difficult : ndarray of bool, shape (N,)
         COCO ``iscrowd``, a user ``ignore`` flag, VOC ``difficult``.
     annotation_id : ndarray of int64, shape (N,)
-        Source annotation ids (COCO ``id``; 1..N in reading order otherwise). Used for
+        Source annotation ids (COCO ``id``; 1..N in reading order otherwise), unique. Used for
         reporting only, never as a match sentinel.
     segmentation : tuple or None
         Per-box COCO segmentation (polygon list or RLE dict) when read, else ``None``.
+    keypoints : ndarray of float64, shape (N, K, 3), or None
+        Keypoints ``(x, y, visibility)`` per box (COCO keypoints; OKS similarity). Finite.
+    rotated : ndarray of float64, shape (N, 5), or None
+        Rotated boxes ``(cx, cy, w, h, angle)``, angle in degrees counter-clockwise (as
+        torchvision), ``w, h >= 0``, finite (DOTA; rotated IoU similarity).
+    group_of : ndarray of bool, shape (N,), or None
+        Open Images ``IsGroupOf``.
+    box_wh : ndarray of float64, shape (N, 2), or None
+        Widths and heights exactly as the source's COCO ``[x, y, w, h]`` gave them (readers of
+        COCO files fill it); ``boxes[:, 2:]`` are ``x + w, y + h``. The COCO box IoU takes its
+        areas as ``w * h`` from here, as pycocotools' ``bbIou`` does.
+
+    Raises
+    ------
+    DataFormatError
+        On construction, for a non-finite box, score, area or optional value, an inverted box
+        (``x2 < x1`` or ``y2 < y1``), a duplicate annotation id, an image row outside the
+        image table, a category id not in the category table or a column of the wrong shape;
+        the message names the column and the first bad row.
 
     Examples
     --------
@@ -177,6 +257,11 @@ class Dataset:
     ...                          category_id=[1])
     >>> len(gt), gt.is_prediction, float(gt.area[0])
     (1, False, 100.0)
+    >>> Dataset.from_arrays(images, cats, boxes=[[10, 0, 0, 10]], image_index=[0],
+    ...                     category_id=[1])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: boxes[0]: expected x2 >= x1 and y2 >= y1, got ...
     """
 
     images: ImageTable
@@ -191,6 +276,10 @@ class Dataset:
     difficult: np.ndarray
     annotation_id: np.ndarray
     segmentation: tuple[object, ...] | None = None
+    keypoints: np.ndarray | None = None
+    rotated: np.ndarray | None = None
+    group_of: np.ndarray | None = None
+    box_wh: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         boxes = np.ascontiguousarray(self.boxes, dtype=np.float64)
@@ -218,7 +307,75 @@ class Dataset:
                 f"segmentation: expected {n} entries, got {len(self.segmentation)}"
             )
         if n and (self.image_index.min() < 0 or self.image_index.max() >= len(self.images)):
-            raise DataFormatError("image_index: every row must point into images")
+            bad = (self.image_index < 0) | (self.image_index >= len(self.images))
+            i = int(np.flatnonzero(bad)[0])
+            raise DataFormatError(
+                f"image_index[{i}]: expected a row of images (0..{len(self.images) - 1}), "
+                f"got {int(self.image_index[i])}"
+            )
+        self._validate_optional(n)
+        self._validate_values(boxes)
+
+    def _validate_optional(self, n: int) -> None:
+        for name, width in (("keypoints", None), ("rotated", 5), ("box_wh", 2)):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            array = np.array(value, dtype=np.float64)
+            ok = (
+                (array.ndim == 3 and array.shape[0] == n and array.shape[2] == 3)
+                if width is None
+                else array.shape == (n, width)
+            )
+            if not ok:
+                want = f"({n}, K, 3)" if width is None else f"({n}, {width})"
+                raise DataFormatError(f"{name}: expected shape {want}, got {array.shape}")
+            finite = np.isfinite(array).all(axis=tuple(range(1, array.ndim)))
+            if not finite.all():
+                i = int(np.flatnonzero(~finite)[0])
+                raise DataFormatError(
+                    f"{name}[{i}]: expected finite numbers, got {array[i].tolist()}"
+                )
+            if width is not None and (array[:, 2:4] < 0).any():
+                i = int(np.flatnonzero((array[:, 2:4] < 0).any(axis=1))[0])
+                raise DataFormatError(
+                    f"{name}[{i}]: expected a width and height >= 0, got {array[i].tolist()}"
+                )
+            array.setflags(write=False)
+            object.__setattr__(self, name, array)
+        if self.group_of is not None:
+            object.__setattr__(
+                self, "group_of", _column(self.group_of, np.bool_, n, "group_of", "dataset")
+            )
+
+    def _validate_values(self, boxes: np.ndarray) -> None:
+        check_boxes(boxes, "boxes")
+        if self.scores is not None:
+            check_finite(self.scores, "scores")
+        check_finite(self.area, "area")
+        ids = self.annotation_id
+        if len(ids) > 1 and not (ids[1:] > ids[:-1]).all():
+            order = np.argsort(ids, kind="stable")
+            same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+            if same.size:
+                first, second = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+                raise DataFormatError(
+                    f"annotation_id[{second}]: expected unique annotation ids, got "
+                    f"{int(ids[second])} again (first at row {first})"
+                )
+        known = self.categories.ids
+        if len(self.category_id) and len(known):
+            sorted_known = np.sort(known)
+            pos = np.minimum(np.searchsorted(sorted_known, self.category_id), len(known) - 1)
+            bad = sorted_known[pos] != self.category_id
+        else:
+            bad = np.ones(len(self.category_id), dtype=bool)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataFormatError(
+                f"category_id[{i}]: expected an id of the categories table, got "
+                f"{int(self.category_id[i])}"
+            )
 
     @classmethod
     def from_arrays(
@@ -236,6 +393,10 @@ class Dataset:
         difficult: object | None = None,
         annotation_id: object | None = None,
         segmentation: Sequence[object] | None = None,
+        keypoints: object | None = None,
+        rotated: object | None = None,
+        group_of: object | None = None,
+        box_wh: object | None = None,
     ) -> Dataset:
         """Build a dataset, filling optional columns with their defaults.
 
@@ -257,6 +418,10 @@ class Dataset:
             difficult=false if difficult is None else difficult,  # type: ignore[arg-type]
             annotation_id=np.arange(1, n + 1) if annotation_id is None else annotation_id,  # type: ignore[arg-type]
             segmentation=None if segmentation is None else tuple(segmentation),
+            keypoints=None if keypoints is None else np.asarray(keypoints, dtype=np.float64),
+            rotated=None if rotated is None else np.asarray(rotated, dtype=np.float64),
+            group_of=None if group_of is None else np.asarray(group_of, dtype=bool),
+            box_wh=None if box_wh is None else np.asarray(box_wh, dtype=np.float64),
         )
 
     def __len__(self) -> int:

@@ -82,24 +82,45 @@ def concat_predictions(parts: Sequence[Dataset], /) -> Dataset:
             raise DataFormatError(f"parts[{i}]: expected the category table of parts[0]")
     if len(parts) == 1:
         return first
-    segm = [p.segmentation for p in parts]
-    has_segm = any(s is not None for s in segm)
-    if has_segm and any(s is None for s in segm):
-        raise DataFormatError("parts: expected segmentation in every part or in none")
-    return Dataset(
-        images=first.images,
-        categories=first.categories,
-        boxes=np.concatenate([p.boxes for p in parts]),
-        image_index=np.concatenate([p.image_index for p in parts]),
-        category_id=np.concatenate([p.category_id for p in parts]),
-        scores=np.concatenate([p.scores for p in parts if p.scores is not None]),
-        area=np.concatenate([p.area for p in parts]),
-        crowd=np.concatenate([p.crowd for p in parts]),
-        ignore=np.concatenate([p.ignore for p in parts]),
-        difficult=np.concatenate([p.difficult for p in parts]),
-        annotation_id=np.concatenate([p.annotation_id for p in parts]),
-        segmentation=(tuple(x for s in segm if s is not None for x in s) if has_segm else None),
-    )
+    return _concat(parts, first.images, first.categories, [0] * len(parts))
+
+
+_OPTIONAL = ("segmentation", "keypoints", "rotated", "group_of", "box_wh")
+
+
+def _concat(
+    parts: Sequence[Dataset],
+    images: ImageTable,
+    categories: CategoryTable,
+    image_offsets: Sequence[int],
+) -> Dataset:
+    """One Dataset from ``parts`` (every column, optional ones too), image rows shifted."""
+    columns: dict[str, Any] = {
+        "boxes": np.concatenate([p.boxes for p in parts]),
+        "image_index": np.concatenate(
+            [p.image_index + o for p, o in zip(parts, image_offsets, strict=True)]
+        ),
+        "scores": (
+            np.concatenate([p.scores for p in parts if p.scores is not None])
+            if parts[0].is_prediction
+            else None
+        ),
+    }
+    for name in ("category_id", "area", "crowd", "ignore", "difficult", "annotation_id"):
+        columns[name] = np.concatenate([getattr(p, name) for p in parts])
+    if len(np.unique(columns["annotation_id"])) != len(columns["annotation_id"]):
+        columns["annotation_id"] = np.arange(1, len(columns["boxes"]) + 1)  # ids per part
+    for name in _OPTIONAL:
+        values = [getattr(p, name) for p in parts]
+        if all(v is None for v in values):
+            columns[name] = None
+        elif any(v is None for v in values):
+            raise DataFormatError(f"parts: expected the column {name!r} in every part or in none")
+        elif name == "segmentation":
+            columns[name] = tuple(x for v in values for x in v)
+        else:
+            columns[name] = np.concatenate(values)
+    return Dataset(images=images, categories=categories, **columns)
 
 
 # ------------------------------------------------------------------------------ worker side
@@ -250,14 +271,11 @@ def evaluate_sharded(
     MissingDependencyError
         ``client`` is None and dask.distributed is not installed.
     """
-    from ioukit.engine import PROTOCOLS
+    from ioukit.evaluation.protocols import make_protocol
 
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     if iou_type not in ("bbox", "segm"):
         raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    if iou_type == "segm" and protocol != "coco":
-        raise ValueError(f"iou_type: 'segm' needs protocol='coco', got protocol={protocol!r}")
+    make_protocol(protocol, iou_type=iou_type, **options)  # every check before any work
     if isinstance(shards, str | os.PathLike | Dataset | Mapping):
         raise TypeError("shards: expected a list of paths or Datasets, got a single one")
     shards = list(shards)
@@ -351,30 +369,10 @@ def _renumbered(parts: Sequence[tuple[Dataset, Dataset]]) -> tuple[Dataset, Data
     )
     categories = CategoryTable.from_lists(labels.tolist(), [str(c) for c in labels.tolist()])
 
-    def one(side: int) -> Dataset:
-        data = [pair[side] for pair in parts]
-        segm = [d.segmentation for d in data]
-        has_segm = any(s is not None for s in segm)
-        return Dataset(
-            images=images,
-            categories=categories,
-            boxes=np.concatenate([d.boxes for d in data]),
-            image_index=np.concatenate(
-                [d.image_index + o for d, o in zip(data, offsets[:-1], strict=True)]
-            ),
-            category_id=np.concatenate([d.category_id for d in data]),
-            scores=(
-                np.concatenate([d.scores for d in data if d.scores is not None]) if side else None
-            ),
-            area=np.concatenate([d.area for d in data]),
-            crowd=np.concatenate([d.crowd for d in data]),
-            ignore=np.concatenate([d.ignore for d in data]),
-            difficult=np.concatenate([d.difficult for d in data]),
-            annotation_id=np.concatenate([d.annotation_id for d in data]),
-            segmentation=(tuple(x for s in segm if s is not None for x in s) if has_segm else None),
-        )
-
-    return one(0), one(1)
+    offsets_list = [int(o) for o in offsets[:-1]]
+    gt = _concat([g for g, _ in parts], images, categories, offsets_list)
+    pred = _concat([p for _, p in parts], images, categories, offsets_list)
+    return gt, pred
 
 
 def gather_datasets(gt: Dataset, pred: Dataset, /) -> tuple[Dataset, Dataset]:

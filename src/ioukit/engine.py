@@ -8,19 +8,19 @@ function (``"coco"`` here; ``"voc07"``, ``"voc10"`` and ``"yolo"`` in
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.dataset import CategoryTable, Dataset, ImageTable, check_boxes, check_finite
 from ioukit.errors import DataFormatError
-from ioukit.metrics.protocol import ProtocolResult
 from ioukit.metrics.result import EvaluationResult
 
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 
-PROTOCOLS = ("coco", "voc07", "voc10", "yolo", "openimages", "openimages_challenge")
+PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
 
 
 def _ground_truth(gt: object, *, require_iscrowd: bool, segm: bool = False) -> Dataset:
@@ -50,30 +50,11 @@ def _predictions(predictions: object, gt: Dataset, *, iou_type: str = "bbox") ->
     )
 
 
-def _run_protocol(
-    gt: Dataset, pred: Dataset, protocol: str, iou_type: str, options: dict[str, Any]
-) -> ProtocolResult:
-    if protocol == "coco":
-        from ioukit.metrics.coco import evaluate_coco
+def _protocol(protocol: str, iou_type: str, options: Mapping[str, Any]) -> Any:
+    """The protocol object: ``protocol``, ``iou_type`` and options validated in one place."""
+    from ioukit.evaluation.protocols import make_protocol
 
-        return evaluate_coco(gt, pred, iou_type=iou_type, **options)
-    if protocol in ("voc07", "voc10"):
-        from ioukit.metrics.voc import evaluate_voc  # type: ignore[import-not-found,unused-ignore]
-
-        interpolation = "11point" if protocol == "voc07" else "all"
-        result: ProtocolResult = evaluate_voc(gt, pred, interpolation=interpolation, **options)
-        return result
-    if protocol == "yolo":
-        from ioukit.metrics.yolo import evaluate_yolo  # type: ignore[import-not-found,unused-ignore]
-
-        result = evaluate_yolo(gt, pred, **options)
-        return result
-    if protocol in ("openimages", "openimages_challenge"):
-        from ioukit.metrics.openimages import evaluate_openimages
-
-        challenge = protocol == "openimages_challenge"
-        return evaluate_openimages(gt, pred, challenge=challenge, **options)
-    raise ValueError(f"protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    return make_protocol(protocol, iou_type=iou_type, **options)
 
 
 def evaluate(
@@ -127,19 +108,14 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
-    if iou_type not in ("bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    if iou_type == "segm" and protocol != "coco":
-        raise ValueError(f"iou_type: 'segm' needs protocol='coco', got protocol={protocol!r}")
+    runner = _protocol(protocol, iou_type, options)
     compat = options.get("compat")
     segm = iou_type == "segm"
     gt_ds = _ground_truth(
         gt, require_iscrowd=protocol == "coco" and compat == "pycocotools", segm=segm
     )
     pred_ds = _predictions(predictions, gt_ds, iou_type=iou_type)
-    return EvaluationResult(
-        _run_protocol(gt_ds, pred_ds, protocol, iou_type, dict(options)), gt_ds, pred_ds
-    )
+    return EvaluationResult(runner.evaluate(gt_ds, pred_ds, iou_type=iou_type), gt_ds, pred_ds)
 
 
 def _to_numpy(value: object, name: str, dtype: type, width: int | None = None) -> np.ndarray:
@@ -257,12 +233,9 @@ class Evaluator:
         sync: bool = True,
         **options: Any,
     ):
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"protocol: expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+        _protocol(protocol, iou_type, options)  # validated here, once, before any update
         if iou_type not in ("bbox", "segm"):
-            raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-        if iou_type == "segm" and protocol != "coco":
-            raise ValueError(f"iou_type: 'segm' needs protocol='coco', got protocol={protocol!r}")
+            raise ValueError(f"iou_type: Evaluator supports 'bbox' and 'segm', got {iou_type!r}")
         from ioukit._array import check_format
 
         self.protocol = protocol
@@ -276,6 +249,9 @@ class Evaluator:
         self._pred_rles: list[list[dict[str, Any]]] = []
         self._gt_rles: list[list[dict[str, Any]]] = []
         self._sizes: list[tuple[float, float]] = []
+        # update/merge/reset/datasets are atomic: one image's predictions and targets are
+        # appended together even when several threads update one Evaluator
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
         """Number of images seen."""
@@ -283,14 +259,16 @@ class Evaluator:
 
     def reset(self) -> None:
         """Forget every image."""
-        self._pred.clear()
-        self._gt.clear()
-        self._pred_rles.clear()
-        self._gt_rles.clear()
-        self._sizes.clear()
+        with self._lock:
+            self._pred.clear()
+            self._gt.clear()
+            self._pred_rles.clear()
+            self._gt_rles.clear()
+            self._sizes.clear()
 
     def _boxes(self, value: object, name: str) -> np.ndarray:
         boxes = _to_numpy(value, name, np.float64, 4)
+        check_boxes(boxes, name, self.box_format)  # the Dataset's own check, at arrival
         if self.box_format != "xyxy":
             from ioukit.boxes import box_convert
 
@@ -352,6 +330,7 @@ class Evaluator:
                 boxes = self._boxes(p["boxes"], f"predictions[{i}].boxes")
                 gt_boxes = self._boxes(t["boxes"], f"targets[{i}].boxes")
             scores = _to_numpy(p["scores"], f"predictions[{i}].scores", np.float64)
+            check_finite(scores, f"predictions[{i}].scores")
             labels = _to_numpy(p["labels"], f"predictions[{i}].labels", np.int64)
             n = len(boxes)
             if len(scores) != n or len(labels) != n:
@@ -369,6 +348,7 @@ class Evaluator:
             )
             if "area" in t:
                 area = _to_numpy(t["area"], f"targets[{i}].area", np.float64)
+                check_finite(area, f"targets[{i}].area")
             elif segm:
                 area = t_masks.area
             else:
@@ -386,11 +366,12 @@ class Evaluator:
             else:
                 pred_rows.append((boxes, scores, labels))
             gt_rows.append((gt_boxes, gt_labels, crowd, area))
-        self._pred.extend(pred_rows)
-        self._gt.extend(gt_rows)
-        self._pred_rles.extend(pred_rles)
-        self._gt_rles.extend(gt_rles)
-        self._sizes.extend(sizes)
+        with self._lock:
+            self._pred.extend(pred_rows)
+            self._gt.extend(gt_rows)
+            self._pred_rles.extend(pred_rles)
+            self._gt_rles.extend(gt_rles)
+            self._sizes.extend(sizes)
 
     @staticmethod
     def _image_size(pred: _Masks, target: _Masks, i: int) -> tuple[float, float]:
@@ -416,11 +397,22 @@ class Evaluator:
             raise ValueError(
                 "other: expected an Evaluator with the same protocol, iou_type and options"
             )
-        self._pred.extend(other._pred)
-        self._gt.extend(other._gt)
-        self._pred_rles.extend(other._pred_rles)
-        self._gt_rles.extend(other._gt_rles)
-        self._sizes.extend(other._sizes)
+        if other is self:
+            raise ValueError("other: expected another Evaluator, got this one")
+        with other._lock:
+            parts = (
+                list(other._pred),
+                list(other._gt),
+                list(other._pred_rles),
+                list(other._gt_rles),
+                list(other._sizes),
+            )
+        with self._lock:
+            self._pred.extend(parts[0])
+            self._gt.extend(parts[1])
+            self._pred_rles.extend(parts[2])
+            self._gt_rles.extend(parts[3])
+            self._sizes.extend(parts[4])
         return self
 
     def datasets(self) -> tuple[Dataset, Dataset]:
@@ -429,6 +421,10 @@ class Evaluator:
         With ``iou_type="segm"`` both carry ``segmentation`` (RLE dicts) and the image table
         the images' sizes.
         """
+        with self._lock:
+            return self._datasets()
+
+    def _datasets(self) -> tuple[Dataset, Dataset]:
         n_images = len(self._gt)
         segm = self.iou_type == "segm"
         stems = [str(i) for i in range(n_images)]

@@ -228,6 +228,14 @@ def _check_boxes(boxes: np.ndarray, label: str, section: str, offset: int = 0) -
         )
 
 
+def _dataset(label: str, **columns: Any) -> Dataset:
+    """``Dataset(**columns)``; its validation errors name the file (rows are record indices)."""
+    try:
+        return Dataset(**columns)
+    except DataFormatError as exc:
+        raise DataFormatError(f"{label}: {exc}") from None
+
+
 def _xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
     out = boxes.copy()
     out[:, 2] += boxes[:, 0]
@@ -381,7 +389,8 @@ def read_coco_ground_truth(
         else np.zeros(0, dtype=np.int64)
     )
     segmentation = tuple(a.get("segmentation") for a in anns) if keep_segmentation else None
-    return Dataset(
+    return _dataset(
+        label,
         images=images,
         categories=categories,
         boxes=_xywh_to_xyxy(xywh),
@@ -394,6 +403,7 @@ def read_coco_ground_truth(
         difficult=np.zeros(n, dtype=bool),
         annotation_id=ann_ids,
         segmentation=segmentation,
+        box_wh=xywh[:, 2:],
     )
 
 
@@ -722,7 +732,8 @@ def read_coco_results(
     else:
         area = xywh[:, 2] * xywh[:, 3]
     false = np.zeros(n, dtype=bool)
-    return Dataset(
+    return _dataset(
+        label,
         images=ground_truth.images,
         categories=ground_truth.categories,
         boxes=_xywh_to_xyxy(xywh),
@@ -735,4 +746,5 @@ def read_coco_results(
         difficult=false,
         annotation_id=np.arange(1, n + 1, dtype=np.int64),
         segmentation=segmentation,
+        box_wh=xywh[:, 2:],
     )

@@ -14,7 +14,7 @@ hierarchy (``*-hierarchy.json``)   ``{"LabelName": ..., "Subcategory": [...]}``,
 =================================  ===========================================================
 
 Coordinates stay as the files give them (normalized to [0, 1]); boxes become xyxy
-``(XMin, YMin, XMax, YMax)``. Group-of boxes are flagged ``crowd`` in the
+``(XMin, YMin, XMax, YMax)``. Group-of boxes are flagged in the ``group_of`` column of the
 :class:`~ioukit.dataset.Dataset`. Images are numbered 1..I in sorted ImageID order (stems are
 the ImageIDs); classes 1..K in the order of ``categories`` or, by default, sorted LabelName
 order (names are the LabelNames).
@@ -32,7 +32,7 @@ Examples
 ...     "ImageID,LabelName,XMin,XMax,YMin,YMax,IsGroupOf\\n"
 ...     "img1,/m/cat,0.1,0.5,0.2,0.6,0\\nimg1,/m/cat,0.0,1.0,0.0,1.0,1\\n")
 >>> gt = read_openimages_ground_truth(d / "boxes.csv")
->>> gt.dataset.boxes.tolist()[0], gt.dataset.crowd.tolist()
+>>> gt.dataset.boxes.tolist()[0], gt.dataset.group_of.tolist()
 ([0.1, 0.2, 0.5, 0.6], [False, True])
 >>> _ = (d / "pred.csv").write_text(
 ...     "ImageID,LabelName,Score,XMin,XMax,YMin,YMax\\nimg1,/m/cat,0.9,0.1,0.5,0.2,0.6\\n")
@@ -95,7 +95,7 @@ class LabelHierarchy:
 
 @dataclass(frozen=True, eq=False)
 class OpenImagesGroundTruth:
-    """Boxes (group-of flagged ``crowd``) and the verified image-level labels.
+    """Boxes (with the ``group_of`` column) and the verified image-level labels.
 
     Pass both to the challenge protocol:
     ``ioukit.evaluate(gt.dataset, pred, protocol="openimages_challenge",
@@ -346,7 +346,7 @@ def read_openimages_ground_truth(
         boxes=box_array,
         image_index=np.fromiter((row_of[s] for s in img), dtype=np.int64, count=len(img))[keep],
         category_id=np.fromiter((class_of.get(lb, 0) for lb in lab), np.int64, len(lab))[keep],
-        crowd=np.asarray(group, dtype=bool)[keep],
+        group_of=np.asarray(group, dtype=bool)[keep],
     )
     labels: ImageLabels | None = None
     if label_path is not None:

@@ -9,7 +9,8 @@ challenges use:
 - A prediction looks at the ordinary ground truth of highest IoU (first on ties, no fallback):
   IoU >= ``iou_threshold`` (inclusive, 0.5) makes it a TP if that box is still free, an FP if it
   is taken, ignored if the box is ``difficult`` (or ``ignore``).
-- Predictions still FP look at the group-of box (``Dataset.crowd``) of highest IoA
+- Predictions still FP look at the group-of box (``Dataset.group_of``; ``crowd`` when the
+  dataset has no such column) of highest IoA
   (intersection over the *prediction's* area): IoA >= the threshold makes them ignored. Each
   group-of box that absorbed a prediction with score > 0 adds ONE true positive of weight
   ``group_of_weight`` with the highest such score. The number of positives of a class is its
@@ -52,6 +53,7 @@ from ioukit.metrics.protocol import ProtocolResult
 __all__ = [
     "ImageLabels",
     "OpenImagesPartial",
+    "OpenImagesProtocol",
     "accumulate_openimages",
     "evaluate_openimages",
     "match_openimages",
@@ -185,6 +187,11 @@ def _params(
     )
 
 
+def _group_of(gt: Dataset) -> np.ndarray:
+    """Group-of flags: the ``group_of`` column, else COCO ``crowd`` (e.g. from an Evaluator)."""
+    return gt.group_of if gt.group_of is not None else gt.crowd
+
+
 def _evaluable_keys(
     gt: Dataset, gt_class: np.ndarray, num_classes: int, image_labels: ImageLabels | None
 ) -> np.ndarray:
@@ -218,7 +225,7 @@ def match_openimages(
     Parameters
     ----------
     gt, pred : Dataset
-        Ground truth (group-of boxes flagged ``crowd``) and predictions over its image table.
+        Ground truth (``group_of`` column, else ``crowd``) and predictions over its images.
     challenge : bool
         Evaluate only the verified classes of each image (``"openimages_challenge"``).
     group_of_weight : float, optional
@@ -282,7 +289,7 @@ def match_openimages(
 
     known = gt_class >= 0
     gt_key = gt.image_index * num_classes + gt_class
-    group_of = gt.crowd
+    group_of = _group_of(gt)
     difficult = gt.difficult | gt.ignore
 
     def side(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -350,7 +357,7 @@ def _num_positives(gt: Dataset, num_classes: int, weight: float) -> np.ndarray:
     gt_class = _grouping.class_rows(ids, gt.category_id)
     counted = (gt_class >= 0) & ~(gt.difficult | gt.ignore)
     key = gt.image_index[counted] * num_classes + gt_class[counted]
-    group = gt.crowd[counted]
+    group = _group_of(gt)[counted]
     keys, inverse = np.unique(key, return_inverse=True)
     ordinary = np.bincount(inverse, weights=~group, minlength=keys.size)
     grouped = np.bincount(inverse, weights=group, minlength=keys.size)
@@ -519,7 +526,7 @@ def evaluate_openimages(
     Parameters
     ----------
     gt, pred : Dataset
-        Ground truth (group-of boxes flagged ``crowd``, e.g. from
+        Ground truth (``group_of`` column, else ``crowd``; e.g. from
         :func:`ioukit.io.openimages.read_openimages_ground_truth`) and predictions over its
         image table.
     challenge : bool, default False
@@ -544,7 +551,7 @@ def evaluate_openimages(
     >>> images = ImageTable.from_lists([1], ["a"])
     >>> cats = CategoryTable.from_lists([1], ["person"])
     >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [20, 0, 60, 40]],
-    ...                          image_index=[0, 0], category_id=[1, 1], crowd=[False, True])
+    ...                          image_index=[0, 0], category_id=[1, 1], group_of=[False, True])
     >>> pred = Dataset.from_arrays(images, cats,
     ...                            boxes=[[0, 0, 10, 10], [25, 5, 35, 15], [30, 5, 40, 15]],
     ...                            image_index=[0, 0, 0], category_id=[1, 1, 1],
@@ -565,3 +572,56 @@ def evaluate_openimages(
         max_dets=max_dets,
     )
     return accumulate_openimages(gt, [part])
+
+
+@dataclass(frozen=True, eq=False)
+class OpenImagesProtocol:
+    """The ``"openimages"`` / ``"openimages_challenge"`` entries of the protocol registry.
+
+    Examples
+    --------
+    >>> p = OpenImagesProtocol.from_options(challenge=True, group_of_weight=0.5)
+    >>> p.name, p.group_of_weight
+    ('openimages_challenge', 0.5)
+    """
+
+    challenge: bool = False
+    group_of_weight: float | None = None
+    iou_threshold: float = 0.5
+    image_labels: ImageLabels | None = None
+    max_dets: int = 10000
+    name: str = "openimages"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        challenge: bool = False,
+        group_of_weight: float | None = None,
+        iou_threshold: float = 0.5,
+        image_labels: ImageLabels | None = None,
+        max_dets: int = 10000,
+    ) -> OpenImagesProtocol:
+        """Validate the options (``ValueError``) and build the protocol."""
+        _options(challenge, group_of_weight, iou_threshold, max_dets)
+        if image_labels is not None and not isinstance(image_labels, ImageLabels):
+            raise TypeError(
+                f"image_labels: expected an ioukit.metrics.openimages.ImageLabels, got "
+                f"{type(image_labels).__name__}"
+            )
+        name = "openimages_challenge" if challenge else "openimages"
+        return cls(challenge, group_of_weight, iou_threshold, image_labels, max_dets, name)
+
+    def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
+        """See :func:`evaluate_openimages`."""
+        if iou_type != "bbox":
+            raise ValueError(f"iou_type: protocol {self.name!r} supports 'bbox', got {iou_type!r}")
+        return evaluate_openimages(
+            gt,
+            pred,
+            challenge=self.challenge,
+            group_of_weight=self.group_of_weight,
+            iou_threshold=self.iou_threshold,
+            image_labels=self.image_labels,
+            max_dets=self.max_dets,
+        )

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.outcome import MatchOutcome
 
 __all__ = ["ProtocolResult"]
 
@@ -32,6 +35,12 @@ class ProtocolResult:
         ``recall`` [T, K, A, M], ``scores`` [T, R, K, A, M].
     params : Mapping[str, Any]
         The options the numbers were computed with (thresholds, max_dets, area ranges...).
+    outcome : MatchOutcome or None
+        The matcher's per-prediction records (:mod:`ioukit.evaluation.outcome`), which
+        curves, the confusion matrix, diagnostics and plots reuse instead of matching again.
+    stat_specs : tuple
+        The summary layout (:class:`ioukit.evaluation.protocols.StatSpec` rows), when the
+        protocol has one.
 
     Examples
     --------
@@ -46,3 +55,5 @@ class ProtocolResult:
     per_class: tuple[dict[str, Any], ...]
     arrays: Mapping[str, np.ndarray] = field(default_factory=dict)
     params: Mapping[str, Any] = field(default_factory=dict)
+    outcome: MatchOutcome | None = field(default=None, repr=False, compare=False)
+    stat_specs: tuple[Any, ...] = ()

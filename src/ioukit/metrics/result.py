@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.metrics.protocol import ProtocolResult
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.outcome import MatchOutcome
 
 __all__ = ["EvaluationResult"]
 
@@ -42,26 +45,29 @@ def _cell(value: Any) -> str:
 class EvaluationResult:
     """Numbers of one evaluation, with the ground truth and predictions they came from.
 
-    Attributes
-    ----------
-    result : ProtocolResult
-        The protocol's raw output.
-    ground_truth, predictions : Dataset
-        The evaluated data (canonical columnar form).
+        Attributes
+        ----------
+        result : ProtocolResult
+            The protocol's raw output.
+        ground_truth, predictions : Dataset
+            The evaluated data (canonical columnar form).
 
-    Examples
-    --------
-    >>> from ioukit.metrics.protocol import ProtocolResult
-    >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
-    >>> images = ImageTable.from_lists([1], ["a"])
-    >>> cats = CategoryTable.from_lists([1], ["cat"])
-    >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
-    >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
-    >>> r.stats, r.precision is None
-    ({'mAP': 0.5}, True)
-    >>> print(r.summary())
-    voc10
-      mAP  0.500
+        Examples
+        --------
+        >>> from ioukit.metrics.protocol import ProtocolResult
+
+    if TYPE_CHECKING:
+        from ioukit.evaluation.outcome import MatchOutcome
+        >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
+        >>> images = ImageTable.from_lists([1], ["a"])
+        >>> cats = CategoryTable.from_lists([1], ["cat"])
+        >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
+        >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
+        >>> r.stats, r.precision is None
+        ({'mAP': 0.5}, True)
+        >>> print(r.summary())
+        voc10
+          mAP  0.500
     """
 
     result: ProtocolResult
@@ -82,6 +88,12 @@ class EvaluationResult:
     def per_class(self) -> tuple[dict[str, Any], ...]:
         """One row per category: ``category_id``, ``name``, ``num_gt``, ``num_pred``, metrics."""
         return self.result.per_class
+
+    @property
+    def outcome(self) -> MatchOutcome | None:
+        """The matcher's per-prediction records (status, matched gt, IoU), when the protocol
+        keeps them; curves, the confusion matrix, diagnostics and plots read them."""
+        return self.result.outcome
 
     @property
     def params(self) -> dict[str, Any]:

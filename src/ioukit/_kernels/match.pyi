@@ -1,0 +1,71 @@
+# Type stub of the compiled kernel match.pyx (the evaluation pipeline's kernels).
+import numpy as np
+
+FALSE_POSITIVE: int
+TRUE_POSITIVE: int
+IGNORED: int
+TIE_LAST: int
+TIE_FIRST: int
+ARGMAX: int
+
+def group_box_iou(
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    kept: np.ndarray,
+    gt_boxes: np.ndarray,
+    gt_area: np.ndarray,
+    gt_crowd: np.ndarray,
+    pred_boxes: np.ndarray,
+    pred_area: np.ndarray,
+    offsets: np.ndarray,
+    out: np.ndarray,
+    pixel_offset: float,
+    eps: float,
+) -> None: ...
+def group_box_iou_f32(
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    kept: np.ndarray,
+    gt_boxes: np.ndarray,
+    pred_boxes: np.ndarray,
+    offsets: np.ndarray,
+    out: np.ndarray,
+    eps: np.float32 | float,
+) -> None: ...
+def match_groups(
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    kept: np.ndarray,
+    iou_values: np.ndarray,
+    iou_offsets: np.ndarray,
+    gt_area: np.ndarray,
+    gt_ignore: np.ndarray,
+    gt_crowd: np.ndarray,
+    gt_never: np.ndarray,
+    pred_area: np.ndarray,
+    thresholds: np.ndarray,
+    area_lo: np.ndarray,
+    area_hi: np.ndarray,
+    slot: np.ndarray,
+    strict: int,
+    tie: int,
+    status: np.ndarray,
+    matched: np.ndarray,
+    matched_iou: np.ndarray,
+) -> None: ...
+def accumulate_coco(
+    class_start: np.ndarray,
+    class_end: np.ndarray,
+    rank: np.ndarray,
+    status: np.ndarray,
+    scores: np.ndarray,
+    num_regular_gt: np.ndarray,
+    max_dets: np.ndarray,
+    recall_thresholds: np.ndarray,
+    precision: np.ndarray,
+    recall: np.ndarray,
+    score_out: np.ndarray,
+) -> None: ...

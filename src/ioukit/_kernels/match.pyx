@@ -1,0 +1,442 @@
+"""Compiled kernels of the evaluation pipeline (private): group IoU, the one matcher, COCO
+accumulation.
+
+* :func:`group_box_iou` / :func:`group_box_iou_f32` fill every (image, class) group's
+  box-IoU matrix [P_i, G_i] (float64 arithmetic with a pixel offset and an eps; or
+  Ultralytics' float32 arithmetic);
+* :func:`match_groups` is the ONE matcher: greedy in descending score with an explicit
+  threshold comparison (``>=`` / ``>``) and tie rule (last gt as pycocotools, first gt as
+  Ultralytics, or the VOC devkit's argmax without fallback), crowd and ignore handling and
+  area-range ignore; it writes each prediction's status, matched gt and IoU;
+* :func:`accumulate_coco` turns statuses into pycocotools' precision/recall/scores arrays.
+
+Inputs are contiguous NumPy arrays already sorted by the caller (stable sorts outside, loops
+inside); bool arrays are passed as uint8 views; outputs are allocated by the caller. Built
+with ``-ffp-contract=off``. The plain-Python twins are in ``tests/kernels/test_match_kernels.py``.
+"""
+
+import numpy as np
+
+cimport cython
+from libc.math cimport NAN
+from libc.stdint cimport int8_t, int64_t, uint8_t
+
+FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
+TIE_LAST, TIE_FIRST, ARGMAX = 0, 1, 2
+
+cdef int8_t _FP = 0
+cdef int8_t _TP = 1
+cdef int8_t _IGN = 2
+cdef double _EPS = float(np.spacing(1))
+
+
+cdef inline double _dmin(double a, double b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline double _dmax(double a, double b) noexcept nogil:
+    return a if a > b else b
+
+
+cdef inline float _fmin(float a, float b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline float _fmax(float a, float b) noexcept nogil:
+    return a if a > b else b
+
+
+def group_box_iou(
+    const int64_t[::1] gt_start,
+    const int64_t[::1] gt_end,
+    const int64_t[::1] pred_start,
+    const int64_t[::1] kept,
+    const double[:, ::1] gt_boxes,
+    const double[::1] gt_area,
+    const uint8_t[::1] gt_crowd,
+    const double[:, ::1] pred_boxes,
+    const double[::1] pred_area,
+    const int64_t[::1] offsets,
+    double[::1] out,
+    double pixel_offset,
+    double eps,
+):
+    """Box IoU of every group, row-major [P_i, G_i] at ``out[offsets[i]:]``.
+
+    ``w = min(x2) - max(x1) + pixel_offset`` (likewise ``h``); no overlap (``w <= 0`` or
+    ``h <= 0``) gives 0; ``union = pred_area + gt_area - w*h + eps``, or ``pred_area + eps``
+    for a crowd ground truth; a union <= 0 gives 0. Areas come from the caller (COCO: the
+    source ``w * h``, as pycocotools' ``bbIou``).
+    """
+    cdef Py_ssize_t group, d, j, g, p, base
+    cdef double w, h, inter, union_, da
+    with nogil:
+        for group in range(gt_start.shape[0]):
+            if kept[group] <= 0 or gt_end[group] <= gt_start[group]:
+                continue
+            base = offsets[group]
+            for d in range(kept[group]):
+                p = pred_start[group] + d
+                da = pred_area[p]
+                for j in range(gt_end[group] - gt_start[group]):
+                    g = gt_start[group] + j
+                    out[base] = 0.0
+                    w = _dmin(pred_boxes[p, 2], gt_boxes[g, 2]) - _dmax(pred_boxes[p, 0], gt_boxes[g, 0]) + pixel_offset
+                    if w > 0:
+                        h = _dmin(pred_boxes[p, 3], gt_boxes[g, 3]) - _dmax(pred_boxes[p, 1], gt_boxes[g, 1]) + pixel_offset
+                        if h > 0:
+                            inter = w * h
+                            if gt_crowd[g]:
+                                union_ = da + eps
+                            else:
+                                union_ = da + gt_area[g] - inter + eps
+                            if union_ > 0:
+                                out[base] = inter / union_
+                    base += 1
+
+
+def group_box_iou_f32(
+    const int64_t[::1] gt_start,
+    const int64_t[::1] gt_end,
+    const int64_t[::1] pred_start,
+    const int64_t[::1] kept,
+    const float[:, ::1] gt_boxes,
+    const float[:, ::1] pred_boxes,
+    const int64_t[::1] offsets,
+    double[::1] out,
+    float eps,
+):
+    """Ultralytics' ``box_iou`` of every group, in float32, stored (exactly) as float64.
+
+    ``inter = clamp(min(x2) - max(x1), 0) * clamp(min(y2) - max(y1), 0)``,
+    ``iou = inter / (area_gt + area_pred - inter + eps)``, every step rounded to float32 in
+    Ultralytics' order (``(a2 - a1).prod(2)`` areas).
+    """
+    cdef Py_ssize_t group, d, j, g, p, base
+    cdef float w, h, inter, union_, ag, ap, zero = 0
+    with nogil:
+        for group in range(gt_start.shape[0]):
+            if kept[group] <= 0 or gt_end[group] <= gt_start[group]:
+                continue
+            base = offsets[group]
+            for d in range(kept[group]):
+                p = pred_start[group] + d
+                ap = (pred_boxes[p, 2] - pred_boxes[p, 0]) * (pred_boxes[p, 3] - pred_boxes[p, 1])
+                for j in range(gt_end[group] - gt_start[group]):
+                    g = gt_start[group] + j
+                    ag = (gt_boxes[g, 2] - gt_boxes[g, 0]) * (gt_boxes[g, 3] - gt_boxes[g, 1])
+                    w = _fmax(_fmin(gt_boxes[g, 2], pred_boxes[p, 2]) - _fmax(gt_boxes[g, 0], pred_boxes[p, 0]), zero)
+                    h = _fmax(_fmin(gt_boxes[g, 3], pred_boxes[p, 3]) - _fmax(gt_boxes[g, 1], pred_boxes[p, 1]), zero)
+                    inter = w * h
+                    union_ = ag + ap
+                    union_ = union_ - inter
+                    union_ = union_ + eps
+                    out[base] = <double>(inter / union_)
+                    base += 1
+
+
+@cython.cdivision(True)
+def match_groups(
+    const int64_t[::1] gt_start,
+    const int64_t[::1] gt_end,
+    const int64_t[::1] pred_start,
+    const int64_t[::1] kept,
+    const double[::1] iou_values,
+    const int64_t[::1] iou_offsets,
+    const double[::1] gt_area,
+    const uint8_t[::1] gt_ignore,
+    const uint8_t[::1] gt_crowd,
+    const uint8_t[::1] gt_never,
+    const double[::1] pred_area,
+    const double[::1] thresholds,
+    const double[::1] area_lo,
+    const double[::1] area_hi,
+    const int64_t[::1] slot,
+    int strict,
+    int tie,
+    int8_t[:, :, ::1] status,
+    int64_t[:, ::1] matched,
+    double[:, ::1] matched_iou,
+):
+    """Match every group; write status [slot, a, t], matched gt [slot, t], its IoU [slot, t].
+
+    Group ``i`` has ground truths ``gt_start[i]:gt_end[i]`` (group order) and its first
+    ``kept[i]`` predictions ``pred_start[i]:`` (descending score, stable); its IoU matrix is
+    ``iou_values[iou_offsets[i]:]`` row-major [kept_i, G_i]. Prediction ``p``'s results go to
+    row ``slot[p]``.
+
+    For each area range ``a``, threshold ``t`` and prediction in order (``tie`` 0 or 1,
+    greedy): ground truths that are ignored (``gt_ignore`` or area outside
+    ``[area_lo[a], area_hi[a]]``) are scanned after the regular ones (stable); a taken one is
+    skipped unless crowd; the scan stops at an ignored one once a regular one is held; the
+    first candidate needs ``iou >= t`` (``> t`` when ``strict``), a later one replaces it when
+    ``iou >= best`` (``tie`` 0: the last of equal IoUs, pycocotools) or ``iou > best`` (``tie``
+    1: the first, Ultralytics). ``tie`` 2 (VOC devkit): the argmax over all ground truths in
+    group order (first on ties); below the threshold, or taken, it is a false positive (no
+    fallback).
+
+    Status: IGNORED when the match is an ignored ground truth, or when unmatched with the
+    prediction's own area outside the range; TRUE_POSITIVE when matched (and the ground truth
+    is not ``gt_never``, pycocotools' id-0 bug); else FALSE_POSITIVE. ``matched``/``matched_iou``
+    (area range 0) hold the gt position the matcher chose (also for ignored matches) or -1/NaN.
+    """
+    cdef Py_ssize_t n_groups = gt_start.shape[0]
+    cdef Py_ssize_t n_thr = thresholds.shape[0]
+    cdef Py_ssize_t n_area = area_lo.shape[0]
+    cdef Py_ssize_t max_g = 1, max_p = 1, group
+    for group in range(n_groups):
+        if gt_end[group] - gt_start[group] > max_g:
+            max_g = gt_end[group] - gt_start[group]
+        if kept[group] > max_p:
+            max_p = kept[group]
+    order_np = np.empty((n_area, max_g), dtype=np.int64)
+    ignore_np = np.empty((n_area, max_g), dtype=np.uint8)
+    taken_np = np.empty(max_g, dtype=np.uint8)
+    choice_np = np.empty((n_area, n_thr, max_p), dtype=np.int64)
+    cdef int64_t[:, ::1] order = order_np
+    cdef uint8_t[:, ::1] ignore = ignore_np
+    cdef uint8_t[::1] taken = taken_np
+    cdef int64_t[:, :, ::1] choice = choice_np
+    cdef Py_ssize_t g0, p0, n_gt, n_pred, a, b, t, d, j, k, m, source, g, row, base_offset
+    cdef double lo, hi, thr, best, value
+    cdef bint same, out_of_range, is_ign, ok
+    cdef int8_t code
+    with nogil:
+        for group in range(n_groups):
+            g0 = gt_start[group]
+            p0 = pred_start[group]
+            n_gt = gt_end[group] - g0
+            n_pred = kept[group]
+            if n_pred <= 0:
+                continue
+            if n_gt == 0:
+                for d in range(n_pred):
+                    row = slot[p0 + d]
+                    for a in range(n_area):
+                        out_of_range = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
+                        code = _IGN if out_of_range else _FP
+                        for t in range(n_thr):
+                            status[row, a, t] = code
+                    for t in range(n_thr):
+                        matched[row, t] = -1
+                        matched_iou[row, t] = NAN
+                continue
+            base_offset = iou_offsets[group]
+            for a in range(n_area):
+                lo = area_lo[a]
+                hi = area_hi[a]
+                k = 0
+                if tie == 2:
+                    for j in range(n_gt):
+                        g = g0 + j
+                        order[a, k] = j
+                        ignore[a, k] = gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi
+                        k += 1
+                else:
+                    # stable partition: regular ground truths first, ignored ones last
+                    for j in range(n_gt):
+                        g = g0 + j
+                        if not (gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi):
+                            order[a, k] = j
+                            ignore[a, k] = 0
+                            k += 1
+                    for j in range(n_gt):
+                        g = g0 + j
+                        if gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi:
+                            order[a, k] = j
+                            ignore[a, k] = 1
+                            k += 1
+                # an earlier area range with the same pattern has the same matches
+                source = a
+                for b in range(a):
+                    same = True
+                    for j in range(n_gt):
+                        if order[b, j] != order[a, j] or ignore[b, j] != ignore[a, j]:
+                            same = False
+                            break
+                    if same:
+                        source = b
+                        break
+                if source == a:
+                    for t in range(n_thr):
+                        thr = thresholds[t]
+                        for j in range(n_gt):
+                            taken[j] = 0
+                        for d in range(n_pred):
+                            m = -1
+                            if tie == 2:
+                                best = -1.0
+                                for j in range(n_gt):
+                                    value = iou_values[base_offset + d * n_gt + order[a, j]]
+                                    if value > best:
+                                        best = value
+                                        m = j
+                                if m >= 0:
+                                    ok = best > thr if strict else best >= thr
+                                    if not ok:
+                                        m = -1
+                                    elif not ignore[a, m]:
+                                        if taken[m]:
+                                            m = -1
+                                        else:
+                                            taken[m] = 1
+                            else:
+                                best = thr
+                                for j in range(n_gt):
+                                    if taken[j] and not gt_crowd[g0 + order[a, j]]:
+                                        continue
+                                    if m > -1 and not ignore[a, m] and ignore[a, j]:
+                                        break
+                                    value = iou_values[base_offset + d * n_gt + order[a, j]]
+                                    if m == -1:
+                                        ok = value > best if strict else value >= best
+                                    elif tie == 0:
+                                        ok = value >= best
+                                    else:
+                                        ok = value > best
+                                    if not ok:
+                                        continue
+                                    best = value
+                                    m = j
+                                if m >= 0:
+                                    taken[m] = 1
+                            choice[a, t, d] = m
+                for t in range(n_thr):
+                    for d in range(n_pred):
+                        row = slot[p0 + d]
+                        m = choice[source, t, d]
+                        is_ign = m >= 0 and ignore[source, m]
+                        ok = m >= 0 and not gt_never[g0 + order[source, m]]
+                        if not ok and (pred_area[p0 + d] < lo or pred_area[p0 + d] > hi):
+                            is_ign = True
+                        if is_ign:
+                            status[row, a, t] = _IGN
+                        elif ok:
+                            status[row, a, t] = _TP
+                        else:
+                            status[row, a, t] = _FP
+                        if a == 0:
+                            if m >= 0:
+                                j = order[source, m]
+                                matched[row, t] = g0 + j
+                                matched_iou[row, t] = iou_values[base_offset + d * n_gt + j]
+                            else:
+                                matched[row, t] = -1
+                                matched_iou[row, t] = NAN
+
+
+@cython.cdivision(True)
+def accumulate_coco(
+    const int64_t[::1] class_start,
+    const int64_t[::1] class_end,
+    const int64_t[::1] rank,
+    const int8_t[:, :, ::1] status,
+    const double[::1] scores,
+    const int64_t[:, ::1] num_regular_gt,
+    const int64_t[::1] max_dets,
+    const double[::1] recall_thresholds,
+    double[:, :, :, :, ::1] precision,
+    double[:, :, :, ::1] recall,
+    double[:, :, :, :, ::1] score_out,
+):
+    """Fill precision [T,R,K,A,M], recall [T,K,A,M] and score_out [T,R,K,A,M] in place.
+
+    Predictions of class ``k`` are ``class_start[k]:class_end[k]`` in accumulation order
+    (class, descending score, ties by image rank then rank in group); ``rank`` is each one's
+    place in its group, ``status`` [N, A, T] its outcome, ``num_regular_gt`` [K, A] the
+    non-ignored ground truths (cells with 0 stay untouched, -1). ``max_dets`` ascending;
+    ``recall_thresholds`` increasing, >= 0.
+
+    Equal to pycocotools' cumulative TP/FP, precision envelope and ``searchsorted(recall,
+    recall_thresholds, "left")`` sampling; only true positives are stored (recall rises only
+    at a true positive, and every other position's precision is at most that of the true
+    positive before it, so the envelope over true positives is the same).
+    """
+    cdef Py_ssize_t n_k = class_start.shape[0]
+    cdef Py_ssize_t n_a = num_regular_gt.shape[1]
+    cdef Py_ssize_t n_thr = status.shape[2]
+    cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
+    cdef Py_ssize_t n_m = max_dets.shape[0]
+    cdef Py_ssize_t longest = 1, k
+    for k in range(n_k):
+        if class_end[k] - class_start[k] > longest:
+            longest = class_end[k] - class_start[k]
+    rb_np = np.empty((n_m, longest))
+    pb_np = np.empty((n_m, longest))
+    sb_np = np.empty((n_m, longest))
+    count_np = np.zeros(n_m, dtype=np.int64)
+    count_tp_np = np.zeros(n_m, dtype=np.int64)
+    tp_np = np.zeros(n_m)
+    fp_np = np.zeros(n_m)
+    first_np = np.zeros(n_m)
+    cdef double[:, ::1] rb = rb_np
+    cdef double[:, ::1] pb = pb_np
+    cdef double[:, ::1] sb = sb_np
+    cdef int64_t[::1] count = count_np
+    cdef int64_t[::1] count_tp = count_tp_np
+    cdef double[::1] tp = tp_np
+    cdef double[::1] fp = fp_np
+    cdef double[::1] first_score = first_np
+    cdef Py_ssize_t a, t, m, i, j, r, n, n_tp, s0, s1
+    cdef int64_t npig, rk
+    cdef int8_t code
+    cdef double target, eps = _EPS
+    with nogil:
+        for k in range(n_k):
+            s0 = class_start[k]
+            s1 = class_end[k]
+            for a in range(n_a):
+                npig = num_regular_gt[k, a]
+                if npig == 0:
+                    continue
+                for t in range(n_thr):
+                    for m in range(n_m):
+                        count[m] = 0
+                        count_tp[m] = 0
+                        tp[m] = 0.0
+                        fp[m] = 0.0
+                        first_score[m] = 0.0
+                    for i in range(s0, s1):
+                        code = status[i, a, t]
+                        rk = rank[i]
+                        m = n_m - 1
+                        while m >= 0:
+                            if rk >= max_dets[m]:
+                                break
+                            if count[m] == 0:
+                                first_score[m] = scores[i]
+                            count[m] += 1
+                            if code == _TP:
+                                tp[m] += 1.0
+                                j = count_tp[m]
+                                rb[m, j] = tp[m] / npig
+                                pb[m, j] = tp[m] / (fp[m] + tp[m] + eps)
+                                sb[m, j] = scores[i]
+                                count_tp[m] = j + 1
+                            elif code == _FP:
+                                fp[m] += 1.0
+                            m -= 1
+                    for m in range(n_m):
+                        n = count[m]
+                        n_tp = count_tp[m]
+                        recall[t, k, a, m] = tp[m] / npig if n > 0 else 0.0
+                        i = n_tp - 1
+                        while i > 0:
+                            if pb[m, i] > pb[m, i - 1]:
+                                pb[m, i - 1] = pb[m, i]
+                            i -= 1
+                        j = 0
+                        for r in range(n_rec):
+                            target = recall_thresholds[r]
+                            if n > 0 and target <= 0.0:
+                                precision[t, r, k, a, m] = pb[m, 0] if n_tp > 0 else 0.0
+                                score_out[t, r, k, a, m] = first_score[m]
+                                continue
+                            while j < n_tp and rb[m, j] < target:
+                                j += 1
+                            if j < n_tp:
+                                precision[t, r, k, a, m] = pb[m, j]
+                                score_out[t, r, k, a, m] = sb[m, j]
+                            else:
+                                precision[t, r, k, a, m] = 0.0
+                                score_out[t, r, k, a, m] = 0.0

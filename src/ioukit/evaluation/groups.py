@@ -1,0 +1,219 @@
+"""Stage 2 of the pipeline: rows of both datasets grouped by (image, class), computed once.
+
+The order is pycocotools' and every later stage relies on it:
+
+* ground-truth rows: stable sort by (image rank, class row): within a group, file order;
+* prediction rows: stable sort by (image rank, class row, descending score) with
+  ``use_cats=True``, by (image rank, descending score, class row) with ``use_cats=False``;
+  ties in score keep file order;
+* image rank: position of the image's id among the sorted image ids (pycocotools iterates
+  ``sorted(imgIds)``); class row: position of the category id among the sorted category ids of
+  the ground truth. Predictions and ground truths of unknown categories are left out.
+
+A group is one (image, class) pair, or one image with ``use_cats=False``. Only the first
+``max_det`` predictions of each group are evaluated (``kept``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+
+__all__ = ["Groups", "class_rows"]
+
+
+def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Row of each id in the sorted ``category_ids`` (int64); -1 for ids not in it.
+
+    Parameters
+    ----------
+    category_ids : ndarray of int64, shape (K,)
+        Sorted, unique.
+    ids : ndarray of int64, shape (N,)
+
+    Examples
+    --------
+    >>> class_rows(np.array([3, 7]), np.array([7, 5, 3])).tolist()
+    [1, -1, 0]
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    if category_ids.size == 0:
+        return np.full(ids.shape, -1, dtype=np.int64)
+    rows = np.minimum(np.searchsorted(category_ids, ids), category_ids.size - 1)
+    return np.where(category_ids[rows] == ids, rows, -1).astype(np.int64)
+
+
+def _bounds(keys: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return (
+        np.searchsorted(keys, groups, side="left").astype(np.int64),
+        np.searchsorted(keys, groups, side="right").astype(np.int64),
+    )
+
+
+def _sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    both = np.sort(np.concatenate([a, b]), kind="stable")
+    if both.size == 0:
+        return both
+    return both[np.r_[True, both[1:] != both[:-1]]]
+
+
+@dataclass(frozen=True, eq=False)
+class Groups:
+    """Both datasets' rows in group order, with each group's ranges.
+
+    Attributes
+    ----------
+    category_ids : ndarray of int64, shape (K,)
+        Sorted category ids of the ground truth; class row ``k`` is ``category_ids[k]``.
+    use_cats : bool
+        False: one group per image (class-agnostic); classes are still recorded per row.
+    max_det : int
+        Predictions evaluated per group (the first ``max_det`` in group order).
+    image_rank : ndarray of int64, shape (I,)
+        Rank of each image (row of the image table) by image id.
+    gt_rows, gt_class : ndarray of int64, shape (G,)
+        Ground-truth rows (into the ground-truth dataset) in group order, and their class rows.
+    pred_rows, pred_class : ndarray of int64, shape (P,)
+        Prediction rows in group order and their class rows.
+    pred_dense : ndarray of int64, shape (P,)
+        Dense rank of the prediction's score, 0 for the highest (equal scores share a rank).
+    n_dense : int
+        Number of distinct scores (at least 1).
+    keys : ndarray of int64, shape (n_groups,)
+        Group keys, ascending: ``image_rank * K + class`` (``image_rank`` without classes).
+    gt_start, gt_end, pred_start, pred_end : ndarray of int64, shape (n_groups,)
+        Group ``i`` holds ``gt_rows[gt_start[i]:gt_end[i]]`` and
+        ``pred_rows[pred_start[i]:pred_end[i]]``.
+    rank : ndarray of int64, shape (P,)
+        Each prediction's position inside its group (0 = highest score).
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([2, 1], ["b", "a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1], [0, 0, 2, 2]],
+    ...                          image_index=[0, 1], category_id=[1, 1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1]] * 3,
+    ...                            image_index=[0, 0, 1], category_id=[1, 1, 1],
+    ...                            scores=[0.5, 0.9, 0.7])
+    >>> g = Groups.build(gt, pred, max_det=1)
+    >>> g.n_groups, g.gt_rows.tolist(), g.pred_rows.tolist(), g.kept_count.tolist()
+    (2, [1, 0], [2, 1, 0], [1, 1])
+    """
+
+    category_ids: np.ndarray
+    use_cats: bool
+    max_det: int
+    image_rank: np.ndarray
+    gt_rows: np.ndarray
+    gt_class: np.ndarray
+    pred_rows: np.ndarray
+    pred_class: np.ndarray
+    pred_dense: np.ndarray
+    n_dense: int
+    keys: np.ndarray
+    gt_start: np.ndarray
+    gt_end: np.ndarray
+    pred_start: np.ndarray
+    pred_end: np.ndarray
+    rank: np.ndarray
+
+    @classmethod
+    def build(
+        cls, gt: Dataset, pred: Dataset, /, *, use_cats: bool = True, max_det: int = 100
+    ) -> Groups:
+        """Group ``gt`` and ``pred`` (which share an image table) by (image, class).
+
+        Parameters
+        ----------
+        gt, pred : Dataset
+            Ground truth and predictions (``pred.scores`` present).
+        use_cats : bool
+            False: group by image only.
+        max_det : int
+            Predictions evaluated per group.
+        """
+        cat_ids = np.unique(gt.categories.ids)
+        n_cats = len(cat_ids)
+        ids = gt.images.ids
+        image_rank = np.empty(len(ids), dtype=np.int64)
+        image_rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))
+
+        g_cls_all = class_rows(cat_ids, gt.category_id)
+        g_rows = np.flatnonzero(g_cls_all >= 0)
+        g_cls = g_cls_all[g_rows]
+        g_img = image_rank[gt.image_index[g_rows]]
+        g_order = np.argsort(g_img * max(n_cats, 1) + g_cls, kind="stable")
+        g_rows, g_cls, g_img = g_rows[g_order], g_cls[g_order], g_img[g_order]
+        g_key = g_img * n_cats + g_cls if use_cats else g_img
+
+        p_cls_all = class_rows(cat_ids, pred.category_id)
+        p_rows = np.flatnonzero(p_cls_all >= 0)
+        p_cls = p_cls_all[p_rows]
+        p_img = image_rank[pred.image_index[p_rows]]
+        scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
+        p_score = scores[p_rows]
+        # dense rank of -score (equal scores share a rank) turns each sort into one int64 sort
+        by_score = np.argsort(-p_score, kind="stable")
+        sorted_scores = p_score[by_score]
+        dense = np.empty(len(p_rows), dtype=np.int64)
+        dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
+        n_dense = int(dense.max()) + 1 if len(dense) else 1
+        if use_cats:
+            p_order = np.argsort((p_img * n_cats + p_cls) * n_dense + dense, kind="stable")
+        else:
+            p_order = np.argsort((p_img * n_dense + dense) * n_cats + p_cls, kind="stable")
+        p_rows, p_cls, p_img, dense = (
+            p_rows[p_order],
+            p_cls[p_order],
+            p_img[p_order],
+            dense[p_order],
+        )
+        p_key = p_img * n_cats + p_cls if use_cats else p_img
+
+        keys = _sorted_union(g_key, p_key)
+        gt_start, gt_end = _bounds(g_key, keys)
+        pred_start, pred_end = _bounds(p_key, keys)
+        rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
+        return cls(
+            category_ids=cat_ids,
+            use_cats=bool(use_cats),
+            max_det=int(max_det),
+            image_rank=image_rank,
+            gt_rows=g_rows,
+            gt_class=g_cls,
+            pred_rows=p_rows,
+            pred_class=p_cls,
+            pred_dense=dense,
+            n_dense=n_dense,
+            keys=keys,
+            gt_start=gt_start,
+            gt_end=gt_end,
+            pred_start=pred_start,
+            pred_end=pred_end,
+            rank=rank,
+        )
+
+    @property
+    def n_groups(self) -> int:
+        """Number of (image, class) groups holding a ground truth or a prediction."""
+        return int(self.keys.shape[0])
+
+    @property
+    def gt_count(self) -> np.ndarray:
+        """(n_groups,) ground truths per group."""
+        return np.asarray(self.gt_end - self.gt_start)
+
+    @property
+    def kept_count(self) -> np.ndarray:
+        """(n_groups,) evaluated predictions per group: ``min(count, max_det)``."""
+        return np.asarray(np.minimum(self.pred_end - self.pred_start, self.max_det))
+
+    @property
+    def kept(self) -> np.ndarray:
+        """Positions (into ``pred_rows``) of the evaluated predictions, in group order."""
+        return np.asarray(np.flatnonzero(self.rank < self.max_det))

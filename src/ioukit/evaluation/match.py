@@ -1,0 +1,199 @@
+"""Stage 4 of the pipeline: the ONE matcher, with its rules as explicit parameters.
+
+Every protocol, the curves, the confusion matrix, the diagnostics and the plots match through
+:func:`match` (compiled kernel ``ioukit._kernels.match.match_groups``), and keep its
+:class:`~ioukit.evaluation.outcome.MatchOutcome` instead of matching again.
+
+:class:`MatchRule` names the rules that differ between references:
+
+========================  =================  ================  ======================
+rule                      COCO (pycocotools)  VOC devkit        Ultralytics
+========================  =================  ================  ======================
+``strict`` (``>``)        False (``>=``)      False (devkit)    False
+``tie``                   ``"last"``          ``"argmax"``      ``"first"``
+``crowd``                 True                False             False
+``clamp``                 ``1 - 1e-10``       None              None
+========================  =================  ================  ======================
+
+``"last"``/``"first"``: greedy in descending score, each prediction takes the best still-free
+ground truth (a crowd one stays free), regular ground truths before ignored ones, the last
+(pycocotools) or first (NumPy ``argmax``) of equal IoUs. ``"argmax"``: the ground truth of
+highest IoU whether free or not; taken or below the threshold is a false positive (no fallback).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.outcome import MatchOutcome
+from ioukit.evaluation.similarity import GroupMatrices
+
+__all__ = ["TIE_RULES", "MatchRule", "match"]
+
+TIE_RULES = ("last", "first", "argmax")
+"""Tie rules of :class:`MatchRule`, in the kernel's code order."""
+
+
+@dataclass(frozen=True)
+class MatchRule:
+    """How predictions take ground truths (see the module table).
+
+    Parameters
+    ----------
+    strict : bool
+        ``iou > t`` instead of ``iou >= t``.
+    tie : {"last", "first", "argmax"}
+    crowd : bool
+        Crowd ground truths absorb any number of predictions (and are ignored).
+    clamp : float or None
+        Thresholds are used as ``min(t, clamp)`` (pycocotools: ``1 - 1e-10``).
+
+    Examples
+    --------
+    >>> MatchRule(tie="first").tie
+    'first'
+    >>> MatchRule(tie="best")
+    Traceback (most recent call last):
+    ...
+    ValueError: tie: expected one of 'last', 'first', 'argmax', got 'best'
+    """
+
+    strict: bool = False
+    tie: str = "last"
+    crowd: bool = True
+    clamp: float | None = 1.0 - 1e-10
+
+    def __post_init__(self) -> None:
+        if self.tie not in TIE_RULES:
+            choices = ", ".join(repr(t) for t in TIE_RULES)
+            raise ValueError(f"tie: expected one of {choices}, got {self.tie!r}")
+
+
+def _u8(values: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.bool_).view(np.uint8)
+
+
+def match(
+    gt: Dataset,
+    pred: Dataset,
+    groups: Groups,
+    matrices: GroupMatrices,
+    /,
+    *,
+    thresholds: np.ndarray,
+    rule: MatchRule,
+    area_ranges: tuple[tuple[str, float, float], ...] = (("all", -np.inf, np.inf),),
+    gt_ignore: np.ndarray | None = None,
+    gt_never_matches: np.ndarray | None = None,
+    gt_area: np.ndarray | None = None,
+    pred_area: np.ndarray | None = None,
+) -> MatchOutcome:
+    """Match every group's first ``max_det`` predictions and keep the per-prediction outcome.
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+    groups : Groups
+    matrices : GroupMatrices
+        The similarity of every group (``groups``' layout).
+    thresholds : ndarray of float64, shape (T,)
+    rule : MatchRule
+    area_ranges : tuple of (name, low, high)
+        Inclusive ground-truth area ranges; the first is the one ``matched_gt`` reports.
+        A ground truth outside a range is ignored there; an unmatched prediction outside it
+        is ignored there.
+    gt_ignore : ndarray of bool, shape (len(gt),), optional
+        Ground truths that are matched but not counted (crowd, ignore, difficult). Default
+        ``gt.crowd | gt.ignore | gt.difficult``.
+    gt_never_matches : ndarray of bool, shape (len(gt),), optional
+        Matches to these count as unmatched (pycocotools' annotation-id-0 behaviour).
+    gt_area, pred_area : ndarray of float64, optional
+        Areas compared with ``area_ranges``; default the datasets' ``area`` columns.
+
+    Returns
+    -------
+    MatchOutcome
+        In accumulation order (class row, descending score, image id, rank in group).
+    """
+    from ioukit._kernels import match as kernels
+
+    thresholds = np.ascontiguousarray(thresholds, dtype=np.float64).reshape(-1)
+    used = thresholds if rule.clamp is None else np.minimum(thresholds, rule.clamp)
+    names = tuple(a[0] for a in area_ranges)
+    area_lo = np.array([a[1] for a in area_ranges], dtype=np.float64)
+    area_hi = np.array([a[2] for a in area_ranges], dtype=np.float64)
+    n_t, n_a = len(thresholds), len(area_ranges)
+    ignore_all = gt.crowd | gt.ignore | gt.difficult if gt_ignore is None else gt_ignore
+    g_rows = groups.gt_rows
+    g_ignore = ignore_all[g_rows]
+    g_crowd = gt.crowd[g_rows] if rule.crowd else np.zeros(len(g_rows), dtype=bool)
+    g_never = (
+        np.zeros(len(g_rows), dtype=bool) if gt_never_matches is None else gt_never_matches[g_rows]
+    )
+    g_area = np.ascontiguousarray((gt.area if gt_area is None else gt_area)[g_rows])
+    p_area = np.ascontiguousarray(
+        (pred.area if pred_area is None else pred_area)[groups.pred_rows], dtype=np.float64
+    )
+    n_k = len(groups.category_ids) if groups.use_cats else 1
+
+    # accumulation order: class, then descending score; ties keep (image rank, rank in group)
+    kept = groups.kept
+    seq_cls = groups.pred_class[kept] if groups.use_cats else np.zeros(len(kept), dtype=np.int64)
+    perm = np.argsort(seq_cls * groups.n_dense + groups.pred_dense[kept], kind="stable")
+    seq, seq_cls = kept[perm], seq_cls[perm]
+    slot = np.zeros(len(groups.pred_rows), dtype=np.int64)
+    slot[seq] = np.arange(len(seq))
+
+    status = np.zeros((len(seq), n_a, n_t), dtype=np.int8)
+    matched = np.full((len(seq), n_t), -1, dtype=np.int64)
+    matched_iou = np.full((len(seq), n_t), np.nan)
+    kernels.match_groups(
+        groups.gt_start,
+        groups.gt_end,
+        groups.pred_start,
+        groups.kept_count,
+        matrices.values,
+        matrices.offsets,
+        g_area,
+        _u8(g_ignore),
+        _u8(g_crowd),
+        _u8(g_never),
+        p_area,
+        np.ascontiguousarray(used),
+        area_lo,
+        area_hi,
+        slot,
+        int(rule.strict),
+        TIE_RULES.index(rule.tie),
+        status,
+        matched,
+        matched_iou,
+    )
+    # gt counts per (class, area range): regular ground truths inside the range
+    regular = ~g_ignore
+    gt_k = groups.gt_class if groups.use_cats else np.zeros(len(g_rows), dtype=np.int64)
+    gt_count = np.zeros((n_k, n_a), dtype=np.int64)
+    for a in range(n_a):
+        inside = regular & (g_area >= area_lo[a]) & (g_area <= area_hi[a])
+        gt_count[:, a] = np.bincount(gt_k[inside], minlength=n_k)[:n_k]
+    pred_rows = groups.pred_rows[seq]
+    scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
+    return MatchOutcome(
+        pred_row=pred_rows,
+        score=scores[pred_rows],
+        class_row=seq_cls,
+        category_id=pred.category_id[pred_rows],
+        image_id=gt.images.ids[pred.image_index[pred_rows]],
+        rank=groups.rank[seq],
+        status=status,
+        matched_gt=np.where(matched >= 0, np.append(g_rows, -1)[matched], -1),
+        iou=matched_iou,
+        gt_count=gt_count,
+        category_ids=groups.category_ids if groups.use_cats else np.array([-1], dtype=np.int64),
+        thresholds=thresholds,
+        area_names=names,
+    )

@@ -1,0 +1,550 @@
+"""Stage 6 of the pipeline: protocols as data, and the ONE registry that dispatches them.
+
+A protocol is a frozen dataclass carrying everything that distinguishes it (thresholds, tie
+rule and strictness as a :class:`~ioukit.evaluation.match.MatchRule`, max detections, area
+ranges, AP formula, and its summary layout as :class:`StatSpec` rows) and an ``evaluate(gt,
+pred, iou_type=...)`` method that runs the pipeline stages:
+
+    Groups.build -> get_similarity(iou_type).matrices -> match -> accumulate -> summarize
+
+:func:`register_protocol` adds a protocol (LVIS, Open Images, DOTA, crowdpose register theirs
+the same way); :func:`make_protocol` is the one place where ``protocol``, ``iou_type`` and the
+protocol's options are validated, for :func:`ioukit.evaluate`, :class:`ioukit.Evaluator`
+and the CLI alike.
+
+Examples
+--------
+>>> p = make_protocol("coco", max_dets=(1, 10, 100))
+>>> p.name, p.max_dets, [s.key for s in p.stat_specs()][:3]
+('coco', (1, 10, 100), ['AP', 'AP50', 'AP75'])
+>>> make_protocol("voc10", iou_type="segm")
+Traceback (most recent call last):
+...
+ValueError: iou_type: protocol 'voc10' supports 'bbox', got 'segm'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.evaluation.match import MatchRule
+from ioukit.metrics.protocol import ProtocolResult
+
+__all__ = [
+    "DEFAULT_AREA_RANGES",
+    "COCOProtocol",
+    "EvaluationProtocol",
+    "StatSpec",
+    "VOCProtocol",
+    "YOLOProtocol",
+    "check_pair",
+    "make_protocol",
+    "protocol_names",
+    "register_protocol",
+]
+
+DEFAULT_AREA_RANGES: Mapping[str, tuple[float, float]] = {
+    "all": (0.0, 1e5**2),
+    "small": (0.0, 32.0**2),
+    "medium": (32.0**2, 96.0**2),
+    "large": (96.0**2, 1e5**2),
+}
+_SHORT = {"small": "s", "medium": "m", "large": "l"}
+
+
+@dataclass(frozen=True)
+class StatSpec:
+    """One headline number of a summary: which array, threshold, area range and max_dets.
+
+    Attributes
+    ----------
+    key : str
+        Name in ``stats`` (``"AP"``, ``"AP50"``, ``"ARs"``...).
+    kind : {"AP", "AR"}
+        Mean of ``precision`` (AP) or ``recall`` (AR) over the selected cells (> -1).
+    iou : float or None
+        One threshold, or None for the mean over all thresholds.
+    area : str
+        Area range name.
+    max_dets : int
+    """
+
+    key: str
+    kind: str
+    iou: float | None
+    area: str
+    max_dets: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (the ``params["stat_layout"]`` rows)."""
+        return asdict(self)
+
+
+@runtime_checkable
+class EvaluationProtocol(Protocol):
+    """What the registry dispatches to: a named protocol that evaluates a dataset pair."""
+
+    @property
+    def name(self) -> str:
+        """The protocol's name (``"coco"``, ``"voc07"``...)."""
+        ...
+
+    def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
+        """Evaluate ``pred`` against ``gt`` (validated datasets sharing an image table)."""
+        ...
+
+
+def check_pair(gt: Dataset, pred: Dataset) -> None:
+    """Raise unless ``gt`` is ground truth and ``pred`` predictions over the same images."""
+    if not isinstance(gt, Dataset) or not isinstance(pred, Dataset):
+        raise DataFormatError(
+            f"gt, pred: expected two ioukit.dataset.Dataset objects, got "
+            f"{type(gt).__name__} and {type(pred).__name__}"
+        )
+    if gt.is_prediction:
+        raise DataFormatError("ground_truth: expected a dataset without scores, got predictions")
+    if pred.scores is None:
+        raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
+    if pred.images is not gt.images and not (
+        len(pred.images) == len(gt.images) and np.array_equal(pred.images.ids, gt.images.ids)
+    ):
+        raise DataFormatError(
+            "predictions: expected the ground truth's image table "
+            f"({len(gt.images)} images), got {len(pred.images)} images"
+            + ("" if len(pred.images) != len(gt.images) else " with other ids or order")
+        )
+
+
+# ------------------------------------------------------------------------------ registry
+
+_REGISTRY: dict[str, tuple[Callable[..., EvaluationProtocol], tuple[str, ...] | None]] = {}
+
+
+def register_protocol(
+    name: str,
+    factory: Callable[..., EvaluationProtocol],
+    /,
+    *,
+    iou_types: Sequence[str] | None = ("bbox",),
+    replace: bool = False,
+) -> None:
+    """Make ``protocol=name`` build ``factory(**options)``.
+
+    Parameters
+    ----------
+    name : str
+    factory : callable
+        Receives the user's protocol options as keywords; raises ``TypeError`` for unknown
+        ones and ``ValueError`` for bad values.
+    iou_types : sequence of str or None
+        Similarities the protocol accepts; None accepts every registered one.
+    replace : bool
+        Allow replacing an existing registration.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name: expected a non-empty string, got {name!r}")
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"name: {name!r} is already registered (pass replace=True)")
+    _REGISTRY[name] = (factory, None if iou_types is None else tuple(iou_types))
+
+
+def protocol_names() -> tuple[str, ...]:
+    """Registered protocol names in registration order."""
+    return tuple(_REGISTRY)
+
+
+def make_protocol(name: str, /, *, iou_type: str = "bbox", **options: Any) -> Any:
+    """Validate ``name``, ``iou_type`` and ``options``; return the protocol object.
+
+    Raises
+    ------
+    ValueError
+        Unknown protocol, an ``iou_type`` the protocol or the similarity registry does not
+        know, or an unknown option (the message names it).
+    """
+    from ioukit.evaluation.similarity import similarity_names
+
+    if name not in _REGISTRY:
+        raise ValueError(f"protocol: expected one of {', '.join(_REGISTRY)}, got {name!r}")
+    factory, iou_types = _REGISTRY[name]
+    allowed = similarity_names() if iou_types is None else iou_types
+    if iou_type not in allowed:
+        raise ValueError(
+            f"iou_type: protocol {name!r} supports {', '.join(repr(t) for t in allowed)}, "
+            f"got {iou_type!r}"
+        )
+    try:
+        return factory(**options)
+    except TypeError as exc:
+        raise ValueError(f"options of protocol {name!r}: {exc}") from None
+
+
+# ------------------------------------------------------------------------------ COCO
+
+
+def _float_vector(values: object, name: str, *, low: float, high: float) -> tuple[float, ...]:
+    try:
+        array = np.array(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: expected a sequence of numbers, got {values!r}") from exc
+    if array.size == 0 or not np.all((array >= low) & (array <= high)):
+        raise ValueError(f"{name}: expected numbers in [{low}, {high}], got {values!r}")
+    return tuple(array.tolist())
+
+
+def _summarize(
+    array: np.ndarray, t_index: np.ndarray | None, a: int, m: int, *, precision: bool
+) -> float:
+    # exactly COCOeval._summarize: mean of the entries > -1 in pycocotools' slicing order
+    s = array if t_index is None else array[t_index]
+    s = s[:, :, :, [a], [m]] if precision else s[:, :, [a], [m]]
+    valid = s[s > -1]
+    return -1.0 if valid.size == 0 else float(np.mean(valid))
+
+
+@dataclass(frozen=True)
+class COCOProtocol:
+    """pycocotools' ``COCOeval`` (bbox, segm, and every registered similarity).
+
+    Attributes
+    ----------
+    iou_thresholds : tuple of float, (T,)
+        Default ``linspace(0.5, 0.95, 10)``; matched as ``iou >= min(t, 1 - 1e-10)``.
+    recall_thresholds : tuple of float, (R,)
+        Increasing; default ``linspace(0, 1, 101)``.
+    max_dets : tuple of int, (M,)
+        Ascending; default (1, 10, 100).
+    area_ranges : tuple of (name, low, high)
+        ``"all"`` first; default all/small/medium/large.
+    use_cats : bool
+    compat : {None, "pycocotools"}
+        Reproduce pycocotools' bugs (annotation id 0 never matches; ``ignore`` overwritten
+        by ``iscrowd``; headline AP at the literal 100 detections).
+    rule : MatchRule
+        ``>=``, last-gt ties, crowd, clamp ``1 - 1e-10``.
+    """
+
+    iou_thresholds: tuple[float, ...] = tuple(np.linspace(0.5, 0.95, 10).tolist())
+    recall_thresholds: tuple[float, ...] = tuple(np.linspace(0.0, 1.0, 101).tolist())
+    max_dets: tuple[int, ...] = (1, 10, 100)
+    area_ranges: tuple[tuple[str, float, float], ...] = tuple(
+        (n, lo, hi) for n, (lo, hi) in DEFAULT_AREA_RANGES.items()
+    )
+    use_cats: bool = True
+    compat: str | None = None
+    rule: MatchRule = field(default_factory=MatchRule)
+    name: str = "coco"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        iou_thresholds: Sequence[float] | np.ndarray | None = None,
+        recall_thresholds: Sequence[float] | np.ndarray | None = None,
+        max_dets: Sequence[int] = (1, 10, 100),
+        area_ranges: Mapping[str, Sequence[float]] | None = None,
+        use_cats: bool = True,
+        compat: str | None = None,
+    ) -> COCOProtocol:
+        """Validate the user's options (as :func:`ioukit.evaluate` takes them)."""
+        if compat not in (None, "pycocotools"):
+            raise ValueError(f"compat: expected None or 'pycocotools', got {compat!r}")
+        iou_thr = (
+            tuple(np.linspace(0.5, 0.95, 10).tolist())
+            if iou_thresholds is None
+            else _float_vector(iou_thresholds, "iou_thresholds", low=0.0, high=1.0)
+        )
+        rec_thr = (
+            tuple(np.linspace(0.0, 1.0, 101).tolist())
+            if recall_thresholds is None
+            else _float_vector(recall_thresholds, "recall_thresholds", low=0.0, high=1.0)
+        )
+        if np.any(np.diff(rec_thr) <= 0):
+            raise ValueError(f"recall_thresholds: expected increasing values, got {list(rec_thr)}")
+        try:
+            dets = sorted(int(m) for m in max_dets)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"max_dets: expected a sequence of integers, got {max_dets!r}"
+            ) from exc
+        if not dets or dets[0] < 1:
+            raise ValueError(f"max_dets: expected positive integers, got {max_dets!r}")
+        ranges = dict(DEFAULT_AREA_RANGES if area_ranges is None else area_ranges)
+        if "all" not in ranges:
+            ranges = {"all": DEFAULT_AREA_RANGES["all"], **ranges}
+        names = ["all", *(n for n in ranges if n != "all")]
+        bounds = []
+        for n in names:
+            try:
+                pair = tuple(float(v) for v in ranges[n])
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"area_ranges[{n!r}]: expected (low, high) numbers, got {ranges[n]!r}"
+                ) from exc
+            if len(pair) != 2 or not pair[0] <= pair[1]:
+                raise ValueError(
+                    f"area_ranges[{n!r}]: expected (low, high) with low <= high, got {pair}"
+                )
+            bounds.append((n, pair[0], pair[1]))
+        return cls(
+            iou_thresholds=iou_thr,
+            recall_thresholds=rec_thr,
+            max_dets=tuple(dets),
+            area_ranges=tuple(bounds),
+            use_cats=bool(use_cats),
+            compat=compat,
+        )
+
+    def stat_specs(self) -> tuple[StatSpec, ...]:
+        """The summary layout: AP, AP50, AP75, AP per extra area, AR per max_dets, AR per area."""
+        pyco = self.compat == "pycocotools"
+        max_det = self.max_dets[-1]
+        headline = 100 if pyco else max_det
+        second = self.max_dets[2] if pyco and len(self.max_dets) > 2 else max_det
+        extra = [a[0] for a in self.area_ranges[1:]]
+        specs = [
+            StatSpec("AP", "AP", None, "all", headline),
+            StatSpec("AP50", "AP", 0.5, "all", second),
+            StatSpec("AP75", "AP", 0.75, "all", second),
+        ]
+        specs += [StatSpec("AP" + _SHORT.get(n, "_" + n), "AP", None, n, second) for n in extra]
+        specs += [StatSpec(f"AR{d}", "AR", None, "all", d) for d in self.max_dets]
+        specs += [StatSpec("AR" + _SHORT.get(n, "_" + n), "AR", None, n, second) for n in extra]
+        return tuple(specs)
+
+    def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
+        """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
+        from ioukit.evaluation.accumulate import coco_accumulate
+        from ioukit.evaluation.groups import Groups
+        from ioukit.evaluation.match import match
+        from ioukit.evaluation.similarity import get_similarity
+
+        check_pair(gt, pred)
+        pyco = self.compat == "pycocotools"
+        groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
+        matrices = get_similarity(iou_type).matrices(gt, pred, groups)
+        outcome = match(
+            gt,
+            pred,
+            groups,
+            matrices,
+            thresholds=np.array(self.iou_thresholds),
+            rule=self.rule,
+            area_ranges=self.area_ranges,
+            gt_ignore=gt.crowd if pyco else gt.crowd | gt.ignore | gt.difficult,
+            gt_never_matches=(gt.annotation_id == 0) if pyco else None,
+        )
+        dets = np.array(self.max_dets, dtype=np.int64)
+        precision, recall, scores = coco_accumulate(
+            outcome, recall_thresholds=np.array(self.recall_thresholds), max_dets=dets
+        )
+        specs = self.stat_specs()
+        stats = {s.key: self._value(s, precision, recall) for s in specs}
+        rows = self._per_class(gt, pred, groups, outcome, specs, precision, recall)
+        params: dict[str, Any] = {
+            "iou_thresholds": list(self.iou_thresholds),
+            "recall_thresholds": list(self.recall_thresholds),
+            "max_dets": list(self.max_dets),
+            "area_ranges": {n: [lo, hi] for n, lo, hi in self.area_ranges},
+            "use_cats": self.use_cats,
+            "compat": self.compat,
+            "category_ids": groups.category_ids.tolist() if self.use_cats else [-1],
+            "iou_type": iou_type,
+            "stat_layout": [s.to_dict() for s in specs],
+        }
+        return ProtocolResult(
+            "coco",
+            stats,
+            rows,
+            {"precision": precision, "recall": recall, "scores": scores},
+            params,
+            outcome=outcome,
+            stat_specs=specs,
+        )
+
+    def _value(
+        self, spec: StatSpec, precision: np.ndarray, recall: np.ndarray, *, per_class: bool = False
+    ) -> Any:
+        names = [a[0] for a in self.area_ranges]
+        n_k = precision.shape[2]
+        a = names.index(spec.area)
+        m_list = [i for i, d in enumerate(self.max_dets) if d == spec.max_dets]
+        if not m_list or (per_class and n_k == 0):
+            return np.full(n_k, -1.0) if per_class else -1.0
+        thr = np.array(self.iou_thresholds)
+        t_index = None
+        if spec.iou is not None:
+            if self.compat == "pycocotools":
+                t_index = np.flatnonzero(spec.iou == thr)
+            else:
+                t_index = np.flatnonzero(np.isclose(thr, spec.iou, rtol=0.0, atol=1e-12))
+        ap = spec.kind == "AP"
+        array = precision if ap else recall
+        if not per_class:
+            return _summarize(array, t_index, a, m_list[0], precision=ap)
+        s = (array if t_index is None else array[t_index])[..., a, m_list[0]]
+        s = s.reshape(-1, n_k)  # [T*R, K] or [T, K]
+        valid = s > -1
+        count = valid.sum(axis=0)
+        total = np.where(valid, s, 0.0).sum(axis=0)
+        return np.where(count > 0, total / np.maximum(count, 1), -1.0)
+
+    def _per_class(
+        self,
+        gt: Dataset,
+        pred: Dataset,
+        groups: Any,
+        outcome: Any,
+        specs: tuple[StatSpec, ...],
+        precision: np.ndarray,
+        recall: np.ndarray,
+    ) -> tuple[dict[str, Any], ...]:
+        cat_ids = groups.category_ids
+        n_cats = len(cat_ids)
+        n_k = precision.shape[2]
+        p_cls = groups.pred_class
+        regular = ~(
+            gt.crowd if self.compat == "pycocotools" else gt.crowd | gt.ignore | gt.difficult
+        )
+        g_regular = regular[groups.gt_rows]
+        num_pred = np.bincount(p_cls, minlength=n_cats)[:n_cats]
+        gt_counts = np.bincount(groups.gt_class[g_regular], minlength=n_cats)[:n_cats]
+        names = dict(zip(gt.categories.ids.tolist(), gt.categories.names, strict=True))
+        second = specs[1].max_dets
+        ar_spec = StatSpec(f"AR{self.max_dets[-1]}", "AR", None, "all", second)
+        class_values = {
+            s.key: self._value(s, precision, recall, per_class=True).tolist()
+            for s in (*specs[:3], ar_spec)
+        }
+        rows: list[dict[str, Any]] = []
+        for k in range(n_k):
+            row: dict[str, Any] = (
+                {
+                    "category_id": int(cat_ids[k]),
+                    "name": names[int(cat_ids[k])],
+                    "num_gt": int(gt_counts[k]),
+                    "num_pred": int(num_pred[k]),
+                }
+                if self.use_cats
+                else {
+                    "category_id": -1,
+                    "name": "(all classes)",
+                    "num_gt": int(gt_counts.sum()),
+                    "num_pred": int(num_pred.sum()),
+                }
+            )
+            for key, values in class_values.items():
+                row[key] = values[k]
+            rows.append(row)
+        return tuple(rows)
+
+
+# ------------------------------------------------------------------------------ VOC, YOLO
+
+
+@dataclass(frozen=True)
+class VOCProtocol:
+    """PASCAL VOC: devkit argmax matching without fallback; 11-point (VOC07) or all-point AP.
+
+    Attributes mirror :func:`ioukit.metrics.voc.evaluate_voc`'s options; ``rule`` is
+    ``MatchRule(strict=strict_threshold, tie="argmax", crowd=False, clamp=None)``.
+    """
+
+    interpolation: str = "11point"
+    iou_threshold: float = 0.5
+    pixel_inclusive: bool = False
+    strict_threshold: bool = False
+    exact_grid: bool = False
+    name: str = "voc07"
+
+    @property
+    def rule(self) -> MatchRule:
+        """The VOC devkit's matching rule."""
+        return MatchRule(strict=self.strict_threshold, tie="argmax", crowd=False, clamp=None)
+
+    def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
+        """VOC mAP (see :func:`ioukit.metrics.voc.evaluate_voc`)."""
+        from ioukit.metrics.voc import evaluate_voc
+
+        return evaluate_voc(
+            gt,
+            pred,
+            interpolation=self.interpolation,
+            iou_threshold=self.iou_threshold,
+            pixel_inclusive=self.pixel_inclusive,
+            strict_threshold=self.strict_threshold,
+            exact_grid=self.exact_grid,
+        )
+
+
+@dataclass(frozen=True)
+class YOLOProtocol:
+    """Ultralytics ``yolo val``: float32 IoU, first-gt ties, ``np.argsort(-conf)`` order.
+
+    ``rule`` is ``MatchRule(tie="first", crowd=False, clamp=None)`` on float32 IoU values and
+    float32 thresholds; see :func:`ioukit.metrics.yolo.evaluate_yolo`.
+    """
+
+    iou_thresholds: tuple[float, ...] | None = None
+    stable_ties: bool = False
+    name: str = "yolo"
+
+    @property
+    def rule(self) -> MatchRule:
+        """Ultralytics' matching rule."""
+        return MatchRule(tie="first", crowd=False, clamp=None)
+
+    def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
+        """Ultralytics metrics (see :func:`ioukit.metrics.yolo.evaluate_yolo`)."""
+        from ioukit.metrics.yolo import evaluate_yolo
+
+        return evaluate_yolo(gt, pred, iou_thresholds=self.iou_thresholds)
+
+
+def _voc(interpolation: str, name: str) -> Callable[..., VOCProtocol]:
+    def factory(
+        *,
+        iou_threshold: float = 0.5,
+        pixel_inclusive: bool = False,
+        strict_threshold: bool = False,
+        exact_grid: bool = False,
+    ) -> VOCProtocol:
+        return VOCProtocol(
+            interpolation, float(iou_threshold), pixel_inclusive, strict_threshold, exact_grid, name
+        )
+
+    return factory
+
+
+def _yolo(*, iou_thresholds: object = None, stable_ties: bool = False) -> YOLOProtocol:
+    thr = (
+        None
+        if iou_thresholds is None
+        else tuple(np.asarray(iou_thresholds, float).reshape(-1).tolist())
+    )
+    return YOLOProtocol(thr, bool(stable_ties))
+
+
+register_protocol("coco", COCOProtocol.from_options, iou_types=None)
+register_protocol("voc07", _voc("11point", "voc07"))
+register_protocol("voc10", _voc("all", "voc10"))
+register_protocol("yolo", _yolo)
+
+
+def _openimages(challenge: bool) -> Callable[..., Any]:
+    def factory(**options: Any) -> Any:  # defined in ioukit.metrics.openimages (#15)
+        from ioukit.metrics.openimages import OpenImagesProtocol
+
+        return OpenImagesProtocol.from_options(challenge=challenge, **options)
+
+    return factory
+
+
+register_protocol("openimages", _openimages(False))
+register_protocol("openimages_challenge", _openimages(True))

@@ -1,0 +1,329 @@
+"""The pipeline's compiled kernels (``ioukit._kernels.match``) equal their plain-Python twins.
+
+Random groups of every odd shape (empty groups, groups without ground truth or predictions,
+one-element groups, ties in IoU, crowds, ignored ground truths, several area ranges) go
+through both; every output must be identical, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ioukit._kernels import match as kernels
+
+# ------------------------------------------------------------------------------ twins
+
+
+def group_box_iou_py(gt_start, gt_end, pred_start, kept, gt_boxes, gt_area, gt_crowd,
+                     pred_boxes, pred_area, offsets, n_values, pixel_offset, eps):  # fmt: skip
+    out = [0.0] * n_values
+    for group in range(len(gt_start)):
+        n_gt = int(gt_end[group] - gt_start[group])
+        if kept[group] <= 0 or n_gt <= 0:
+            continue
+        base = int(offsets[group])
+        for d in range(int(kept[group])):
+            p = int(pred_start[group]) + d
+            pb = pred_boxes[p].tolist()
+            for j in range(n_gt):
+                g = int(gt_start[group]) + j
+                gb = gt_boxes[g].tolist()
+                w = min(pb[2], gb[2]) - max(pb[0], gb[0]) + pixel_offset
+                value = 0.0
+                if w > 0:
+                    h = min(pb[3], gb[3]) - max(pb[1], gb[1]) + pixel_offset
+                    if h > 0:
+                        inter = w * h
+                        union = (
+                            float(pred_area[p]) + eps
+                            if gt_crowd[g]
+                            else float(pred_area[p]) + float(gt_area[g]) - inter + eps
+                        )
+                        if union > 0:
+                            value = inter / union
+                out[base] = value
+                base += 1
+    return np.array(out)
+
+
+def group_box_iou_f32_py(gt_start, gt_end, pred_start, kept, gt_boxes, pred_boxes, offsets,
+                         n_values, eps):  # fmt: skip
+    f = np.float32
+    out = np.zeros(n_values)
+    for group in range(len(gt_start)):
+        n_gt = int(gt_end[group] - gt_start[group])
+        if kept[group] <= 0 or n_gt <= 0:
+            continue
+        base = int(offsets[group])
+        for d in range(int(kept[group])):
+            p = pred_boxes[int(pred_start[group]) + d]
+            ap = f(f(p[2] - p[0]) * f(p[3] - p[1]))
+            for j in range(n_gt):
+                g = gt_boxes[int(gt_start[group]) + j]
+                ag = f(f(g[2] - g[0]) * f(g[3] - g[1]))
+                w = max(f(min(g[2], p[2]) - max(g[0], p[0])), f(0))
+                h = max(f(min(g[3], p[3]) - max(g[1], p[1])), f(0))
+                inter = f(w * h)
+                union = f(f(f(ag + ap) - inter) + f(eps))
+                out[base] = float(f(inter / union))
+                base += 1
+    return out
+
+
+def match_groups_py(gt_start, gt_end, pred_start, kept, iou_values, iou_offsets, gt_area,
+                    gt_ignore, gt_crowd, gt_never, pred_area, thresholds, area_lo, area_hi,
+                    slot, strict, tie, n_rows):  # fmt: skip
+    n_t, n_a = len(thresholds), len(area_lo)
+    status = np.zeros((n_rows, n_a, n_t), dtype=np.int8)
+    matched = np.full((n_rows, n_t), -1, dtype=np.int64)
+    miou = np.full((n_rows, n_t), np.nan)
+    for group in range(len(gt_start)):
+        g0, p0 = int(gt_start[group]), int(pred_start[group])
+        n_gt, n_pred = int(gt_end[group]) - g0, int(kept[group])
+        if n_pred <= 0:
+            continue
+        for a in range(n_a):
+            lo, hi = area_lo[a], area_hi[a]
+            if n_gt == 0:
+                for d in range(n_pred):
+                    out = pred_area[p0 + d] < lo or pred_area[p0 + d] > hi
+                    status[slot[p0 + d], a, :] = 2 if out else 0
+                continue
+
+            def ign(j, lo=lo, hi=hi, g0=g0):
+                g = g0 + j
+                return bool(gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi)
+
+            if tie == 2:
+                order = list(range(n_gt))
+            else:
+                order = [j for j in range(n_gt) if not ign(j)] + [j for j in range(n_gt) if ign(j)]
+            base = int(iou_offsets[group])
+
+            def iou(d, j, base=base, n_gt=n_gt):
+                return float(iou_values[base + d * n_gt + j])
+
+            for t in range(n_t):
+                thr = float(thresholds[t])
+                taken = [False] * n_gt
+                for d in range(n_pred):
+                    m = -1
+                    if tie == 2:
+                        best = -1.0
+                        for k, j in enumerate(order):
+                            if iou(d, j) > best:
+                                best, m = iou(d, j), k
+                        if m >= 0:
+                            if not (best > thr if strict else best >= thr):
+                                m = -1
+                            elif not ign(order[m]):
+                                if taken[m]:
+                                    m = -1
+                                else:
+                                    taken[m] = True
+                    else:
+                        best = thr
+                        for k, j in enumerate(order):
+                            if taken[k] and not gt_crowd[g0 + j]:
+                                continue
+                            if m > -1 and not ign(order[m]) and ign(j):
+                                break
+                            v = iou(d, j)
+                            if m == -1:
+                                ok = v > best if strict else v >= best
+                            else:
+                                ok = v >= best if tie == 0 else v > best
+                            if ok:
+                                best, m = v, k
+                        if m >= 0:
+                            taken[m] = True
+                    row = slot[p0 + d]
+                    is_ign = m >= 0 and ign(order[m])
+                    ok = m >= 0 and not gt_never[g0 + order[m]]
+                    if not ok and (pred_area[p0 + d] < lo or pred_area[p0 + d] > hi):
+                        is_ign = True
+                    status[row, a, t] = 2 if is_ign else (1 if ok else 0)
+                    if a == 0:
+                        if m >= 0:
+                            matched[row, t] = g0 + order[m]
+                            miou[row, t] = iou(d, order[m])
+                        else:
+                            matched[row, t] = -1
+                            miou[row, t] = np.nan
+    return status, matched, miou
+
+
+def accumulate_coco_py(class_start, class_end, rank, status, scores, num_regular_gt, max_dets,
+                       recall_thresholds):  # fmt: skip
+    """pycocotools' ``accumulate`` loop, written plainly (cumsum, envelope, searchsorted)."""
+    n_t = status.shape[2]
+    n_k, n_a = num_regular_gt.shape
+    n_r, n_m = len(recall_thresholds), len(max_dets)
+    precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
+    recall = -np.ones((n_t, n_k, n_a, n_m))
+    score_out = -np.ones((n_t, n_r, n_k, n_a, n_m))
+    eps = float(np.spacing(1))
+    for k in range(n_k):
+        for a in range(n_a):
+            npig = int(num_regular_gt[k, a])
+            if npig == 0:
+                continue
+            for m, md in enumerate(max_dets):
+                rows = [i for i in range(class_start[k], class_end[k]) if rank[i] < md]
+                for t in range(n_t):
+                    # ignored records stay in the sequence (pycocotools' dtScoresSorted)
+                    kept = [(i, int(status[i, a, t])) for i in rows]
+                    tp = np.cumsum([c == 1 for _, c in kept]).astype(float)
+                    fp = np.cumsum([c == 0 for _, c in kept]).astype(float)
+                    rc = tp / npig
+                    pr = tp / (fp + tp + eps)
+                    recall[t, k, a, m] = rc[-1] if len(kept) else 0.0
+                    pr = pr.tolist()
+                    for i in range(len(pr) - 1, 0, -1):
+                        pr[i - 1] = max(pr[i - 1], pr[i])
+                    inds = np.searchsorted(rc, recall_thresholds, side="left")
+                    for r, pi in enumerate(inds):
+                        if pi < len(pr):
+                            precision[t, r, k, a, m] = pr[pi]
+                            score_out[t, r, k, a, m] = scores[kept[pi][0]]
+                        else:
+                            precision[t, r, k, a, m] = 0.0
+                            score_out[t, r, k, a, m] = 0.0
+    return precision, recall, score_out
+
+
+# ------------------------------------------------------------------------------ random groups
+
+
+def _layout(rng: np.random.Generator, n_groups: int, max_g: int, max_p: int):
+    g_count = rng.integers(0, max_g + 1, n_groups)
+    p_count = rng.integers(0, max_p + 1, n_groups)
+    gt_start = (np.cumsum(g_count) - g_count).astype(np.int64)
+    pred_start = (np.cumsum(p_count) - p_count).astype(np.int64)
+    sizes = np.where(g_count > 0, p_count * g_count, 0)
+    offsets = (np.cumsum(sizes) - sizes).astype(np.int64)
+    return (gt_start, (gt_start + g_count).astype(np.int64), pred_start,
+            p_count.astype(np.int64), offsets, int(sizes.sum()))  # fmt: skip
+
+
+def _totals(ge: np.ndarray, ps: np.ndarray, kept: np.ndarray) -> tuple[int, int]:
+    if len(ge) == 0:
+        return 0, 0
+    return int(ge[-1]), int(ps[-1] + kept[-1])
+
+
+def _boxes(rng: np.random.Generator, n: int, grid: bool) -> np.ndarray:
+    if grid:  # small integer boxes: many exact ties and exact thresholds
+        xy = rng.integers(0, 4, (n, 2)).astype(float)
+        wh = rng.integers(0, 4, (n, 2)).astype(float)
+    else:
+        xy = rng.uniform(0, 50, (n, 2))
+        wh = rng.uniform(0, 30, (n, 2))
+    return np.ascontiguousarray(np.concatenate([xy, xy + wh], axis=1))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_group_box_iou_equals_twin(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    gs, ge, ps, kept, offsets, n_values = _layout(rng, int(rng.integers(0, 6)), 4, 4)
+    n_g, n_p = _totals(ge, ps, kept)
+    grid = seed % 2 == 0
+    gb, pb = _boxes(rng, n_g, grid), _boxes(rng, n_p, grid)
+    off = float(seed % 3 == 0)
+    ga = (gb[:, 2] - gb[:, 0] + off) * (gb[:, 3] - gb[:, 1] + off)
+    pa = (pb[:, 2] - pb[:, 0] + off) * (pb[:, 3] - pb[:, 1] + off)
+    crowd = rng.random(n_g) < 0.3
+    eps = 1e-7 if seed % 4 == 1 else 0.0
+    out = np.full(n_values, -5.0)
+    kernels.group_box_iou(gs, ge, ps, kept, gb, ga, crowd.view(np.uint8), pb, pa, offsets, out,
+                          off, eps)  # fmt: skip
+    want = group_box_iou_py(gs, ge, ps, kept, gb, ga, crowd, pb, pa, offsets, n_values, off, eps)
+    np.testing.assert_array_equal(out, want)
+    out32 = np.full(n_values, -5.0)
+    g32, p32 = gb.astype(np.float32), pb.astype(np.float32)
+    kernels.group_box_iou_f32(gs, ge, ps, kept, g32, p32, offsets, out32, np.float32(1e-7))
+    want32 = group_box_iou_f32_py(gs, ge, ps, kept, g32, p32, offsets, n_values, 1e-7)
+    np.testing.assert_array_equal(out32, want32)
+
+
+@pytest.mark.parametrize("tie", [0, 1, 2])
+@pytest.mark.parametrize("strict", [0, 1])
+@pytest.mark.parametrize("seed", range(10))
+def test_match_groups_equals_twin(seed: int, strict: int, tie: int) -> None:
+    rng = np.random.default_rng(1000 + seed)
+    gs, ge, ps, kept, offsets, n_values = _layout(rng, int(rng.integers(0, 7)), 5, 5)
+    n_g, n_p = _totals(ge, ps, kept)
+    values = rng.choice([0.0, 0.25, 0.5, 0.5, 0.75, 1.0], n_values)  # ties and exact thresholds
+    gt_area = rng.choice([10.0, 100.0, 2000.0, 10000.0], n_g)
+    pred_area = rng.choice([10.0, 100.0, 2000.0, 10000.0], n_p)
+    ignore = rng.random(n_g) < 0.3
+    crowd = ignore & (rng.random(n_g) < 0.5) if tie != 2 else np.zeros(n_g, bool)
+    never = rng.random(n_g) < 0.1
+    thresholds = np.array([0.25, 0.5, 0.75, 1.0 - 1e-10])
+    lo = np.array([0.0, 0.0, 1024.0])
+    hi = np.array([1e10, 1024.0, 9216.0])
+    slot = rng.permutation(n_p).astype(np.int64)
+    status = np.full((n_p, 3, 4), 9, dtype=np.int8)
+    matched = np.full((n_p, 4), -7, dtype=np.int64)
+    miou = np.full((n_p, 4), -7.0)
+    u8 = np.uint8
+    kernels.match_groups(gs, ge, ps, kept, values, offsets, gt_area, ignore.view(u8),
+                         crowd.view(u8), never.view(u8), pred_area, thresholds, lo, hi, slot,
+                         strict, tie, status, matched, miou)  # fmt: skip
+    want = match_groups_py(gs, ge, ps, kept, values, offsets, gt_area, ignore, crowd, never,
+                           pred_area, thresholds, lo, hi, slot, strict, tie, n_p)  # fmt: skip
+    np.testing.assert_array_equal(status, want[0])
+    np.testing.assert_array_equal(matched, want[1])
+    np.testing.assert_array_equal(miou, want[2])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_accumulate_coco_equals_twin(seed: int) -> None:
+    rng = np.random.default_rng(2000 + seed)
+    n_k, n_a, n_t = int(rng.integers(0, 4)), 2, 3
+    counts = rng.integers(0, 9, n_k)
+    start = (np.cumsum(counts) - counts).astype(np.int64)
+    end = (start + counts).astype(np.int64)
+    n = int(counts.sum())
+    # descending scores per class, with ties
+    parts = [np.sort(rng.choice([0.2, 0.5, 0.9], c))[::-1] for c in counts]
+    scores = np.ascontiguousarray(np.concatenate([*parts, np.zeros(0)]), dtype=np.float64)
+    rank = rng.integers(0, 4, n).astype(np.int64)
+    status = rng.integers(0, 3, (n, n_a, n_t)).astype(np.int8)
+    gt = rng.integers(0, 5, (n_k, n_a)).astype(np.int64)
+    dets = np.array([1, 2, 100], dtype=np.int64)
+    rec = np.linspace(0, 1, 11)
+    p = -np.ones((n_t, 11, n_k, n_a, 3))
+    r = -np.ones((n_t, n_k, n_a, 3))
+    s = -np.ones((n_t, 11, n_k, n_a, 3))
+    kernels.accumulate_coco(start, end, rank, status, scores, gt, dets, rec, p, r, s)
+    wp, wr, ws = accumulate_coco_py(start, end, rank, status, scores, gt, dets, rec)
+    np.testing.assert_array_equal(p, wp)
+    np.testing.assert_array_equal(r, wr)
+    np.testing.assert_array_equal(s, ws)
+
+
+def test_float32_edge_cases_of_issue_17() -> None:
+    """Ultralytics' float32 IoU: the three kinds of cases the float64 IoU gets wrong."""
+    one = np.array([0], dtype=np.int64)
+
+    def iou(gt: list[float], pred: list[float]) -> float:
+        out = np.zeros(1)
+        kernels.group_box_iou_f32(one, one + 1, one, one + 1,
+                                  np.array([gt], dtype=np.float32),
+                                  np.array([pred], dtype=np.float32), one, out,
+                                  np.float32(1e-7))  # fmt: skip
+        return float(out[0])
+
+    # (1) tiny boxes: the +1e-7 vanishes in float32, IoU exactly 0.5
+    assert iou([0, 0, 1, 2], [0, 0, 1, 1]) == 0.5
+    assert 1 / (2 + 1e-7) < 0.5
+    # (2) two ground truths equal only in float32
+    pred = [214, 182, 672, 487]
+    a, b = iou([196, 171, 621, 459], pred), iou([262, 188, 651, 524], pred)
+    assert a == b == float(np.float32(0.7548594))
+    # (3) a value that float32 rounds up across the threshold
+    assert math.isclose(iou([0, 0, 10, 10], [0, 0, 10, 5]), 0.5, rel_tol=1e-6)
