@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 
 import ioukit
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.distributed import _merge, _shard_partial, concat_predictions
+from ioukit.distributed import (
+    CocoPartial,
+    _coco_match,
+    _merge,
+    _shard_partial,
+    concat_predictions,
+)
 from ioukit.errors import DataFormatError
 from ioukit.metrics.openimages import ImageLabels
 
@@ -120,6 +126,7 @@ def _sharded(
 def _assert_same(a: ioukit.EvaluationResult, b: ioukit.EvaluationResult) -> None:
     assert a.stats == b.stats
     assert a.per_class == b.per_class
+    assert a.params == b.params
     assert a.result.arrays.keys() == b.result.arrays.keys()
     for key, value in a.result.arrays.items():
         np.testing.assert_array_equal(value, b.result.arrays[key], err_msg=key)
@@ -206,3 +213,13 @@ def test_concat_predictions_checks_tables() -> None:
     )
     with pytest.raises(DataFormatError, match=r"parts\[1\]: expected the image table"):
         concat_predictions([pred, moved])
+
+
+def test_coco_partial_is_compact_and_round_trips() -> None:
+    gt, pred = _dataset(21, 6)
+    part = CocoPartial.from_match(gt, pred, "bbox", {})
+    assert len(part) > 0
+    # 8 score + 4 class + 4 rank + 8 image id + 8 category id + 2 x 5 status bytes
+    assert part.nbytes == 42 * len(part) + 8 * part.num_pred.size
+    _, _, outcome = _coco_match(gt, pred, "bbox", {})
+    np.testing.assert_array_equal(part.status(), outcome.status)

@@ -10,14 +10,21 @@ What a worker sends back depends on the protocol:
 ==============================  ===========================================================
 protocol                        partial result
 ==============================  ===========================================================
+``coco`` (bbox, segm)           :class:`CocoPartial`: the pipeline's match outcome packed to
+                                42 bytes per evaluated detection (status as bit planes);
+                                grouping, similarity and matching run on the workers
 ``openimages``,                 :class:`~ioukit.metrics.openimages.OpenImagesPartial`: the
-``openimages_challenge``        matched records (21 bytes per counted detection); matching
-                                runs on the workers
-``coco``, ``voc07``, ``voc10``, the shard's validated predictions in columnar form (about 60
-``yolo``                        bytes per detection, plus masks for segm); reading and
-                                validation run on the workers, matching on the client, until
-                                the pipeline's match outcome is the partial result (#10)
+``openimages_challenge``        matched records (21 bytes per counted detection)
+``voc07``, ``voc10``, ``yolo``  the shard's validated predictions in columnar form (about 60
+                                bytes per detection); reading runs on the workers, matching
+                                on the client, until these protocols run on the pipeline's
+                                matcher too (#10)
 ==============================  ===========================================================
+
+The client merges partials by sorting their records into the accumulation order (class, then
+descending score, then image id, then rank in the image; Open Images: its reference's order),
+so the numbers do not depend on how images were split. VOC and YOLO rank ties across images
+in input order, so for them "one process" means the shards concatenated in the given order.
 
 :func:`gather_datasets` is what :meth:`ioukit.Evaluator.compute` calls under an initialised
 ``torch.distributed`` process group: ONE ``all_gather_object`` of each rank's columnar
@@ -42,6 +49,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +60,13 @@ from ioukit.errors import DataFormatError, MissingDependencyError
 from ioukit.metrics.protocol import ProtocolResult
 from ioukit.metrics.result import EvaluationResult
 
-__all__ = ["concat_predictions", "evaluate_sharded", "gather_datasets", "shard_images"]
+__all__ = [
+    "CocoPartial",
+    "concat_predictions",
+    "evaluate_sharded",
+    "gather_datasets",
+    "shard_images",
+]
 
 _OPENIMAGES = ("openimages", "openimages_challenge")
 
@@ -164,7 +178,206 @@ def _shard_partial(
             gt, pred, challenge=protocol == "openimages_challenge", images=images, **options
         )
         return images, part
+    if protocol == "coco":
+        return images, CocoPartial.from_match(gt, pred, iou_type, options)
     return images, pred
+
+
+@dataclass(frozen=True, eq=False)
+class CocoPartial:
+    """A shard's COCO match outcome, packed: what accumulation needs and nothing else.
+
+    One record per evaluated prediction (the first ``max_dets[-1]`` of each image and class):
+    score (8 bytes), class row and rank (4 + 4), image id and category id (8 + 8) and the
+    TRUE_POSITIVE / IGNORED status at every (area range, threshold) as two bit planes
+    (``2 * ceil(A * T / 8)`` bytes: 10 for COCO's 4 x 10), about 42 bytes per detection.
+    Plus the predictions per class (for the per-class table).
+
+    Built on a worker by :meth:`from_match` (the pipeline's groups, similarity and matcher);
+    merged on the client by sorting into pycocotools' accumulation order.
+    """
+
+    score: np.ndarray
+    class_row: np.ndarray
+    rank: np.ndarray
+    image_id: np.ndarray
+    category_id: np.ndarray
+    tp_bits: np.ndarray
+    ignored_bits: np.ndarray
+    num_pred: np.ndarray
+    shape: tuple[int, int]
+
+    def __len__(self) -> int:
+        return int(self.score.size)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the per-record arrays (``num_pred`` included)."""
+        return int(
+            sum(
+                a.nbytes
+                for a in (
+                    self.score,
+                    self.class_row,
+                    self.rank,
+                    self.image_id,
+                    self.category_id,
+                    self.tp_bits,
+                    self.ignored_bits,
+                    self.num_pred,
+                )
+            )
+        )
+
+    @classmethod
+    def from_match(
+        cls, gt: Dataset, pred: Dataset, iou_type: str, options: Mapping[str, Any]
+    ) -> CocoPartial:
+        """Match ``pred`` (some images' predictions) as ``COCOProtocol.evaluate`` does."""
+        from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
+
+        _, groups, outcome = _coco_match(gt, pred, iou_type, options)
+        k = len(groups.category_ids)
+        num_pred = np.bincount(groups.pred_class, minlength=k)[:k].astype(np.int64)
+        n, a, t = outcome.status.shape
+        flat = outcome.status.reshape(n, a * t)
+        return cls(
+            score=outcome.score,
+            class_row=outcome.class_row.astype(np.int32),
+            rank=outcome.rank.astype(np.int32),
+            image_id=outcome.image_id,
+            category_id=outcome.category_id,
+            tp_bits=np.packbits(flat == TRUE_POSITIVE, axis=1),
+            ignored_bits=np.packbits(flat == IGNORED, axis=1),
+            num_pred=num_pred,
+            shape=(a, t),
+        )
+
+    def status(self) -> np.ndarray:
+        """The (N, A, T) int8 status array back."""
+        return _unpack_status(self.tp_bits, self.ignored_bits, self.shape)
+
+
+def _unpack_status(
+    tp_bits: np.ndarray, ignored_bits: np.ndarray, shape: tuple[int, int]
+) -> np.ndarray:
+    from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
+
+    a, t = shape
+    tp = np.unpackbits(tp_bits, axis=1, count=a * t)
+    ign = np.unpackbits(ignored_bits, axis=1, count=a * t)
+    if (FALSE_POSITIVE, TRUE_POSITIVE, IGNORED) == (0, 1, 2):  # the codes as bit planes
+        out = tp | (ign << 1)
+    else:  # pragma: no cover - only if the pipeline renumbers its codes
+        out = np.where(tp, TRUE_POSITIVE, np.where(ign, IGNORED, FALSE_POSITIVE))
+    return out.astype(np.int8).reshape(len(tp_bits), a, t)
+
+
+def _coco_match(
+    gt: Dataset, pred: Dataset, iou_type: str, options: Mapping[str, Any]
+) -> tuple[Any, Any, Any]:
+    """(protocol, groups, outcome): the first half of ``COCOProtocol.evaluate``."""
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.match import match
+    from ioukit.evaluation.protocols import make_protocol
+    from ioukit.evaluation.similarity import get_similarity
+
+    protocol = make_protocol("coco", iou_type=iou_type, **options)
+    pyco = protocol.compat == "pycocotools"
+    groups = Groups.build(gt, pred, use_cats=protocol.use_cats, max_det=protocol.max_dets[-1])
+    matrices = get_similarity(iou_type).matrices(gt, pred, groups)
+    outcome = match(
+        gt,
+        pred,
+        groups,
+        matrices,
+        thresholds=np.array(protocol.iou_thresholds),
+        rule=protocol.rule,
+        area_ranges=protocol.area_ranges,
+        gt_ignore=gt.crowd if pyco else gt.crowd | gt.ignore | gt.difficult,
+        gt_never_matches=(gt.annotation_id == 0) if pyco else None,
+    )
+    return protocol, groups, outcome
+
+
+def _coco_result(
+    gt: Dataset, partials: Sequence[CocoPartial], iou_type: str, options: Mapping[str, Any]
+) -> ProtocolResult:
+    """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers)."""
+    from types import SimpleNamespace
+
+    from ioukit.evaluation.accumulate import coco_accumulate
+    from ioukit.evaluation.outcome import MatchOutcome
+
+    # ground-truth counts and the per-class table's layout: from the whole ground truth
+    protocol, groups, empty = _coco_match(gt, _empty_predictions(gt), iou_type, options)
+    parts = list(partials)
+    n = sum(len(p) for p in parts)
+    a, t = len(protocol.area_ranges), len(protocol.iou_thresholds)
+    score = np.concatenate([empty.score, *(p.score for p in parts)])
+    class_row = np.concatenate([empty.class_row, *(p.class_row for p in parts)]).astype(np.int64)
+    image_id = np.concatenate([empty.image_id, *(p.image_id for p in parts)])
+    rank = np.concatenate([empty.rank, *(p.rank for p in parts)]).astype(np.int64)
+    order = np.lexsort((rank, image_id, -score, class_row))  # MatchOutcome.sort_key
+    width = (a * t + 7) // 8
+    tp_bits = np.concatenate([np.zeros((0, width), np.uint8), *(p.tp_bits for p in parts)])
+    ignored_bits = np.concatenate(
+        [np.zeros((0, width), np.uint8), *(p.ignored_bits for p in parts)]
+    )
+    status = _unpack_status(tp_bits[order], ignored_bits[order], (a, t))  # sort packed, unpack once
+    category_id = np.concatenate([empty.category_id, *(p.category_id for p in parts)])
+    outcome = MatchOutcome(
+        pred_row=np.full(n, -1, dtype=np.int64),  # the predictions stay on the workers
+        score=score[order],
+        class_row=class_row[order],
+        category_id=category_id[order],
+        image_id=image_id[order],
+        rank=rank[order],
+        status=status,
+        matched_gt=np.broadcast_to(np.int64(-1), (n, t)),
+        iou=np.broadcast_to(np.float64(np.nan), (n, t)),
+        gt_count=empty.gt_count,
+        category_ids=empty.category_ids,
+        thresholds=empty.thresholds,
+        area_names=empty.area_names,
+    )
+    dets = np.array(protocol.max_dets, dtype=np.int64)
+    precision, recall, scores = coco_accumulate(
+        outcome, recall_thresholds=np.array(protocol.recall_thresholds), max_dets=dets
+    )
+    specs = protocol.stat_specs()
+    stats = {sp.key: protocol._value(sp, precision, recall) for sp in specs}
+    k = len(groups.category_ids)
+    num_pred = np.zeros(k, dtype=np.int64)
+    for p in parts:
+        num_pred += p.num_pred[:k]
+    layout = SimpleNamespace(
+        category_ids=groups.category_ids,
+        gt_rows=groups.gt_rows,
+        gt_class=groups.gt_class,
+        pred_class=np.repeat(np.arange(k), num_pred),
+    )
+    rows = protocol._per_class(gt, None, layout, outcome, specs, precision, recall)
+    params: dict[str, Any] = {
+        "iou_thresholds": list(protocol.iou_thresholds),
+        "recall_thresholds": list(protocol.recall_thresholds),
+        "max_dets": list(protocol.max_dets),
+        "area_ranges": {name: [lo, hi] for name, lo, hi in protocol.area_ranges},
+        "use_cats": protocol.use_cats,
+        "compat": protocol.compat,
+        "category_ids": groups.category_ids.tolist() if protocol.use_cats else [-1],
+        "iou_type": iou_type,
+        "stat_layout": [sp.to_dict() for sp in specs],
+    }
+    return ProtocolResult(
+        "coco",
+        stats,
+        rows,
+        {"precision": precision, "recall": recall, "scores": scores},
+        params,
+        outcome=outcome,
+        stat_specs=specs,
+    )
 
 
 # ------------------------------------------------------------------------------ client side
@@ -260,8 +473,10 @@ def evaluate_sharded(
     Returns
     -------
     EvaluationResult
-        Equal to ``ioukit.evaluate(gt, <all shards concatenated in order>, ...)``. For the Open
-        Images protocols ``predictions`` is empty (the predictions never leave the workers).
+        Equal to ``ioukit.evaluate(gt, <all shards concatenated in order>, ...)``: stats,
+        per-class rows, params and arrays (COCO precision/recall/scores). For the COCO and Open
+        Images protocols the predictions never leave the workers: ``predictions`` is empty and
+        the COCO ``outcome`` has ``pred_row`` -1 and no matched ground truth or IoU.
 
     Raises
     ------
@@ -320,6 +535,9 @@ def _merge(
             partials, names = [empty], ["no shards"]
         result: ProtocolResult = accumulate_openimages(gt, partials, names=names)
         return EvaluationResult(result, gt, _empty_predictions(gt))
+    if protocol == "coco":
+        result = _coco_result(gt, partials, iou_type, options)
+        return EvaluationResult(result, gt, _empty_predictions(gt))
     pred = concat_predictions(partials) if partials else _empty_predictions(gt)
     return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
 
@@ -336,6 +554,7 @@ def _empty_predictions(gt: Dataset) -> Dataset:
         image_index=np.zeros(0, dtype=np.int64),
         category_id=np.zeros(0, dtype=np.int64),
         scores=np.zeros(0),
+        segmentation=None if gt.segmentation is None else (),
     )
 
 
