@@ -46,6 +46,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -100,6 +101,20 @@ def concat_predictions(parts: Sequence[Dataset], /) -> Dataset:
 
 
 _OPTIONAL = ("segmentation", "keypoints", "rotated", "group_of", "box_wh")
+
+
+def _take(data: Dataset, rows: np.ndarray) -> Dataset:
+    """The rows ``rows`` of ``data`` (every column), over the same image and category tables."""
+    columns: dict[str, Any] = {}
+    for f in dataclasses.fields(Dataset):
+        value = getattr(data, f.name)
+        if f.name in ("images", "categories") or value is None:
+            columns[f.name] = value
+        elif f.name == "segmentation":
+            columns[f.name] = tuple(value[i] for i in rows.tolist())
+        else:
+            columns[f.name] = value[rows]
+    return Dataset(**columns)
 
 
 def _concat(
@@ -236,7 +251,10 @@ class CocoPartial:
         """Match ``pred`` (some images' predictions) as ``COCOProtocol.evaluate`` does."""
         from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
 
-        _, groups, outcome = _coco_match(gt, pred, iou_type, options)
+        # only the ground truth of the shard's images: the others would form groups without
+        # predictions, which add nothing but time (their counts come from the client)
+        mine = np.isin(gt.image_index, np.unique(pred.image_index))
+        _, groups, outcome = _coco_match(_take(gt, np.flatnonzero(mine)), pred, iou_type, options)
         k = len(groups.category_ids)
         num_pred = np.bincount(groups.pred_class, minlength=k)[:k].astype(np.int64)
         n, a, t = outcome.status.shape
