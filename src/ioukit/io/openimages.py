@@ -197,8 +197,15 @@ _BOX = ("XMin", "XMax", "YMin", "YMax")
 
 def _read_boxes(
     path: Path, with_score: bool
-) -> tuple[list[str], list[str], list[list[float]], list[bool], list[float]]:
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """(ImageIDs, LabelNames, xyxy boxes (N, 4), group-of flags (N,), scores (N,))."""
     required = ["ImageID", "LabelName", *(["Score"] if with_score else []), *_BOX]
+    reader, col = _rows(path, required)
+    rows = [r for r in reader if r and "".join(r).strip()]  # blank lines skipped
+    fast = _columns_fast(rows, col, with_score)
+    if fast is not None:
+        return fast
+    # something is off: the row-by-row path names the first bad line
     reader, col = _rows(path, required)
     images: list[str] = []
     labels: list[str] = []
@@ -230,6 +237,42 @@ def _read_boxes(
                 if group_col is None
                 else _flag(_cell(row, group_col, path, line, "IsGroupOf"), path, line, "IsGroupOf")
             )
+    return (
+        images,
+        labels,
+        np.asarray(boxes, dtype=np.float64).reshape(-1, 4),
+        np.asarray(group, dtype=bool),
+        np.asarray(scores, dtype=np.float64),
+    )
+
+
+_FLAGS = {"": False, "0": False, "-1": False, "1": True}
+
+
+def _columns_fast(
+    rows: list[list[str]], col: dict[str, int], with_score: bool
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray] | None:
+    """Whole columns at once (NumPy parses the numbers); None when any value is not clean."""
+    try:
+        images = [r[col["ImageID"]].strip() for r in rows]
+        labels = [r[col["LabelName"]].strip() for r in rows]
+        x1, x2, y1, y2 = (np.array([r[col[c]] for r in rows], dtype=np.float64) for c in _BOX)
+        boxes = np.stack([x1, y1, x2, y2], axis=1).reshape(-1, 4)
+        scores = (
+            np.array([r[col["Score"]] for r in rows], dtype=np.float64)
+            if with_score
+            else np.zeros(0)
+        )
+        group_col = col.get("IsGroupOf")
+        group = np.zeros(0 if with_score else len(rows), dtype=bool)
+        if group_col is not None and not with_score:
+            group = np.array([_FLAGS[r[group_col].strip()] for r in rows], dtype=bool)
+    except (IndexError, ValueError, KeyError):
+        return None
+    if not (np.isfinite(boxes).all() and np.isfinite(scores).all()):
+        return None
+    if ((x2 < x1) | (y2 < y1)).any():
+        return None
     return images, labels, boxes, group, scores
 
 
@@ -308,8 +351,8 @@ def read_openimages_ground_truth(
         src = np.fromiter((i for i, _ in expanded), dtype=np.int64, count=len(expanded))
         lab = [label for _, label in expanded]
         img = [img[i] for i in src.tolist()]
-        xyxy = [xyxy[i] for i in src.tolist()]
-        group = [group[i] for i in src.tolist()]
+        xyxy = xyxy[src]
+        group = group[src]
     l_img: list[str] = []
     l_lab: list[str] = []
     l_pos: list[bool] = []
@@ -339,14 +382,14 @@ def read_openimages_ground_truth(
     keep = np.fromiter((lb in class_of for lb in lab), dtype=bool, count=len(lab))
     images = ImageTable.from_lists(list(range(1, len(stems) + 1)), stems)
     cats = CategoryTable.from_lists(list(range(1, len(names) + 1)), names)
-    box_array = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)[keep]
+    box_array = xyxy[keep]
     dataset = Dataset.from_arrays(
         images,
         cats,
         boxes=box_array,
         image_index=np.fromiter((row_of[s] for s in img), dtype=np.int64, count=len(img))[keep],
         category_id=np.fromiter((class_of.get(lb, 0) for lb in lab), np.int64, len(lab))[keep],
-        group_of=np.asarray(group, dtype=bool)[keep],
+        group_of=group[keep],
     )
     labels: ImageLabels | None = None
     if label_path is not None:
@@ -400,8 +443,8 @@ def read_openimages_predictions(
     return Dataset.from_arrays(
         gt.images,
         gt.categories,
-        boxes=np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)[keep],
+        boxes=xyxy[keep],
         image_index=rows[keep],
         category_id=cats[keep],
-        scores=np.asarray(scores, dtype=np.float64)[keep],
+        scores=scores[keep],
     )
