@@ -101,3 +101,10 @@ def test_argument_errors() -> None:
         evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="voc10", iou_type="segm")
     with pytest.raises(TypeError, match="list of paths"):
         evaluate_sharded(COCO / "instances_val2014_100.json", "shard.json")
+
+
+def test_default_local_cluster(tmp_path: Path) -> None:
+    dets = json.loads((COCO / "instances_val2014_fakebbox100_results.json").read_text())
+    shards = _write_shards(tmp_path, dets, 2)
+    r = evaluate_sharded(COCO / "instances_val2014_100.json", shards)  # makes and closes one
+    assert r.stats["AP"] == 0.5045806987249628
