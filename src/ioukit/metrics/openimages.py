@@ -24,11 +24,12 @@ challenges use:
   (``precision = cumTP / (cumTP + cumFP)``); classes without positives get AP -1 and are left
   out of the mean (the reference's NaN and ``nanmean``).
 
-Ties in score: the reference ranks with ``np.argsort(scores)[::-1]``, so tied predictions come
-in *reverse* input order (exactly, while numpy's sort is stable on the input, as it is for the
-small per-image arrays). ioukit does this with a stable sort, per image and class and again per
-class over all images (images in the ground truth's order, then each image's ranked
-predictions followed by its group-of true positives).
+Ties in score: the reference ranks with ``np.argsort(scores)[::-1]``, numpy's default
+quicksort, which does not fix the order of equal scores (it depends on the numpy version and
+the CPU: with AVX-512, numpy 2 reorders even four tied values). ioukit fixes it to what a
+stable sort reversed gives, *reverse* input order, per image and class and again per class
+over all images (images in the ground truth's order, then each image's ranked predictions
+followed by its group-of true positives). Without tied scores in a class the two agree exactly.
 
 The evaluation splits in two steps that shards can run separately: :func:`match_openimages`
 turns predictions into compact per-record :class:`OpenImagesPartial` results (the predictions
