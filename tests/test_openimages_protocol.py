@@ -305,6 +305,10 @@ def test_max_dets_and_bad_options() -> None:
         scores=[0.9, 0.8],
     )
     assert evaluate_openimages(gt, pred).stats["mAP"] == 0.5
+    low = Dataset.from_arrays(
+        images, cats, boxes=pred.boxes, image_index=[0, 0], category_id=[1, 1], scores=[-10, 0.8]
+    )
+    assert evaluate_openimages(gt, low).stats["mAP"] == 1.0  # score <= -10 dropped, as TF
     assert evaluate_openimages(gt, pred, max_dets=1).stats["mAP"] == 0.0
     with pytest.raises(DataFormatError, match="max_dets"):
         evaluate_openimages(gt, pred, max_dets=0)

@@ -5,7 +5,8 @@ The semantics of the TensorFlow Object Detection API (``utils/per_image_evaluati
 challenges use:
 
 - Per image and class, predictions are ranked by descending score and cut at ``max_dets``
-  (10 000). Predictions with an empty box (``x1 >= x2`` or ``y1 >= y2``) are dropped first.
+  (10 000). Predictions with an empty box (``x1 >= x2`` or ``y1 >= y2``) or a score <= -10
+  (the reference's NMS score floor) are dropped first.
 - A prediction looks at the ordinary ground truth of highest IoU (first on ties, no fallback):
   IoU >= ``iou_threshold`` (inclusive, 0.5) makes it a TP if that box is still free, an FP if it
   is taken, ignored if the box is ``difficult`` (or ``ignore``).
@@ -63,6 +64,7 @@ __all__ = [
 FP, TP, IGNORED_DIFFICULT, IGNORED_GROUP_OF = 0, 1, 2, 3
 """Per-prediction status codes of the matching kernel."""
 GROUP_OF_TP = 4
+_MIN_SCORE = -10.0
 """Record kind of a group-of box's single true positive."""
 
 
@@ -273,6 +275,7 @@ def match_openimages(
     scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
     boxes = pred.boxes
     keep = (pred_class >= 0) & (boxes[:, 0] < boxes[:, 2]) & (boxes[:, 1] < boxes[:, 3])
+    keep &= scores > _MIN_SCORE  # the reference's NMS step keeps scores > -10 only
     pred_key = pred.image_index * num_classes + pred_class
     if challenge:
         keep &= np.isin(pred_key, _evaluable_keys(gt, gt_class, num_classes, image_labels))
