@@ -100,9 +100,6 @@ def concat_predictions(parts: Sequence[Dataset], /) -> Dataset:
     return _concat(parts, first.images, first.categories, [0] * len(parts))
 
 
-_OPTIONAL = ("segmentation", "keypoints", "rotated", "group_of", "box_wh")
-
-
 def _take(data: Dataset, rows: np.ndarray) -> Dataset:
     """The rows ``rows`` of ``data`` (every column), over the same image and category tables."""
     columns: dict[str, Any] = {}
@@ -124,32 +121,27 @@ def _concat(
     image_offsets: Sequence[int],
 ) -> Dataset:
     """One Dataset from ``parts`` (every column, optional ones too), image rows shifted."""
-    columns: dict[str, Any] = {
-        "boxes": np.concatenate([p.boxes for p in parts]),
-        "image_index": np.concatenate(
-            [p.image_index + o for p, o in zip(parts, image_offsets, strict=True)]
-        ),
-        "scores": (
-            np.concatenate([p.scores for p in parts if p.scores is not None])
-            if parts[0].is_prediction
-            else None
-        ),
-    }
-    for name in ("category_id", "area", "crowd", "ignore", "difficult", "annotation_id"):
-        columns[name] = np.concatenate([getattr(p, name) for p in parts])
-    if len(np.unique(columns["annotation_id"])) != len(columns["annotation_id"]):
-        columns["annotation_id"] = np.arange(1, len(columns["boxes"]) + 1)  # ids per part
-    for name in _OPTIONAL:
-        values = [getattr(p, name) for p in parts]
+    columns: dict[str, Any] = {"images": images, "categories": categories}
+    for f in dataclasses.fields(Dataset):
+        if f.name in columns:
+            continue
+        values = [getattr(p, f.name) for p in parts]
         if all(v is None for v in values):
-            columns[name] = None
+            columns[f.name] = None
         elif any(v is None for v in values):
-            raise DataFormatError(f"parts: expected the column {name!r} in every part or in none")
-        elif name == "segmentation":
-            columns[name] = tuple(x for v in values for x in v)
+            raise DataFormatError(f"parts: expected the column {f.name!r} in every part or in none")
+        elif f.name == "segmentation":
+            columns[f.name] = tuple(x for v in values for x in v)
+        elif f.name == "image_index":
+            columns[f.name] = np.concatenate(
+                [v + o for v, o in zip(values, image_offsets, strict=True)]
+            )
         else:
-            columns[name] = np.concatenate(values)
-    return Dataset(images=images, categories=categories, **columns)
+            columns[f.name] = np.concatenate(values)
+    ids = columns["annotation_id"]
+    if len(np.unique(ids)) != len(ids):  # each part numbered its own 1..n
+        columns["annotation_id"] = np.arange(1, len(ids) + 1)
+    return Dataset(**columns)
 
 
 # ------------------------------------------------------------------------------ worker side
