@@ -223,3 +223,20 @@ def test_coco_partial_is_compact_and_round_trips() -> None:
     assert part.nbytes == 42 * len(part) + 8 * part.num_pred.size
     _, _, outcome = _coco_match(gt, pred, "bbox", {})
     np.testing.assert_array_equal(part.status(), outcome.status)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"use_cats": False},
+        {"max_dets": (1, 3, 5)},
+        {"iou_thresholds": (0.3, 0.5), "area_ranges": {"tiny": (0, 20), "rest": (20, 1e10)}},
+        {"compat": "pycocotools"},
+    ],
+)
+def test_coco_options_merge_bit_for_bit(options: dict[str, Any]) -> None:
+    for seed in range(8):
+        gt, pred = _dataset(seed, 6)
+        shards = _shards(pred, seed + 1, 3)
+        merged = _sharded(gt, shards, "coco", "bbox", options)
+        _assert_same(merged, ioukit.evaluate(gt, pred, **options))

@@ -470,7 +470,9 @@ def evaluate_sharded(
     shards : sequence of paths or Datasets
         Prediction files (COCO results JSON; Open Images predictions CSV for the Open Images
         protocols) or prediction Datasets over ``gt``'s images. Each image's predictions must
-        all be in one shard; shards may be empty.
+        all be in one shard; shards may be empty. (COCO segm results: ``loadRes`` takes every
+        area from the boxes when the file's first record has a ``bbox``; each shard file
+        applies that rule to its own first record.)
     client : dask.distributed.Client, optional
         Default: a local cluster with one single-threaded worker process per core, closed
         afterwards.
