@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
             n_workers=args.workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",
             memory_limit=0,
         )
         client = Client(cluster)

@@ -445,7 +445,7 @@ def _client(client: Any) -> tuple[Any, Any]:
         n_workers=os.cpu_count() or 1,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",
     )
     made = Client(cluster)  # type: ignore[no-untyped-call,unused-ignore]
     return made, (made, cluster)
