@@ -106,3 +106,35 @@ def test_without_process_group_compute_is_local() -> None:
     ev = ioukit.Evaluator()
     ev.update(*_images(5, 3))
     assert ev.compute().stats == ioukit.Evaluator(sync=False).merge(ev).compute().stats
+
+
+def test_rank_concatenation_equals_one_evaluator_segm() -> None:
+    """What every rank does after the all_gather, without processes: masks, sizes, labels."""
+    from ioukit.distributed import _renumbered
+
+    rng = np.random.default_rng(3)
+
+    def image(k: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        masks = rng.random((k, 6, 7)) < 0.4
+        pred = masks.copy()
+        pred[:, 0, :] = True
+        return (
+            {"masks": pred, "scores": rng.random(k), "labels": rng.integers(0, 3, k)},
+            {"masks": masks, "labels": rng.integers(0, 3, k)},
+        )
+
+    ranks = [[image(2), image(0), image(3)], [image(1)], [image(4), image(2)]]
+    single = ioukit.Evaluator(iou_type="segm")
+    pairs = []
+    for images in ranks:
+        ev = ioukit.Evaluator(iou_type="segm", sync=False)
+        for p, t in images:
+            ev.update([p], [t])
+            single.update([p], [t])
+        pairs.append(ev.datasets())
+    gt, pred = _renumbered(pairs)
+    got = ioukit.evaluate(gt, pred, iou_type="segm")
+    want = single.compute()
+    assert got.stats == want.stats
+    assert got.precision is not None and want.precision is not None
+    np.testing.assert_array_equal(got.precision, want.precision)
