@@ -195,7 +195,8 @@ class Evaluator:
     sync : bool, default True
         Under an initialised ``torch.distributed`` process group, ``compute`` gathers every
         rank's images (one ``all_gather_object``; images numbered rank by rank) and every rank
-        returns the same result. ``False``: this rank's images only.
+        returns the same result (every rank must call ``compute``, as with any collective).
+        ``False``: this rank's images only.
     **options
         Protocol options, as for :func:`evaluate`.
 
