@@ -15,7 +15,7 @@ protocol                        partial result
                                 grouping, similarity and matching run on the workers
 ``openimages``,                 :class:`~ioukit.metrics.openimages.OpenImagesPartial`: the
 ``openimages_challenge``        matched records (21 bytes per counted detection)
-``voc07``, ``voc10``, ``yolo``  the shard's validated predictions in columnar form (about 60
+``voc07``, ``voc10``, ``yolo``  the shard's validated predictions in columnar form (about 90
                                 bytes per detection); reading runs on the workers, matching
                                 on the client, until these protocols run on the pipeline's
                                 matcher too (#10)
