@@ -284,6 +284,13 @@ def test_overlapping_or_mismatched_partials_are_refused() -> None:
         accumulate_openimages(gt, [a, c], names=["a.json", "c.json"])
     with pytest.raises(DataFormatError, match="at least one"):
         accumulate_openimages(gt, [])
+    # challenge partials made with different image-level labels do not merge
+    one = ImageLabels.from_arrays([0], [1])
+    two = ImageLabels.from_arrays([0], [2])
+    d = match_openimages(gt, pred, images=np.array([0]), challenge=True, image_labels=one)
+    e = match_openimages(gt, pred, images=np.array([1]), challenge=True, image_labels=two)
+    with pytest.raises(DataFormatError, match=r"e\.csv: expected the options of d\.csv"):
+        accumulate_openimages(gt, [d, e], names=["d.csv", "e.csv"])
 
 
 def test_partial_is_compact() -> None:

@@ -40,6 +40,7 @@ numbers. Merged partials give the single-process result bit for bit.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -180,13 +181,24 @@ def _options(
 
 
 def _params(
-    challenge: bool, weight: float, threshold: float, max_dets: int
+    challenge: bool,
+    weight: float,
+    threshold: float,
+    max_dets: int,
+    image_labels: ImageLabels | None,
 ) -> tuple[tuple[str, Any], ...]:
+    labels = None
+    if challenge and image_labels is not None:  # a fingerprint: partials must agree on it
+        digest = hashlib.sha1(usedforsecurity=False)
+        for a in (image_labels.image_index, image_labels.category_id, image_labels.positive):
+            digest.update(np.ascontiguousarray(a).tobytes())
+        labels = f"{len(image_labels)} labels, sha1 {digest.hexdigest()[:12]}"
     return (
         ("protocol", "openimages_challenge" if challenge else "openimages"),
         ("group_of_weight", weight),
         ("iou_threshold", threshold),
         ("max_dets", max_dets),
+        ("image_labels", labels),
     )
 
 
@@ -350,7 +362,7 @@ def match_openimages(
         position=np.concatenate([rank[counted], go_position[go]]).astype(np.int32),
         score=np.concatenate([scores[order][counted], group_score[go]]),
         kind=np.concatenate([status[counted], np.full(int(go.sum()), GROUP_OF_TP)]).astype(np.int8),
-        params=_params(challenge, weight, threshold, max_dets),
+        params=_params(challenge, weight, threshold, max_dets, image_labels),
         images=covered.astype(np.int64),
     )
 
