@@ -1,5 +1,5 @@
-"""COCO engine: kernels vs plain-Python twins, golden vectors, compat switches, readers, results,
-Evaluator streaming and the sample data."""
+"""COCO engine: the pipeline against itself with plain-Python twins for its kernels, golden
+vectors, compat switches, readers, results, Evaluator streaming and the sample data."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ioukit._kernels import coco as kernels
 from ioukit.dataset import Dataset
 from ioukit.engine import Evaluator, evaluate
 from ioukit.errors import DataFormatError
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.matching import match_predictions
 from ioukit.metrics.coco import evaluate_coco
 from ioukit.sample_data import ground_truth_path, predictions_path
+from tests.kernels.test_match_kernels import patch_with_twins
 
 EPS = float(np.spacing(1))
 
@@ -48,99 +49,6 @@ def match_group_twin(
     return pm, pi, gm
 
 
-def evaluate_groups_twin(*args: Any) -> None:
-    """Plain-Python twin of kernels.evaluate_groups (same signature, same outputs)."""
-    (
-        gt_start,
-        gt_end,
-        pred_start,
-        pred_end,
-        gt_boxes,
-        gt_box_area,
-        gt_area,
-        gt_ignore,
-        gt_crowd,
-        gt_never,
-        pred_boxes,
-        pred_area,
-        thresholds,
-        area_lo,
-        area_hi,
-        max_det,
-        slot,
-        status,
-        *_buffers,
-    ) = args
-    for g0, g1, p0, p1 in zip(gt_start, gt_end, pred_start, pred_end, strict=True):
-        n_p = min(p1 - p0, max_det)
-        preds = range(p0, p0 + n_p)
-        iou = np.zeros((n_p, g1 - g0))
-        for d, p in enumerate(preds):
-            for j, g in enumerate(range(g0, g1)):
-                w = min(pred_boxes[p, 2], gt_boxes[g, 2]) - max(pred_boxes[p, 0], gt_boxes[g, 0])
-                h = min(pred_boxes[p, 3], gt_boxes[g, 3]) - max(pred_boxes[p, 1], gt_boxes[g, 1])
-                if w > 0 and h > 0:
-                    union = pred_area[p] if gt_crowd[g] else pred_area[p] + gt_box_area[g] - w * h
-                    iou[d, j] = w * h / union
-        for a, (lo, hi) in enumerate(zip(area_lo, area_hi, strict=True)):
-            ig = np.array([gt_ignore[g] or not lo <= gt_area[g] <= hi for g in range(g0, g1)])
-            order = np.argsort(ig, kind="stable")
-            pm, pi, _ = match_group_twin(
-                iou[:, order], ig[order], gt_crowd[g0:g1][order], thresholds
-            )
-            for t in range(len(thresholds)):
-                for d, p in enumerate(preds):
-                    m = pm[t, d]
-                    matched = m >= 0 and not gt_never[g0 + order[m]]
-                    ignored = (m >= 0 and pi[t, d]) or (
-                        not matched and not lo <= pred_area[p] <= hi
-                    )
-                    status[slot[p], a, t] = 2 if ignored else int(matched)
-
-
-def accumulate_twin(*args: Any) -> None:
-    """Plain-Python twin of kernels.accumulate, written like COCOeval.accumulate."""
-    (
-        class_start,
-        class_end,
-        rank,
-        status,
-        scores,
-        npig_all,
-        max_dets,
-        rec_thr,
-        precision,
-        recall,
-        score_out,
-        *_buffers,
-    ) = args
-    for k, (s0, s1) in enumerate(zip(class_start, class_end, strict=True)):
-        for a in range(npig_all.shape[1]):
-            npig = npig_all[k, a]
-            if npig == 0:
-                continue
-            for m, limit in enumerate(max_dets):
-                sel = [i for i in range(s0, s1) if rank[i] < limit]
-                for t in range(status.shape[2]):
-                    st = np.array([status[i, a, t] for i in sel], dtype=np.int64)
-                    tp = np.cumsum(st == 1).astype(float)
-                    fp = np.cumsum(st == 0).astype(float)
-                    rc = tp / npig
-                    pr = (tp / (fp + tp + EPS)).tolist()
-                    recall[t, k, a, m] = rc[-1] if len(sel) else 0
-                    for i in range(len(pr) - 1, 0, -1):
-                        if pr[i] > pr[i - 1]:
-                            pr[i - 1] = pr[i]
-                    q, ss = np.zeros(len(rec_thr)), np.zeros(len(rec_thr))
-                    for ri, pi in enumerate(np.searchsorted(rc, rec_thr, side="left")):
-                        if pi >= len(pr):
-                            break
-                        q[ri], ss[ri] = pr[pi], scores[sel[pi]]
-                    precision[t, :, k, a, m] = q
-                    score_out[t, :, k, a, m] = ss
-
-
-# --------------------------------------------------------------------------- data helpers
 def coco_gt(
     boxes: list[list[float]],
     *,
@@ -223,39 +131,25 @@ def random_case(seed: int, n_images: int = 12, n_cats: int = 3) -> tuple[dict[st
 
 # --------------------------------------------------------------------------- kernels vs twins
 @pytest.mark.parametrize("seed", range(30))
-def test_match_group_coco_equals_twin(seed: int) -> None:
+def test_match_predictions_equals_pycocotools_loop(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n_p, n_g = int(rng.integers(0, 7)), int(rng.integers(0, 7))
     iou = rng.choice([0.0, 0.3, 0.5, 0.55, 0.75, 0.9, 1.0], size=(n_p, n_g))  # many ties
     ignore = np.sort(rng.random(n_g) < 0.3)  # ignored last
     crowd = ignore & (rng.random(n_g) < 0.7)
-    thr = np.minimum(np.linspace(0.5, 0.95, 10), 1 - 1e-10)
-    pm = np.empty((10, n_p), dtype=np.int64)
-    pi = np.empty((10, n_p), dtype=bool)
-    gm = np.empty((10, n_g), dtype=np.int64)
-    kernels.match_group_coco(iou, ignore, crowd, thr, pm, pi, gm)
-    expected = match_group_twin(iou, ignore, crowd, thr)
-    np.testing.assert_array_equal(pm, expected[0])
-    np.testing.assert_array_equal(pi, expected[1])
-    np.testing.assert_array_equal(gm, expected[2])
+    thr = np.linspace(0.5, 0.95, 10)
+    m = match_predictions(iou, np.linspace(1, 0.1, n_p), iou_thresholds=thr, gt_crowd=crowd,
+                          gt_ignore=ignore)  # fmt: skip
+    expected = match_group_twin(iou, ignore, crowd, np.minimum(thr, 1 - 1e-10))
+    np.testing.assert_array_equal(m.matched_gt, expected[0])
+    np.testing.assert_array_equal(m.ignored, expected[1])
 
 
 def test_match_equal_iou_last_gt_wins_and_crowd_absorbs() -> None:
-    thr = np.array([0.5])
-    pm = np.empty((1, 1), dtype=np.int64)
-    pi = np.empty((1, 1), dtype=bool)
-    gm = np.empty((1, 2), dtype=np.int64)
-    kernels.match_group_coco(
-        np.array([[0.8, 0.8]]), np.zeros(2, bool), np.zeros(2, bool), thr, pm, pi, gm
-    )
-    assert pm.tolist() == [[1]] and gm.tolist() == [[-1, 0]]
-    pm3 = np.empty((1, 3), dtype=np.int64)
-    pi3 = np.empty((1, 3), dtype=bool)
-    gm1 = np.empty((1, 1), dtype=np.int64)
-    kernels.match_group_coco(
-        np.full((3, 1), 0.6), np.ones(1, bool), np.ones(1, bool), thr, pm3, pi3, gm1
-    )
-    assert pm3.tolist() == [[0, 0, 0]] and pi3.all()
+    m = match_predictions(np.array([[0.8, 0.8]]), [0.9])
+    assert m.matched_gt.tolist() == [[1]]
+    m3 = match_predictions(np.full((3, 1), 0.6), [0.9, 0.8, 0.7], gt_crowd=[True])
+    assert m3.matched_gt.tolist() == [[0, 0, 0]] and m3.ignored.all()
 
 
 @pytest.mark.parametrize(
@@ -276,8 +170,7 @@ def test_kernels_equal_python_twins(
     gt = read_coco_ground_truth(gt_dict)
     pred = read_coco_results(res, gt)
     fast = evaluate_coco(gt, pred, **options)
-    monkeypatch.setattr(kernels, "evaluate_groups", evaluate_groups_twin)
-    monkeypatch.setattr(kernels, "accumulate", accumulate_twin)
+    patch_with_twins(monkeypatch)
     slow = evaluate_coco(gt, pred, **options)
     for name in ("precision", "recall", "scores"):
         np.testing.assert_array_equal(fast.arrays[name], slow.arrays[name], err_msg=name)
@@ -661,7 +554,8 @@ def test_other_protocols_and_delegations() -> None:
     for protocol, key in (("voc07", "mAP"), ("voc10", "mAP")):
         other = evaluate(ground_truth_path(), predictions_path(), protocol=protocol)
         assert other.protocol == protocol and 0 < other.stats[key] < 1
-        assert other.precision is None
+        assert other.precision is not None and other.precision.shape == (len(other.per_class), 101)
+        assert [c.to_dict() for c in other.classes] == list(other.per_class)
         assert other.summary().startswith(protocol)
     yolo = evaluate(ground_truth_path(), predictions_path(), protocol="yolo")
     assert yolo.protocol == "yolo"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ioukit.dataset import Dataset
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.diagnostics import diagnose, greedy_match, pairwise_in_groups
 from ioukit.io import Unknowns
 from tests.test_io_formats import make_pair
@@ -155,3 +155,64 @@ def test_greedy_match_against_loop(pair: tuple[Dataset, Dataset]) -> None:
 def test_pairwise_in_groups_limits() -> None:
     with pytest.raises(MemoryError):
         pairwise_in_groups(np.zeros(10, dtype=np.int64), np.zeros(10, dtype=np.int64), max_pairs=50)
+
+
+# ------------------------------------------------------------------ #16 items 9 and 18
+
+
+def test_mistakes_that_gave_ap_zero_with_no_finding(pair: tuple[Dataset, Dataset]) -> None:
+    gt, pred = pair
+    # predictions made at half the resolution and not scaled back
+    assert "resolution-mismatch" in codes(gt, _with_boxes(pred, pred.boxes * 0.5))
+    # image ids shifted by one: every prediction sits on the neighbouring image
+    ids = gt.images.ids
+    by_id = np.argsort(ids, kind="stable")
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[by_id] = np.arange(len(ids))
+    nxt = rank[pred.image_index] + 1
+    ok = nxt < len(ids)
+    shifted = Dataset.from_arrays(
+        pred.images,
+        pred.categories,
+        boxes=pred.boxes[ok],
+        image_index=by_id[nxt[ok]],
+        category_id=pred.category_id[ok],
+        scores=None if pred.scores is None else pred.scores[ok],
+    )
+    assert "image-mismatch" in codes(gt, shifted)
+    # category ids permuted
+    cats = np.sort(gt.categories.ids)
+    perm = dict(zip(cats.tolist(), np.roll(cats, 1).tolist(), strict=True))
+    relabelled = _with_boxes(
+        pred, pred.boxes, category_id=np.array([perm[int(c)] for c in pred.category_id])
+    )
+    assert "category-mismatch" in codes(gt, relabelled)
+    # and clean data stays quiet
+    assert not {"resolution-mismatch", "image-mismatch", "category-mismatch"} & set(codes(gt, pred))
+
+
+def test_diagnostics_work_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ioukit.diagnostics as diagnostics
+    from ioukit.metrics import _grouping
+
+    rng = np.random.default_rng(5)
+    images = ImageTable.from_lists([1, 2], ["a", "b"], [800, 800], [800, 800])
+    cats = CategoryTable.from_lists([1], ["x"])
+    xy = rng.uniform(0, 700, (400, 2))
+    boxes = np.c_[xy, xy + rng.uniform(5, 100, (400, 2))]
+    gt = Dataset.from_arrays(images, cats, boxes=boxes, image_index=np.arange(400) % 2,
+                             category_id=np.ones(400, dtype=np.int64))  # fmt: skip
+    noisy = boxes + rng.normal(0, 3, boxes.shape)
+    noisy[:, 2:] = np.maximum(noisy[:, 2:], noisy[:, :2])
+    pred = Dataset.from_arrays(images, cats, boxes=np.r_[noisy, noisy],
+                               image_index=np.r_[np.arange(400) % 2, np.arange(400) % 2],
+                               category_id=np.ones(800, dtype=np.int64),
+                               scores=rng.random(800))  # fmt: skip
+    whole = diagnose(gt, pred)
+    matched = greedy_match(gt, pred)
+    monkeypatch.setattr(diagnostics, "_CHUNK_PAIRS", 1000)
+    monkeypatch.setattr(_grouping, "CHUNK_PAIRS", 5000)
+    assert diagnose(gt, pred) == whole
+    for a, b in zip(greedy_match(gt, pred), matched, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert "near-duplicates" in [f.code for f in whole]

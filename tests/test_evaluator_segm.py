@@ -281,8 +281,8 @@ def test_clear_errors(changes: dict[str, Any], error: type[Exception], match: st
 def test_segm_options_are_checked() -> None:
     with pytest.raises(ValueError, match="iou_type: protocol 'voc07' supports 'bbox', got 'segm'"):
         Evaluator(protocol="voc07", iou_type="segm")
-    with pytest.raises(ValueError, match=r"iou_type: protocol 'coco' supports .*got 'keypoints'"):
-        Evaluator(iou_type="keypoints")
+    with pytest.raises(ValueError, match=r"iou_type: protocol 'coco' supports .*got 'obb'"):
+        Evaluator(iou_type="obb")
     # bbox evaluators ignore masks and still need boxes
     ev = Evaluator()
     pred, target = _one()

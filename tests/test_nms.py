@@ -307,4 +307,5 @@ def test_torchvision_parity():
 def test_all_lists_public_names():
     public = {n for n, v in vars(nms_module).items() if callable(v) and not n.startswith("_")}
     public = {n for n in public if getattr(nms_module, n).__module__ == "ioukit.suppression"}
-    assert set(nms_module.__all__) == public == {"batched_nms", "nms", "soft_nms"}
+    rotated = {"batched_rotated_nms", "rotated_nms"}  # issue #12
+    assert set(nms_module.__all__) == public == {"batched_nms", "nms", "soft_nms"} | rotated

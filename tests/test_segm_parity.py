@@ -10,14 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ioukit._kernels import coco as kernels
 from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.metrics.coco import evaluate_coco
 from tests import coco_reference as reference
 from tests.coco_reference import compare
-from tests.test_coco_engine import match_group_twin
+from tests.kernels.test_match_kernels import patch_with_twins
 
 pytest.importorskip("pycocotools")
 from pycocotools import mask as mask_utils
@@ -244,39 +243,21 @@ def group_mask_iou_twin(*args: Any) -> None:
                 block[d, j] = inter / union if inter > 0 else 0.0
 
 
-def evaluate_groups_iou_twin(*args: Any) -> None:
-    """Plain-Python twin of kernels.evaluate_groups_iou (same signature, same outputs)."""
-    (g_start, g_end, p_start, p_end, values, offsets, gt_area, gt_ignore, gt_crowd) = args[:9]
-    (gt_never, pred_area, thresholds, area_lo, area_hi, max_det, slot, status) = args[9:17]
-    for k, (g0, g1, p0, p1) in enumerate(zip(g_start, g_end, p_start, p_end, strict=True)):
-        n_p = min(p1 - p0, max_det)
-        preds = range(p0, p0 + n_p)
-        iou = values[offsets[k] : offsets[k] + n_p * (g1 - g0)].reshape(n_p, g1 - g0)
-        for a, (lo, hi) in enumerate(zip(area_lo, area_hi, strict=True)):
-            ig = np.array([gt_ignore[g] or not lo <= gt_area[g] <= hi for g in range(g0, g1)])
-            order = np.argsort(ig, kind="stable")
-            if g1 > g0:
-                pm, pi, _ = match_group_twin(
-                    iou[:, order], ig[order], gt_crowd[g0:g1][order], thresholds
-                )
-            for t in range(len(thresholds)):
-                for d, p in enumerate(preds):
-                    m = pm[t, d] if g1 > g0 else -1
-                    matched = m >= 0 and not gt_never[g0 + order[m]]
-                    ignored = (m >= 0 and pi[t, d]) or (
-                        not matched and not lo <= pred_area[p] <= hi
-                    )
-                    status[slot[p], a, t] = 2 if ignored else int(matched)
-
-
 def test_segm_kernels_equal_twins(monkeypatch: pytest.MonkeyPatch) -> None:
     gt, res = generate(11, n_images=6, crowd=0.3, empty_masks=0.1)
     gt_ds = read_coco_ground_truth(gt, keep_segmentation=True)
     pred_ds = read_coco_results(res, gt_ds, iou_type="segm")
     options: dict[str, Any] = {"iou_type": "segm", "max_dets": [1, 2, 4]}
     fast = evaluate_coco(gt_ds, pred_ds, **options)
-    monkeypatch.setattr(kernels, "group_mask_iou", group_mask_iou_twin)
-    monkeypatch.setattr(kernels, "evaluate_groups_iou", evaluate_groups_iou_twin)
+    from ioukit.evaluation import _segm
+
+    compiled = _segm._rle_kernel
+    monkeypatch.setattr(
+        _segm,
+        "_rle_kernel",
+        lambda name: group_mask_iou_twin if name == "group_mask_iou" else compiled(name),
+    )
+    patch_with_twins(monkeypatch)
     slow = evaluate_coco(gt_ds, pred_ds, **options)
     assert fast.stats == slow.stats
     for key in ("precision", "recall", "scores"):
@@ -379,7 +360,7 @@ def test_segm_needs_the_coco_protocol() -> None:
     with pytest.raises(ValueError, match="protocol"):
         evaluate(gt, res, iou_type="segm", protocol="voc07")
     with pytest.raises(ValueError, match="iou_type"):
-        evaluate(gt, res, iou_type="keypoints")
+        evaluate(gt, res, iou_type="obb")
 
 
 def test_cli_eval_segm(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -128,3 +128,97 @@ def test_confusion_matrix_equals_ultralytics(grid: float, conf: float, iou: floa
         cm.process_batch(preds, batch, conf=conf, iou_thres=iou)
     mine = confusion_matrix(gt, pred, iou_threshold=iou, score_threshold=conf)
     np.testing.assert_array_equal(mine.matrix, cm.matrix.astype(np.int64))
+
+
+# ------------------------------------------------------------------ #17: float32 and tied scores
+
+
+def _edge_case(seed: int) -> tuple[Dataset, Dataset]:
+    """Images holding the three float32 edge cases of #17 (tiny boxes where ``+ 1e-7`` vanishes,
+    two ground truths equal only in float32, an IoU that float32 rounds across 0.5) next to
+    ordinary boxes, with scores on a 1/32 grid (many ties)."""
+    rng = np.random.default_rng(seed)
+    n_img = 30
+    images = ImageTable.from_lists(list(range(1, n_img + 1)), [f"i{i}" for i in range(n_img)])
+    cats = CategoryTable.from_lists([0, 1], ["a", "b"])
+    gt_b: list[list[float]] = []
+    gt_i: list[int] = []
+    pr_b: list[list[float]] = []
+    pr_i: list[int] = []
+    for i in range(n_img):
+        kind = i % 4
+        if kind == 0:  # tiny boxes at integer offsets: IoU 0.5 exactly in float32
+            x, y = float(rng.integers(0, 500)), float(rng.integers(0, 500))
+            gt_b.append([x, y, x + 1, y + 2])
+            pr_b.append([x, y, x + 1, y + 1])
+        elif kind == 1:  # equal only in float32: the first ground truth wins
+            gt_b += [[196, 171, 621, 459], [262, 188, 651, 524]]
+            gt_i.append(i)
+            pr_b += [[214, 182, 672, 487], [262, 188, 651, 524]]
+            pr_i.append(i)
+        elif kind == 2:  # exact IoU 0.4999999999999998, 0.50000006 in float32
+            gt_b.append([236.11, 241.9, 477.91, 448.0])
+            pr_b.append([236.11, 241.9, 357.01, 448.0])
+        else:  # ordinary boxes and a duplicate
+            xy = rng.uniform(0, 300, 2)
+            box = [*xy, *(xy + rng.uniform(20, 80, 2))]
+            gt_b.append(box)
+            pr_b += [box, [box[0] + 2, box[1], box[2] + 2, box[3]]]
+            pr_i.append(i)
+        gt_i.append(i)
+        pr_i.append(i)
+    gt_c = rng.integers(0, 2, len(gt_b))
+    pr_c = np.where(rng.random(len(pr_b)) < 0.85, 0, 1)
+    gt_c[:] = 0
+    scores = np.ceil(rng.random(len(pr_b)) * 32) / 32  # ties
+    gt = Dataset.from_arrays(images, cats, boxes=gt_b, image_index=gt_i, category_id=gt_c)
+    pred = Dataset.from_arrays(
+        images, cats, boxes=pr_b, image_index=pr_i, category_id=pr_c, scores=scores
+    )
+    return gt, pred
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_float32_edge_cases_and_tied_scores_equal_ultralytics(seed: int) -> None:
+    gt, pred = _edge_case(seed)
+    validator = DetectionValidator.__new__(DetectionValidator)
+    validator.iouv = torch.linspace(0.5, 0.95, 10)
+    validator.niou = 10
+    metrics = DetMetrics(names={k: str(k) for k in range(len(gt.categories))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for batch, preds in _images(gt, pred):
+            preds = {**preds, "conf": preds["conf"].to(torch.float32)}  # as a model outputs
+            cls = batch["cls"].numpy()
+            metrics.update_stats(
+                {
+                    **validator._process_batch(preds, batch),
+                    "target_cls": cls,
+                    "target_img": np.unique(cls),
+                    "conf": preds["conf"].numpy(),
+                    "pred_cls": preds["cls"].numpy(),
+                    "im_name": batch["im_file"],
+                }
+            )
+        metrics.process()
+    box = metrics.box
+    result = evaluate_yolo(gt, pred)
+    theirs = [box.mp, box.mr, box.map50, box.map]
+    mine = [result.stats[k] for k in ("precision", "recall", "mAP50", "mAP50-95")]
+    np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_per_image_confusion_matrices_equal_ultralytics(seed: int) -> None:
+    """Per image, so that errors of opposite sign cannot cancel in the summed matrix."""
+    from ioukit.metrics._grouping import _subset
+
+    gt, pred = _edge_case(seed)
+    for i, (batch, preds) in enumerate(_images(gt, pred)):
+        preds = {**preds, "conf": preds["conf"].to(torch.float32)}
+        cm = ConfusionMatrix(names={k: str(k) for k in range(len(gt.categories))})
+        cm.process_batch(preds, batch, conf=0.25, iou_thres=0.45)
+        g = _subset(gt, np.flatnonzero(gt.image_index == i))
+        p = _subset(pred, np.flatnonzero(pred.image_index == i))
+        mine = confusion_matrix(g, p, iou_threshold=0.45, score_threshold=0.25)
+        np.testing.assert_array_equal(mine.matrix, cm.matrix.astype(np.int64), err_msg=str(i))

@@ -49,9 +49,14 @@ from ioukit.overlap import (
     generalized_box_iou_elementwise,
     generalized_box_iou_loss,
     iou,
+    probiou,
+    probiou_elementwise,
+    rotated_box_iou,
+    rotated_box_iou_elementwise,
+    rotated_box_iou_loss,
 )
 from ioukit.segmentation import SegmentationMetric, SegmentationResult, segmentation_iou
-from ioukit.suppression import batched_nms, nms, soft_nms
+from ioukit.suppression import batched_nms, batched_rotated_nms, nms, rotated_nms, soft_nms
 
 __version__ = "0.1.0"
 
@@ -75,6 +80,7 @@ __all__ = [
     "SegmentationResult",
     "__version__",
     "batched_nms",
+    "batched_rotated_nms",
     "box_area",
     "box_convert",
     "box_dice",
@@ -109,8 +115,14 @@ __all__ = [
     "normalize_boxes",
     "pr_curves",
     "precision_recall_f1",
+    "probiou",
+    "probiou_elementwise",
     "read_ground_truth",
     "read_predictions",
+    "rotated_box_iou",
+    "rotated_box_iou_elementwise",
+    "rotated_box_iou_loss",
+    "rotated_nms",
     "segmentation_iou",
     "soft_nms",
     "ultralytics_ap",

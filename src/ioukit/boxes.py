@@ -12,6 +12,24 @@ Three formats, all continuous coordinates (a box ``[0, 0, 2, 2]`` has area 4, no
 Any of them may be *normalized* (divided by the image width and height, as YOLO label files
 are); ``image_size=(W, H)`` converts between normalized and pixel units.
 
+Rotated (oriented) boxes, with the names and definitions of ``torchvision.ops.box_convert``:
+
+``"cxcywhr"``
+    centre, size and angle ``(cx, cy, w, h, r)``.
+``"xywhr"``
+    first corner, size and angle ``(x1, y1, w, h, r)``; ``(x1, y1)`` is the corner that is the
+    top-left one when ``r = 0``.
+``"xyxyxyxy"``
+    the four corners ``(x1, y1, x2, y2, x3, y3, x4, y4)``: top-left, top-right, bottom-right,
+    bottom-left when ``r = 0`` (any convex quadrilateral for IoU).
+
+By default ``r`` is in degrees and turns the box counter-clockwise as seen on the image (y
+pointing down), as in torchvision and detectron2. ``angle_unit="radians"`` and ``clockwise=True``
+read (and write) the angle of mmcv/mmrotate (``le90``/``oc``) and Ultralytics OBB (``xywhr``
+there is ioukit's ``cxcywhr`` with ``angle_unit="radians", clockwise=True``). Converting a
+rotated box to ``"xyxy"``, ``"xywh"`` or ``"cxcywh"`` gives its axis-aligned envelope; an
+axis-aligned box becomes a rotated box with angle 0.
+
 Every function takes Python sequences, NumPy, PyTorch, JAX, CuPy or any array-API array of
 shape ``(..., 4)`` and returns an array of the same library, float dtype and device.
 Inputs are never modified.
@@ -23,7 +41,18 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ioukit._array import Array, as_boxes, check_format, namespace_of, validate_boxes
+import numpy as np
+
+from ioukit._array import (
+    Array,
+    as_boxes,
+    check_format,
+    float_dtype_for,
+    host_view,
+    namespace_of,
+    validate_boxes,
+)
+from ioukit.errors import BoxError
 
 __all__ = [
     "box_area",
@@ -32,7 +61,13 @@ __all__ = [
     "denormalize_boxes",
     "normalize_boxes",
     "prepare_boxes",
+    "prepare_rotated_corners",
 ]
+
+ROTATED_FORMATS = ("cxcywhr", "xywhr", "xyxyxyxy")
+"""The rotated box formats and their number of values: 5, 5 and 8."""
+
+_ROTATED_WIDTH = {"cxcywhr": 5, "xywhr": 5, "xyxyxyxy": 8}
 
 
 def _columns(boxes: Array) -> tuple[Array, Array, Array, Array]:
@@ -121,31 +156,41 @@ def box_convert(
     *,
     image_size: Sequence[float] | None = None,
     normalized: Literal["input", "output"] = "input",
+    angle_unit: Literal["degrees", "radians"] = "degrees",
+    clockwise: bool = False,
 ) -> Array:
-    """Convert boxes between ``"xyxy"``, ``"xywh"`` and ``"cxcywh"``.
+    """Convert boxes between ``"xyxy"``, ``"xywh"``, ``"cxcywh"`` and the rotated formats.
 
     Parameters
     ----------
-    boxes : array_like, shape (..., 4)
+    boxes : array_like, shape (..., 4), (..., 5) or (..., 8)
         Boxes in ``in_fmt``.
-    in_fmt, out_fmt : {"xyxy", "xywh", "cxcywh"}
-        Source and target formats (torchvision's names and argument order).
+    in_fmt, out_fmt : {"xyxy", "xywh", "cxcywh", "cxcywhr", "xywhr", "xyxyxyxy"}
+        Source and target formats (torchvision's names, definitions and argument order). Between
+        rotated formats the values are torchvision's bit for bit (in its default angle
+        convention); from a rotated to an axis-aligned format the result is the envelope.
     image_size : (width, height), optional
         When given, one side is in normalized units (fractions of the image size, as in YOLO
-        label files) and the other in pixels.
+        label files) and the other in pixels. With rotated boxes the normalized side must be
+        ``"xyxyxyxy"`` or axis-aligned (a normalized angle would not be an angle).
     normalized : {"input", "output"}
         Which side is normalized when ``image_size`` is given: ``"input"`` turns normalized
         boxes into pixels, ``"output"`` turns pixel boxes into normalized ones.
+    angle_unit : {"degrees", "radians"}
+        Unit of the angle column of ``cxcywhr``/``xywhr`` (input and output).
+    clockwise : bool
+        The angle turns the box clockwise on the image (mmcv, mmrotate, Ultralytics) instead of
+        counter-clockwise (torchvision, detectron2).
 
     Returns
     -------
-    array, shape (..., 4)
+    array, shape (..., 4), (..., 5) or (..., 8)
         Float boxes in ``out_fmt``, same library and device as ``boxes``.
 
     Raises
     ------
     BoxError
-        Wrong shape, a NaN or infinite coordinate, or a negative size.
+        Wrong shape, a NaN or infinite coordinate or angle, or a negative size.
 
     Examples
     --------
@@ -159,7 +204,21 @@ def box_convert(
     array([[0.5 , 0.5 , 0.25, 0.5 ]])
     >>> box_convert(np.zeros((0, 4)), "xyxy", "cxcywh").shape
     (0, 4)
+
+    Rotated boxes (a 90° counter-clockwise turn swaps the envelope's width and height):
+
+    >>> box_convert([[50, 50, 40, 20, 90]], "cxcywhr", "xyxyxyxy").round(6)
+    array([[40., 70., 40., 30., 60., 30., 60., 70.]])
+    >>> box_convert([[50, 50, 40, 20, 90]], "cxcywhr", "xyxy").round(6)
+    array([[40., 30., 60., 70.]])
+    >>> box_convert([[50, 50, 40, 20, np.pi / 2]], "cxcywhr", "xyxy", angle_unit="radians",
+    ...             clockwise=True).round(6)
+    array([[40., 30., 60., 70.]])
     """
+    if in_fmt in ROTATED_FORMATS or out_fmt in ROTATED_FORMATS:
+        return _convert_rotated(
+            boxes, in_fmt, out_fmt, image_size, normalized, _angle_unit(angle_unit), clockwise
+        )
     check_format(out_fmt, "out_fmt")
     check_format(in_fmt, "in_fmt")
     xp, (arr,) = namespace_of(boxes, names=("boxes",))
@@ -278,3 +337,244 @@ def clip_boxes(boxes: Array, /, image_size: Sequence[float], *, fmt: str = "xyxy
         axis=-1,
     )
     return _from_xyxy(xp, clipped, fmt)
+
+
+# ------------------------------------------------------------------------------ rotated boxes
+
+
+def _angle_unit(angle_unit: object) -> Literal["degrees", "radians"]:
+    if angle_unit == "degrees":
+        return "degrees"
+    if angle_unit == "radians":
+        return "radians"
+    raise ValueError(f"angle_unit: expected 'degrees' or 'radians', got {angle_unit!r}")
+
+
+def _box_width(fmt: str) -> int:
+    return _ROTATED_WIDTH.get(fmt, 4)
+
+
+def _as_rotated(
+    xp: Any, x: Array, name: str, fmt: str, *, dtype: Any = None, ndim: int | None = None
+) -> Array:
+    """Shape-check, cast and validate boxes of any format (last axis 4, 5 or 8)."""
+    width = _box_width(fmt)
+    if width == 4:
+        arr = as_boxes(xp, x, name, dtype=dtype, ndim=ndim)
+        validate_boxes(arr, name, fmt)
+        return arr
+    shape = tuple(x.shape)
+    if (ndim is not None and len(shape) != ndim) or len(shape) == 0 or shape[-1] != width:
+        want = f"(N, {width})" if ndim == 2 else f"(..., {width})"
+        raise BoxError(f"{name}: expected shape {want} for {fmt!r} boxes, got {shape}")
+    if not xp.isdtype(x.dtype, ("bool", "integral", "real floating")):
+        raise BoxError(f"{name}: expected a real-valued array, got dtype {x.dtype}")
+    target = float_dtype_for(xp, x) if dtype is None else dtype
+    arr = x if x.dtype == target else xp.astype(x, target)
+    _validate_rotated(arr, name, fmt)
+    return arr
+
+
+def _validate_rotated(x: Array, name: str, fmt: str) -> None:
+    view = host_view(x)
+    if view is None or view.size == 0:
+        return
+    finite = np.isfinite(view).all(axis=-1)
+    ok = finite if fmt == "xyxyxyxy" else finite & (view[..., 2] >= 0) & (view[..., 3] >= 0)
+    if ok.all():
+        return
+    index = tuple(int(i) for i in np.argwhere(~ok)[0])
+    where = name + "".join(f"[{i}]" for i in index)
+    reason = (
+        "a NaN or infinite coordinate or angle" if not finite[index] else "negative width or height"
+    )
+    raise BoxError(f"{where}: invalid {fmt} box {view[index].tolist()}: {reason}")
+
+
+def _radians(xp: Any, r: Array, angle_unit: str, clockwise: bool) -> Array:
+    """The angle in radians, counter-clockwise (torchvision: ``r * pi / 180.0``)."""
+    r = -r if clockwise else r
+    return r * math.pi / 180.0 if angle_unit == "degrees" else r
+
+
+def _from_radians(r_rad: Array, angle_unit: str, clockwise: bool) -> Array:
+    r = r_rad * 180 / math.pi if angle_unit == "degrees" else r_rad
+    return -r if clockwise else r
+
+
+def _cxcywhr_to_xywhr(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
+    cx, cy, w, h, r = (boxes[..., k] for k in range(5))
+    r_rad = _radians(xp, r, unit, cw)
+    cos, sin = xp.cos(r_rad), xp.sin(r_rad)
+    x1 = cx - w / 2 * cos - h / 2 * sin
+    y1 = cy - h / 2 * cos + w / 2 * sin
+    return xp.stack((x1, y1, w, h, r), axis=-1)
+
+
+def _xywhr_to_cxcywhr(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
+    x1, y1, w, h, r = (boxes[..., k] for k in range(5))
+    r_rad = _radians(xp, r, unit, cw)
+    cos, sin = xp.cos(r_rad), xp.sin(r_rad)
+    cx = x1 + w / 2 * cos + h / 2 * sin
+    cy = y1 - w / 2 * sin + h / 2 * cos
+    return xp.stack((cx, cy, w, h, r), axis=-1)
+
+
+def _xywhr_to_xyxyxyxy(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
+    x1, y1, w, h, r = (boxes[..., k] for k in range(5))
+    r_rad = _radians(xp, r, unit, cw)
+    cos, sin = xp.cos(r_rad), xp.sin(r_rad)
+    x2 = x1 + w * cos
+    y2 = y1 - w * sin
+    x3 = x2 + h * sin
+    y3 = y2 + h * cos
+    x4 = x1 + h * sin
+    y4 = y1 + h * cos
+    return xp.stack((x1, y1, x2, y2, x3, y3, x4, y4), axis=-1)
+
+
+def _xyxyxyxy_to_xywhr(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
+    x1, y1, x2, y2, x3, y3 = (boxes[..., k] for k in range(6))
+    r = _from_radians(xp.atan2(y1 - y2, x2 - x1), unit, cw)
+    w = xp.sqrt((x2 - x1) ** 2 + (y1 - y2) ** 2)
+    h = xp.sqrt((x2 - x3) ** 2 + (y2 - y3) ** 2)
+    return xp.stack((x1, y1, w, h, r), axis=-1)
+
+
+def _to_xyxyxyxy(xp: Any, boxes: Array, fmt: str, unit: str, cw: bool) -> Array:
+    """Corners of boxes in any format (axis-aligned ones included)."""
+    if fmt == "xyxyxyxy":
+        return boxes
+    if fmt == "xywhr":
+        return _xywhr_to_xyxyxyxy(xp, boxes, unit, cw)
+    if fmt == "cxcywhr":
+        return _xywhr_to_xyxyxyxy(xp, _cxcywhr_to_xywhr(xp, boxes, unit, cw), unit, cw)
+    x1, y1, x2, y2 = _columns(_to_xyxy(xp, boxes, fmt))
+    return xp.stack((x1, y1, x2, y1, x2, y2, x1, y2), axis=-1)
+
+
+def _envelope(xp: Any, corners: Array) -> Array:
+    xs = xp.stack([corners[..., k] for k in (0, 2, 4, 6)], axis=-1)
+    ys = xp.stack([corners[..., k] for k in (1, 3, 5, 7)], axis=-1)
+    return xp.stack(
+        (xp.min(xs, axis=-1), xp.min(ys, axis=-1), xp.max(xs, axis=-1), xp.max(ys, axis=-1)),
+        axis=-1,
+    )
+
+
+def _rotated_from(xp: Any, boxes: Array, fmt: str, out_fmt: str, unit: str, cw: bool) -> Array:
+    """Rotated ``out_fmt`` from ``boxes`` in ``fmt`` (torchvision's conversion chain)."""
+    if fmt == out_fmt:
+        return boxes
+    if fmt not in ROTATED_FORMATS:  # axis-aligned: angle 0
+        x1, y1, x2, y2 = _columns(_to_xyxy(xp, boxes, fmt))
+        zero = xp.zeros_like(x1)
+        if out_fmt == "xyxyxyxy":
+            return xp.stack((x1, y1, x2, y1, x2, y2, x1, y2), axis=-1)
+        if out_fmt == "xywhr":
+            return xp.stack((x1, y1, x2 - x1, y2 - y1, zero), axis=-1)
+        return xp.stack(((x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1, zero), axis=-1)
+    if (fmt, out_fmt) == ("cxcywhr", "xywhr"):
+        return _cxcywhr_to_xywhr(xp, boxes, unit, cw)
+    if (fmt, out_fmt) == ("xywhr", "cxcywhr"):
+        return _xywhr_to_cxcywhr(xp, boxes, unit, cw)
+    if (fmt, out_fmt) == ("xywhr", "xyxyxyxy"):
+        return _xywhr_to_xyxyxyxy(xp, boxes, unit, cw)
+    if (fmt, out_fmt) == ("xyxyxyxy", "xywhr"):
+        return _xyxyxyxy_to_xywhr(xp, boxes, unit, cw)
+    if (fmt, out_fmt) == ("cxcywhr", "xyxyxyxy"):
+        return _xywhr_to_xyxyxyxy(xp, _cxcywhr_to_xywhr(xp, boxes, unit, cw), unit, cw)
+    # xyxyxyxy -> cxcywhr
+    return _xywhr_to_cxcywhr(xp, _xyxyxyxy_to_xywhr(xp, boxes, unit, cw), unit, cw)
+
+
+def _scale_corners(xp: Any, corners: Array, sx: float, sy: float) -> Array:
+    return xp.stack([corners[..., k] * (sx if k % 2 == 0 else sy) for k in range(8)], axis=-1)
+
+
+def _convert_rotated(
+    boxes: Array,
+    in_fmt: str,
+    out_fmt: str,
+    image_size: Sequence[float] | None,
+    normalized: str,
+    unit: str,
+    clockwise: bool,
+) -> Array:
+    for fmt, arg in ((out_fmt, "out_fmt"), (in_fmt, "in_fmt")):
+        if fmt not in ROTATED_FORMATS:
+            check_format(fmt, arg)
+    xp, (arr,) = namespace_of(boxes, names=("boxes",))
+    arr = _as_rotated(xp, arr, "boxes", in_fmt)
+    cw = bool(clockwise)
+    scale: tuple[float, float] | None = None
+    if image_size is not None:
+        if normalized not in ("input", "output"):
+            raise ValueError(f"normalized: expected 'input' or 'output', got {normalized!r}")
+        side = in_fmt if normalized == "input" else out_fmt
+        if side in ("cxcywhr", "xywhr"):
+            raise ValueError(
+                f"image_size: normalized {side!r} boxes are not supported (an angle cannot be "
+                "normalized); use 'xyxyxyxy' for the normalized side"
+            )
+        scale = _check_image_size(image_size)
+    if scale is not None and normalized == "input":
+        if in_fmt == "xyxyxyxy":
+            arr = _scale_corners(xp, arr, scale[0], scale[1])
+        else:
+            arr = _scale(xp, arr, scale[0], scale[1])
+    if out_fmt in ROTATED_FORMATS:
+        out = _rotated_from(xp, arr, in_fmt, out_fmt, unit, cw)
+    else:
+        out = _from_xyxy(xp, _envelope(xp, _to_xyxyxyxy(xp, arr, in_fmt, unit, cw)), out_fmt)
+    if scale is not None and normalized == "output":
+        if out_fmt == "xyxyxyxy":
+            return _scale_corners(xp, out, 1 / scale[0], 1 / scale[1])
+        return _scale(xp, out, 1 / scale[0], 1 / scale[1])
+    return out
+
+
+def prepare_rotated_corners(
+    xp: Any,
+    boxes: Array,
+    name: str,
+    fmt: str,
+    *,
+    angle_unit: str = "degrees",
+    clockwise: bool = False,
+    dtype: Any = None,
+    ndim: int | None = None,
+) -> Array:
+    """Shape-check, cast and validate boxes of any format and return their corners.
+
+    The input rules for rotated boxes live here, as :func:`prepare_boxes` holds those of
+    axis-aligned ones.
+
+    Parameters
+    ----------
+    xp : namespace
+    boxes : array, shape (..., 4), (..., 5) or (..., 8)
+    name : str
+        Argument name for error messages.
+    fmt : {"cxcywhr", "xywhr", "xyxyxyxy", "xyxy", "xywh", "cxcywh"}
+    angle_unit : {"degrees", "radians"}
+    clockwise : bool
+    dtype : dtype, optional
+    ndim : int, optional
+
+    Returns
+    -------
+    array, shape (..., 8)
+        The corners ``(x1, y1, ..., x4, y4)``, as ``box_convert(boxes, fmt, "xyxyxyxy")``.
+
+    Examples
+    --------
+    >>> import array_api_compat.numpy as xp
+    >>> prepare_rotated_corners(xp, xp.asarray([[0, 0, 2, 1]]), "boxes", "xyxy")
+    array([[0., 0., 2., 0., 2., 1., 0., 1.]])
+    """
+    if fmt not in ROTATED_FORMATS:
+        check_format(fmt)
+    unit = _angle_unit(angle_unit)
+    arr = _as_rotated(xp, boxes, name, fmt, dtype=dtype, ndim=ndim)
+    return _to_xyxyxyxy(xp, arr, fmt, unit, bool(clockwise))

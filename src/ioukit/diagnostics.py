@@ -12,6 +12,11 @@ code                        what it catches
 ``normalized-vs-pixels``    normalized coordinates on one side, pixels on the other
 ``outside-image``           predictions far outside their image (another image resolution)
 ``scale-mismatch``          prediction boxes much larger or smaller than ground-truth boxes
+``resolution-mismatch``     predictions made at another resolution (e.g. half): they match once
+                            scaled by the ratio of typical box sizes
+``image-mismatch``          predictions attached to the neighbouring image (ids shifted by one)
+``category-mismatch``       predictions match ground truth of other classes (permuted or offset
+                            category ids)
 ``unknown-images``          predictions for images the ground truth does not have
 ``unknown-classes``         predictions for classes the ground truth does not have
 ``classes-without-gt``      predicted classes with no ground-truth instance (AP is -1/ignored)
@@ -39,7 +44,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -86,19 +91,16 @@ class Finding:
 
 
 def _group_keys(ds: Dataset, n_classes_key: dict[int, int]) -> np.ndarray:
-    cls = np.fromiter((n_classes_key.get(int(c), -1) for c in ds.category_id), np.int64, len(ds))
-    return ds.image_index * (len(n_classes_key) + 1) + (cls + 1)
+    cls = _class_column(ds, n_classes_key)
+    return np.asarray(ds.image_index * (len(n_classes_key) + 1) + (cls + 1))
 
 
 def _iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Elementwise IoU of aligned xyxy boxes (N, 4), (N, 4) -> (N,); 0 for empty unions."""
-    iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
-    ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
-    inter = iw * ih
-    area_a = np.clip(a[:, 2] - a[:, 0], 0, None) * np.clip(a[:, 3] - a[:, 1], 0, None)
-    area_b = np.clip(b[:, 2] - b[:, 0], 0, None) * np.clip(b[:, 3] - b[:, 1], 0, None)
-    union = area_a + area_b - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+    """Elementwise IoU of aligned xyxy boxes (N, 4), (N, 4) -> (N,): the library's one
+    array-API formula (:func:`ioukit.overlap.box_iou_elementwise`); 0 for empty unions."""
+    from ioukit.overlap import box_iou_elementwise
+
+    return np.asarray(box_iou_elementwise(a, b), dtype=np.float64)
 
 
 def pairwise_in_groups(
@@ -138,18 +140,76 @@ def pairwise_in_groups(
     return i, j.astype(np.int64)
 
 
+_CHUNK_PAIRS = 4_000_000
+"""Pairs of boxes handled at once: the diagnostics' memory is bounded whatever the data."""
+
+
+def _pair_chunks(
+    keys_a: np.ndarray, keys_b: np.ndarray, chunk: int | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """All pairs ``(i, j)`` with ``keys_a[i] == keys_b[j]``, in chunks of about ``chunk`` pairs
+    (default ``_CHUNK_PAIRS``; rows of ``keys_a`` are never split, so one chunk holds at most
+    ``max(chunk, len(keys_b))``)."""
+    chunk = _CHUNK_PAIRS if chunk is None else chunk
+    order = np.argsort(keys_b, kind="stable")
+    sorted_b = keys_b[order]
+    start = np.searchsorted(sorted_b, keys_a, side="left")
+    count = np.searchsorted(sorted_b, keys_a, side="right") - start
+    cum = np.cumsum(count)
+    lo = 0
+    while lo < len(keys_a):
+        base = int(cum[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(cum, base + chunk, side="right")), lo + 1)
+        c = count[lo:hi]
+        total = int(c.sum())
+        if total:
+            i = np.repeat(np.arange(lo, hi, dtype=np.int64), c)
+            within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(c) - c, c)
+            yield i, order[np.repeat(start[lo:hi], c) + within].astype(np.int64)
+        lo = hi
+
+
 def _class_key(gt: Dataset) -> dict[int, int]:
     return {int(c): k for k, c in enumerate(gt.categories.ids.tolist())}
 
 
-def _best_iou(gt: Dataset, pred_boxes: np.ndarray, pred: Dataset) -> np.ndarray:
-    """Best IoU of each prediction with a same-image, same-class ground truth (0 if none)."""
+def _best_iou(
+    gt: Dataset,
+    pred_boxes: np.ndarray,
+    pred: Dataset,
+    *,
+    image_index: np.ndarray | None = None,
+    class_agnostic: bool = False,
+) -> np.ndarray:
+    """Best IoU of each prediction with a ground truth of its image (and class), 0 if none.
+
+    ``image_index`` replaces the predictions' image rows (to test shifted ids); pairs are
+    handled in bounded chunks.
+    """
     key = _class_key(gt)
-    i, j = pairwise_in_groups(_group_keys(pred, key), _group_keys(gt, key))
+    images = pred.image_index if image_index is None else image_index
+    n_k = len(key) + 1
+    if class_agnostic:
+        p_keys, g_keys = images * n_k, gt.image_index * n_k
+    else:
+        p_keys = images * n_k + _class_column(pred, key) + 1
+        g_keys = gt.image_index * n_k + _class_column(gt, key) + 1
     best = np.zeros(len(pred))
-    if len(i):
+    for i, j in _pair_chunks(p_keys, g_keys):
         np.maximum.at(best, i, _iou_pairs(pred_boxes[i], gt.boxes[j]))
     return best
+
+
+def _class_column(ds: Dataset, key: dict[int, int]) -> np.ndarray:
+    """Row of each box's category in ``key`` (category id -> row), -1 when unknown."""
+    if not key:
+        return np.full(len(ds), -1, dtype=np.int64)
+    ids = np.array(list(key), dtype=np.int64)
+    rows = np.array(list(key.values()), dtype=np.int64)
+    order = np.argsort(ids)
+    ids, rows = ids[order], rows[order]
+    pos = np.minimum(np.searchsorted(ids, ds.category_id), len(ids) - 1)
+    return np.where(ids[pos] == ds.category_id, rows[pos], -1).astype(np.int64)
 
 
 def greedy_match(
@@ -157,9 +217,11 @@ def greedy_match(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Greedy matching in descending score order per (image, class), for diagnostics and plots.
 
-    Each prediction takes the unmatched same-class ground truth of its image with the highest
-    IoU ``>= iou_threshold`` (crowd, ignore and difficult flags are not treated specially:
-    use the evaluation protocols for official numbers).
+    The pipeline's matcher (:func:`ioukit.evaluation.match.match_groups`, first ground truth on
+    IoU ties): each prediction takes the unmatched same-class ground truth of its image with
+    the highest IoU ``>= iou_threshold`` (crowd, ignore and difficult flags are not treated
+    specially: use the evaluation protocols for official numbers). Memory stays bounded
+    (images are matched in chunks).
 
     Parameters
     ----------
@@ -188,59 +250,51 @@ def greedy_match(
     >>> m.tolist(), iou.tolist(), twice.tolist()
     ([-1, 0], [0.0, 0.9], [True, False])
     """
+    from ioukit.metrics._grouping import match_dataset
+
     n = len(pred)
-    matched = np.full(n, -1, dtype=np.int64)
-    matched_iou = np.zeros(n)
-    twice = np.zeros(n, dtype=bool)
     if n == 0 or len(gt) == 0:
-        return matched, matched_iou, twice
-    key = _class_key(gt)
-    i, j = pairwise_in_groups(_group_keys(pred, key), _group_keys(gt, key))
-    iou = _iou_pairs(pred.boxes[i], gt.boxes[j])
-    keep = iou >= iou_threshold
-    i, j, iou = i[keep], j[keep], iou[keep]
-    scores = pred.scores if pred.scores is not None else np.zeros(n)
-    rank = np.empty(n, dtype=np.int64)
-    rank[np.argsort(-scores, kind="stable")] = np.arange(n)
-    order = np.lexsort((-iou, rank[i]))
-    taken: set[int] = set()
-    done: set[int] = set()
-    for p, g, v in zip(i[order].tolist(), j[order].tolist(), iou[order].tolist(), strict=True):
-        if p in done:
-            continue
-        if g in taken:
-            twice[p] = True
-            continue
-        taken.add(g)
-        done.add(p)
-        matched[p] = g
-        matched_iou[p] = v
-        twice[p] = False
-    return matched, matched_iou, twice
+        return np.full(n, -1, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=bool)
+    none = np.zeros(len(gt), dtype=bool)
+    m = match_dataset(
+        gt,
+        pred,
+        iou_thresholds=np.array([float(iou_threshold)]),
+        rule="first",
+        gt_ignore=none,
+        gt_crowd=none,
+    )
+    matched = m.matched[0]
+    iou = np.where(matched >= 0, m.iou[0] if m.iou is not None else 0.0, 0.0)
+    twice = (matched < 0) & (_best_iou(gt, pred.boxes, pred) >= iou_threshold)
+    return matched, iou, twice
 
 
 def _within_duplicates(
     ds: Dataset, key: dict[int, int], threshold: float
 ) -> tuple[np.ndarray, int]:
-    """Rows that have a near-identical (IoU >= threshold) same-group box earlier in score order."""
+    """Rows that have a near-identical (IoU >= threshold) same-group box earlier in score order.
+
+    Pairs are handled in bounded chunks.
+    """
     n = len(ds)
+    flags = np.zeros(n, dtype=bool)
     if n < 2:
-        return np.zeros(n, dtype=bool), 0
+        return flags, 0
     groups = _group_keys(ds, key)
-    i, j = pairwise_in_groups(groups, groups)
-    keep = i < j
-    i, j = i[keep], j[keep]
-    iou = _iou_pairs(ds.boxes[i], ds.boxes[j])
-    hit = iou >= threshold
-    i, j = i[hit], j[hit]
     scores = ds.scores if ds.scores is not None else np.zeros(n)
-    # the lower-ranked box of each pair is the duplicate
     rank = np.empty(n, dtype=np.int64)
     rank[np.argsort(-scores, kind="stable")] = np.arange(n)
-    dup = np.where(rank[i] > rank[j], i, j)
-    flags = np.zeros(n, dtype=bool)
-    flags[dup] = True
-    return flags, len(i)
+    pairs = 0
+    for i, j in _pair_chunks(groups, groups):
+        keep = i < j
+        i, j = i[keep], j[keep]
+        hit = _iou_pairs(ds.boxes[i], ds.boxes[j]) >= threshold
+        i, j = i[hit], j[hit]
+        # the lower-ranked box of each pair is the duplicate
+        flags[np.where(rank[i] > rank[j], i, j)] = True
+        pairs += len(i)
+    return flags, pairs
 
 
 def _example(ds: Dataset, rows: np.ndarray) -> str:
@@ -350,6 +404,90 @@ def _box_format_findings(gt: Dataset, pred: Dataset, threshold: float, limit: in
             fix,
         )
     ]
+
+
+def _top(pred: Dataset, limit: int) -> Dataset:
+    rows = np.arange(len(pred))
+    if len(pred) > limit and pred.scores is not None:
+        rows = np.sort(np.argsort(-pred.scores, kind="stable")[:limit])
+    return _subset(pred, rows)
+
+
+def _shifted_images(ds: Dataset, shift: int) -> np.ndarray:
+    """Image rows after moving each box to the image whose id ranks ``shift`` later (-1: none)."""
+    ids = ds.images.ids
+    by_id = np.argsort(ids, kind="stable")
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[by_id] = np.arange(len(ids))
+    target = rank[ds.image_index] + shift
+    inside = (target >= 0) & (target < len(ids))
+    return np.where(inside, by_id[np.clip(target, 0, max(len(ids) - 1, 0))], -1)
+
+
+def _misassignment_findings(
+    gt: Dataset, pred: Dataset, threshold: float, limit: int
+) -> list[Finding]:
+    """Predictions that would match if their class, image or resolution were different.
+
+    Each candidate explanation is tested on the top-scoring predictions: the share that
+    overlaps a ground truth with IoU >= threshold must be at least 30 % and at least twice (plus
+    10 points) the share as read. The best explanation is reported.
+    """
+    if len(pred) == 0 or len(gt) == 0:
+        return []
+    sub = _top(pred, limit)
+    base = float(np.mean(_best_iou(gt, sub.boxes, sub) >= threshold))
+    if base >= 0.3:
+        return []
+    candidates: list[tuple[float, str, str, str]] = []
+    agnostic = float(np.mean(_best_iou(gt, sub.boxes, sub, class_agnostic=True) >= threshold))
+    candidates.append(
+        (
+            agnostic,
+            "category-mismatch",
+            f"predictions overlap ground-truth boxes of other classes: {base:.0%} overlap one of "
+            f"their own class with IoU >= {threshold:g}, {agnostic:.0%} one of any class; the "
+            "category ids look permuted or offset",
+            "map the model's class ids to the dataset's (--classes, the COCO 80 -> 91 ids, "
+            "0- vs 1-based labels)",
+        )
+    )
+    for shift in (1, -1):
+        moved = _shifted_images(sub, shift)
+        ok = moved >= 0
+        best = _best_iou(gt, sub.boxes, sub, image_index=np.where(ok, moved, 0))
+        rate = float(np.mean((best >= threshold) & ok))
+        candidates.append(
+            (
+                rate,
+                "image-mismatch",
+                f"predictions overlap the ground truth of the image whose id is one "
+                f"{'higher' if shift > 0 else 'lower'}: {base:.0%} match their own image, "
+                f"{rate:.0%} that one; the image ids look shifted by {shift:+d}",
+                "use the ground truth's image ids in the predictions (0- vs 1-based ids, or a "
+                "different image order)",
+            )
+        )
+    g_side = np.median(np.sqrt(np.prod(gt.boxes[:, 2:] - gt.boxes[:, :2], axis=1)))
+    p_side = np.median(np.sqrt(np.prod(sub.boxes[:, 2:] - sub.boxes[:, :2], axis=1)))
+    if g_side > 0 and p_side > 0 and not 0.85 <= p_side / g_side <= 1.15:
+        factor = float(2.0 ** (np.round(np.log2(g_side / p_side) * 4) / 4))  # quarter octaves
+        rate = float(np.mean(_best_iou(gt, sub.boxes * factor, sub) >= threshold))
+        candidates.append(
+            (
+                rate,
+                "resolution-mismatch",
+                f"predictions look made at {1 / factor:.3g} times the image resolution: "
+                f"{base:.0%} overlap a ground truth with IoU >= {threshold:g} as read, "
+                f"{rate:.0%} after scaling by {factor:.3g}",
+                "scale the predictions back to the original image size (letterbox or resize "
+                "in the inference pipeline)",
+            )
+        )
+    rate, code, message, fix = max(candidates, key=lambda c: c[0])
+    if rate >= 0.3 and rate >= 2 * base + 0.1:
+        return [Finding(code, "error", message, fix)]
+    return []
 
 
 def _subset(ds: Dataset, rows: np.ndarray) -> Dataset:
@@ -529,6 +667,8 @@ def diagnose(
     findings.extend(_scale_findings(gt, pred))
     if not any(f.code == "normalized-vs-pixels" for f in findings):
         findings.extend(_box_format_findings(gt, pred, iou_threshold, sample))
+    if not any(f.severity == "error" for f in findings):
+        findings.extend(_misassignment_findings(gt, pred, iou_threshold, sample))
     key = _class_key(gt)
     if len(pred) and len(gt):
         num_gt = np.bincount([key[int(c)] for c in gt.category_id.tolist()], minlength=len(key))

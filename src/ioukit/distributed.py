@@ -288,7 +288,7 @@ def _coco_match(
 ) -> tuple[Any, Any, Any]:
     """(protocol, groups, outcome): the first half of ``COCOProtocol.evaluate``."""
     from ioukit.evaluation.groups import Groups
-    from ioukit.evaluation.match import match
+    from ioukit.evaluation.match import match_groups
     from ioukit.evaluation.protocols import make_protocol
     from ioukit.evaluation.similarity import get_similarity
 
@@ -296,7 +296,7 @@ def _coco_match(
     pyco = protocol.compat == "pycocotools"
     groups = Groups.build(gt, pred, use_cats=protocol.use_cats, max_det=protocol.max_dets[-1])
     matrices = get_similarity(iou_type).matrices(gt, pred, groups)
-    outcome = match(
+    outcome = match_groups(
         gt,
         pred,
         groups,

@@ -7,6 +7,7 @@ function (``"coco"`` here; ``"voc07"``, ``"voc10"`` and ``"yolo"`` in
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,11 +24,17 @@ __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
 
 
-def _ground_truth(gt: object, *, require_iscrowd: bool, segm: bool = False) -> Dataset:
+def _ground_truth(
+    gt: object, *, require_iscrowd: bool, segm: bool = False, keypoints: bool = False
+) -> Dataset:
     if isinstance(gt, Dataset):
         if gt.is_prediction:
             raise DataFormatError("gt: expected ground truth, got a dataset with scores")
         return gt
+    if keypoints and isinstance(gt, str | os.PathLike | Mapping):
+        from ioukit.io.coco_keypoints import read_coco_keypoints
+
+        return read_coco_keypoints(gt, require_iscrowd=require_iscrowd)
     if isinstance(gt, str | os.PathLike | Mapping):
         from ioukit.io.coco import read_coco_ground_truth
 
@@ -40,6 +47,10 @@ def _predictions(predictions: object, gt: Dataset, *, iou_type: str = "bbox") ->
         if not predictions.is_prediction:
             raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
         return predictions
+    if iou_type == "keypoints" and isinstance(predictions, str | os.PathLike | Sequence | Mapping):
+        from ioukit.io.coco_keypoints import read_coco_keypoint_results
+
+        return read_coco_keypoint_results(predictions, gt)  # type: ignore[arg-type]
     if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
         from ioukit.io.coco import read_coco_results
 
@@ -54,6 +65,10 @@ def _protocol(protocol: str, iou_type: str, options: Mapping[str, Any]) -> Any:
     """The protocol object: ``protocol``, ``iou_type`` and options validated in one place."""
     from ioukit.evaluation.protocols import make_protocol
 
+    if iou_type == "keypoints" or protocol == "crowdpose":
+        from ioukit.metrics.keypoints import make_keypoint_protocol
+
+        return make_keypoint_protocol(protocol, **options)
     return make_protocol(protocol, iou_type=iou_type, **options)
 
 
@@ -108,13 +123,27 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
+    if protocol == "crowdpose":
+        iou_type = "keypoints"
     runner = _protocol(protocol, iou_type, options)
     compat = options.get("compat")
     segm = iou_type == "segm"
+    keypoints = iou_type == "keypoints"
     gt_ds = _ground_truth(
-        gt, require_iscrowd=protocol == "coco" and compat == "pycocotools", segm=segm
+        gt,
+        require_iscrowd=protocol == "coco" and compat == "pycocotools",
+        segm=segm,
+        keypoints=keypoints,
     )
-    pred_ds = _predictions(predictions, gt_ds, iou_type=iou_type)
+    pred_ds = _predictions(
+        predictions, gt_ds, iou_type=iou_type if iou_type in ("segm", "keypoints") else "bbox"
+    )
+    if getattr(runner, "crowd_index", False) is None and isinstance(
+        gt, str | os.PathLike | Mapping
+    ):
+        from ioukit.io.coco_keypoints import read_crowd_index
+
+        runner = dataclasses.replace(runner, crowd_index=tuple(read_crowd_index(gt).items()))
     return EvaluationResult(runner.evaluate(gt_ds, pred_ds, iou_type=iou_type), gt_ds, pred_ds)
 
 
@@ -235,8 +264,12 @@ class Evaluator:
         **options: Any,
     ):
         _protocol(protocol, iou_type, options)  # validated here, once, before any update
-        if iou_type not in ("bbox", "segm"):
-            raise ValueError(f"iou_type: Evaluator supports 'bbox' and 'segm', got {iou_type!r}")
+        if protocol == "crowdpose":
+            iou_type = "keypoints"
+        if iou_type not in ("bbox", "segm", "keypoints"):
+            raise ValueError(
+                f"iou_type: Evaluator supports 'bbox', 'segm' and 'keypoints', got {iou_type!r}"
+            )
         from ioukit._array import check_format
 
         self.protocol = protocol
@@ -307,6 +340,7 @@ class Evaluator:
                 f"{len(targets)}"
             )
         segm = self.iou_type == "segm"
+        kp = self.iou_type == "keypoints"
         box_key = () if segm else ("boxes",)
         pred_rows: list[tuple[np.ndarray, ...]] = []
         gt_rows: list[tuple[np.ndarray, ...]] = []
@@ -315,7 +349,12 @@ class Evaluator:
         sizes: list[tuple[float, float]] = []
         for i, (p, t) in enumerate(zip(predictions, targets, strict=True)):
             for key, where, d in (
-                *(("boxes", "predictions", p) for _ in box_key),
+                *(("boxes", "predictions", p) for _ in box_key if not kp),
+                *(
+                    ("keypoints", where, d)
+                    for where, d in (("predictions", p), ("targets", t))
+                    if kp
+                ),
                 ("scores", "predictions", p),
                 ("labels", "predictions", p),
                 *(("boxes", "targets", t) for _ in box_key),
@@ -327,6 +366,11 @@ class Evaluator:
                 p_masks, boxes = self._segm_side(p, f"predictions[{i}]")
                 t_masks, gt_boxes = self._segm_side(t, f"targets[{i}]")
                 size = self._image_size(p_masks, t_masks, i)
+            elif kp:
+                from ioukit.metrics.keypoints import _streamed_keypoints
+
+                p_kp, boxes, p_area = _streamed_keypoints(p, f"predictions[{i}]", self._boxes)
+                t_kp, gt_boxes, _ = _streamed_keypoints(t, f"targets[{i}]", self._boxes)
             else:
                 boxes = self._boxes(p["boxes"], f"predictions[{i}].boxes")
                 gt_boxes = self._boxes(t["boxes"], f"targets[{i}].boxes")
@@ -364,9 +408,11 @@ class Evaluator:
                 pred_rles.append(p_masks.rles)
                 gt_rles.append(t_masks.rles)
                 sizes.append(size)
+            elif kp:
+                pred_rows.append((boxes, scores, labels, p_area, p_kp))
             else:
                 pred_rows.append((boxes, scores, labels))
-            gt_rows.append((gt_boxes, gt_labels, crowd, area))
+            gt_rows.append((gt_boxes, gt_labels, crowd, area, *((t_kp,) if kp else ())))
         with self._lock:
             self._pred.extend(pred_rows)
             self._gt.extend(gt_rows)
@@ -444,6 +490,13 @@ class Evaluator:
         pred_labels = cat([p[2] for p in self._pred], np.zeros(0, np.int64))
         labels = np.union1d(gt_labels, pred_labels)
         categories = CategoryTable.from_lists(labels.tolist(), [str(c) for c in labels.tolist()])
+        kp = self.iou_type == "keypoints"
+        gt_kp = pred_kp = None
+        if kp:
+            from ioukit.metrics.keypoints import _concat_keypoints
+
+            gt_kp = _concat_keypoints([g[4] for g in self._gt], "targets")
+            pred_kp = _concat_keypoints([p[4] for p in self._pred], "predictions")
         gt = Dataset.from_arrays(
             images,
             categories,
@@ -453,6 +506,9 @@ class Evaluator:
             crowd=cat([g[2] for g in self._gt], np.zeros(0, bool)),
             area=cat([g[3] for g in self._gt], np.zeros(0)),
             segmentation=[r for rles in self._gt_rles for r in rles] if segm else None,
+            keypoints=gt_kp,
+            # pycocotools ignores a person without a labelled keypoint (num_keypoints == 0)
+            ignore=None if gt_kp is None else ~(gt_kp[:, :, 2] > 0).any(axis=1),
         )
         pred = Dataset.from_arrays(
             images,
@@ -461,8 +517,9 @@ class Evaluator:
             image_index=np.repeat(np.arange(n_images), [len(p[0]) for p in self._pred]),
             category_id=pred_labels,
             scores=cat([p[1] for p in self._pred], np.zeros(0)),
-            area=cat([p[3] for p in self._pred], np.zeros(0)) if segm else None,
+            area=cat([p[3] for p in self._pred], np.zeros(0)) if segm or kp else None,
             segmentation=[r for rles in self._pred_rles for r in rles] if segm else None,
+            keypoints=pred_kp,
         )
         return gt, pred
 

@@ -1,5 +1,8 @@
 """Greedy matching of predictions to ground truth in one (image, class) group.
 
+The pipeline's one matcher (:func:`ioukit.evaluation.match.match_groups`, compiled) on a single
+group whose IoU matrix the caller provides.
+
 :func:`match_predictions` takes the IoU matrix ``iou[pred, gt]`` of one group and returns,
 per IoU threshold and per prediction, whether it is a true positive, a false positive or
 ignored, and the *index* of the ground truth it matched (never an annotation id, so a ground
@@ -146,41 +149,42 @@ def match_predictions(
     )
     crowd = _flags(gt_crowd, num_gt, "gt_crowd") if rule == "coco" else np.zeros(num_gt, bool)
 
+    from ioukit._kernels import match as kernels
+    from ioukit.evaluation.match import TIE_RULES
+
+    # one group through the pipeline's matcher (ioukit.evaluation.match)
     order = np.argsort(-score, kind="stable")
-    gt_order = np.argsort(ignore, kind="stable") if rule == "coco" else np.arange(num_gt)
-    sorted_iou = np.ascontiguousarray(matrix[order][:, gt_order])
-    sorted_ignore = np.ascontiguousarray(ignore[gt_order])
-    sorted_crowd = np.ascontiguousarray(crowd[gt_order])
-
-    matched = np.empty((thresholds.size, num_pred), dtype=np.int64)
-    ignored = np.empty((thresholds.size, num_pred), dtype=bool)
-    if rule == "coco" and not strict_threshold:
-        # the COCO engine's kernel (same rule as RULE_COCO of ioukit._kernels.matching)
-        from ioukit._kernels.coco import match_group_coco
-
-        capped = np.minimum(thresholds, 1.0 - 1e-10)
-        gt_matched = np.empty((thresholds.size, num_gt), dtype=np.int64)
-        match_group_coco(
-            sorted_iou, sorted_ignore, sorted_crowd, capped, matched, ignored, gt_matched
-        )
-    else:
-        from ioukit._kernels import matching as kernels
-
-        kernels.match_group(
-            sorted_iou,
-            sorted_ignore,
-            sorted_crowd,
-            thresholds,
-            kernels.RULE_CODES[rule],
-            strict_threshold,
-            matched,
-            ignored,
-            np.zeros((thresholds.size, num_gt), dtype=bool),
-        )
-    matched_gt = np.empty_like(matched)
-    matched_gt[:, order] = np.append(gt_order, -1)[matched]
-    is_ignored = np.empty_like(ignored)
-    is_ignored[:, order] = ignored
+    num_t = thresholds.size
+    status = np.empty((num_pred, 1, num_t), dtype=np.int8)
+    matched = np.empty((num_pred, num_t), dtype=np.int64)
+    zero = np.zeros(1, dtype=np.int64)
+    kernels.match_groups(
+        zero,
+        np.array([num_gt], dtype=np.int64),
+        zero,
+        np.array([num_pred], dtype=np.int64),
+        np.ascontiguousarray(matrix[order]).reshape(-1),
+        zero,
+        np.zeros(num_gt),
+        ignore.view(np.uint8),
+        crowd.view(np.uint8),
+        np.zeros(num_gt, dtype=np.uint8),
+        np.zeros(num_pred),
+        np.minimum(thresholds, 1.0 - 1e-10) if rule == "coco" else thresholds,
+        np.array([-np.inf]),
+        np.array([np.inf]),
+        np.arange(num_pred, dtype=np.int64),
+        np.arange(num_gt, dtype=np.int64),
+        int(strict_threshold),
+        TIE_RULES.index("last" if rule == "coco" else "argmax"),
+        status,
+        matched,
+        np.empty((num_pred, num_t)),
+    )
+    matched_gt = np.empty((num_t, num_pred), dtype=np.int64)
+    matched_gt[:, order] = matched.T
+    is_ignored = np.empty((num_t, num_pred), dtype=bool)
+    is_ignored[:, order] = (status[:, 0, :] == 2).T
     tp = (matched_gt >= 0) & ~is_ignored
     return Matches(
         tp=tp,

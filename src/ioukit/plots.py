@@ -29,6 +29,7 @@ __all__ = [
     "plot_confusion_matrix",
     "plot_f1_confidence",
     "plot_iou_histogram",
+    "plot_keypoint_errors",
     "plot_pr_curves",
     "write_plots",
 ]
@@ -228,7 +229,8 @@ def write_plots(
     """Write every figure of an evaluation into ``folder`` (created if needed).
 
     Files: ``pr_curves.png`` (all classes), ``pr_curves/<class>.png`` (one per class with ground
-    truth), ``f1_confidence.png``, ``confusion_matrix.png``, ``iou_histogram.png``.
+    truth), ``f1_confidence.png``, ``confusion_matrix.png``, ``iou_histogram.png``, and for
+    keypoint evaluations ``keypoint_errors.png``.
 
     Parameters
     ----------
@@ -242,8 +244,6 @@ def write_plots(
     list of Path
         The files written.
     """
-    from ioukit.diagnostics import greedy_match
-
     out = Path(folder)
     _figure()  # fail early, before creating folders, when matplotlib is missing
     out.mkdir(parents=True, exist_ok=True)
@@ -256,12 +256,36 @@ def write_plots(
         written.append(plot_pr_curves(curves, per_class / name, classes=[k]))
     written.append(plot_f1_confidence(curves, out / "f1_confidence.png"))
     written.append(plot_confusion_matrix(result.confusion_matrix(), out / "confusion_matrix.png"))
-    matched, ious, _ = greedy_match(
-        result.ground_truth, result.predictions, iou_threshold=iou_threshold
-    )
+    # curves and histogram read the evaluation's own match (result.outcome); the confusion
+    # matrix keeps Ultralytics' own class-agnostic rule (IoU > 0.45, conf > 0.25)
     written.append(
         plot_iou_histogram(
-            ious[matched >= 0], out / "iou_histogram.png", iou_threshold=iou_threshold
+            result.matched_ious(iou_threshold=iou_threshold),
+            out / "iou_histogram.png",
+            iou_threshold=iou_threshold,
         )
     )
+    if result.params.get("iou_type") == "keypoints":
+        written.append(plot_keypoint_errors(result, out / "keypoint_errors.png"))
     return written
+
+
+def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:
+    """Bar chart of the per-keypoint similarity of matched pairs (OKS 0.5): which joints fail.
+
+    See :func:`ioukit.metrics.keypoints.keypoint_errors`.
+    """
+    from ioukit.metrics.keypoints import keypoint_errors
+
+    errors = keypoint_errors(result, threshold=0.5)
+    figure = _figure(6.4, max(3.0, 0.3 * len(errors.names) + 1.2))
+    ax = figure.subplots()
+    y = np.arange(len(errors.names))
+    ax.barh(y, np.nan_to_num(errors.similarity), color="tab:blue", label="mean similarity")
+    ax.barh(y, np.nan_to_num(errors.miss_rate), color="tab:red", alpha=0.6, label="miss rate")
+    ax.set_yticks(y, errors.names)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("per-keypoint similarity exp(-e) of matched pairs (OKS >= 0.5)")
+    ax.legend(loc="lower right")
+    return _save(figure, path)

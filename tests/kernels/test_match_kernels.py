@@ -8,6 +8,7 @@ through both; every output must be identical, bit for bit.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -75,7 +76,7 @@ def group_box_iou_f32_py(gt_start, gt_end, pred_start, kept, gt_boxes, pred_boxe
 
 def match_groups_py(gt_start, gt_end, pred_start, kept, iou_values, iou_offsets, gt_area,
                     gt_ignore, gt_crowd, gt_never, pred_area, thresholds, area_lo, area_hi,
-                    slot, strict, tie, n_rows):  # fmt: skip
+                    slot, gt_rows, strict, tie, n_rows):  # fmt: skip
     n_t, n_a = len(thresholds), len(area_lo)
     status = np.zeros((n_rows, n_a, n_t), dtype=np.int8)
     matched = np.full((n_rows, n_t), -1, dtype=np.int64)
@@ -148,7 +149,7 @@ def match_groups_py(gt_start, gt_end, pred_start, kept, iou_values, iou_offsets,
                     status[row, a, t] = 2 if is_ign else (1 if ok else 0)
                     if a == 0:
                         if m >= 0:
-                            matched[row, t] = g0 + order[m]
+                            matched[row, t] = gt_rows[g0 + order[m]]
                             miou[row, t] = iou(d, order[m])
                         else:
                             matched[row, t] = -1
@@ -249,10 +250,11 @@ def test_group_box_iou_equals_twin(seed: int) -> None:
     np.testing.assert_array_equal(out32, want32)
 
 
+@pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("tie", [0, 1, 2])
 @pytest.mark.parametrize("strict", [0, 1])
 @pytest.mark.parametrize("seed", range(10))
-def test_match_groups_equals_twin(seed: int, strict: int, tie: int) -> None:
+def test_match_groups_equals_twin(seed: int, strict: int, tie: int, threads: bool) -> None:
     rng = np.random.default_rng(1000 + seed)
     gs, ge, ps, kept, offsets, n_values = _layout(rng, int(rng.integers(0, 7)), 5, 5)
     n_g, n_p = _totals(ge, ps, kept)
@@ -266,22 +268,25 @@ def test_match_groups_equals_twin(seed: int, strict: int, tie: int) -> None:
     lo = np.array([0.0, 0.0, 1024.0])
     hi = np.array([1e10, 1024.0, 9216.0])
     slot = rng.permutation(n_p).astype(np.int64)
+    gt_rows = rng.permutation(n_g).astype(np.int64) + 100
     status = np.full((n_p, 3, 4), 9, dtype=np.int8)
     matched = np.full((n_p, 4), -7, dtype=np.int64)
     miou = np.full((n_p, 4), -7.0)
     u8 = np.uint8
     kernels.match_groups(gs, ge, ps, kept, values, offsets, gt_area, ignore.view(u8),
                          crowd.view(u8), never.view(u8), pred_area, thresholds, lo, hi, slot,
-                         strict, tie, status, matched, miou)  # fmt: skip
+                         gt_rows, strict, tie, status, matched, miou, threads)  # fmt: skip
     want = match_groups_py(gs, ge, ps, kept, values, offsets, gt_area, ignore, crowd, never,
-                           pred_area, thresholds, lo, hi, slot, strict, tie, n_p)  # fmt: skip
+                           pred_area, thresholds, lo, hi, slot, gt_rows, strict, tie,
+                           n_p)  # fmt: skip
     np.testing.assert_array_equal(status, want[0])
     np.testing.assert_array_equal(matched, want[1])
     np.testing.assert_array_equal(miou, want[2])
 
 
+@pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("seed", range(10))
-def test_accumulate_coco_equals_twin(seed: int) -> None:
+def test_accumulate_coco_equals_twin(seed: int, threads: bool) -> None:
     rng = np.random.default_rng(2000 + seed)
     n_k, n_a, n_t = int(rng.integers(0, 4)), 2, 3
     counts = rng.integers(0, 9, n_k)
@@ -299,7 +304,7 @@ def test_accumulate_coco_equals_twin(seed: int) -> None:
     p = -np.ones((n_t, 11, n_k, n_a, 3))
     r = -np.ones((n_t, n_k, n_a, 3))
     s = -np.ones((n_t, 11, n_k, n_a, 3))
-    kernels.accumulate_coco(start, end, rank, status, scores, gt, dets, rec, p, r, s)
+    kernels.accumulate_coco(start, end, rank, status, scores, gt, dets, rec, p, r, s, threads)
     wp, wr, ws = accumulate_coco_py(start, end, rank, status, scores, gt, dets, rec)
     np.testing.assert_array_equal(p, wp)
     np.testing.assert_array_equal(r, wr)
@@ -327,3 +332,92 @@ def test_float32_edge_cases_of_issue_17() -> None:
     assert a == b == float(np.float32(0.7548594))
     # (3) a value that float32 rounds up across the threshold
     assert math.isclose(iou([0, 0, 10, 10], [0, 0, 10, 5]), 0.5, rel_tol=1e-6)
+
+
+def patch_with_twins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replace the compiled pipeline kernels by their plain-Python twins (for end-to-end
+    comparisons: every protocol number must stay identical)."""
+
+    def group_box_iou(*args: Any) -> None:
+        out = args[10]
+        out[:] = group_box_iou_py(*args[:10], out.size, *args[11:])
+
+    def group_box_iou_f32(*args: Any) -> None:
+        out = args[7]
+        out[:] = group_box_iou_f32_py(*args[:7], out.size, float(args[8]))
+
+    def match_groups(*args: Any) -> None:
+        status, matched, miou = args[18:]
+        s, m, i = match_groups_py(*args[:18], status.shape[0])
+        status[...], matched[...], miou[...] = s, m, i
+
+    def accumulate_coco(*args: Any) -> None:
+        p, r, s = accumulate_coco_py(*args[:8])
+        args[8][...], args[9][...], args[10][...] = p, r, s
+
+    for name, twin in (
+        ("group_box_iou", group_box_iou),
+        ("group_box_iou_f32", group_box_iou_f32),
+        ("match_groups", match_groups),
+        ("accumulate_coco", accumulate_coco),
+    ):
+        monkeypatch.setattr(kernels, name, twin)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_group_box_iou_equals_the_array_api_formula(seed: int) -> None:
+    """The pipeline's box IoU and ``ioukit.box_iou`` (overlap/_formulas) agree bit for bit."""
+    from ioukit.overlap import box_iou
+
+    rng = np.random.default_rng(50 + seed)
+    gb, pb = _boxes(rng, 7, seed % 2 == 0), _boxes(rng, 5, seed % 2 == 0)
+    one = np.zeros(1, dtype=np.int64)
+    out = np.zeros(35)
+    kernels.group_box_iou(one, one + 7, one, one + 5, gb,
+                          (gb[:, 2] - gb[:, 0]) * (gb[:, 3] - gb[:, 1]), np.zeros(7, np.uint8),
+                          pb, (pb[:, 2] - pb[:, 0]) * (pb[:, 3] - pb[:, 1]), one, out, 0.0,
+                          0.0)  # fmt: skip
+    np.testing.assert_array_equal(out.reshape(5, 7), np.asarray(box_iou(pb, gb)))
+
+
+def test_threads_give_identical_outputs_on_many_groups() -> None:
+    """Thousands of groups and classes shared between threads: outputs equal the serial ones."""
+    rng = np.random.default_rng(77)
+    gs, ge, ps, kept, offsets, n_values = _layout(rng, 4000, 6, 8)
+    n_g, n_p = _totals(ge, ps, kept)
+    values = rng.choice([0.0, 0.3, 0.5, 0.5, 0.75, 0.95], n_values)
+    area = rng.choice([10.0, 2000.0, 20000.0], n_g)
+    p_area = rng.choice([10.0, 2000.0, 20000.0], n_p)
+    ignore = (rng.random(n_g) < 0.2).view(np.uint8)
+    crowd = ignore & (rng.random(n_g) < 0.5).view(np.uint8)
+    never = np.zeros(n_g, np.uint8)
+    thr = np.linspace(0.5, 0.95, 10)
+    lo, hi = np.array([0.0, 0.0, 1024.0]), np.array([1e10, 1024.0, 9216.0])
+    slot = rng.permutation(n_p).astype(np.int64)
+    rows = np.arange(n_g, dtype=np.int64)
+    outs = []
+    for threads in (False, True):
+        out = (np.empty((n_p, 3, 10), np.int8), np.empty((n_p, 10), np.int64), np.empty((n_p, 10)))
+        kernels.match_groups(gs, ge, ps, kept, values, offsets, area, ignore, crowd, never,
+                             p_area, thr, lo, hi, slot, rows, 0, 0, *out, threads)  # fmt: skip
+        outs.append(out)
+    for x, y in zip(*outs, strict=True):
+        np.testing.assert_array_equal(x, y)
+    status = outs[0][0]
+    n_k = 300
+    cls = np.sort(rng.integers(0, n_k, n_p))
+    start = np.searchsorted(cls, np.arange(n_k)).astype(np.int64)
+    end = np.searchsorted(cls, np.arange(n_k), side="right").astype(np.int64)
+    scores = np.ascontiguousarray(-np.sort(-rng.random(n_p)))
+    rank = rng.integers(0, 5, n_p).astype(np.int64)
+    gt = rng.integers(0, 6, (n_k, 3)).astype(np.int64)
+    dets = np.array([1, 10, 100], dtype=np.int64)
+    acc = []
+    for threads in (False, True):
+        arrays = (-np.ones((10, 101, n_k, 3, 3)), -np.ones((10, n_k, 3, 3)),
+                  -np.ones((10, 101, n_k, 3, 3)))  # fmt: skip
+        kernels.accumulate_coco(start, end, rank, status, scores, gt, dets,
+                                np.linspace(0, 1, 101), *arrays, threads)  # fmt: skip
+        acc.append(arrays)
+    for x, y in zip(*acc, strict=True):
+        np.testing.assert_array_equal(x, y)

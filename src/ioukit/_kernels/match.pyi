@@ -7,6 +7,7 @@ IGNORED: int
 TIE_LAST: int
 TIE_FIRST: int
 ARGMAX: int
+PARALLEL_MIN_PREDICTIONS: int
 
 def group_box_iou(
     gt_start: np.ndarray,
@@ -50,11 +51,13 @@ def match_groups(
     area_lo: np.ndarray,
     area_hi: np.ndarray,
     slot: np.ndarray,
+    gt_rows: np.ndarray,
     strict: int,
     tie: int,
     status: np.ndarray,
     matched: np.ndarray,
     matched_iou: np.ndarray,
+    threads: bool | None = None,
 ) -> None: ...
 def accumulate_coco(
     class_start: np.ndarray,
@@ -68,4 +71,5 @@ def accumulate_coco(
     precision: np.ndarray,
     recall: np.ndarray,
     score_out: np.ndarray,
+    threads: bool | None = None,
 ) -> None: ...

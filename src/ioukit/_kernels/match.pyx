@@ -1,3 +1,4 @@
+# ioukit: openmp
 """Compiled kernels of the evaluation pipeline (private): group IoU, the one matcher, COCO
 accumulation.
 
@@ -17,12 +18,31 @@ with ``-ffp-contract=off``. The plain-Python twins are in ``tests/kernels/test_m
 
 import numpy as np
 
+import os
+
 cimport cython
+from cython.parallel cimport prange, threadid
 from libc.math cimport NAN
 from libc.stdint cimport int8_t, int64_t, uint8_t
 
 FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
 TIE_LAST, TIE_FIRST, ARGMAX = 0, 1, 2
+
+PARALLEL_MIN_PREDICTIONS = 50_000
+"""Matching and accumulation share groups/classes between OpenMP threads from this many
+evaluated predictions on (``threads=None``); ``threads=True``/``False`` forces either way."""
+
+
+def _thread_count(n_items, threads):
+    """Threads to use: 1 below the cut-off or when forbidden; else the CPU count (at most 8).
+
+    The scratch buffers are allocated per thread for exactly this many threads, and
+    ``prange(num_threads=...)`` never starts more.
+    """
+    if threads is False or (threads is None and n_items < PARALLEL_MIN_PREDICTIONS):
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8))
+
 
 cdef int8_t _FP = 0
 cdef int8_t _TP = 1
@@ -135,6 +155,163 @@ def group_box_iou_f32(
                     base += 1
 
 
+cdef void _match_group(
+    Py_ssize_t group,
+    const int64_t[::1] gt_start,
+    const int64_t[::1] gt_end,
+    const int64_t[::1] pred_start,
+    const int64_t[::1] kept,
+    const double[::1] iou_values,
+    const int64_t[::1] iou_offsets,
+    const double[::1] gt_area,
+    const uint8_t[::1] gt_ignore,
+    const uint8_t[::1] gt_crowd,
+    const uint8_t[::1] gt_never,
+    const double[::1] pred_area,
+    const double[::1] thresholds,
+    const double[::1] area_lo,
+    const double[::1] area_hi,
+    const int64_t[::1] slot,
+    const int64_t[::1] gt_rows,
+    int strict,
+    int tie,
+    int8_t[:, :, ::1] status,
+    int64_t[:, ::1] matched,
+    double[:, ::1] matched_iou,
+    int64_t[:, ::1] order,
+    uint8_t[:, ::1] ignore,
+    uint8_t[::1] taken,
+    int64_t[:, :, ::1] choice,
+) noexcept nogil:
+    # one group; order/ignore/taken/choice are this thread's scratch buffers
+    cdef Py_ssize_t n_thr = thresholds.shape[0]
+    cdef Py_ssize_t n_area = area_lo.shape[0]
+    cdef Py_ssize_t g0 = gt_start[group]
+    cdef Py_ssize_t p0 = pred_start[group]
+    cdef Py_ssize_t n_gt = gt_end[group] - g0
+    cdef Py_ssize_t n_pred = kept[group]
+    cdef Py_ssize_t base_offset, a, b, t, d, j, k, m, source, g, row
+    cdef double lo, hi, thr, best, value
+    cdef bint same, out_of_range, is_ign, ok
+    cdef int8_t code
+    if n_pred <= 0:
+        return
+    if n_gt == 0:
+        for d in range(n_pred):
+            row = slot[p0 + d]
+            for a in range(n_area):
+                out_of_range = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
+                code = _IGN if out_of_range else _FP
+                for t in range(n_thr):
+                    status[row, a, t] = code
+            for t in range(n_thr):
+                matched[row, t] = -1
+                matched_iou[row, t] = NAN
+        return
+    base_offset = iou_offsets[group]
+    for a in range(n_area):
+        lo = area_lo[a]
+        hi = area_hi[a]
+        k = 0
+        if tie == 2:
+            for j in range(n_gt):
+                g = g0 + j
+                order[a, k] = j
+                ignore[a, k] = gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi
+                k += 1
+        else:
+            # stable partition: regular ground truths first, ignored ones last
+            for j in range(n_gt):
+                g = g0 + j
+                if not (gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi):
+                    order[a, k] = j
+                    ignore[a, k] = 0
+                    k += 1
+            for j in range(n_gt):
+                g = g0 + j
+                if gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi:
+                    order[a, k] = j
+                    ignore[a, k] = 1
+                    k += 1
+        # an earlier area range with the same pattern has the same matches
+        source = a
+        for b in range(a):
+            same = True
+            for j in range(n_gt):
+                if order[b, j] != order[a, j] or ignore[b, j] != ignore[a, j]:
+                    same = False
+                    break
+            if same:
+                source = b
+                break
+        if source == a:
+            for t in range(n_thr):
+                thr = thresholds[t]
+                for j in range(n_gt):
+                    taken[j] = 0
+                for d in range(n_pred):
+                    m = -1
+                    if tie == 2:
+                        best = -1.0
+                        for j in range(n_gt):
+                            value = iou_values[base_offset + d * n_gt + order[a, j]]
+                            if value > best:
+                                best = value
+                                m = j
+                        if m >= 0:
+                            ok = best > thr if strict else best >= thr
+                            if not ok:
+                                m = -1
+                            elif not ignore[a, m]:
+                                if taken[m]:
+                                    m = -1
+                                else:
+                                    taken[m] = 1
+                    else:
+                        best = thr
+                        for j in range(n_gt):
+                            if taken[j] and not gt_crowd[g0 + order[a, j]]:
+                                continue
+                            if m > -1 and not ignore[a, m] and ignore[a, j]:
+                                break
+                            value = iou_values[base_offset + d * n_gt + order[a, j]]
+                            if m == -1:
+                                ok = value > best if strict else value >= best
+                            elif tie == 0:
+                                ok = value >= best
+                            else:
+                                ok = value > best
+                            if not ok:
+                                continue
+                            best = value
+                            m = j
+                        if m >= 0:
+                            taken[m] = 1
+                    choice[a, t, d] = m
+        for t in range(n_thr):
+            for d in range(n_pred):
+                row = slot[p0 + d]
+                m = choice[source, t, d]
+                is_ign = m >= 0 and ignore[source, m]
+                ok = m >= 0 and not gt_never[g0 + order[source, m]]
+                if not ok and (pred_area[p0 + d] < lo or pred_area[p0 + d] > hi):
+                    is_ign = True
+                if is_ign:
+                    status[row, a, t] = _IGN
+                elif ok:
+                    status[row, a, t] = _TP
+                else:
+                    status[row, a, t] = _FP
+                if a == 0:
+                    if m >= 0:
+                        j = order[source, m]
+                        matched[row, t] = gt_rows[g0 + j]
+                        matched_iou[row, t] = iou_values[base_offset + d * n_gt + j]
+                    else:
+                        matched[row, t] = -1
+                        matched_iou[row, t] = NAN
+
+
 @cython.cdivision(True)
 def match_groups(
     const int64_t[::1] gt_start,
@@ -152,18 +329,20 @@ def match_groups(
     const double[::1] area_lo,
     const double[::1] area_hi,
     const int64_t[::1] slot,
+    const int64_t[::1] gt_rows,
     int strict,
     int tie,
     int8_t[:, :, ::1] status,
     int64_t[:, ::1] matched,
     double[:, ::1] matched_iou,
+    threads=None,
 ):
     """Match every group; write status [slot, a, t], matched gt [slot, t], its IoU [slot, t].
 
     Group ``i`` has ground truths ``gt_start[i]:gt_end[i]`` (group order) and its first
     ``kept[i]`` predictions ``pred_start[i]:`` (descending score, stable); its IoU matrix is
     ``iou_values[iou_offsets[i]:]`` row-major [kept_i, G_i]. Prediction ``p``'s results go to
-    row ``slot[p]``.
+    row ``slot[p]``; ``matched`` holds ``gt_rows[position]`` (the caller's row numbering).
 
     For each area range ``a``, threshold ``t`` and prediction in order (``tie`` 0 or 1,
     greedy): ground truths that are ignored (``gt_ignore`` or area outside
@@ -189,143 +368,124 @@ def match_groups(
             max_g = gt_end[group] - gt_start[group]
         if kept[group] > max_p:
             max_p = kept[group]
-    order_np = np.empty((n_area, max_g), dtype=np.int64)
-    ignore_np = np.empty((n_area, max_g), dtype=np.uint8)
-    taken_np = np.empty(max_g, dtype=np.uint8)
-    choice_np = np.empty((n_area, n_thr, max_p), dtype=np.int64)
-    cdef int64_t[:, ::1] order = order_np
-    cdef uint8_t[:, ::1] ignore = ignore_np
-    cdef uint8_t[::1] taken = taken_np
-    cdef int64_t[:, :, ::1] choice = choice_np
-    cdef Py_ssize_t g0, p0, n_gt, n_pred, a, b, t, d, j, k, m, source, g, row, base_offset
-    cdef double lo, hi, thr, best, value
-    cdef bint same, out_of_range, is_ign, ok
-    cdef int8_t code
-    with nogil:
-        for group in range(n_groups):
-            g0 = gt_start[group]
-            p0 = pred_start[group]
-            n_gt = gt_end[group] - g0
-            n_pred = kept[group]
-            if n_pred <= 0:
-                continue
-            if n_gt == 0:
-                for d in range(n_pred):
-                    row = slot[p0 + d]
-                    for a in range(n_area):
-                        out_of_range = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
-                        code = _IGN if out_of_range else _FP
-                        for t in range(n_thr):
-                            status[row, a, t] = code
-                    for t in range(n_thr):
-                        matched[row, t] = -1
-                        matched_iou[row, t] = NAN
-                continue
-            base_offset = iou_offsets[group]
-            for a in range(n_area):
-                lo = area_lo[a]
-                hi = area_hi[a]
-                k = 0
-                if tie == 2:
-                    for j in range(n_gt):
-                        g = g0 + j
-                        order[a, k] = j
-                        ignore[a, k] = gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi
-                        k += 1
-                else:
-                    # stable partition: regular ground truths first, ignored ones last
-                    for j in range(n_gt):
-                        g = g0 + j
-                        if not (gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi):
-                            order[a, k] = j
-                            ignore[a, k] = 0
-                            k += 1
-                    for j in range(n_gt):
-                        g = g0 + j
-                        if gt_ignore[g] or gt_area[g] < lo or gt_area[g] > hi:
-                            order[a, k] = j
-                            ignore[a, k] = 1
-                            k += 1
-                # an earlier area range with the same pattern has the same matches
-                source = a
-                for b in range(a):
-                    same = True
-                    for j in range(n_gt):
-                        if order[b, j] != order[a, j] or ignore[b, j] != ignore[a, j]:
-                            same = False
-                            break
-                    if same:
-                        source = b
-                        break
-                if source == a:
-                    for t in range(n_thr):
-                        thr = thresholds[t]
-                        for j in range(n_gt):
-                            taken[j] = 0
-                        for d in range(n_pred):
-                            m = -1
-                            if tie == 2:
-                                best = -1.0
-                                for j in range(n_gt):
-                                    value = iou_values[base_offset + d * n_gt + order[a, j]]
-                                    if value > best:
-                                        best = value
-                                        m = j
-                                if m >= 0:
-                                    ok = best > thr if strict else best >= thr
-                                    if not ok:
-                                        m = -1
-                                    elif not ignore[a, m]:
-                                        if taken[m]:
-                                            m = -1
-                                        else:
-                                            taken[m] = 1
-                            else:
-                                best = thr
-                                for j in range(n_gt):
-                                    if taken[j] and not gt_crowd[g0 + order[a, j]]:
-                                        continue
-                                    if m > -1 and not ignore[a, m] and ignore[a, j]:
-                                        break
-                                    value = iou_values[base_offset + d * n_gt + order[a, j]]
-                                    if m == -1:
-                                        ok = value > best if strict else value >= best
-                                    elif tie == 0:
-                                        ok = value >= best
-                                    else:
-                                        ok = value > best
-                                    if not ok:
-                                        continue
-                                    best = value
-                                    m = j
-                                if m >= 0:
-                                    taken[m] = 1
-                            choice[a, t, d] = m
-                for t in range(n_thr):
-                    for d in range(n_pred):
-                        row = slot[p0 + d]
-                        m = choice[source, t, d]
-                        is_ign = m >= 0 and ignore[source, m]
-                        ok = m >= 0 and not gt_never[g0 + order[source, m]]
-                        if not ok and (pred_area[p0 + d] < lo or pred_area[p0 + d] > hi):
-                            is_ign = True
-                        if is_ign:
-                            status[row, a, t] = _IGN
-                        elif ok:
-                            status[row, a, t] = _TP
-                        else:
-                            status[row, a, t] = _FP
-                        if a == 0:
-                            if m >= 0:
-                                j = order[source, m]
-                                matched[row, t] = g0 + j
-                                matched_iou[row, t] = iou_values[base_offset + d * n_gt + j]
-                            else:
-                                matched[row, t] = -1
-                                matched_iou[row, t] = NAN
+    cdef int n_threads = _thread_count(status.shape[0], threads)
+    order_np = np.empty((n_threads, n_area, max_g), dtype=np.int64)
+    ignore_np = np.empty((n_threads, n_area, max_g), dtype=np.uint8)
+    taken_np = np.empty((n_threads, max_g), dtype=np.uint8)
+    choice_np = np.empty((n_threads, n_area, n_thr, max_p), dtype=np.int64)
+    cdef int64_t[:, :, ::1] order = order_np
+    cdef uint8_t[:, :, ::1] ignore = ignore_np
+    cdef uint8_t[:, ::1] taken = taken_np
+    cdef int64_t[:, :, :, ::1] choice = choice_np
+    cdef int tid
+    if n_threads > 1:
+        for group in prange(n_groups, nogil=True, schedule="dynamic", chunksize=256,
+                            num_threads=n_threads):
+            tid = threadid()
+            _match_group(group, gt_start, gt_end, pred_start, kept, iou_values, iou_offsets,
+                         gt_area, gt_ignore, gt_crowd, gt_never, pred_area, thresholds,
+                         area_lo, area_hi, slot, gt_rows, strict, tie, status, matched,
+                         matched_iou, order[tid], ignore[tid], taken[tid], choice[tid])
+    else:
+        with nogil:
+            for group in range(n_groups):
+                _match_group(group, gt_start, gt_end, pred_start, kept, iou_values,
+                             iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
+                             thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, status,
+                             matched, matched_iou, order[0], ignore[0], taken[0], choice[0])
 
 
 @cython.cdivision(True)
+cdef void _accumulate_class(
+    Py_ssize_t k,
+    const int64_t[::1] class_start,
+    const int64_t[::1] class_end,
+    const int64_t[::1] rank,
+    const int8_t[:, :, ::1] status,
+    const double[::1] scores,
+    const int64_t[:, ::1] num_regular_gt,
+    const int64_t[::1] max_dets,
+    const double[::1] recall_thresholds,
+    double[:, :, :, :, ::1] precision,
+    double[:, :, :, ::1] recall,
+    double[:, :, :, :, ::1] score_out,
+    double[:, ::1] rb,
+    double[:, ::1] pb,
+    double[:, ::1] sb,
+    int64_t[::1] count,
+    int64_t[::1] count_tp,
+    double[::1] tp,
+    double[::1] fp,
+    double[::1] first_score,
+) noexcept nogil:
+    # one class; rb/pb/sb/count/... are this thread's scratch buffers
+    cdef Py_ssize_t n_a = num_regular_gt.shape[1]
+    cdef Py_ssize_t n_thr = status.shape[2]
+    cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
+    cdef Py_ssize_t n_m = max_dets.shape[0]
+    cdef Py_ssize_t s0 = class_start[k]
+    cdef Py_ssize_t s1 = class_end[k]
+    cdef Py_ssize_t a, t, m, i, j, r, n, n_tp
+    cdef int64_t npig, rk
+    cdef int8_t code
+    cdef double target, eps = _EPS
+    for a in range(n_a):
+        npig = num_regular_gt[k, a]
+        if npig == 0:
+            continue
+        for t in range(n_thr):
+            for m in range(n_m):
+                count[m] = 0
+                count_tp[m] = 0
+                tp[m] = 0.0
+                fp[m] = 0.0
+                first_score[m] = 0.0
+            for i in range(s0, s1):
+                code = status[i, a, t]
+                rk = rank[i]
+                m = n_m - 1
+                while m >= 0:
+                    if rk >= max_dets[m]:
+                        break
+                    if count[m] == 0:
+                        first_score[m] = scores[i]
+                    count[m] += 1
+                    if code == _TP:
+                        tp[m] += 1.0
+                        j = count_tp[m]
+                        rb[m, j] = tp[m] / npig
+                        pb[m, j] = tp[m] / (fp[m] + tp[m] + eps)
+                        sb[m, j] = scores[i]
+                        count_tp[m] = j + 1
+                    elif code == _FP:
+                        fp[m] += 1.0
+                    m -= 1
+            for m in range(n_m):
+                n = count[m]
+                n_tp = count_tp[m]
+                recall[t, k, a, m] = tp[m] / npig if n > 0 else 0.0
+                i = n_tp - 1
+                while i > 0:
+                    if pb[m, i] > pb[m, i - 1]:
+                        pb[m, i - 1] = pb[m, i]
+                    i -= 1
+                j = 0
+                for r in range(n_rec):
+                    target = recall_thresholds[r]
+                    if n > 0 and target <= 0.0:
+                        precision[t, r, k, a, m] = pb[m, 0] if n_tp > 0 else 0.0
+                        score_out[t, r, k, a, m] = first_score[m]
+                        continue
+                    while j < n_tp and rb[m, j] < target:
+                        j += 1
+                    if j < n_tp:
+                        precision[t, r, k, a, m] = pb[m, j]
+                        score_out[t, r, k, a, m] = sb[m, j]
+                    else:
+                        precision[t, r, k, a, m] = 0.0
+                        score_out[t, r, k, a, m] = 0.0
+
+
 def accumulate_coco(
     const int64_t[::1] class_start,
     const int64_t[::1] class_end,
@@ -338,6 +498,7 @@ def accumulate_coco(
     double[:, :, :, :, ::1] precision,
     double[:, :, :, ::1] recall,
     double[:, :, :, :, ::1] score_out,
+    threads=None,
 ):
     """Fill precision [T,R,K,A,M], recall [T,K,A,M] and score_out [T,R,K,A,M] in place.
 
@@ -353,90 +514,33 @@ def accumulate_coco(
     positive before it, so the envelope over true positives is the same).
     """
     cdef Py_ssize_t n_k = class_start.shape[0]
-    cdef Py_ssize_t n_a = num_regular_gt.shape[1]
-    cdef Py_ssize_t n_thr = status.shape[2]
-    cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
     cdef Py_ssize_t n_m = max_dets.shape[0]
     cdef Py_ssize_t longest = 1, k
     for k in range(n_k):
         if class_end[k] - class_start[k] > longest:
             longest = class_end[k] - class_start[k]
-    rb_np = np.empty((n_m, longest))
-    pb_np = np.empty((n_m, longest))
-    sb_np = np.empty((n_m, longest))
-    count_np = np.zeros(n_m, dtype=np.int64)
-    count_tp_np = np.zeros(n_m, dtype=np.int64)
-    tp_np = np.zeros(n_m)
-    fp_np = np.zeros(n_m)
-    first_np = np.zeros(n_m)
-    cdef double[:, ::1] rb = rb_np
-    cdef double[:, ::1] pb = pb_np
-    cdef double[:, ::1] sb = sb_np
-    cdef int64_t[::1] count = count_np
-    cdef int64_t[::1] count_tp = count_tp_np
-    cdef double[::1] tp = tp_np
-    cdef double[::1] fp = fp_np
-    cdef double[::1] first_score = first_np
-    cdef Py_ssize_t a, t, m, i, j, r, n, n_tp, s0, s1
-    cdef int64_t npig, rk
-    cdef int8_t code
-    cdef double target, eps = _EPS
-    with nogil:
-        for k in range(n_k):
-            s0 = class_start[k]
-            s1 = class_end[k]
-            for a in range(n_a):
-                npig = num_regular_gt[k, a]
-                if npig == 0:
-                    continue
-                for t in range(n_thr):
-                    for m in range(n_m):
-                        count[m] = 0
-                        count_tp[m] = 0
-                        tp[m] = 0.0
-                        fp[m] = 0.0
-                        first_score[m] = 0.0
-                    for i in range(s0, s1):
-                        code = status[i, a, t]
-                        rk = rank[i]
-                        m = n_m - 1
-                        while m >= 0:
-                            if rk >= max_dets[m]:
-                                break
-                            if count[m] == 0:
-                                first_score[m] = scores[i]
-                            count[m] += 1
-                            if code == _TP:
-                                tp[m] += 1.0
-                                j = count_tp[m]
-                                rb[m, j] = tp[m] / npig
-                                pb[m, j] = tp[m] / (fp[m] + tp[m] + eps)
-                                sb[m, j] = scores[i]
-                                count_tp[m] = j + 1
-                            elif code == _FP:
-                                fp[m] += 1.0
-                            m -= 1
-                    for m in range(n_m):
-                        n = count[m]
-                        n_tp = count_tp[m]
-                        recall[t, k, a, m] = tp[m] / npig if n > 0 else 0.0
-                        i = n_tp - 1
-                        while i > 0:
-                            if pb[m, i] > pb[m, i - 1]:
-                                pb[m, i - 1] = pb[m, i]
-                            i -= 1
-                        j = 0
-                        for r in range(n_rec):
-                            target = recall_thresholds[r]
-                            if n > 0 and target <= 0.0:
-                                precision[t, r, k, a, m] = pb[m, 0] if n_tp > 0 else 0.0
-                                score_out[t, r, k, a, m] = first_score[m]
-                                continue
-                            while j < n_tp and rb[m, j] < target:
-                                j += 1
-                            if j < n_tp:
-                                precision[t, r, k, a, m] = pb[m, j]
-                                score_out[t, r, k, a, m] = sb[m, j]
-                            else:
-                                precision[t, r, k, a, m] = 0.0
-                                score_out[t, r, k, a, m] = 0.0
+    cdef int n_threads = _thread_count(status.shape[0], threads) if n_k > 1 else 1
+    cdef double[:, :, ::1] rb = np.empty((n_threads, n_m, longest))
+    cdef double[:, :, ::1] pb = np.empty((n_threads, n_m, longest))
+    cdef double[:, :, ::1] sb = np.empty((n_threads, n_m, longest))
+    cdef int64_t[:, ::1] count = np.zeros((n_threads, n_m), dtype=np.int64)
+    cdef int64_t[:, ::1] count_tp = np.zeros((n_threads, n_m), dtype=np.int64)
+    cdef double[:, ::1] tp = np.zeros((n_threads, n_m))
+    cdef double[:, ::1] fp = np.zeros((n_threads, n_m))
+    cdef double[:, ::1] first_score = np.zeros((n_threads, n_m))
+    cdef int tid
+    if n_threads > 1:
+        for k in prange(n_k, nogil=True, schedule="dynamic", chunksize=1,
+                        num_threads=n_threads):
+            tid = threadid()
+            _accumulate_class(k, class_start, class_end, rank, status, scores, num_regular_gt,
+                              max_dets, recall_thresholds, precision, recall, score_out,
+                              rb[tid], pb[tid], sb[tid], count[tid], count_tp[tid], tp[tid],
+                              fp[tid], first_score[tid])
+    else:
+        with nogil:
+            for k in range(n_k):
+                _accumulate_class(k, class_start, class_end, rank, status, scores,
+                                  num_regular_gt, max_dets, recall_thresholds, precision,
+                                  recall, score_out, rb[0], pb[0], sb[0], count[0],
+                                  count_tp[0], tp[0], fp[0], first_score[0])

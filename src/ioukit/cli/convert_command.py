@@ -11,7 +11,7 @@ from ioukit.cli.eval_command import FORMAT_CHOICES
 __all__ = ["register", "run"]
 
 _HELP = """\
-Convert a dataset between COCO JSON, YOLO txt and Pascal VOC XML.
+Convert a dataset between COCO JSON, YOLO txt, Pascal VOC XML, DOTA and YOLO OBB txt.
 
 Ground truth: ioukit convert instances_val.json labels/ --to yolo
 Predictions need the ground truth they refer to (images, classes, sizes):
@@ -32,7 +32,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("src", metavar="SRC", help="dataset (or predictions with --gt)")
     parser.add_argument("dst", metavar="DST", help="output .json file (coco) or folder (yolo, voc)")
     parser.add_argument(
-        "--to", required=True, choices=("coco", "yolo", "voc"), help="output format"
+        "--to",
+        required=True,
+        choices=("coco", "yolo", "voc", "dota", "yolo_obb", "coco_rotated"),
+        help="output format (dota and yolo_obb keep the corners of oriented boxes)",
     )
     parser.add_argument("--from", dest="src_format", choices=FORMAT_CHOICES, default="auto")
     parser.add_argument(
@@ -45,6 +48,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--classes", metavar="FILE", help="classes.txt or data.yaml")
     parser.add_argument("--txt-box-format", choices=("xywh", "xyxy", "cxcywh"))
     parser.add_argument("--voc-one-based", action="store_true")
+    parser.add_argument(
+        "--keypoints",
+        action="store_true",
+        help="keypoints: COCO keypoint JSON <-> Ultralytics pose labels (--to coco|yolo)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
     parser.set_defaults(run=run)
 
@@ -53,11 +61,9 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit convert``."""
     from pathlib import Path
 
-    from ioukit.cli.eval_command import check_output_folder, progress_enabled
-    from ioukit.io import read_ground_truth, read_predictions, write_dataset
-    from ioukit.io._progress import enabled_progress
+    from ioukit.cli.eval_command import check_output_folder
 
-    if args.to == "coco":
+    if args.to in ("coco", "coco_rotated"):
         check_output_folder(args.dst, "DST")
     elif Path(args.dst).is_file():
         raise FileExistsError(f"DST {args.dst}: expected a folder for --to {args.to}, got a file")
@@ -68,6 +74,25 @@ def run(args: argparse.Namespace) -> int:
         "box_format": args.txt_box_format,
         "one_based": args.voc_one_based,
     }
+    if args.keypoints:
+        from ioukit.cli._keypoints import convert_keypoints
+
+        dataset, out = convert_keypoints(args)
+    else:
+        dataset, out = _convert(args, options)
+    if not args.quiet:
+        kind = "predictions" if dataset.is_prediction else "boxes"
+        print(
+            f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to {out}", file=sys.stderr
+        )
+    return 0
+
+
+def _convert(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, Any]:
+    from ioukit.cli.eval_command import progress_enabled
+    from ioukit.io import read_ground_truth, read_predictions, write_dataset
+    from ioukit.io._progress import enabled_progress
+
     with enabled_progress(progress_enabled(args)):
         if args.gt is None:
             dataset = read_ground_truth(args.src, format=args.src_format, **options)
@@ -81,10 +106,4 @@ def run(args: argparse.Namespace) -> int:
                 box_format=args.txt_box_format,
                 one_based=args.voc_one_based,
             )
-    out = write_dataset(dataset, args.dst, format=args.to)
-    if not args.quiet:
-        kind = "predictions" if dataset.is_prediction else "boxes"
-        print(
-            f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to {out}", file=sys.stderr
-        )
-    return 0
+    return dataset, write_dataset(dataset, args.dst, format=args.to)

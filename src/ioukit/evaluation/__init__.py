@@ -6,8 +6,8 @@ Stage map (module -> job)::
     evaluation.groups              Groups: both datasets' rows by (image, class), pycocotools order
     evaluation.similarity          Similarity: every group's matrix [P_i, G_i] (box IoU, mask IoU,
                                    Ultralytics float32 IoU; register_similarity for OKS, rotated)
-    evaluation.match               match(): the ONE matcher (threshold >= / >, tie last / first /
-                                   argmax, crowd, ignore, area range), compiled
+    evaluation.match               match_groups(): the ONE matcher (threshold >= / >, tie last /
+                                   first / argmax, crowd, ignore, area range), compiled
     evaluation.outcome             MatchOutcome: per-prediction status, matched gt, IoU; the
                                    mergeable partial result of sharded evaluation
     evaluation.accumulate          precision/recall envelopes (COCO accumulate, compiled;
@@ -28,8 +28,10 @@ Examples
 
 from __future__ import annotations
 
+# registers the "rotated"/"probiou" similarities and the "dota"/"mmrotate" protocols (#12)
+from ioukit.evaluation import rotated as _rotated  # noqa: F401
 from ioukit.evaluation.groups import Groups
-from ioukit.evaluation.match import MatchRule, match
+from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.protocols import (
     COCOProtocol,
@@ -59,7 +61,7 @@ __all__ = [
     "YOLOProtocol",
     "get_similarity",
     "make_protocol",
-    "match",
+    "match_groups",
     "protocol_names",
     "register_protocol",
     "register_similarity",

@@ -1,7 +1,7 @@
 """Stage 4 of the pipeline: the ONE matcher, with its rules as explicit parameters.
 
 Every protocol, the curves, the confusion matrix, the diagnostics and the plots match through
-:func:`match` (compiled kernel ``ioukit._kernels.match.match_groups``), and keep its
+:func:`match_groups` (compiled kernel ``ioukit._kernels.match.match_groups``), and keep its
 :class:`~ioukit.evaluation.outcome.MatchOutcome` instead of matching again.
 
 :class:`MatchRule` names the rules that differ between references:
@@ -32,7 +32,7 @@ from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.similarity import GroupMatrices
 
-__all__ = ["TIE_RULES", "MatchRule", "match"]
+__all__ = ["TIE_RULES", "MatchRule", "match_groups"]
 
 TIE_RULES = ("last", "first", "argmax")
 """Tie rules of :class:`MatchRule`, in the kernel's code order."""
@@ -77,7 +77,7 @@ def _u8(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.bool_).view(np.uint8)
 
 
-def match(
+def match_groups(
     gt: Dataset,
     pred: Dataset,
     groups: Groups,
@@ -148,9 +148,10 @@ def match(
     slot = np.zeros(len(groups.pred_rows), dtype=np.int64)
     slot[seq] = np.arange(len(seq))
 
-    status = np.zeros((len(seq), n_a, n_t), dtype=np.int8)
-    matched = np.full((len(seq), n_t), -1, dtype=np.int64)
-    matched_iou = np.full((len(seq), n_t), np.nan)
+    # the kernel writes every row (each evaluated prediction has a slot)
+    status = np.empty((len(seq), n_a, n_t), dtype=np.int8)
+    matched = np.empty((len(seq), n_t), dtype=np.int64)
+    matched_iou = np.empty((len(seq), n_t))
     kernels.match_groups(
         groups.gt_start,
         groups.gt_end,
@@ -167,6 +168,7 @@ def match(
         area_lo,
         area_hi,
         slot,
+        g_rows,
         int(rule.strict),
         TIE_RULES.index(rule.tie),
         status,
@@ -190,7 +192,7 @@ def match(
         image_id=gt.images.ids[pred.image_index[pred_rows]],
         rank=groups.rank[seq],
         status=status,
-        matched_gt=np.where(matched >= 0, np.append(g_rows, -1)[matched], -1),
+        matched_gt=matched,
         iou=matched_iou,
         gt_count=gt_count,
         category_ids=groups.category_ids if groups.use_cats else np.array([-1], dtype=np.int64),

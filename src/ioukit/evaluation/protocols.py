@@ -322,14 +322,14 @@ class COCOProtocol:
         """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
         from ioukit.evaluation.accumulate import coco_accumulate
         from ioukit.evaluation.groups import Groups
-        from ioukit.evaluation.match import match
+        from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.similarity import get_similarity
 
         check_pair(gt, pred)
         pyco = self.compat == "pycocotools"
         groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
         matrices = get_similarity(iou_type).matrices(gt, pred, groups)
-        outcome = match(
+        outcome = match_groups(
             gt,
             pred,
             groups,
@@ -504,7 +504,9 @@ class YOLOProtocol:
         """Ultralytics metrics (see :func:`ioukit.metrics.yolo.evaluate_yolo`)."""
         from ioukit.metrics.yolo import evaluate_yolo
 
-        return evaluate_yolo(gt, pred, iou_thresholds=self.iou_thresholds)
+        return evaluate_yolo(
+            gt, pred, iou_thresholds=self.iou_thresholds, stable_ties=self.stable_ties
+        )
 
 
 def _voc(interpolation: str, name: str) -> Callable[..., VOCProtocol]:

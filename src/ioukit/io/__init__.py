@@ -1,4 +1,4 @@
-"""Readers and writers: COCO JSON, YOLO txt, Pascal VOC XML, plain txt <-> ``Dataset``.
+"""Readers and writers of every supported format (COCO, YOLO, VOC, txt, DOTA, YOLO OBB).
 
 One interface for every format: :func:`read_ground_truth`, :func:`read_predictions` and
 :func:`write_dataset`. Formats are detected from the path when ``format="auto"``:
@@ -12,6 +12,10 @@ folder of ``*.xml``                         ``"voc"`` (annotations)
 folder of ``*.txt``, numeric class and      ``"yolo"``
 every coordinate in [0, 1]
 other folders of ``*.txt``                  ``"txt"`` (``class [conf] x y w h``)
+``*.txt`` with 8 corners and a class name   ``"dota"`` (oriented boxes, pixels)
+``*.txt`` with a class index and 8 corners  ``"yolo_obb"`` (oriented boxes, normalized)
+``Task1_<class>.txt`` (or folder)           ``"dota"`` (task-1 detections)
+``*.json`` with 5-number ``bbox``           ``"coco_rotated"`` (detectron2; pass it explicitly)
 ==========================================  ==========================================
 
 Images are matched across formats by file stem; predictions are read against a ground truth
@@ -53,10 +57,10 @@ __all__ = [
     "write_dataset",
 ]
 
-FORMATS = ("coco", "yolo", "voc", "txt")
+FORMATS = ("coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
 """Formats :func:`read_ground_truth` and :func:`read_predictions` understand."""
 
-Format = Literal["auto", "coco", "yolo", "voc", "txt"]
+Format = Literal["auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated"]
 _SNIFF_FILES = 20
 
 
@@ -72,6 +76,9 @@ def _sniff_txt(files: list[Path]) -> str:
     """``"yolo"`` or ``"txt"`` from the first lines of a few files."""
     for file in files[:_SNIFF_FILES]:
         for _, tokens in iter_records(read_text(file)):
+            oriented = _sniff_oriented(tokens)
+            if oriented is not None:
+                return oriented
             if not tokens[0].isdigit():
                 return "txt"
             numbers = [float(t) for t in tokens[1:] if _looks_like_number(t)]
@@ -79,6 +86,18 @@ def _sniff_txt(files: list[Path]) -> str:
                 return "txt"
             return "yolo"
     return "yolo"
+
+
+def _sniff_oriented(tokens: list[str]) -> str | None:
+    """``"dota"``/``"yolo_obb"`` for a line of 8 corners and a class (DOTA header lines too)."""
+    if len(tokens) == 1 and tokens[0].startswith(("imagesource:", "gsd:")):
+        return "dota"
+    corners = len(tokens) in (9, 10) and all(_looks_like_number(t) for t in tokens[:8])
+    if corners and not _looks_like_number(tokens[8]):
+        return "dota"
+    if len(tokens) in (9, 10) and tokens[0].isdigit() and all(map(_looks_like_number, tokens)):
+        return "yolo_obb"
+    return None
 
 
 def detect_format(path: str | os.PathLike[str], /) -> str:
@@ -115,6 +134,8 @@ def detect_format(path: str | os.PathLike[str], /) -> str:
         return "coco"
     if DETECTION_FILE.match(p.name):
         return "voc"
+    if p.name.startswith("Task1_") and p.suffix == ".txt":
+        return "dota"
     if not p.is_dir():
         raise DataFormatError(
             f"{p}: cannot tell the format from the name: expected a .json file or a folder of "
@@ -125,6 +146,8 @@ def detect_format(path: str | os.PathLike[str], /) -> str:
         return "voc"
     if any(DETECTION_FILE.match(e.name) for e in entries):
         return "voc"
+    if any(e.name.startswith("Task1_") and e.suffix == ".txt" for e in entries):
+        return "dota"
     txt = [e for e in entries if e.suffix == ".txt" and e.name != "classes.txt" and e.is_file()]
     if txt:
         return _sniff_txt(txt)
@@ -224,6 +247,20 @@ def read_ground_truth(
         from ioukit.io.voc import read_voc_ground_truth
 
         return read_voc_ground_truth(p, classes=classes, one_based=one_based)
+    if fmt == "coco_rotated":
+        from ioukit.io.coco_rotated import read_coco_rotated_ground_truth
+
+        return read_coco_rotated_ground_truth(p)
+    if fmt == "dota":
+        from ioukit.io.dota import read_dota_ground_truth
+
+        return read_dota_ground_truth(p, classes=classes, images_dir=images_dir)
+    if fmt == "yolo_obb":
+        from ioukit.io.yolo_obb import read_yolo_obb_ground_truth
+
+        return read_yolo_obb_ground_truth(
+            p, image_size=image_size, images_dir=images_dir, classes=classes
+        )
     from ioukit.io.plain_txt import read_txt_ground_truth
 
     return read_txt_ground_truth(
@@ -341,6 +378,18 @@ def read_predictions(
                 f"{p}: expected a devkit detection file comp4_det_test_<class>.txt"
             )
         return read_voc_detections(p, ground_truth, one_based=one_based, unknowns=unknowns)
+    if fmt == "coco_rotated":
+        from ioukit.io.coco_rotated import read_coco_rotated_results
+
+        return read_coco_rotated_results(p, ground_truth)
+    if fmt == "dota":
+        from ioukit.io.dota import read_dota_predictions
+
+        return read_dota_predictions(p, ground_truth, unknowns=unknowns)
+    if fmt == "yolo_obb":
+        from ioukit.io.yolo_obb import read_yolo_obb_predictions
+
+        return read_yolo_obb_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
     from ioukit.io.plain_txt import read_txt_predictions
 
     return read_txt_predictions(
@@ -349,7 +398,11 @@ def read_predictions(
 
 
 def write_dataset(
-    dataset: Dataset, path: str | os.PathLike[str], /, *, format: Literal["coco", "yolo", "voc"]
+    dataset: Dataset,
+    path: str | os.PathLike[str],
+    /,
+    *,
+    format: Literal["coco", "yolo", "voc", "dota", "yolo_obb", "coco_rotated"],
 ) -> Path:
     """Write ground truth or predictions as COCO JSON, a YOLO folder or a VOC folder.
 
@@ -390,4 +443,19 @@ def write_dataset(
         from ioukit.io.voc import write_voc
 
         return write_voc(dataset, path)
-    raise ValueError(f"format: expected 'coco', 'yolo' or 'voc', got {format!r}")
+    if format == "coco_rotated":
+        from ioukit.io.coco_rotated import write_coco_rotated
+
+        return write_coco_rotated(dataset, path)
+    if format == "dota":
+        from ioukit.io.dota import write_dota
+
+        return write_dota(dataset, path)
+    if format == "yolo_obb":
+        from ioukit.io.yolo_obb import write_yolo_obb
+
+        return write_yolo_obb(dataset, path)
+    raise ValueError(
+        "format: expected 'coco', 'yolo', 'voc', 'dota', 'yolo_obb' or 'coco_rotated', "
+        f"got {format!r}"
+    )

@@ -470,13 +470,24 @@ def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | Non
     return xywh, scores, rows, category_ids, None
 
 
+def _nonempty(value: object) -> bool:
+    """A present, non-empty ``bbox`` (lists and NumPy arrays alike; a scalar counts)."""
+    if value is None:
+        return False
+    try:
+        return len(value) > 0  # type: ignore[arg-type]
+    except TypeError:
+        return True
+
+
 def _segm_columns(
     records: Sequence[Any], label: str, section: str, offset: int
 ) -> tuple[np.ndarray, tuple[Any, ...]]:
     """Boxes (NaN rows where ``bbox`` is missing or empty) and segmentations of segm results."""
     try:
         segmentation = tuple(map(itemgetter("segmentation"), records))
-        has_box = [bool(r.get("bbox")) for r in records]
+        # a NumPy array (pycocotools' loadRes leaves them) has no truth value: test its length
+        has_box = [_nonempty(r.get("bbox")) for r in records]
     except (KeyError, TypeError, AttributeError):
         for i, rec in enumerate(records, start=offset):
             where = f"{label}: {section}[{i}]"

@@ -1,8 +1,9 @@
 """Shared plumbing of the VOC/YOLO protocols, curves and confusion matrix (private).
 
-Groups a ground-truth and a prediction :class:`~ioukit.dataset.Dataset` by (image, class) by
-sorting, runs the matching kernel over the whole dataset at once, and turns per-prediction
-TP/FP flags into per-class cumulative curves. No Python loop runs per box or per group.
+Matches a ground-truth and a prediction :class:`~ioukit.dataset.Dataset` through the
+pipeline (:mod:`ioukit.evaluation`: groups, box IoU, the one matcher) over the whole dataset,
+and turns per-prediction TP/FP flags into per-class cumulative curves. No Python loop runs
+per box or per group.
 """
 
 from __future__ import annotations
@@ -12,28 +13,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset
-from ioukit.errors import DataFormatError
 
 ULTRALYTICS_EPS = 1e-7
 """Ultralytics' ``box_iou`` adds this to the union; ioukit follows it for the YOLO protocol."""
 
 
 def check_pair(gt: Dataset, pred: Dataset) -> None:
-    """Raise unless ``gt`` is ground truth and ``pred`` predictions over the same images."""
-    if not isinstance(gt, Dataset) or not isinstance(pred, Dataset):
-        raise DataFormatError(
-            f"gt, pred: expected two ioukit.dataset.Dataset objects, got "
-            f"{type(gt).__name__} and {type(pred).__name__}"
-        )
-    if gt.is_prediction:
-        raise DataFormatError("gt: expected ground truth (scores=None), got a dataset with scores")
-    if not pred.is_prediction:
-        raise DataFormatError("pred: expected predictions (with scores), got scores=None")
-    if len(pred.images) != len(gt.images):
-        raise DataFormatError(
-            f"pred.images: expected the ground truth's image table ({len(gt.images)} images), "
-            f"got {len(pred.images)} images"
-        )
+    """Raise unless ``gt`` is ground truth and ``pred`` predictions over the same images
+    (:func:`ioukit.evaluation.protocols.check_pair`, the one check)."""
+    from ioukit.evaluation.protocols import check_pair as check
+
+    check(gt, pred)
 
 
 def sorted_categories(categories: CategoryTable) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -56,7 +46,8 @@ class DatasetMatches:
     """Matching of a whole dataset at T thresholds, in the predictions' original order.
 
     ``pred_class``/``gt_class`` are rows in ``category_ids`` (-1: unknown, never matched).
-    ``matched`` holds original gt indices (-1: none).
+    ``matched`` holds original gt indices (-1: none); ``iou`` (T, P) the IoU of that match
+    (NaN: none).
     """
 
     category_ids: np.ndarray
@@ -67,6 +58,7 @@ class DatasetMatches:
     scores: np.ndarray
     matched: np.ndarray
     ignored: np.ndarray
+    iou: np.ndarray | None = None
 
     @property
     def tp(self) -> np.ndarray:
@@ -89,6 +81,62 @@ class DatasetMatches:
         return np.bincount(self.pred_class[known], minlength=self.category_ids.size)
 
 
+CHUNK_PAIRS = 4_000_000
+"""Matching works on chunks of whole images holding at most about this many (pred, gt) pairs,
+so memory stays bounded by the data however crowded the images are."""
+
+
+def _subset(ds: Dataset, rows: np.ndarray, **columns: np.ndarray) -> Dataset:
+    """Rows of ``ds`` (same image and category tables); optional columns dropped."""
+    from dataclasses import replace
+
+    fields = {
+        "boxes": ds.boxes[rows],
+        "image_index": ds.image_index[rows],
+        "category_id": ds.category_id[rows],
+        "scores": None if ds.scores is None else ds.scores[rows],
+        "area": ds.area[rows],
+        "crowd": ds.crowd[rows],
+        "ignore": ds.ignore[rows],
+        "difficult": ds.difficult[rows],
+        "annotation_id": np.arange(len(rows), dtype=np.int64),
+        "segmentation": None,
+        "keypoints": None,
+        "rotated": None,
+        "group_of": None,
+        "box_wh": None,
+    }
+    fields.update(columns)
+    return replace(ds, **fields)
+
+
+def image_chunks(
+    gt_key: np.ndarray, gt_image: np.ndarray, pred_key: np.ndarray, pred_image: np.ndarray,
+    n_images: int, budget: int | None = None,
+) -> list[np.ndarray]:  # fmt: skip
+    """Consecutive image-row ranges (as boolean image masks) whose same-key pairs stay within
+    ``budget`` each (default :data:`CHUNK_PAIRS`; a single image above it is its own chunk)."""
+    budget = CHUNK_PAIRS if budget is None else budget
+    keys, inverse = np.unique(np.concatenate([gt_key, pred_key]), return_inverse=True)
+    g_count = np.bincount(inverse[: len(gt_key)], minlength=len(keys))
+    p_count = np.bincount(inverse[len(gt_key) :], minlength=len(keys))
+    key_image = np.zeros(len(keys), dtype=np.int64)
+    key_image[inverse[: len(gt_key)]] = gt_image
+    key_image[inverse[len(gt_key) :]] = pred_image
+    pairs = np.bincount(key_image, weights=(g_count * p_count).astype(float), minlength=n_images)
+    if pairs.sum() <= budget:
+        return [np.ones(n_images, dtype=bool)]
+    chunks, cum, start = [], np.cumsum(pairs), 0
+    while start < n_images:
+        base = cum[start - 1] if start else 0.0
+        stop = max(int(np.searchsorted(cum, base + budget, side="right")), start + 1)
+        mask = np.zeros(n_images, dtype=bool)
+        mask[start:stop] = True
+        chunks.append(mask)
+        start = stop
+    return chunks
+
+
 def match_dataset(
     gt: Dataset,
     pred: Dataset,
@@ -102,63 +150,41 @@ def match_dataset(
     plus1: bool = False,
     eps: float = 0.0,
     class_agnostic: bool = False,
+    float32: bool = False,
 ) -> DatasetMatches:
-    """Match every prediction of ``pred`` to ``gt`` per (image, class) group.
+    """Match every prediction of ``pred`` to ``gt`` per (image, class) group, through the
+    pipeline's one matcher (:func:`ioukit.evaluation.match.match_groups`).
 
-    ``gt_keep`` drops ground truths entirely (as if absent). Under ``class_agnostic`` the
-    groups are whole images (classes are still reported per box).
+    ``rule``: ``"coco"`` (greedy, last gt on IoU ties), ``"first"`` (greedy, first gt on ties,
+    Ultralytics) or ``"voc"`` (devkit argmax, no fallback). ``gt_keep`` drops ground truths
+    entirely (as if absent). Under ``class_agnostic`` the groups are whole images (classes are
+    still reported per box). ``float32``: Ultralytics' float32 IoU
+    (:class:`~ioukit.evaluation.similarity.Float32BoxIoU`); pass float32-valued thresholds.
+    Images are matched in chunks of at most :data:`CHUNK_PAIRS` pairs (bounded memory).
     """
-    from ioukit._kernels import matching as kernels
-
     check_pair(gt, pred)
     category_ids, names = sorted_categories(gt.categories)
     gt_class = class_rows(category_ids, gt.category_id)
     pred_class = class_rows(category_ids, pred.category_id)
     scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
     keep = gt_class >= 0 if gt_keep is None else (gt_keep & (gt_class >= 0))
-    num_classes = max(int(category_ids.size), 1)
-
-    gt_group_class = np.zeros_like(gt_class) if class_agnostic else gt_class
-    pred_group_class = np.zeros_like(pred_class) if class_agnostic else pred_class
-    gt_key = gt.image_index * num_classes + gt_group_class
-    gt_key = np.where(keep, gt_key, -1)  # dropped ground truths sort first, out of every group
-    pred_key = pred.image_index * num_classes + pred_group_class
-    pred_key = np.where(pred_class >= 0, pred_key, -2)  # unknown classes match nothing
-
-    gt_order = (
-        np.lexsort((gt_ignore, gt_key)) if rule == "coco" else np.argsort(gt_key, kind="stable")
-    )
-    pred_order = np.lexsort((-scores, pred_key))
-    sorted_gt_key = gt_key[gt_order]
-    sorted_pred_key = pred_key[pred_order]
-    start = np.searchsorted(sorted_gt_key, sorted_pred_key, side="left")
-    stop = np.searchsorted(sorted_gt_key, sorted_pred_key, side="right")
-    stop = np.where(sorted_pred_key < 0, start, stop)
-
-    num_t = iou_thresholds.size
-    matched_sorted = np.empty((num_t, len(pred)), dtype=np.int64)
-    ignored_sorted = np.empty((num_t, len(pred)), dtype=bool)
-    kernels.match_dataset(
-        np.ascontiguousarray(pred.boxes[pred_order]),
-        np.ascontiguousarray(start, dtype=np.int64),
-        np.ascontiguousarray(stop, dtype=np.int64),
-        np.ascontiguousarray(gt.boxes[gt_order]),
-        np.ascontiguousarray(gt_ignore[gt_order], dtype=bool),
-        np.ascontiguousarray(gt_crowd[gt_order], dtype=bool),
-        np.ascontiguousarray(iou_thresholds, dtype=np.float64),
-        kernels.RULE_CODES[rule],
-        strict,
-        1.0 if plus1 else 0.0,
-        float(eps),
-        matched_sorted,
-        ignored_sorted,
-        np.zeros((num_t, len(gt)), dtype=bool),
-        np.empty(len(gt), dtype=np.float64),
-    )
-    matched = np.empty_like(matched_sorted)
-    matched[:, pred_order] = np.append(gt_order, -1)[matched_sorted]
-    ignored = np.empty_like(ignored_sorted)
-    ignored[:, pred_order] = ignored_sorted
+    num_t = np.asarray(iou_thresholds).size
+    matched = np.full((num_t, len(pred)), -1, dtype=np.int64)
+    ignored = np.zeros((num_t, len(pred)), dtype=bool)
+    iou = np.full((num_t, len(pred)), np.nan)
+    n_k = max(len(category_ids), 1)
+    g_rows_all, p_rows_all = np.flatnonzero(keep), np.flatnonzero(pred_class >= 0)
+    g_img, p_img = gt.image_index[g_rows_all], pred.image_index[p_rows_all]
+    g_key = g_img * n_k + (0 if class_agnostic else gt_class[g_rows_all])
+    p_key = p_img * n_k + (0 if class_agnostic else pred_class[p_rows_all])
+    for images in image_chunks(g_key, g_img, p_key, p_img, len(gt.images)):
+        g_rows = g_rows_all[images[g_img]]
+        p_rows = p_rows_all[images[p_img]]
+        _match_rows(
+            gt, pred, g_rows, p_rows, np.asarray(iou_thresholds, dtype=np.float64), rule,
+            np.asarray(gt_ignore, dtype=bool), np.asarray(gt_crowd, dtype=bool), strict, plus1,
+            eps, class_agnostic, float32, (matched, ignored, iou),
+        )  # fmt: skip
     return DatasetMatches(
         category_ids=category_ids,
         names=names,
@@ -168,7 +194,48 @@ def match_dataset(
         scores=scores,
         matched=matched,
         ignored=ignored,
+        iou=iou,
     )
+
+
+def _match_rows(
+    gt: Dataset, pred: Dataset, g_rows: np.ndarray, p_rows: np.ndarray, thresholds: np.ndarray,
+    rule: str, gt_ignore: np.ndarray, gt_crowd: np.ndarray, strict: bool, plus1: bool,
+    eps: float, class_agnostic: bool, float32: bool,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> None:  # fmt: skip
+    """Match ``pred`` rows ``p_rows`` against ``gt`` rows ``g_rows``; write into ``out``."""
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.match import MatchRule, match_groups
+    from ioukit.evaluation.outcome import IGNORED
+    from ioukit.evaluation.similarity import BoxIoU, Float32BoxIoU
+
+    sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows])
+    sub_pred = _subset(pred, p_rows)
+    groups = Groups.build(
+        sub_gt, sub_pred, use_cats=not class_agnostic, max_det=max(len(p_rows), 1)
+    )
+    similarity = (
+        Float32BoxIoU(eps=eps)
+        if float32
+        else BoxIoU(pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False)
+    )
+    matrices = similarity.matrices(sub_gt, sub_pred, groups)
+    tie = {"coco": "last", "first": "first", "voc": "argmax"}[rule]
+    outcome = match_groups(
+        sub_gt,
+        sub_pred,
+        groups,
+        matrices,
+        thresholds=thresholds,
+        rule=MatchRule(strict=strict, tie=tie, clamp=1.0 - 1e-10 if tie == "last" else None),
+        gt_ignore=gt_ignore[g_rows],
+    )
+    matched, ignored, iou = out
+    rows = p_rows[outcome.pred_row]
+    matched[:, rows] = np.append(g_rows, -1)[outcome.matched_gt].T
+    ignored[:, rows] = (outcome.status[:, 0, :] == IGNORED).T
+    iou[:, rows] = outcome.iou.T
 
 
 def class_order(

@@ -83,12 +83,9 @@ def coco_interpolated_ap(
         return 0.0
     if r.size == 0:
         return 0.0
-    envelope = _envelope(p)
-    index = np.searchsorted(r, thresholds, side="left")
-    valid = index < r.size
-    sampled = np.zeros(thresholds.size, dtype=np.float64)
-    sampled[valid] = envelope[index[valid]]
-    return float(np.mean(sampled))
+    from ioukit.evaluation.accumulate import sample_envelope
+
+    return float(np.mean(sample_envelope(r, p, thresholds)))
 
 
 def voc07_ap(recall: object, precision: object, /, *, exact_grid: bool = False) -> float:

@@ -33,7 +33,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.metrics import _grouping
-from ioukit.metrics.yolo import float32_threshold, reversed_rows, unreverse_matches
+from ioukit.metrics.yolo import float32_values
 
 __all__ = ["ConfusionMatrix", "confusion_matrix"]
 
@@ -162,9 +162,9 @@ def confusion_matrix(
     pred_class = _grouping.class_rows(category_ids, pred.category_id)
     scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
     gt_keep = (gt_class >= 0) & ~gt.crowd
-    pred_keep = (pred_class >= 0) & (scores > float(score_threshold))
-
-    threshold = float(float32_threshold(np.array([float(iou_threshold)]), strict=True)[0])
+    # Ultralytics compares float32 confidences and float32 IoUs with its thresholds
+    pred_keep = (pred_class >= 0) & (scores.astype(np.float32) > np.float32(float(score_threshold)))
+    threshold = float(float32_values(np.array([float(iou_threshold)]))[0])
     if matching == "confidence":
         matched = _match_confidence(gt, pred, gt_keep, pred_keep, threshold)
     else:
@@ -188,56 +188,71 @@ def confusion_matrix(
     )
 
 
+def _first_per(key: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The first position of ``order`` (sorted by ``key`` first) for each distinct key."""
+    if order.size == 0:
+        return order
+    k = key[order]
+    return np.asarray(order[np.r_[True, k[1:] != k[:-1]]])
+
+
 def _match_iou(
     gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
 ) -> np.ndarray:
-    """Original gt index matched by each prediction (-1 if none), Ultralytics IoU rule."""
-    from ioukit._kernels import matching as kernels
+    """Original gt index matched by each prediction (-1 if none), Ultralytics 8.0-8.3 rule.
 
-    gt_index = np.flatnonzero(gt_keep)
-    gt_index = gt_index[np.argsort(gt.image_index[gt_index], kind="stable")]
-    pred_index = np.flatnonzero(pred_keep)
-    pred_index = pred_index[np.argsort(pred.image_index[pred_index], kind="stable")]
-    gt_images = gt.image_index[gt_index]
-    pred_images = pred.image_index[pred_index]
-    start = np.searchsorted(gt_images, pred_images, side="left").astype(np.int64)
-    stop = np.searchsorted(gt_images, pred_images, side="right").astype(np.int64)
-    local = np.empty(pred_index.size, dtype=np.int64)
-    kernels.confusion_match(
-        np.ascontiguousarray(pred.boxes[pred_index]),
-        start,
-        stop,
-        np.ascontiguousarray(gt.boxes[gt_index]),
-        threshold,
-        _grouping.ULTRALYTICS_EPS,
-        local,
-        np.empty(pred_index.size, dtype=np.float64),
-        np.full(gt_index.size, -1, dtype=np.int64),
-    )
+    Per image (class-agnostic), candidates are pairs with float32 ``IoU > threshold``; each
+    prediction keeps its highest-IoU candidate, then each ground truth keeps, among the
+    predictions that kept it, the one of highest IoU (ties: first index at both steps).
+    IoU matrices come from the pipeline (groups + :class:`Float32BoxIoU`).
+    """
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.similarity import Float32BoxIoU
+
+    g_rows, p_rows = np.flatnonzero(gt_keep), np.flatnonzero(pred_keep)
+    g_sub, p_sub = _grouping._subset(gt, g_rows), _grouping._subset(pred, p_rows)
+    groups = Groups.build(g_sub, p_sub, use_cats=False, max_det=max(len(p_rows), 1))
+    values = Float32BoxIoU(eps=_grouping.ULTRALYTICS_EPS).matrices(g_sub, p_sub, groups).values
+    g_count = groups.gt_count
+    sizes = np.where(g_count > 0, groups.kept_count * g_count, 0)
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(values.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    d, j = local // g_count[group], local % g_count[group]
+    pair_pred = p_rows[groups.pred_rows[groups.pred_start[group] + d]]
+    pair_gt = g_rows[groups.gt_rows[groups.gt_start[group] + j]]
+    hit = values > threshold
+    pair_pred, pair_gt, value = pair_pred[hit], pair_gt[hit], values[hit]
+    # each prediction: its best candidate (first gt on ties)
+    first = _first_per(pair_pred, np.lexsort((pair_gt, -value, pair_pred)))
+    pair_pred, pair_gt, value = pair_pred[first], pair_gt[first], value[first]
+    # each ground truth: the best of the predictions that chose it (first prediction on ties)
+    first = _first_per(pair_gt, np.lexsort((pair_pred, -value, pair_gt)))
     matched = np.full(len(pred), -1, dtype=np.int64)
-    matched[pred_index] = np.append(gt_index, -1)[local]
+    matched[pair_pred[first]] = pair_gt[first]
     return matched
 
 
 def _match_confidence(
     gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
 ) -> np.ndarray:
-    """Class-agnostic greedy matching in descending confidence with ``IoU > threshold``.
-
-    Matched against the reversed ground truth so that IoU ties go to the first one.
-    """
+    """Class-agnostic greedy matching in descending confidence with float32 ``IoU > threshold``,
+    IoU ties to the first ground truth (the pipeline's matcher, ``tie="first"``)."""
     none = np.zeros(len(gt), dtype=bool)
+    kept = np.flatnonzero(pred_keep)
+    sub = _grouping._subset(pred, kept)
     result = _grouping.match_dataset(
-        reversed_rows(gt),
-        pred,
+        gt,
+        sub,
         iou_thresholds=np.array([threshold]),
-        rule="coco",
+        rule="first",
         gt_ignore=none,
         gt_crowd=none,
-        gt_keep=gt_keep[::-1].copy(),
+        gt_keep=gt_keep,
         strict=True,
         eps=_grouping.ULTRALYTICS_EPS,
         class_agnostic=True,
+        float32=True,
     )
-    result = unreverse_matches(result, len(gt))
-    return np.where(pred_keep, result.matched[0], -1)
+    matched = np.full(len(pred), -1, dtype=np.int64)
+    matched[kept] = result.matched[0]
+    return matched

@@ -16,15 +16,24 @@ confidence ``c`` are matched exactly as if the lower ones did not exist; so the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS
 
-__all__ = ["Curves", "PrecisionRecallF1", "pr_curves", "precision_recall_f1"]
+__all__ = [
+    "Curves",
+    "PrecisionRecallF1",
+    "curves_from_matches",
+    "matches_from_outcome",
+    "pr_curves",
+    "precision_recall_f1",
+]
 
 CONFIDENCE_GRID = np.linspace(0.0, 1.0, 1000)
 _PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
@@ -252,9 +261,18 @@ def pr_curves(
     >>> c.precision[0, [0, 50, 51]].tolist(), round(c.best_f1, 3)
     ([1.0, 1.0, 0.0], 0.657)
     """
+    return curves_from_matches(_match(gt, pred, iou_threshold, protocol), iou_threshold)
+
+
+def curves_from_matches(matches: _grouping.DatasetMatches, iou_threshold: float) -> Curves:
+    """:class:`Curves` from a match at one threshold (``matches`` with T = 1).
+
+    Used by :func:`pr_curves` and by :meth:`ioukit.metrics.result.EvaluationResult.curves`,
+    which passes the evaluation's own match (:func:`matches_from_outcome`) instead of matching
+    again.
+    """
     from ioukit.metrics.yolo import ultralytics_class_curves
 
-    matches = _match(gt, pred, iou_threshold, protocol)
     k = matches.category_ids.size
     num_gt = matches.num_gt()
     counted = ~matches.ignored[0]
@@ -271,11 +289,7 @@ def pr_curves(
         if hi == lo:
             continue
         tp_cum = np.cumsum(tp_sorted[lo:hi])
-        recall = tp_cum / num_gt[c]
-        envelope = np.maximum.accumulate((tp_cum / np.arange(1, hi - lo + 1))[::-1])[::-1]
-        index = np.searchsorted(recall, COCO_RECALL_THRESHOLDS, side="left")
-        valid = index < recall.size
-        precision[c, valid] = envelope[index[valid]]
+        precision[c] = sample_envelope(tp_cum / num_gt[c], tp_cum / np.arange(1, hi - lo + 1))
     has = num_gt > 0
     mean_f1 = yolo.f1_curve[has].mean(axis=0) if has.any() else np.zeros(CONFIDENCE_GRID.size)
     best = yolo.best_index
@@ -292,4 +306,37 @@ def pr_curves(
         best_confidence=float(CONFIDENCE_GRID[best]),
         best_f1=float(mean_f1[best]),
         iou_threshold=float(iou_threshold),
+    )
+
+
+def matches_from_outcome(
+    gt: Dataset, pred: Dataset, outcome: Any, iou_threshold: float
+) -> _grouping.DatasetMatches | None:
+    """The pipeline's :class:`~ioukit.evaluation.outcome.MatchOutcome` at ``iou_threshold`` as
+    per-prediction matches (None when the outcome does not hold that threshold or pooled the
+    classes). Predictions the protocol did not evaluate (beyond ``max_dets``) count as ignored.
+    """
+    t = np.flatnonzero(np.isclose(outcome.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
+    if t.size == 0 or (len(outcome.category_ids) == 1 and outcome.category_ids[0] == -1):
+        return None
+    from ioukit.evaluation.outcome import IGNORED
+
+    category_ids, names = _grouping.sorted_categories(gt.categories)
+    matched = np.full((1, len(pred)), -1, dtype=np.int64)
+    ignored = np.ones((1, len(pred)), dtype=bool)
+    iou = np.full((1, len(pred)), np.nan)
+    rows = outcome.pred_row
+    matched[0, rows] = outcome.matched_gt[:, t[0]]
+    ignored[0, rows] = outcome.status[:, 0, t[0]] == IGNORED
+    iou[0, rows] = outcome.iou[:, t[0]]
+    return _grouping.DatasetMatches(
+        category_ids=category_ids,
+        names=names,
+        gt_class=_grouping.class_rows(category_ids, gt.category_id),
+        gt_ignore=gt.crowd | gt.ignore | gt.difficult,
+        pred_class=_grouping.class_rows(category_ids, pred.category_id),
+        scores=pred.scores if pred.scores is not None else np.zeros(len(pred)),
+        matched=matched,
+        ignored=ignored,
+        iou=iou,
     )

@@ -15,7 +15,7 @@ from ioukit.metrics.protocol import ProtocolResult
 if TYPE_CHECKING:
     from ioukit.evaluation.outcome import MatchOutcome
 
-__all__ = ["EvaluationResult"]
+__all__ = ["ClassRow", "EvaluationResult"]
 
 _AREA_TITLES = {"all": "all", "small": "small", "medium": "medium", "large": "large"}
 
@@ -39,6 +39,58 @@ def _cell(value: Any) -> str:
     if isinstance(value, float | np.floating):
         return f"{float(value):.3f}"
     return str(value)
+
+
+@dataclass(frozen=True)
+class ClassRow:
+    """One row of the per-class table, with named, typed fields.
+
+    Attributes
+    ----------
+    category_id : int
+        -1 for the pooled row of ``use_cats=False``.
+    name : str
+    num_gt, num_pred : int
+        Counted ground truths (not ignored) and predictions of the class.
+    metrics : Mapping[str, float]
+        The protocol's per-class numbers (COCO ``AP``, ``AP50``, ``AP75``, ``AR<max_dets>``;
+        VOC ``AP``, ``TP``, ``FP``; YOLO ``precision``, ``recall``, ``F1``, ``AP50``,
+        ``AP50-95``); -1 means no data.
+
+    Examples
+    --------
+    >>> row = ClassRow(1, "cat", 2, 3, {"AP": 0.5})
+    >>> row.metrics["AP"], row.to_dict()
+    (0.5, {'category_id': 1, 'name': 'cat', 'num_gt': 2, 'num_pred': 3, 'AP': 0.5})
+    """
+
+    category_id: int
+    name: str
+    num_gt: int
+    num_pred: int
+    metrics: Mapping[str, float]
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> ClassRow:
+        """A row from the protocol's dict form."""
+        fixed = ("category_id", "name", "num_gt", "num_pred")
+        return cls(
+            int(row["category_id"]),
+            str(row["name"]),
+            int(row["num_gt"]),
+            int(row["num_pred"]),
+            {k: v for k, v in row.items() if k not in fixed},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain dict of ``per_class`` (fixed fields first, then the metrics)."""
+        return {
+            "category_id": self.category_id,
+            "name": self.name,
+            "num_gt": self.num_gt,
+            "num_pred": self.num_pred,
+            **self.metrics,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +142,11 @@ class EvaluationResult:
         return self.result.per_class
 
     @property
+    def classes(self) -> tuple[ClassRow, ...]:
+        """The per-class table as typed rows (``per_class`` holds the same as dicts)."""
+        return tuple(ClassRow.from_dict(row) for row in self.result.per_class)
+
+    @property
     def outcome(self) -> MatchOutcome | None:
         """The matcher's per-prediction records (status, matched gt, IoU), when the protocol
         keeps them; curves, the confusion matrix, diagnostics and plots read them."""
@@ -101,25 +158,23 @@ class EvaluationResult:
         return dict(self.result.params)
 
     def _array(self, name: str) -> np.ndarray | None:
-        # the COCO arrays; other protocols keep theirs in ``result.arrays``
-        return self.result.arrays.get(name) if self.protocol == "coco" else None
+        return self.result.arrays.get(name)
 
     @property
     def precision(self) -> np.ndarray | None:
-        """COCO precision [T, R, K, A, M] (-1 for classes without ground truth), else None.
-
-        Other protocols' arrays are in ``result.arrays``.
-        """
+        """Precision of every protocol that has it: COCO [T, R, K, A, M] (-1 for classes
+        without ground truth); VOC [K, 101], the envelope at the 101 recall points; None for
+        YOLO (its curves are ``result.arrays["p_curve"]`` etc.)."""
         return self._array("precision")
 
     @property
     def recall(self) -> np.ndarray | None:
-        """COCO recall [T, K, A, M], else None."""
+        """Recall: COCO [T, K, A, M]; VOC [K], the final recall; None for YOLO."""
         return self._array("recall")
 
     @property
     def scores(self) -> np.ndarray | None:
-        """COCO score at each precision sample [T, R, K, A, M], else None."""
+        """COCO score at each precision sample [T, R, K, A, M]; None for other protocols."""
         return self._array("scores")
 
     def summary(self) -> str:
@@ -176,6 +231,23 @@ class EvaluationResult:
             "params": _jsonable(self.result.params),
         }
 
+    def matched_ious(self, *, iou_threshold: float = 0.5) -> np.ndarray:
+        """IoUs of the true positives at ``iou_threshold`` (from ``outcome`` when it holds that
+        threshold, else from :func:`ioukit.diagnostics.greedy_match`)."""
+        if self.outcome is not None:
+            from ioukit.evaluation.outcome import TRUE_POSITIVE
+
+            o = self.outcome
+            t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
+            if t.size:
+                return np.asarray(o.iou[o.status[:, 0, t[0]] == TRUE_POSITIVE, t[0]])
+        from ioukit.diagnostics import greedy_match
+
+        matched, ious, _ = greedy_match(
+            self.ground_truth, self.predictions, iou_threshold=iou_threshold
+        )
+        return np.asarray(ious[matched >= 0])
+
     def confusion_matrix(
         self, *, iou_threshold: float = 0.45, score_threshold: float = 0.25
     ) -> Any:
@@ -195,10 +267,17 @@ class EvaluationResult:
     def curves(self, *, iou_threshold: float = 0.5) -> Any:
         """Per-class precision/recall/F1 curves.
 
-        Delegates to :func:`ioukit.metrics.curves.pr_curves`.
+        From the evaluation's own match (``outcome``) when it holds ``iou_threshold`` (COCO:
+        the predictions within ``max_dets``); otherwise :func:`ioukit.metrics.curves.pr_curves`.
         """
-        from ioukit.metrics.curves import pr_curves
+        from ioukit.metrics.curves import curves_from_matches, matches_from_outcome, pr_curves
 
+        if self.outcome is not None:
+            matches = matches_from_outcome(
+                self.ground_truth, self.predictions, self.outcome, iou_threshold
+            )
+            if matches is not None:
+                return curves_from_matches(matches, iou_threshold)
         return pr_curves(
             self.ground_truth, self.predictions, iou_threshold=iou_threshold, protocol=self.protocol
         )

@@ -28,6 +28,7 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS, voc07_ap, voc10_ap
 from ioukit.metrics.protocol import ProtocolResult
@@ -139,7 +140,7 @@ def evaluate_voc(
             else voc10_ap(recall, precision)
         )
         final_recall[k] = recall[-1] if recall.size else 0.0
-        sampled[k] = _sample(recall, precision)
+        sampled[k] = sample_envelope(recall, precision)
     valid = num_gt > 0
     mean_ap = float(np.mean(ap[valid])) if valid.any() else -1.0
     rows: list[dict[str, Any]] = [
@@ -176,15 +177,3 @@ def evaluate_voc(
             "exact_grid": exact_grid,
         },
     )
-
-
-def _sample(recall: np.ndarray, precision: np.ndarray) -> np.ndarray:
-    """Precision envelope at the 101 COCO recall points (0 above the maximum recall)."""
-    out = np.zeros(COCO_RECALL_THRESHOLDS.size)
-    if recall.size == 0:
-        return out
-    envelope = np.maximum.accumulate(precision[::-1])[::-1]
-    index = np.searchsorted(recall, COCO_RECALL_THRESHOLDS, side="left")
-    valid = index < recall.size
-    out[valid] = envelope[index[valid]]
-    return out

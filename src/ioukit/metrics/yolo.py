@@ -3,15 +3,13 @@
 Computed the way current Ultralytics does (``engine/validator.py`` ``match_predictions`` and
 ``utils/metrics.py`` ``ap_per_class``/``compute_ap``; REFERENCE 3.9):
 
-- IoU is Ultralytics' ``box_iou``: ``inter / (area1 + area2 - inter + 1e-7)``. Ultralytics
-  computes it in float32 and compares it with float32 thresholds (``iouv`` is
-  ``torch.linspace(0.5, 0.95, 10)``), so an IoU within half a float32 step below a threshold
-  (for instance an exact 0.55 = 11/20 on integer pixel boxes, where ``float32(0.55)`` is
-  0.55000001) still passes. ioukit computes in float64 and reproduces this by comparing with
-  the smallest real number that rounds to the float32 threshold (:func:`float32_threshold`).
+- IoU is Ultralytics' ``box_iou`` computed as Ultralytics does, in float32:
+  ``inter / (area1 + area2 - inter + 1e-7)`` with every step rounded to float32 (so for tiny
+  boxes the ``+ 1e-7`` vanishes, and two IoUs equal only in float32 are a tie), compared with
+  float32 thresholds (``iouv`` is ``torch.linspace(0.5, 0.95, 10)``).
 - Per image and class, for each IoU threshold (default ``0.50:0.05:0.95``), predictions in
   descending confidence each take the unmatched ground truth of highest IoU ``>= t``; among
-  equal IoUs the first ground truth (file order) wins, as NumPy's ``argmax`` does.
+  equal (float32) IoUs the first ground truth (file order) wins, as NumPy's ``argmax`` does.
 - Classes are those present in the ground truth; predictions of other classes are ignored;
   a class with labels but no predictions gets AP 0.
 - AP per class and threshold with :func:`~ioukit.metrics.ap.ultralytics_ap`.
@@ -20,14 +18,18 @@ Computed the way current Ultralytics does (``engine/validator.py`` ``match_predi
   the mean F1 curve smoothed with a box filter of 0.1; ``fitness`` is ``mAP50-95`` (the
   ``Metric.fitness`` weights ``[0, 0, 0, 1]``).
 
+- Predictions are ranked with Ultralytics' own ``np.argsort(-conf)`` (float32 confidences in
+  row order, NumPy's default unstable sort): with tied scores Ultralytics' numbers depend on
+  NumPy's sort, and ioukit reproduces them on the same NumPy; ``stable_ties=True`` keeps tied
+  predictions in row order instead.
+
 Choices: ground-truth crowds are dropped (Ultralytics' COCO converter skips ``iscrowd``
-annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none); ties in
-confidence keep input order (Ultralytics sorts with NumPy's default, unstable, quicksort).
+annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,10 +43,10 @@ from ioukit.metrics.protocol import ProtocolResult
 __all__ = [
     "evaluate_yolo",
     "float32_threshold",
+    "float32_values",
     "match_yolo",
-    "reversed_rows",
     "ultralytics_class_curves",
-    "unreverse_matches",
+    "ultralytics_order",
 ]
 
 DEFAULT_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
@@ -64,23 +66,68 @@ class _ClassCurves:
     best_index: int
 
 
+def ultralytics_order(
+    pred_class: np.ndarray,
+    scores: np.ndarray,
+    num_classes: int,
+    image_index: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ultralytics ``ap_per_class``'s order: ``np.argsort(-conf)`` on float32 confidences
+    (NumPy's default sort, not stable), then per class.
+
+    The confidences are laid out as Ultralytics concatenates them: image by image in the image
+    table's order (its dataloader order), each image's predictions in descending confidence
+    (NMS output order; ties in row order). ``image_index`` None: rows as given.
+
+    Returns ``(order, bounds)`` as :func:`ioukit.metrics._grouping.class_order`. Tied scores
+    come out in the order NumPy's sort leaves them, which is what Ultralytics reports on the
+    same NumPy.
+
+    Examples
+    --------
+    >>> order, bounds = ultralytics_order(np.array([0, 0, 0, 0]),
+    ...                                   np.array([0.5, 0.25, 0.75, 0.75]), 1)
+    >>> sorted(order[:2].tolist()), order[2:].tolist(), bounds.tolist()
+    ([2, 3], [0, 1], [0, 4])
+    """
+    layout = (
+        np.arange(len(scores))
+        if image_index is None
+        else np.lexsort((-np.asarray(scores, dtype=np.float64), image_index))
+    )
+    conf = np.asarray(scores)[layout].astype(np.float32)
+    everything = layout[np.argsort(-conf)]  # Ultralytics' exact call: quicksort, ties unspecified
+    everything = everything[pred_class[everything] >= 0]
+    order = everything[np.argsort(pred_class[everything], kind="stable")]
+    counts = np.bincount(pred_class[order], minlength=num_classes)
+    return order, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
 def ultralytics_class_curves(
     tp: np.ndarray,
     pred_class: np.ndarray,
     scores: np.ndarray,
     num_labels: np.ndarray,
+    *,
+    stable_ties: bool = True,
+    image_index: np.ndarray | None = None,
 ) -> _ClassCurves:
     """Ultralytics ``ap_per_class`` over columnar inputs.
 
     ``tp`` (T, P) bool, ``pred_class`` (P,) class rows (-1 ignored), ``scores`` (P,),
     ``num_labels`` (K,) labels per class. Class ``k`` counts when ``num_labels[k] > 0``.
+    ``stable_ties=False`` orders predictions as Ultralytics does (:func:`ultralytics_order`);
+    True keeps tied scores in row order.
     """
     num_classes = num_labels.size
     num_t = tp.shape[0]
     has = num_labels > 0
-    order, bounds = _grouping.class_order(
-        pred_class, scores, np.ones(pred_class.size, dtype=bool), num_classes
-    )
+    if stable_ties:
+        order, bounds = _grouping.class_order(
+            pred_class, scores, np.ones(pred_class.size, dtype=bool), num_classes
+        )
+    else:
+        order, bounds = ultralytics_order(pred_class, scores, num_classes, image_index)
     ap = np.where(has[:, None], 0.0, -1.0) * np.ones((num_classes, num_t))
     p_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     r_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
@@ -127,61 +174,43 @@ def float32_threshold(thresholds: np.ndarray, *, strict: bool) -> np.ndarray:
     return (t32.astype(np.float64) + neighbour.astype(np.float64)) / 2.0
 
 
-def reversed_rows(dataset: Dataset) -> Dataset:
-    """``dataset`` with its rows in reverse order (images and categories unchanged).
+def float32_values(thresholds: np.ndarray) -> np.ndarray:
+    """``thresholds`` rounded to float32, as float64 (exactly): Ultralytics' ``iouv`` values.
 
-    ioukit's greedy kernel gives ties in IoU to the last ground truth of a group (the
-    pycocotools rule); Ultralytics' ``argmax`` gives them to the first. Matching against the
-    reversed rows and mapping indices back with ``len - 1 - i`` reproduces Ultralytics.
+    Compared with float32 IoU values stored as float64, ``>=`` and ``>`` give exactly
+    Ultralytics' float32 comparisons.
+
+    Examples
+    --------
+    >>> float(float32_values(np.array([0.55]))[0])
+    0.550000011920929
     """
-    rev = slice(None, None, -1)
-    return replace(
-        dataset,
-        boxes=dataset.boxes[rev],
-        image_index=dataset.image_index[rev],
-        category_id=dataset.category_id[rev],
-        scores=None if dataset.scores is None else dataset.scores[rev],
-        area=dataset.area[rev],
-        crowd=dataset.crowd[rev],
-        ignore=dataset.ignore[rev],
-        difficult=dataset.difficult[rev],
-        annotation_id=dataset.annotation_id[rev],
-        segmentation=None if dataset.segmentation is None else dataset.segmentation[rev],
-    )
-
-
-def unreverse_matches(matches: _grouping.DatasetMatches, num_gt: int) -> _grouping.DatasetMatches:
-    """Map matches made against :func:`reversed_rows` ground truth back to original rows."""
-    return replace(
-        matches,
-        matched=np.where(matches.matched >= 0, num_gt - 1 - matches.matched, -1),
-        gt_class=matches.gt_class[::-1].copy(),
-        gt_ignore=matches.gt_ignore[::-1].copy(),
-    )
+    return np.asarray(thresholds, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
 def match_yolo(gt: Dataset, pred: Dataset, iou_thresholds: np.ndarray) -> _grouping.DatasetMatches:
-    """Ultralytics matching of a whole dataset (crowds dropped, eps-IoU, confidence-greedy).
+    """Ultralytics matching of a whole dataset (crowds dropped, confidence-greedy).
 
-    Thresholds are compared as Ultralytics' float32 ones; IoU ties go to the first ground truth.
+    IoU is Ultralytics' float32 ``box_iou`` (:class:`~ioukit.evaluation.similarity.Float32BoxIoU`),
+    compared with the float32 thresholds; IoU ties (in float32) go to the first ground truth
+    (``MatchRule(tie="first")``).
     """
     none = np.zeros(len(gt), dtype=bool)
-    rev = reversed_rows(gt)
-    matches = _grouping.match_dataset(
-        rev,
+    return _grouping.match_dataset(
+        gt,
         pred,
-        iou_thresholds=float32_threshold(iou_thresholds, strict=False),
-        rule="coco",
+        iou_thresholds=float32_values(iou_thresholds),
+        rule="first",
         gt_ignore=none,
         gt_crowd=none,
-        gt_keep=~rev.crowd,
+        gt_keep=~gt.crowd,
         eps=_grouping.ULTRALYTICS_EPS,
+        float32=True,
     )
-    return unreverse_matches(matches, len(gt))
 
 
 def evaluate_yolo(
-    gt: Dataset, pred: Dataset, /, *, iou_thresholds: object = None
+    gt: Dataset, pred: Dataset, /, *, iou_thresholds: object = None, stable_ties: bool = False
 ) -> ProtocolResult:
     """Ultralytics ``yolo val`` metrics of ``pred`` against ``gt``.
 
@@ -190,6 +219,10 @@ def evaluate_yolo(
     gt, pred : Dataset
     iou_thresholds : array_like, shape (T,), optional
         Default ``np.linspace(0.5, 0.95, 10)``. P, R and F1 use the first threshold.
+    stable_ties : bool, default False
+        False: predictions ordered by Ultralytics' own ``np.argsort(-conf)`` (float32, NumPy's
+        default unstable sort), so tied scores give Ultralytics' numbers, which themselves
+        depend on NumPy's sort; True: ties keep row order (a stable, reproducible order).
 
     Returns
     -------
@@ -232,7 +265,14 @@ def evaluate_yolo(
         )
     matches = match_yolo(gt, pred, thresholds)
     num_labels = matches.num_gt()
-    curves = ultralytics_class_curves(matches.tp, matches.pred_class, matches.scores, num_labels)
+    curves = ultralytics_class_curves(
+        matches.tp,
+        matches.pred_class,
+        matches.scores,
+        num_labels,
+        stable_ties=stable_ties,
+        image_index=pred.image_index,
+    )
     has = curves.has_labels
     i = curves.best_index
     p, r, f1 = curves.p_curve[:, i], curves.r_curve[:, i], curves.f1_curve[:, i]
@@ -277,5 +317,5 @@ def evaluate_yolo(
             "confidence": CONFIDENCE_GRID.copy(),
             "iou_thresholds": thresholds.copy(),
         },
-        params={"iou_thresholds": thresholds.tolist()},
+        params={"iou_thresholds": thresholds.tolist(), "stable_ties": bool(stable_ties)},
     )

@@ -23,6 +23,13 @@ from ioukit.overlap.losses import (
     distance_box_iou_loss,
     generalized_box_iou_loss,
 )
+from ioukit.overlap.rotated import (
+    probiou,
+    probiou_elementwise,
+    rotated_box_iou,
+    rotated_box_iou_elementwise,
+    rotated_box_iou_loss,
+)
 
 __all__ = [
     "box_dice",
@@ -40,4 +47,9 @@ __all__ = [
     "generalized_box_iou_elementwise",
     "generalized_box_iou_loss",
     "iou",
+    "probiou",
+    "probiou_elementwise",
+    "rotated_box_iou",
+    "rotated_box_iou_elementwise",
+    "rotated_box_iou_loss",
 ]

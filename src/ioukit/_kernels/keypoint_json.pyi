@@ -1,0 +1,22 @@
+# Type stub of the compiled kernel keypoint_json.pyx.
+import numpy as np
+
+OK: int
+BAD_SYNTAX: int
+MISSING_KEY: int
+TOO_MANY: int
+WRONG_LENGTH: int
+
+def scan_keypoint_results(
+    buf: np.ndarray,
+    num_values: int,
+    image_ids: np.ndarray,
+    category_ids: np.ndarray,
+    scores: np.ndarray,
+    keypoints: np.ndarray,
+    bbox: np.ndarray,
+    bbox_count: np.ndarray,
+    slow_start: np.ndarray,
+    slow_end: np.ndarray,
+    slow_slot: np.ndarray,
+) -> tuple[int, int, int]: ...

@@ -1,0 +1,888 @@
+"""Object keypoint similarity (OKS), as pycocotools' ``COCOeval.computeOks``.
+
+For a prediction ``d`` and a ground truth ``g`` with K keypoints ``(x, y, v)``::
+
+    e_k = (dx_k ** 2 + dy_k ** 2) / (2 sigma_k) ** 2 / (area_g + eps) / 2
+    OKS = mean over the visible keypoints of g (v > 0) of exp(-e_k)
+
+with ``eps = np.spacing(1)`` and ``area_g`` the ground truth's ``area`` field (the segment's
+area in COCO). A ground truth without a visible keypoint measures, over all K keypoints, the
+distance from each predicted keypoint to the outside of the box three times its size
+(``x - w .. x + 2 w``, the same in y). The values are bit-identical to pycocotools' (same
+operation order, NumPy's exp, NumPy's pairwise summation order).
+
+Examples
+--------
+>>> import numpy as np
+>>> gt = np.array([[[10.0, 10.0, 2.0], [20.0, 10.0, 2.0], [0.0, 0.0, 0.0]]])  # (1, 3, 3)
+>>> pred = gt.copy()
+>>> pred[0, 1, 0] += 2.0
+>>> keypoint_similarity(pred, gt, gt_area=[100.0], sigmas=[0.1, 0.1, 0.1]).round(6)
+array([[0.803265]])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.evaluation.protocols import COCOProtocol
+from ioukit.metrics.protocol import ProtocolResult
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.outcome import MatchOutcome
+    from ioukit.evaluation.protocols import StatSpec
+    from ioukit.evaluation.similarity import GroupMatrices
+
+__all__ = [
+    "COCO_KEYPOINT_NAMES",
+    "COCO_SIGMAS",
+    "CROWDPOSE_SIGMAS",
+    "CROWD_INDEX_SPLITS",
+    "KEYPOINT_AREA_RANGES",
+    "OKS",
+    "OKS_AREAS",
+    "CrowdPoseProtocol",
+    "KeypointErrors",
+    "KeypointProtocol",
+    "check_sigmas",
+    "keypoint_errors",
+    "keypoint_similarity",
+    "make_keypoint_protocol",
+]
+
+_COCO = [0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87]
+COCO_SIGMAS: np.ndarray = np.array([*_COCO, 0.89, 0.89]) / 10.0
+"""The 17 COCO person keypoint sigmas (pycocotools' ``kpt_oks_sigmas``): nose, eyes, ears,
+shoulders, elbows, wrists, hips, knees, ankles."""
+COCO_SIGMAS.setflags(write=False)
+
+CROWDPOSE_SIGMAS: np.ndarray = (
+    np.array([0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87, 0.89, 0.89, 0.79, 0.79])
+    / 10.0
+)
+"""The 14 CrowdPose sigmas (shoulders, elbows, wrists, hips, knees, ankles, head, neck)."""
+CROWDPOSE_SIGMAS.setflags(write=False)
+
+_EPS = float(np.spacing(1))
+_CHUNK_TERMS = 1 << 21
+"""Terms (one float64 each) held at once: the work is done in chunks of groups this size."""
+_PARALLEL_MIN_TERMS = 1 << 18
+"""From this many terms in a chunk, groups are shared between OpenMP threads."""
+
+
+def check_sigmas(sigmas: object, num_keypoints: int | None = None) -> np.ndarray:
+    """Validate per-keypoint OKS sigmas and return them as a read-only float64 vector.
+
+    Parameters
+    ----------
+    sigmas : sequence of float, shape (K,), or None
+        One positive, finite sigma per keypoint. ``None`` gives :data:`COCO_SIGMAS` (which
+        needs ``num_keypoints`` to be 17 or None).
+    num_keypoints : int, optional
+        K of the data; a different length is an error naming both.
+
+    Returns
+    -------
+    ndarray of float64, shape (K,)
+
+    Raises
+    ------
+    ValueError
+        Not a vector of positive finite numbers, or its length is not ``num_keypoints``.
+
+    Examples
+    --------
+    >>> check_sigmas(None).shape
+    (17,)
+    >>> check_sigmas([0.5, 0.5], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: sigmas: expected 3 values (one per keypoint of the data), got 2
+    """
+    if sigmas is None:
+        if num_keypoints is not None and num_keypoints != len(COCO_SIGMAS):
+            raise ValueError(
+                f"sigmas: the default COCO person sigmas are for 17 keypoints, but the data has "
+                f"{num_keypoints}; pass sigmas= with {num_keypoints} values"
+            )
+        return COCO_SIGMAS
+    try:
+        array = np.array(sigmas, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sigmas: expected a sequence of numbers, got {sigmas!r}") from exc
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"sigmas: expected a non-empty 1-D sequence, got shape {array.shape}")
+    if not np.all(np.isfinite(array) & (array > 0)):
+        bad = int(np.flatnonzero(~(np.isfinite(array) & (array > 0)))[0])
+        raise ValueError(f"sigmas[{bad}]: expected a positive finite number, got {array[bad]}")
+    if num_keypoints is not None and array.size != num_keypoints:
+        raise ValueError(
+            f"sigmas: expected {num_keypoints} values (one per keypoint of the data), "
+            f"got {array.size}"
+        )
+    array.setflags(write=False)
+    return array
+
+
+def _keypoint_array(values: object, name: str, *, visibility: bool) -> np.ndarray:
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"{name}: expected an array of numbers") from exc
+    if array.ndim != 3 or array.shape[2] not in ((3,) if visibility else (2, 3)):
+        want = "(N, K, 3)" if visibility else "(N, K, 2) or (N, K, 3)"
+        raise DataFormatError(f"{name}: expected shape {want}, got {array.shape}")
+    finite = np.isfinite(array[:, :, :2])
+    if not finite.all():
+        n, k, c = np.argwhere(~finite)[0]
+        raise DataFormatError(
+            f"{name}[{n}, {k}, {c}]: expected a finite coordinate, got {array[n, k, c]}"
+        )
+    if visibility:
+        v = array[:, :, 2]
+        good = (v == 0) | (v == 1) | (v == 2)
+        if not good.all():
+            n, k = np.argwhere(~good)[0]
+            raise DataFormatError(
+                f"{name}[{n}, {k}, 2]: expected a visibility flag 0, 1 or 2, got {v[n, k]}"
+            )
+    return array
+
+
+def keypoint_similarity(
+    pred_keypoints: object,
+    gt_keypoints: object,
+    /,
+    *,
+    gt_area: Sequence[float] | np.ndarray,
+    gt_boxes: Sequence[Sequence[float]] | np.ndarray | None = None,
+    sigmas: Sequence[float] | np.ndarray | None = None,
+) -> np.ndarray:
+    """OKS of every prediction against every ground truth, as pycocotools computes it.
+
+    Parameters
+    ----------
+    pred_keypoints : array_like, shape (P, K, 2) or (P, K, 3)
+        Predicted ``(x, y[, score or visibility])``; only x and y are used.
+    gt_keypoints : array_like, shape (G, K, 3)
+        Ground-truth ``(x, y, v)`` with ``v`` in {0, 1, 2}; only ``v > 0`` keypoints count.
+    gt_area : array_like, shape (G,)
+        The scale of each ground truth: COCO's ``area`` (segment area), or ``w * h * 0.53``
+        of its box for CrowdPose / Ultralytics.
+    gt_boxes : array_like, shape (G, 4), optional
+        xyxy boxes; needed only for ground truths without a visible keypoint (their OKS is
+        measured to the outside of the box tripled about its centre... exactly pycocotools'
+        ``x - w .. x + 2 w``).
+    sigmas : array_like, shape (K,), optional
+        Per-keypoint sigmas; default :data:`COCO_SIGMAS` (K = 17).
+
+    Returns
+    -------
+    ndarray of float64, shape (P, G)
+        ``oks[pred, gt]`` in [0, 1].
+
+    Examples
+    --------
+    >>> kp = np.zeros((0, 17, 3))
+    >>> keypoint_similarity(kp, kp, gt_area=[]).shape
+    (0, 0)
+    >>> gt = np.array([[[5.0, 5.0, 0.0]]])  # nothing visible: the tripled box decides
+    >>> pred = np.array([[[5.0, 5.0], [40.0, 5.0]]])[:, :1]
+    >>> keypoint_similarity(pred, gt, gt_area=[4.0], gt_boxes=[[4, 4, 6, 6]], sigmas=[1.0])
+    array([[1.]])
+    """
+    pred = _keypoint_array(pred_keypoints, "pred_keypoints", visibility=False)
+    gt = _keypoint_array(gt_keypoints, "gt_keypoints", visibility=True)
+    if pred.shape[1] != gt.shape[1]:
+        raise DataFormatError(
+            f"pred_keypoints: expected {gt.shape[1]} keypoints per instance like gt_keypoints, "
+            f"got {pred.shape[1]}"
+        )
+    variances = (check_sigmas(sigmas, gt.shape[1]) * 2) ** 2
+    area = np.array(gt_area, dtype=np.float64).reshape(-1)
+    if area.shape != (gt.shape[0],) or not np.all(np.isfinite(area)):
+        raise DataFormatError(
+            f"gt_area: expected {gt.shape[0]} finite numbers, got {np.shape(gt_area)}"
+        )
+    hidden = ~(gt[:, :, 2] > 0).any(axis=1)
+    if gt_boxes is None:
+        if hidden.any():
+            raise DataFormatError(
+                f"gt_boxes: needed for gt_keypoints[{int(np.flatnonzero(hidden)[0])}], which "
+                "has no visible keypoint"
+            )
+        boxes = np.zeros((gt.shape[0], 4))
+    else:
+        boxes = np.array(gt_boxes, dtype=np.float64)
+        if boxes.shape != (gt.shape[0], 4) or not np.all(np.isfinite(boxes)):
+            raise DataFormatError(
+                f"gt_boxes: expected shape ({gt.shape[0]}, 4) of finite numbers, got {boxes.shape}"
+            )
+    n_pred, n_gt = pred.shape[0], gt.shape[0]
+    values = _group_oks(
+        pred[:, :, :2],
+        gt,
+        np.concatenate([boxes[:, :2], boxes[:, 2:] - boxes[:, :2]], axis=1),
+        area,
+        variances,
+        gt_start=np.zeros(1, dtype=np.intp),
+        gt_end=np.full(1, n_gt, dtype=np.intp),
+        pred_start=np.zeros(1, dtype=np.intp),
+        pred_count=np.full(1, n_pred if n_gt else 0, dtype=np.intp),
+    )[0]
+    return values.reshape(n_pred, n_gt) if n_gt else np.zeros((n_pred, 0))
+
+
+def _group_oks(
+    pred_xy: np.ndarray,
+    gt_keypoints: np.ndarray,
+    gt_xywh: np.ndarray,
+    gt_area: np.ndarray,
+    variances: np.ndarray,
+    *,
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    pred_count: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """OKS matrices ``[P_i, G_i]`` of every group, flat, and their offsets (private helper).
+
+    Parameters
+    ----------
+    pred_xy : ndarray, shape (P, K, 2) or (P, K, 3)
+        Prediction keypoints (x, y used), rows already in group order.
+    gt_keypoints : ndarray, shape (G, K, 3)
+    gt_xywh : ndarray, shape (G, 4)
+        COCO ``[x, y, w, h]`` boxes; used for ground truths without a visible keypoint.
+    gt_area : ndarray, shape (G,)
+        OKS scale of each ground truth (``eps`` is added here).
+    variances : ndarray, shape (K,)
+        ``(2 sigma) ** 2``.
+    gt_start, gt_end, pred_start, pred_count : ndarray of intp, shape (n_groups,)
+        Group ``i``'s ground truths are rows ``gt_start[i]:gt_end[i]``, its predictions
+        ``pred_start[i]:pred_start[i] + pred_count[i]`` (already cut to ``max_dets``).
+
+    Returns
+    -------
+    values : ndarray of float64, shape (sum(P_i * G_i),)
+    offsets : ndarray of int64, shape (n_groups,)
+        Start of group ``i``'s row-major matrix in ``values``.
+    """
+    from ioukit._kernels import oks as kernel
+
+    n_k = variances.shape[0]
+    gt_start = np.ascontiguousarray(gt_start, dtype=np.intp)
+    gt_end = np.ascontiguousarray(gt_end, dtype=np.intp)
+    pred_start = np.ascontiguousarray(pred_start, dtype=np.intp)
+    g_count = gt_end - gt_start
+    pred_count = np.where(g_count > 0, np.asarray(pred_count, dtype=np.intp), 0)
+    pred_count = np.ascontiguousarray(pred_count, dtype=np.intp)
+    n_groups = len(gt_start)
+    sizes = pred_count * g_count
+    offsets = np.zeros(n_groups, dtype=np.intp)
+    np.cumsum(sizes[:-1], out=offsets[1:])
+    values = np.empty(int(sizes.sum()), dtype=np.float64)
+    if values.size == 0:
+        return values, offsets.astype(np.int64)
+
+    gt = np.ascontiguousarray(gt_keypoints, dtype=np.float64)
+    visible = gt[:, :, 2] > 0
+    n_visible = visible.sum(axis=1)
+    n_terms = np.ascontiguousarray(np.where(n_visible > 0, n_visible, n_k), dtype=np.intp)
+    # visible keypoints first, in order; then -1 (the kernel reads only the first n_terms)
+    order = np.argsort(~visible, axis=1, kind="stable")
+    visible_index = np.ascontiguousarray(np.where(np.take_along_axis(visible, order, 1), order, -1))
+    visible_index = visible_index.astype(np.intp, copy=False)
+    x, y, w, h = (gt_xywh[:, i] for i in range(4))
+    outer_box = np.ascontiguousarray(np.stack([x - w, y - h, x + w * 2, y + h * 2], axis=1))
+    area_eps = np.ascontiguousarray(gt_area + _EPS, dtype=np.float64)
+    pred = np.ascontiguousarray(pred_xy, dtype=np.float64)
+    variances = np.ascontiguousarray(variances, dtype=np.float64)
+
+    # terms per group: P_i rows of S_i = sum of its ground truths' n_terms
+    cum = np.zeros(len(n_terms) + 1, dtype=np.intp)
+    np.cumsum(n_terms, out=cum[1:])
+    group_terms = pred_count * (cum[gt_end] - cum[gt_start])
+    term_offsets = np.zeros(n_groups + 1, dtype=np.intp)
+    np.cumsum(group_terms, out=term_offsets[1:])
+    first = 0
+    while first < n_groups:
+        # the largest run of groups whose terms fit in a chunk (at least one group)
+        last = int(np.searchsorted(term_offsets, term_offsets[first] + _CHUNK_TERMS, "right"))
+        last = min(max(last - 1, first + 1), n_groups)
+        base = int(term_offsets[first])
+        total = int(term_offsets[last]) - base
+        local = np.ascontiguousarray(term_offsets[:-1] - base)
+        terms = np.empty(total, dtype=np.float64)
+        parallel = total >= _PARALLEL_MIN_TERMS
+        kernel.fill_terms(
+            first, last, gt_start, gt_end, pred_start, pred_count, local, gt, visible_index,
+            n_terms, outer_box, area_eps, pred, variances, terms, parallel,
+        )  # fmt: skip
+        np.exp(terms, out=terms)
+        kernel.sum_terms(
+            first, last, gt_start, gt_end, pred_count, local, n_terms, offsets, terms, values,
+            parallel,
+        )  # fmt: skip
+        first = last
+    return values, offsets.astype(np.int64)
+
+
+def _host(value: object, name: str) -> np.ndarray:
+    detach = getattr(value, "detach", None)
+    if detach is not None:  # torch tensor: no torch import needed
+        value = detach().cpu().numpy()
+    try:
+        return np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"{name}: expected numbers, got {type(value).__name__}") from exc
+
+
+def _streamed_keypoints(
+    d: Mapping[str, Any], name: str, boxes_of: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keypoints (N, K, 3), xyxy boxes and areas of one image's side of ``Evaluator.update``.
+
+    Targets (``name`` starting with "targets") need ``boxes`` and ``(x, y, v)`` keypoints
+    (``(x, y)`` pairs count as visible). Predictions without ``boxes`` take the keypoints'
+    extent and its area (pycocotools' ``loadRes``); with boxes, the box area.
+    """
+    target = name.startswith("targets")
+    kp = _host(d["keypoints"], f"{name}.keypoints")
+    if kp.size == 0 and kp.ndim < 3:
+        kp = kp.reshape(0, 0, 3)
+    kp = _keypoint_array(kp, f"{name}.keypoints", visibility=target and kp.shape[-1:] == (3,))
+    if kp.shape[2] == 2:
+        kp = np.concatenate([kp, np.full((*kp.shape[:2], 1), 2.0 if target else 1.0)], axis=2)
+    if "boxes" in d:
+        boxes = boxes_of(d["boxes"], f"{name}.boxes")
+        if len(boxes) != len(kp):
+            raise DataFormatError(
+                f"{name}: expected one box per instance, got {len(boxes)} boxes for "
+                f"{len(kp)} keypoint sets"
+            )
+    elif target:
+        raise DataFormatError(f"{name}.boxes: missing (the ground truth's boxes are needed)")
+    else:
+        lo, hi = kp[:, :, :2].min(axis=1), kp[:, :, :2].max(axis=1)
+        boxes = np.concatenate([lo, hi], axis=1) if kp.shape[1] else np.zeros((len(kp), 4))
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    return kp, boxes, area
+
+
+def _concat_keypoints(parts: list[np.ndarray], name: str) -> np.ndarray:
+    """One (N, K, 3) array of the images' keypoints; every image must have the same K."""
+    ks = {p.shape[1] for p in parts if len(p)}
+    if len(ks) > 1:
+        first = next(i for i, p in enumerate(parts) if len(p))
+        k = parts[first].shape[1]
+        bad = next(i for i, p in enumerate(parts) if len(p) and p.shape[1] != k)
+        raise DataFormatError(
+            f"{name}[{bad}].keypoints: expected {k} keypoints per instance as in image "
+            f"{first}, got {parts[bad].shape[1]}"
+        )
+    k = ks.pop() if ks else 0
+    return (
+        np.concatenate([p.reshape(len(p), k, 3) for p in parts]) if parts else np.zeros((0, 0, 3))
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# the similarity and the protocols of the evaluation pipeline
+# ------------------------------------------------------------------------------------------------
+
+OKS_AREAS = ("annotation", "box")
+"""Scales of :class:`OKS`: the ground truth's ``area`` field, or its box ``w * h * 0.53``."""
+
+KEYPOINT_AREA_RANGES: tuple[tuple[str, float, float], ...] = (
+    ("all", 0.0, 1e5**2),
+    ("medium", 32.0**2, 96.0**2),
+    ("large", 96.0**2, 1e5**2),
+)
+"""pycocotools' keypoint area ranges (no "small": persons that small carry no keypoints)."""
+
+
+def _keypoint_columns(gt: Dataset, pred: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    gt_kp = gt.keypoints
+    pred_kp = pred.keypoints
+    if gt_kp is None:
+        raise DataFormatError(
+            "ground_truth.keypoints: expected (N, K, 3) keypoints for iou_type='keypoints', "
+            "got none (read it with ioukit.io.coco_keypoints.read_coco_keypoints)"
+        )
+    if pred_kp is None:
+        raise DataFormatError(
+            "predictions.keypoints: expected (N, K, 3) keypoints for iou_type='keypoints', got none"
+        )
+    if len(gt) and gt_kp.shape[1] == 0:
+        raise DataFormatError(
+            "ground_truth.keypoints: no annotation has keypoints (is this a keypoint dataset?)"
+        )
+    if len(gt) and len(pred) and gt_kp.shape[1] != pred_kp.shape[1]:
+        raise DataFormatError(
+            f"predictions.keypoints: expected {gt_kp.shape[1]} keypoints per instance like the "
+            f"ground truth, got {pred_kp.shape[1]}"
+        )
+    return gt_kp, pred_kp
+
+
+def _box_xywh(ds: Dataset, rows: np.ndarray) -> np.ndarray:
+    """xywh boxes of ``rows``; w and h as the source gave them when the dataset has them."""
+    boxes = ds.boxes[rows]
+    wh = ds.box_wh[rows] if ds.box_wh is not None else boxes[:, 2:] - boxes[:, :2]
+    return np.ascontiguousarray(np.concatenate([boxes[:, :2], wh], axis=1))
+
+
+@dataclass(frozen=True)
+class OKS:
+    """Object keypoint similarity as a similarity of the evaluation pipeline.
+
+    ``iou_type="keypoints"``: every group's matrix ``[P_i, G_i]`` of OKS, exactly pycocotools'
+    ``computeOks`` (see the module docstring). Needs ``keypoints`` on both datasets.
+
+    Parameters
+    ----------
+    sigmas : sequence of float, shape (K,), optional
+        Per-keypoint sigmas; default :data:`COCO_SIGMAS` (then K must be 17).
+    oks_area : {"annotation", "box"}
+        The scale: the ground truth's ``area`` column (COCO: the segment's area; pycocotools),
+        or ``h * w * 0.53`` of its box (CrowdPose, xtcocotools ``use_area=False``,
+        faster-coco-eval ``use_area=False``, Ultralytics).
+
+    Examples
+    --------
+    >>> OKS(oks_area="segment")
+    Traceback (most recent call last):
+    ...
+    ValueError: oks_area: expected 'annotation' or 'box', got 'segment'
+    """
+
+    sigmas: tuple[float, ...] | None = None
+    oks_area: str = "annotation"
+
+    def __post_init__(self) -> None:
+        if self.oks_area not in OKS_AREAS:
+            raise ValueError(f"oks_area: expected 'annotation' or 'box', got {self.oks_area!r}")
+        if self.sigmas is not None:
+            object.__setattr__(self, "sigmas", tuple(check_sigmas(self.sigmas).tolist()))
+
+    def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
+        """OKS of every group (see the class docstring)."""
+        from ioukit.evaluation.similarity import GroupMatrices
+
+        gt_kp, pred_kp = _keypoint_columns(gt, pred)
+        variances = (check_sigmas(self.sigmas, int(gt_kp.shape[1])) * 2) ** 2
+        g_rows = groups.gt_rows
+        xywh = _box_xywh(gt, g_rows)
+        # "box": faster-coco-eval's gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
+        area = xywh[:, 3] * xywh[:, 2] * 0.53 if self.oks_area == "box" else gt.area[g_rows]
+        values, offsets = _group_oks(
+            pred_kp[groups.pred_rows],
+            gt_kp[g_rows],
+            xywh,
+            area,
+            variances,
+            gt_start=groups.gt_start,
+            gt_end=groups.gt_end,
+            pred_start=groups.pred_start,
+            pred_count=groups.kept_count,
+        )
+        return GroupMatrices(values, offsets)
+
+
+def _short(name: str) -> str:
+    return {"small": "s", "medium": "m", "large": "l"}.get(name, "_" + name)
+
+
+@dataclass(frozen=True)
+class KeypointProtocol(COCOProtocol):
+    """pycocotools' ``COCOeval(iouType="keypoints")`` on the evaluation pipeline.
+
+    The COCO protocol with OKS in place of IoU: 20 predictions per image and class, area
+    ranges all/medium/large, and the 10 stats of pycocotools' keypoint summary (``AP, AP50,
+    AP75, APm, APl, AR, AR50, AR75, ARm, ARl``), each at ``max_dets[-1]``. Ground truths
+    marked ``ignore`` (the readers mark ``num_keypoints == 0``) and crowds are ignored.
+
+    Attributes
+    ----------
+    sigmas : tuple of float or None
+        Per-keypoint sigmas (default the 17 COCO ones).
+    oks_area : {"annotation", "box"}
+        See :class:`OKS`.
+
+    Examples
+    --------
+    >>> p = KeypointProtocol.from_options(sigmas=[0.1] * 5)
+    >>> p.max_dets, [a[0] for a in p.area_ranges], [s.key for s in p.stat_specs()][:6]
+    ((20,), ['all', 'medium', 'large'], ['AP', 'AP50', 'AP75', 'APm', 'APl', 'AR'])
+    """
+
+    max_dets: tuple[int, ...] = (20,)
+    area_ranges: tuple[tuple[str, float, float], ...] = KEYPOINT_AREA_RANGES
+    sigmas: tuple[float, ...] | None = None
+    oks_area: str = "annotation"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        sigmas: Sequence[float] | np.ndarray | None = None,
+        oks_area: str = "annotation",
+        max_dets: Sequence[int] = (20,),
+        area_ranges: Mapping[str, Sequence[float]] | None = None,
+        **options: Any,
+    ) -> KeypointProtocol:
+        """Validate the user's options (as :func:`ioukit.evaluate` takes them)."""
+        ranges = (
+            {n: (lo, hi) for n, lo, hi in KEYPOINT_AREA_RANGES}
+            if area_ranges is None
+            else area_ranges
+        )
+        base = cast(
+            KeypointProtocol,
+            super().from_options(max_dets=max_dets, area_ranges=ranges, **options),
+        )
+        similarity = OKS(None if sigmas is None else tuple(check_sigmas(sigmas).tolist()), oks_area)
+        return dataclasses.replace(base, sigmas=similarity.sigmas, oks_area=similarity.oks_area)
+
+    def stat_specs(self) -> tuple[StatSpec, ...]:
+        """AP, AP50, AP75, AP per extra area range, AR, AR50, AR75, AR per extra area range."""
+        from ioukit.evaluation.protocols import StatSpec
+
+        m = 20 if self.compat == "pycocotools" else self.max_dets[-1]
+        extra = [a[0] for a in self.area_ranges[1:]]
+        specs = [
+            StatSpec("AP", "AP", None, "all", m),
+            StatSpec("AP50", "AP", 0.5, "all", m),
+            StatSpec("AP75", "AP", 0.75, "all", m),
+        ]
+        specs += [StatSpec("AP" + _short(n), "AP", None, n, m) for n in extra]
+        specs += [
+            StatSpec("AR", "AR", None, "all", m),
+            StatSpec("AR50", "AR", 0.5, "all", m),
+            StatSpec("AR75", "AR", 0.75, "all", m),
+        ]
+        specs += [StatSpec("AR" + _short(n), "AR", None, n, m) for n in extra]
+        return tuple(specs)
+
+    def similarity(self) -> OKS:
+        """The :class:`OKS` this protocol matches with."""
+        return OKS(self.sigmas, self.oks_area)
+
+    def _arrays(
+        self, gt: Dataset, pred: Dataset
+    ) -> tuple[Groups, MatchOutcome, np.ndarray, np.ndarray, np.ndarray]:
+        from ioukit.evaluation.accumulate import coco_accumulate
+        from ioukit.evaluation.groups import Groups
+        from ioukit.evaluation.match import match_groups
+        from ioukit.evaluation.protocols import check_pair
+
+        check_pair(gt, pred)
+        pyco = self.compat == "pycocotools"
+        groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
+        matrices = self.similarity().matrices(gt, pred, groups)
+        outcome = match_groups(
+            gt,
+            pred,
+            groups,
+            matrices,
+            thresholds=np.array(self.iou_thresholds),
+            rule=self.rule,
+            area_ranges=self.area_ranges,
+            # pycocotools: ignore = iscrowd or num_keypoints == 0 (the readers' ignore)
+            gt_ignore=gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult,
+            gt_never_matches=(gt.annotation_id == 0) if pyco else None,
+        )
+        precision, recall, scores = coco_accumulate(
+            outcome,
+            recall_thresholds=np.array(self.recall_thresholds),
+            max_dets=np.array(self.max_dets, dtype=np.int64),
+        )
+        return groups, outcome, precision, recall, scores
+
+    def evaluate(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
+    ) -> ProtocolResult:
+        """Run the pipeline with OKS; ``ProtocolResult`` with the 10 stats, per-class rows."""
+        if iou_type != "keypoints":
+            raise ValueError(f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}")
+        groups, outcome, precision, recall, scores = self._arrays(gt, pred)
+        specs = self.stat_specs()
+        stats = {s.key: self._value(s, precision, recall) for s in specs}
+        rows = self._per_class(gt, pred, groups, outcome, specs, precision, recall)
+        return ProtocolResult(
+            "coco",
+            stats,
+            rows,
+            {"precision": precision, "recall": recall, "scores": scores},
+            self._params(groups, specs),
+            outcome=outcome,
+            stat_specs=specs,
+        )
+
+    def _params(self, groups: Groups, specs: tuple[StatSpec, ...]) -> dict[str, Any]:
+        return {
+            "iou_thresholds": list(self.iou_thresholds),
+            "recall_thresholds": list(self.recall_thresholds),
+            "max_dets": list(self.max_dets),
+            "area_ranges": {n: [lo, hi] for n, lo, hi in self.area_ranges},
+            "use_cats": self.use_cats,
+            "compat": self.compat,
+            "category_ids": groups.category_ids.tolist() if self.use_cats else [-1],
+            "iou_type": "keypoints",
+            "sigmas": None if self.sigmas is None else list(self.sigmas),
+            "oks_area": self.oks_area,
+            "stat_layout": [s.to_dict() for s in specs],
+        }
+
+
+CROWD_INDEX_SPLITS = (0.2, 0.8)
+"""CrowdPose's easy / medium / hard split of images by ``crowdIndex``: < 0.2, < 0.8, else."""
+
+
+def _subset(ds: Dataset, rows: np.ndarray) -> Dataset:
+    """The rows ``rows`` of every per-row column of ``ds`` (tables unchanged)."""
+    n = len(ds)
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(ds):
+        value = getattr(ds, f.name)
+        if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == n:
+            changes[f.name] = value[rows]
+        elif f.name == "segmentation" and value is not None:
+            changes[f.name] = tuple(value[i] for i in rows.tolist())
+    return dataclasses.replace(ds, **changes)
+
+
+@dataclass(frozen=True)
+class CrowdPoseProtocol(KeypointProtocol):
+    """CrowdPose: faster-coco-eval's ``COCOeval(iouType="keypoints_crowd", use_area=False)``.
+
+    The keypoint protocol with the 14 CrowdPose sigmas, OKS scaled by the box (``oks_area=
+    "box"``), and the stats ``AP, AP50, AP75, AR, AR50, AR75, AP_easy, AP_medium, AP_hard``:
+    the last three are the mean of ``precision`` (area "all"; -1 cells included, as
+    faster-coco-eval) over the images whose ``crowdIndex`` is < 0.2, < 0.8 and the rest,
+    each evaluated on its own. faster-coco-eval prints them rounded to 4 decimals; ioukit keeps
+    every digit.
+
+    Attributes
+    ----------
+    crowd_index : tuple of (image id, crowd index) or None
+        From the ground truth's ``images[].crowdIndex``; :func:`ioukit.evaluate` reads it.
+
+    Examples
+    --------
+    >>> p = CrowdPoseProtocol.from_options(crowd_index={1: 0.1, 2: 0.9})
+    >>> p.oks_area, len(p.sigmas), [s.key for s in p.stat_specs()]
+    ('box', 14, ['AP', 'AP50', 'AP75', 'AR', 'AR50', 'AR75'])
+    """
+
+    sigmas: tuple[float, ...] | None = tuple(CROWDPOSE_SIGMAS.tolist())
+    oks_area: str = "box"
+    crowd_index: tuple[tuple[int, float], ...] | None = None
+    name: str = "crowdpose"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        crowd_index: Mapping[int, float] | None = None,
+        sigmas: Sequence[float] | np.ndarray | None = None,
+        oks_area: str = "box",
+        **options: Any,
+    ) -> CrowdPoseProtocol:
+        """Validate the user's options; ``crowd_index`` maps image ids to crowd indices."""
+        base = cast(
+            CrowdPoseProtocol,
+            super().from_options(
+                sigmas=CROWDPOSE_SIGMAS if sigmas is None else sigmas, oks_area=oks_area, **options
+            ),
+        )
+        index = None
+        if crowd_index is not None:
+            try:
+                index = tuple(sorted((int(k), float(v)) for k, v in dict(crowd_index).items()))
+            except (TypeError, ValueError) as exc:
+                raise ValueError("crowd_index: expected a mapping of image id to a number") from exc
+        return dataclasses.replace(base, crowd_index=index)
+
+    def stat_specs(self) -> tuple[StatSpec, ...]:
+        """AP, AP50, AP75, AR, AR50, AR75 (area "all")."""
+        return tuple(s for s in super().stat_specs() if s.area == "all")
+
+    def evaluate(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
+    ) -> ProtocolResult:
+        """The keypoint evaluation, then one per crowd-index split."""
+        if self.crowd_index is None:
+            raise DataFormatError(
+                "crowd_index: protocol 'crowdpose' needs each image's crowdIndex (read from the "
+                "ground truth's images[].crowdIndex, or pass crowd_index={image_id: value})"
+            )
+        index = dict(self.crowd_index)
+        ids = gt.images.ids.tolist()
+        missing = [i for i in ids if i not in index]
+        if missing:
+            raise DataFormatError(
+                f"crowd_index: image {missing[0]} has no crowdIndex (protocol 'crowdpose')"
+            )
+        result = super().evaluate(gt, pred, iou_type=iou_type)
+        value = np.array([index[i] for i in ids])
+        low, high = CROWD_INDEX_SPLITS
+        splits = {
+            "AP_easy": value < low,
+            "AP_medium": (value >= low) & (value < high),
+            "AP_hard": value >= high,
+        }
+        stats = dict(result.stats)
+        for key, chosen in splits.items():
+            sub_gt = _subset(gt, np.flatnonzero(chosen[gt.image_index]))
+            sub_pred = _subset(pred, np.flatnonzero(chosen[pred.image_index]))
+            precision = self._arrays(sub_gt, sub_pred)[2]
+            stats[key] = float(np.mean(precision[:, :, :, 0, :]))
+        params = dict(result.params)
+        params["crowd_index_splits"] = list(CROWD_INDEX_SPLITS)
+        m = self.max_dets[-1]
+        params["stat_layout"] = [
+            *params["stat_layout"],
+            *(
+                {"key": key, "kind": "AP", "iou": None, "area": key[3:], "max_dets": m}
+                for key in splits
+            ),
+        ]
+        return dataclasses.replace(result, stats=stats, params=params)
+
+
+COCO_KEYPOINT_NAMES = (
+    "nose", "left_eye", "right_eye", "left_ear", "right_ear", "left_shoulder",
+    "right_shoulder", "left_elbow", "right_elbow", "left_wrist", "right_wrist", "left_hip",
+    "right_hip", "left_knee", "right_knee", "left_ankle", "right_ankle",
+)  # fmt: skip
+"""COCO's 17 person keypoints, in order."""
+
+
+@dataclass(frozen=True)
+class KeypointErrors:
+    """Which joints fail: per-keypoint similarity of the matched (prediction, person) pairs.
+
+    Attributes
+    ----------
+    names : tuple of str, length K
+    visible : ndarray of int64, shape (K,)
+        Matched pairs in which the person's keypoint is labelled (``v > 0``).
+    similarity : ndarray of float64, shape (K,)
+        Mean per-keypoint similarity ``exp(-e_k)`` over those pairs (NaN when none).
+    miss_rate : ndarray of float64, shape (K,)
+        Fraction of those pairs whose keypoint similarity is below 0.5 (NaN when none).
+    threshold : float
+        The OKS threshold the pairs were matched at.
+    """
+
+    names: tuple[str, ...]
+    visible: np.ndarray
+    similarity: np.ndarray
+    miss_rate: np.ndarray
+    threshold: float
+
+    def table(self) -> str:
+        """Plain text, worst joint first."""
+        order = np.argsort(np.nan_to_num(self.similarity, nan=2.0), kind="stable")
+        width = max((len(n) for n in self.names), default=8)
+        lines = [f"{'keypoint'.ljust(width)}  labelled  similarity  miss rate"]
+        for k in order.tolist():
+            lines.append(
+                f"{self.names[k].ljust(width)}  {int(self.visible[k]):8d}  "
+                f"{self.similarity[k]:10.3f}  {self.miss_rate[k]:9.3f}"
+            )
+        return "\n".join(lines)
+
+
+def keypoint_errors(result: Any, /, *, threshold: float = 0.5) -> KeypointErrors:
+    """Per-keypoint similarity of the pairs matched at OKS ``threshold`` (which joints fail).
+
+    Parameters
+    ----------
+    result : ioukit.metrics.result.EvaluationResult
+        Of ``iou_type="keypoints"`` (its ``outcome`` gives the matches).
+    threshold : float
+        One of the evaluation's OKS thresholds.
+
+    Returns
+    -------
+    KeypointErrors
+
+    Raises
+    ------
+    ValueError
+        Not a keypoint result, or ``threshold`` is not one of its thresholds.
+    """
+    gt, pred, outcome = result.ground_truth, result.predictions, result.outcome
+    params = result.params
+    if outcome is None or gt.keypoints is None or params.get("iou_type") != "keypoints":
+        raise ValueError("result: expected the result of an evaluation with iou_type='keypoints'")
+    t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
+    if t.size == 0:
+        raise ValueError(
+            f"threshold: expected one of {outcome.thresholds.tolist()}, got {threshold!r}"
+        )
+    k = int(gt.keypoints.shape[1])
+    sigmas = check_sigmas(params.get("sigmas"), k)
+    matched = outcome.matched_gt[:, int(t[0])]
+    pairs = matched >= 0
+    g_rows, p_rows = matched[pairs], outcome.pred_row[pairs]
+    g_kp, p_kp = gt.keypoints[g_rows], pred.keypoints[p_rows]
+    xywh = _box_xywh(gt, g_rows)
+    area = xywh[:, 3] * xywh[:, 2] * 0.53 if params.get("oks_area") == "box" else gt.area[g_rows]
+    d2 = (p_kp[:, :, 0] - g_kp[:, :, 0]) ** 2 + (p_kp[:, :, 1] - g_kp[:, :, 1]) ** 2
+    e = d2 / ((sigmas * 2) ** 2) / (area[:, None] + _EPS) / 2
+    sim = np.exp(-e)
+    labelled = g_kp[:, :, 2] > 0
+    visible = labelled.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(labelled, sim, 0.0).sum(axis=0) / visible
+        miss = (labelled & (sim < 0.5)).sum(axis=0) / visible
+    names = COCO_KEYPOINT_NAMES if k == 17 else tuple(f"keypoint {i + 1}" for i in range(k))
+    return KeypointErrors(names, visible, mean, miss, float(outcome.thresholds[t[0]]))
+
+
+def make_keypoint_protocol(protocol: str, /, **options: Any) -> KeypointProtocol:
+    """The keypoint protocol ``protocol`` (``"coco"`` or ``"crowdpose"``) built from options.
+
+    Raises
+    ------
+    ValueError
+        Another protocol, or a bad option (the message names it).
+
+    Examples
+    --------
+    >>> make_keypoint_protocol("voc10")
+    Traceback (most recent call last):
+    ...
+    ValueError: iou_type: 'keypoints' needs protocol 'coco' or 'crowdpose', got 'voc10'
+    """
+    factories = {"coco": KeypointProtocol.from_options, "crowdpose": CrowdPoseProtocol.from_options}
+    if protocol not in factories:
+        raise ValueError(
+            f"iou_type: 'keypoints' needs protocol 'coco' or 'crowdpose', got {protocol!r}"
+        )
+    try:
+        return factories[protocol](**options)
+    except TypeError as exc:
+        raise ValueError(f"options of protocol {protocol!r} (keypoints): {exc}") from None
+
+
+def _register() -> None:
+    from ioukit.evaluation.similarity import register_similarity, similarity_names
+
+    if "keypoints" not in similarity_names():
+        register_similarity("keypoints", OKS)
+
+
+_register()
