@@ -163,7 +163,7 @@ def test_random_splits_merge_bit_for_bit(
         gt, concat_predictions(shards), protocol=protocol, iou_type=iou_type, **options
     )
     _assert_same(merged, single)
-    if protocol in ("coco", "openimages", "openimages_challenge"):
+    if protocol in ("coco", "yolo", "openimages", "openimages_challenge"):
         # these do not depend on how images' predictions interleave in the input
         _assert_same(merged, ioukit.evaluate(gt, pred, protocol=protocol, **options))
 

@@ -23,8 +23,8 @@ protocol                        partial result
 
 The client merges partials by sorting their records into the accumulation order (class, then
 descending score, then image id, then rank in the image; Open Images: its reference's order),
-so the numbers do not depend on how images were split. VOC and YOLO rank ties across images
-in input order, so for them "one process" means the shards concatenated in the given order.
+so the numbers do not depend on how images were split. VOC ranks tied scores across images
+in input order, so for it "one process" means the shards concatenated in the given order.
 
 :func:`gather_datasets` is what :meth:`ioukit.Evaluator.compute` calls under an initialised
 ``torch.distributed`` process group: ONE ``all_gather_object`` of each rank's columnar
