@@ -70,6 +70,18 @@ __all__ = [
 ]
 
 _OPENIMAGES = ("openimages", "openimages_challenge")
+_COCO_PARTIAL = ("bbox", "segm")
+"""COCO similarities whose match outcome the workers compute."""
+_SUPPORTED = (
+    ("coco", "bbox"),
+    ("coco", "segm"),
+    ("voc07", "bbox"),
+    ("voc10", "bbox"),
+    ("yolo", "bbox"),
+    ("openimages", "bbox"),
+    ("openimages_challenge", "bbox"),
+)
+"""(protocol, iou_type) pairs tested equal to one process (keypoints, rotated: not yet)."""
 
 
 def shard_images(pred: Dataset, /) -> np.ndarray:
@@ -162,9 +174,9 @@ def _read_shard(gt: Dataset, shard: object, name: str, protocol: str, iou_type: 
         from ioukit.io.openimages import read_openimages_predictions
 
         return read_openimages_predictions(shard, gt)
-    from ioukit.io.coco import read_coco_results
+    from ioukit.engine import _predictions
 
-    return read_coco_results(shard, gt, iou_type=iou_type)
+    return _predictions(shard, gt, iou_type="segm" if iou_type == "segm" else "bbox")
 
 
 def _shard_partial(
@@ -185,7 +197,7 @@ def _shard_partial(
             gt, pred, challenge=protocol == "openimages_challenge", images=images, **options
         )
         return images, part
-    if protocol == "coco":
+    if protocol == "coco" and iou_type in _COCO_PARTIAL:
         return images, CocoPartial.from_match(gt, pred, iou_type, options)
     return images, pred
 
@@ -498,11 +510,14 @@ def evaluate_sharded(
     MissingDependencyError
         ``client`` is None and dask.distributed is not installed.
     """
-    from ioukit.evaluation.protocols import make_protocol
+    from ioukit.engine import _protocol
 
-    if iou_type not in ("bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    make_protocol(protocol, iou_type=iou_type, **options)  # every check before any work
+    _protocol(protocol, iou_type, options)  # every check of evaluate(), before any work
+    if (protocol, iou_type) not in _SUPPORTED:
+        raise ValueError(
+            f"protocol, iou_type: evaluate_sharded supports "
+            f"{', '.join(f'{p}/{t}' for p, t in _SUPPORTED)}, got {protocol}/{iou_type}"
+        )
     if isinstance(shards, str | os.PathLike | Dataset | Mapping):
         raise TypeError("shards: expected a list of paths or Datasets, got a single one")
     shards = list(shards)
@@ -547,7 +562,7 @@ def _merge(
             partials, names = [empty], ["no shards"]
         result: ProtocolResult = accumulate_openimages(gt, partials, names=names)
         return EvaluationResult(result, gt, _empty_predictions(gt))
-    if protocol == "coco":
+    if protocol == "coco" and iou_type in _COCO_PARTIAL:
         result = _coco_result(gt, partials, iou_type, options)
         return EvaluationResult(result, gt, _empty_predictions(gt))
     pred = concat_predictions(partials) if partials else _empty_predictions(gt)
