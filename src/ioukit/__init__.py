@@ -30,6 +30,7 @@ from ioukit.matching import Matches, match_predictions
 from ioukit.metrics.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
 from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
 from ioukit.metrics.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
+from ioukit.metrics.errors import ErrorAnalysis, error_analysis
 from ioukit.metrics.result import EvaluationResult
 from ioukit.metrics.voc import evaluate_voc
 from ioukit.metrics.yolo import evaluate_yolo
@@ -67,6 +68,7 @@ __all__ = [
     "Curves",
     "DataFormatError",
     "Dataset",
+    "ErrorAnalysis",
     "EvaluationResult",
     "Evaluator",
     "Finding",
@@ -99,6 +101,7 @@ __all__ = [
     "distance_box_iou",
     "distance_box_iou_elementwise",
     "distance_box_iou_loss",
+    "error_analysis",
     "evaluate",
     "evaluate_sharded",
     "evaluate_voc",

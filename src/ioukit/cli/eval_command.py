@@ -197,6 +197,14 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="leave out predictions for images/classes the ground truth lacks (default: error)",
     )
+    parser.add_argument(
+        "--errors",
+        action="store_true",
+        help="TIDE error analysis at IoU 0.5 (protocol coco); with --plots also tide.png",
+    )
+    parser.add_argument(
+        "--per-image", metavar="OUT", help="write per-image TP/FP/FN, AP, mean IoU (CSV)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
     parser.set_defaults(run=run)
 
@@ -211,6 +219,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_folder(args.json, "--json")
     check_output_folder(args.csv, "--csv")
+    check_output_folder(getattr(args, "per_image", None), "--per-image")
+    if getattr(args, "errors", False) and args.protocol != "coco":
+        raise ValueError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     if args.plots is not None and Path(args.plots).exists() and not Path(args.plots).is_dir():
         raise NotADirectoryError(f"--plots {args.plots}: expected a folder, got a file")
     if args.plots is not None and (
@@ -260,14 +271,42 @@ def run(args: argparse.Namespace) -> int:
         threshold = float(result.outcome.thresholds[0])
         print(f"\nper keypoint, pairs matched at OKS {threshold:g}:")
         print(keypoint_errors(result, threshold=threshold).table())
+    analysis = per_image_table = None
+    if getattr(args, "errors", False):
+        from ioukit.metrics.errors import error_analysis
+
+        analysis = error_analysis(result)  # reads the evaluation's own match
+        print()
+        print(analysis.summary())
+    if getattr(args, "per_image", None):
+        from ioukit.metrics.per_image import per_image
+
+        per_image_table = per_image(result)
+        print()
+        print("worst images (AP at IoU 0.5):")
+        for row in per_image_table.worst(5):
+            print(
+                f"  {row['file_name']}  AP {row['ap']:.3f}  TP {row['tp']}  FP {row['fp']}  "
+                f"FN {row['fn']}"
+            )
     if args.json:
-        write_json(args.json, result.to_dict())
+        document = result.to_dict()
+        if analysis is not None:
+            document["errors"] = analysis.to_dict()
+        if per_image_table is not None:
+            document["worst_images"] = per_image_table.worst(10)
+        write_json(args.json, document)
     if args.csv:
         write_csv(args.csv, result.per_class)
+    if per_image_table is not None:
+        per_image_table.to_csv(args.per_image)
     if args.plots:
         from ioukit.plots import write_plots
 
         files = write_plots(result, args.plots)
+        if analysis is not None:
+            analysis.plot(Path(args.plots) / "tide.png")
+            files = [*files, Path(args.plots) / "tide.png"]
         if not args.quiet:
             print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
     return 0
