@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ioukit._kernels.fusion import cluster
 
 import ioukit.fusion as fusion_module
+from ioukit._kernels.fusion import cluster
 from ioukit.errors import BoxError
 from ioukit.fusion import weighted_boxes_fusion
 from tests.twins import cluster_python
