@@ -442,6 +442,11 @@ class LVISProtocol:
         )
         # not exhaustively annotated: an unmatched result is ignored, not a false positive
         flagged = not_exhaustive(gt, pred_sub)[outcome.pred_row]
+        # what the summary needs from the subsets; then they go (bounded peak memory)
+        cat_ids = groups.category_ids
+        num_pred = np.bincount(groups.pred_class, minlength=len(cat_ids))[: len(cat_ids)]
+        n_evaluated = len(pred_sub)
+        del gt_sub, pred_sub, groups, matrices
         if flagged.any():
             status = outcome.status.copy()
             part = status[flagged]
@@ -475,25 +480,34 @@ class LVISProtocol:
             recall_thresholds=np.array(self.recall_thresholds),
             max_dets=np.array([largest], dtype=np.int64),
         )
+        del compact, records  # bounded peak memory: free before the remapping
         # the outcome's rows refer to the datasets the caller passed, not to the subsets
-        pred_rows, gt_rows = np.flatnonzero(pred_keep), np.flatnonzero(gt_keep)
+        # (matched_gt -1, "none", stays -1: it picks the appended -1)
         outcome = dataclasses.replace(
             outcome,
-            pred_row=pred_rows[outcome.pred_row],
-            matched_gt=np.where(
-                outcome.matched_gt >= 0, np.append(gt_rows, -1)[outcome.matched_gt], -1
-            ),
+            pred_row=np.flatnonzero(pred_keep)[outcome.pred_row],
+            matched_gt=np.append(np.flatnonzero(gt_keep), -1)[outcome.matched_gt],
         )
         return self._result(
-            gt, pred, pred_sub, groups, outcome, iou_type, precision[..., 0], recall[..., 0], cols
+            gt,
+            pred,
+            n_evaluated,
+            cat_ids,
+            num_pred,
+            outcome,
+            iou_type,
+            precision[..., 0],
+            recall[..., 0],
+            cols,
         )
 
     def _result(
         self,
         gt: LVISGroundTruth,
         pred: Dataset,
-        pred_sub: Dataset,
-        groups: Any,
+        n_evaluated: int,
+        cat_ids: np.ndarray,
+        num_pred: np.ndarray,
         outcome: Any,
         iou_type: str,
         p_sub: np.ndarray,
@@ -502,7 +516,6 @@ class LVISProtocol:
     ) -> ProtocolResult:
         # p_sub [T, R, K', A], r_sub [T, K', A]: the classes ``cols`` (those with ground truth)
         iou_thr = np.array(self.iou_thresholds)
-        cat_ids = groups.category_ids
         area_names = [a[0] for a in self.area_ranges]
         freq_by_id = dict(
             zip(gt.dataset.categories.ids.tolist(), gt.frequency.tolist(), strict=True)
@@ -559,7 +572,6 @@ class LVISProtocol:
         names = dict(
             zip(gt.dataset.categories.ids.tolist(), gt.dataset.categories.names, strict=True)
         )
-        num_pred = np.bincount(groups.pred_class, minlength=len(cat_ids))[: len(cat_ids)]
         num_gt = outcome.gt_count[:, 0]
         rows: list[dict[str, Any]] = []
         for k, cat in enumerate(cat_ids.tolist()):
@@ -584,7 +596,7 @@ class LVISProtocol:
             "category_ids": cat_ids.tolist(),
             "frequency_groups": list(FREQUENCY_GROUPS),
             "num_results_read": len(pred),
-            "num_results_evaluated": len(pred_sub),
+            "num_results_evaluated": n_evaluated,
         }
         return ProtocolResult(
             "lvis",
