@@ -25,6 +25,7 @@ ValueError: iou_type: protocol 'voc10' supports 'bbox', got 'segm'
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -494,6 +495,7 @@ class YOLOProtocol:
     iou_thresholds: tuple[float, ...] | None = None
     stable_ties: bool = False
     name: str = "yolo"
+    similarity: Any = None  # None: by iou_type (ioukit.evaluation.ultralytics.yolo_similarity)
 
     @property
     def rule(self) -> MatchRule:
@@ -502,11 +504,18 @@ class YOLOProtocol:
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Ultralytics metrics (see :func:`ioukit.metrics.yolo.evaluate_yolo`)."""
+        from ioukit.evaluation.ultralytics import yolo_similarity
         from ioukit.metrics.yolo import evaluate_yolo
 
-        return evaluate_yolo(
-            gt, pred, iou_thresholds=self.iou_thresholds, stable_ties=self.stable_ties
+        similarity = self.similarity if self.similarity is not None else yolo_similarity(iou_type)
+        result = evaluate_yolo(
+            gt,
+            pred,
+            iou_thresholds=self.iou_thresholds,
+            stable_ties=self.stable_ties,
+            similarity=similarity,
         )
+        return dataclasses.replace(result, params={**result.params, "iou_type": iou_type})
 
 
 def _voc(interpolation: str, name: str) -> Callable[..., VOCProtocol]:
@@ -536,4 +545,4 @@ def _yolo(*, iou_thresholds: object = None, stable_ties: bool = False) -> YOLOPr
 register_protocol("coco", COCOProtocol.from_options, iou_types=None)
 register_protocol("voc07", _voc("11point", "voc07"))
 register_protocol("voc10", _voc("all", "voc10"))
-register_protocol("yolo", _yolo)
+register_protocol("yolo", _yolo, iou_types=("bbox", "rotated", "probiou", "keypoints"))

@@ -281,3 +281,30 @@ class EvaluationResult:
         return pr_curves(
             self.ground_truth, self.predictions, iou_threshold=iou_threshold, protocol=self.protocol
         )
+
+    def error_analysis(self, **options: Any) -> Any:
+        """TIDE error analysis of this evaluation's own match (``ioukit.metrics.errors``).
+
+        Options as :func:`ioukit.metrics.errors.error_analysis`; returns ``ErrorAnalysis``.
+        """
+        from ioukit.metrics.errors import error_analysis
+
+        return error_analysis(self, **options)
+
+    def per_image(self, **options: Any) -> Any:
+        """Per-image TP/FP/FN, AP and mean IoU (:func:`ioukit.metrics.per_image.per_image`)."""
+        from ioukit.metrics.per_image import per_image
+
+        return per_image(self, **options)
+
+    def thresholds(self, **options: Any) -> Any:
+        """F1-optimal confidences (:func:`ioukit.metrics.thresholds.optimal_thresholds`)."""
+        from ioukit.metrics.thresholds import optimal_thresholds
+
+        return optimal_thresholds(self, **options)
+
+    def lrp(self, **options: Any) -> Any:
+        """Optimal LRP and its components (:func:`ioukit.metrics.lrp.lrp`)."""
+        from ioukit.metrics.lrp import lrp
+
+        return lrp(self, **options)
