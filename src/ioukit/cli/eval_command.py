@@ -284,14 +284,8 @@ def run(args: argparse.Namespace) -> int:
     plan.add_file("--per-image", per_image_path)
     if getattr(args, "errors", False) and args.protocol != "coco":
         raise ValueError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
-    if args.plots is not None and (
-        args.iou_type in ("rotated", "probiou") or args.protocol in ("dota", "mmrotate")
-    ):
-        # the curves still rematch with axis-aligned IoU; figures would describe the envelopes
-        raise ValueError(
-            f"--plots: not available yet for --iou-type {args.iou_type} / --protocol "
-            f"{args.protocol} (the figures would use the boxes' axis-aligned envelopes)"
-        )
+    # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
+    # evaluation's own match or rematch with its similarity (EvaluationResult._similarity)
     if args.plots is not None:
         from ioukit.plots import _figure
 

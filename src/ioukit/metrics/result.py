@@ -241,6 +241,15 @@ class EvaluationResult:
             t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
             if t.size:
                 return np.asarray(o.iou[o.status[:, 0, t[0]] == TRUE_POSITIVE, t[0]])
+        similarity = self._similarity()
+        if similarity is not None:
+            from ioukit.metrics.curves import _match
+
+            m = _match(
+                self.ground_truth, self.predictions, iou_threshold, self.protocol, similarity
+            )
+            iou = m.iou if m.iou is not None else np.full(m.matched.shape, np.nan)
+            return np.asarray(iou[0][m.tp[0]])
         from ioukit.diagnostics import greedy_match
 
         matched, ious, _ = greedy_match(
@@ -262,6 +271,7 @@ class EvaluationResult:
             self.predictions,
             iou_threshold=iou_threshold,
             score_threshold=score_threshold,
+            similarity=self._similarity(),
         )
 
     def curves(self, *, iou_threshold: float = 0.5) -> Any:
@@ -278,9 +288,32 @@ class EvaluationResult:
             )
             if matches is not None:
                 return curves_from_matches(matches, iou_threshold)
+        protocol = self.protocol if self.protocol in ("coco", "voc07", "voc10", "yolo") else "voc10"
         return pr_curves(
-            self.ground_truth, self.predictions, iou_threshold=iou_threshold, protocol=self.protocol
+            self.ground_truth,
+            self.predictions,
+            iou_threshold=iou_threshold,
+            protocol=protocol,
+            similarity=self._similarity(),
         )
+
+    def _similarity(self) -> Any:
+        """The oriented-box similarity of this evaluation (None: axis-aligned boxes).
+
+        ``iou_type`` ``"rotated"``: the exact rotated IoU; ``"probiou"``: Ultralytics' float32
+        probiou under ``protocol="yolo"``, else
+        :class:`ioukit.evaluation.rotated.ProbIoUSimilarity`.
+        """
+        iou_type = self.params.get("iou_type")
+        if iou_type not in ("rotated", "probiou"):
+            return None
+        if self.protocol == "yolo":
+            from ioukit.evaluation.ultralytics import yolo_similarity
+
+            return yolo_similarity(str(iou_type))
+        from ioukit.evaluation.similarity import get_similarity
+
+        return get_similarity(str(iou_type))
 
     def error_analysis(self, **options: Any) -> Any:
         """TIDE error analysis of this evaluation's own match (``ioukit.metrics.errors``).
