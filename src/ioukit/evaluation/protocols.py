@@ -489,7 +489,9 @@ class YOLOProtocol:
     """Ultralytics ``yolo val``: float32 IoU, first-gt ties, ``np.argsort(-conf)`` order.
 
     ``rule`` is ``MatchRule(tie="first", crowd=False, clamp=None)`` on float32 IoU values and
-    float32 thresholds; see :func:`ioukit.metrics.yolo.evaluate_yolo`.
+    float32 thresholds; see :func:`ioukit.metrics.yolo.evaluate_yolo`. ``similarity`` None
+    picks one by ``iou_type`` (:func:`ioukit.evaluation.ultralytics.yolo_similarity`: float32
+    box IoU, pose OKS, OBB probiou, or the exact rotated IoU).
     """
 
     iou_thresholds: tuple[float, ...] | None = None
