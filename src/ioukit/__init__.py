@@ -14,6 +14,7 @@ from ioukit import masks
 from ioukit.boxes import box_area, box_convert, clip_boxes, denormalize_boxes, normalize_boxes
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.diagnostics import Finding, diagnose
+from ioukit.distributed import evaluate_sharded
 from ioukit.engine import Evaluator, evaluate
 from ioukit.errors import (
     BoxError,
@@ -102,6 +103,7 @@ __all__ = [
     "distance_box_iou_loss",
     "error_analysis",
     "evaluate",
+    "evaluate_sharded",
     "evaluate_voc",
     "evaluate_yolo",
     "generalized_box_iou",
