@@ -376,3 +376,36 @@ def test_yolo_rotated_exact_iou_is_not_probiou() -> None:
         assert got.stats[key] == pytest.approx(value, abs=1e-12), key
     prob = ioukit.evaluate(gt, pred, protocol="yolo", iou_type="probiou")
     assert prob.stats["mAP50"] >= got.stats["mAP50"]
+
+
+def test_yolo_pose_curves_use_oks_and_confusion_uses_boxes() -> None:
+    from ioukit.evaluation.ultralytics import UltralyticsOKS
+    from ioukit.metrics.confusion import confusion_matrix
+    from ioukit.metrics.curves import pr_curves
+
+    gt, pred = _pose(11, 17)
+    r = ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints")
+    want = pr_curves(gt, pred, protocol="yolo", similarity=UltralyticsOKS())
+    got = r.curves()
+    np.testing.assert_array_equal(got.precision, want.precision)
+    boxes = pr_curves(gt, pred, protocol="yolo")
+    assert not np.array_equal(got.precision, boxes.precision)
+    np.testing.assert_array_equal(r.confusion_matrix().matrix, confusion_matrix(gt, pred).matrix)
+    custom = ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints", sigmas=[0.05] * 17)
+    assert custom.params["sigmas"] == (0.05,) * 17
+
+
+def test_evaluator_yolo_pose_equals_evaluate() -> None:
+    gt, pred = _pose(12, 5)
+    ev = ioukit.Evaluator(protocol="yolo", iou_type="keypoints")
+    preds, targets = [], []
+    for i in range(len(gt.images)):
+        g, p = gt.image_index == i, pred.image_index == i
+        preds.append({"boxes": pred.boxes[p], "keypoints": pred.keypoints[p],  # type: ignore[index]
+                      "scores": pred.scores[p], "labels": pred.category_id[p]})  # type: ignore[index]  # fmt: skip
+        targets.append({"boxes": gt.boxes[g], "keypoints": gt.keypoints[g],  # type: ignore[index]
+                        "labels": gt.category_id[g]})  # fmt: skip
+    ev.update(preds, targets)
+    got = ev.compute().stats
+    want = ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints").stats
+    assert got == pytest.approx(want, abs=1e-12)

@@ -517,7 +517,10 @@ class YOLOProtocol:
             stable_ties=self.stable_ties,
             similarity=similarity,
         )
-        return dataclasses.replace(result, params={**result.params, "iou_type": iou_type})
+        params = {**result.params, "iou_type": iou_type}
+        if iou_type == "keypoints":  # the OKS sigmas (None: Ultralytics' default for K)
+            params["sigmas"] = getattr(similarity, "sigmas", None)
+        return dataclasses.replace(result, params=params)
 
 
 def _voc(interpolation: str, name: str) -> Callable[..., VOCProtocol]:

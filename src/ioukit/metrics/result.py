@@ -271,7 +271,7 @@ class EvaluationResult:
             self.predictions,
             iou_threshold=iou_threshold,
             score_threshold=score_threshold,
-            similarity=self._similarity(),
+            similarity=self._similarity(confusion=True),
         )
 
     def curves(self, *, iou_threshold: float = 0.5) -> Any:
@@ -297,14 +297,21 @@ class EvaluationResult:
             similarity=self._similarity(),
         )
 
-    def _similarity(self) -> Any:
-        """The oriented-box similarity of this evaluation (None: axis-aligned boxes).
+    def _similarity(self, *, confusion: bool = False) -> Any:
+        """The similarity to rematch with when ``outcome`` does not serve (None: box IoU).
 
         ``iou_type`` ``"rotated"``: the exact rotated IoU; ``"probiou"``: Ultralytics' float32
         probiou under ``protocol="yolo"``, else
-        :class:`ioukit.evaluation.rotated.ProbIoUSimilarity`.
+        :class:`ioukit.evaluation.rotated.ProbIoUSimilarity`; ``"keypoints"`` under ``"yolo"``:
+        Ultralytics' OKS for curves and IoUs, its box IoU for the confusion matrix (as
+        ``PoseValidator``).
         """
         iou_type = self.params.get("iou_type")
+        if iou_type == "keypoints" and self.protocol == "yolo" and not confusion:
+            from ioukit.evaluation.ultralytics import UltralyticsOKS
+
+            sigmas = self.params.get("sigmas")
+            return UltralyticsOKS(None if sigmas is None else tuple(sigmas))
         if iou_type not in ("rotated", "probiou"):
             return None
         if self.protocol == "yolo":
