@@ -9,6 +9,7 @@ and the greedy confidence-order matching + ``ap_per_class`` of tests/test_yolo.p
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -409,3 +410,22 @@ def test_evaluator_yolo_pose_equals_evaluate() -> None:
     got = ev.compute().stats
     want = ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints").stats
     assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_cli_yolo_pose_with_plots(tmp_path: Path) -> None:
+    import json
+
+    from ioukit.cli import main
+    from ioukit.io.keypoint_writers import write_coco_keypoints
+
+    gt, pred = _pose(0, 17)
+    write_coco_keypoints(gt, tmp_path / "gt.json")
+    write_coco_keypoints(pred, tmp_path / "pred.json")
+    args = ["eval", "--gt", str(tmp_path / "gt.json"), "--pred", str(tmp_path / "pred.json")]
+    args += ["--iou-type", "keypoints", "--protocol", "yolo", "--quiet"]
+    args += ["--plots", str(tmp_path / "fig"), "--json", str(tmp_path / "r.json")]
+    assert main(args) == 0
+    assert (tmp_path / "fig" / "pr_curves.png").is_file()
+    stats = json.loads((tmp_path / "r.json").read_text())["stats"]
+    want = ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints").stats
+    assert stats == pytest.approx(want, abs=1e-12)

@@ -220,8 +220,10 @@ def _match_iou(
     from ioukit.evaluation.similarity import Float32BoxIoU
 
     g_rows, p_rows = np.flatnonzero(gt_keep), np.flatnonzero(pred_keep)
-    g_sub = _grouping._subset(gt, g_rows, **_grouping._columns(gt, g_rows))
-    p_sub = _grouping._subset(pred, p_rows, **_grouping._columns(pred, p_rows))
+    g_extra = {} if similarity is None else _grouping._columns(gt, g_rows)
+    p_extra = {} if similarity is None else _grouping._columns(pred, p_rows)
+    g_sub = _grouping._subset(gt, g_rows, **g_extra)
+    p_sub = _grouping._subset(pred, p_rows, **p_extra)
     groups = Groups.build(g_sub, p_sub, use_cats=False, max_det=max(len(p_rows), 1))
     sim = Float32BoxIoU(eps=_grouping.ULTRALYTICS_EPS) if similarity is None else similarity
     values = sim.matrices(g_sub, p_sub, groups).values
@@ -256,7 +258,8 @@ def _match_confidence(
     IoU ties to the first ground truth (the pipeline's matcher, ``tie="first"``)."""
     none = np.zeros(len(gt), dtype=bool)
     kept = np.flatnonzero(pred_keep)
-    sub = _grouping._subset(pred, kept, **_grouping._columns(pred, kept))
+    extra = {} if similarity is None else _grouping._columns(pred, kept)
+    sub = _grouping._subset(pred, kept, **extra)
     result = _grouping.match_dataset(
         gt,
         sub,
