@@ -97,29 +97,26 @@ class ClassRow:
 class EvaluationResult:
     """Numbers of one evaluation, with the ground truth and predictions they came from.
 
-        Attributes
-        ----------
-        result : ProtocolResult
-            The protocol's raw output.
-        ground_truth, predictions : Dataset
-            The evaluated data (canonical columnar form).
+    Attributes
+    ----------
+    result : ProtocolResult
+        The protocol's raw output.
+    ground_truth, predictions : Dataset
+        The evaluated data (canonical columnar form).
 
-        Examples
-        --------
-        >>> from ioukit.metrics.protocol import ProtocolResult
-
-    if TYPE_CHECKING:
-        from ioukit.evaluation.outcome import MatchOutcome
-        >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
-        >>> images = ImageTable.from_lists([1], ["a"])
-        >>> cats = CategoryTable.from_lists([1], ["cat"])
-        >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
-        >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
-        >>> r.stats, r.precision is None
-        ({'mAP': 0.5}, True)
-        >>> print(r.summary())
-        voc10
-          mAP  0.500
+    Examples
+    --------
+    >>> from ioukit.metrics.protocol import ProtocolResult
+    >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
+    >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
+    >>> r.stats, r.precision is None
+    ({'mAP': 0.5}, True)
+    >>> print(r.summary())
+    voc10
+      mAP  0.500
     """
 
     result: ProtocolResult
