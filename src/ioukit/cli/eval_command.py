@@ -11,6 +11,7 @@ from typing import Any
 __all__ = [
     "add_reading_arguments",
     "check_output_folder",
+    "evaluate_shards",
     "input_paths",
     "prediction_format",
     "progress_enabled",
@@ -19,6 +20,7 @@ __all__ = [
     "read_segm_args",
     "register",
     "run",
+    "shard_paths",
     "sizes_note",
 ]
 
