@@ -94,7 +94,8 @@ def twin_yolo(
     gt: Dataset, pred: Dataset, sim: Callable[[np.ndarray, np.ndarray], np.ndarray]
 ) -> dict[str, float]:
     """Greedy confidence-order matching per image on ``sim(gt_rows, pred_rows)`` (N, M) float32
-    compared with float32 thresholds, first GT on ties; then ap_per_class (tests/metrics/test_yolo.py)."""
+    compared with float32 thresholds, first GT on ties; then ap_per_class
+    (tests/metrics/test_yolo.py)."""
     thr32 = IOUV.astype(F).astype(np.float64)
     tps, confs, pcls = [], [], []
     for i in range(len(gt.images)):
