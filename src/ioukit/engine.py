@@ -223,7 +223,12 @@ class Evaluator:
 
     Parameters
     ----------
-    protocol : {"coco", "voc07", "voc10", "yolo"}
+    protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
+        ``"lvis"`` (bbox): pass ``frequencies={category_id: "r"|"c"|"f"}`` (the vocabulary:
+        every label seen needs one); targets may carry ``neg_category_ids`` and
+        ``not_exhaustive_category_ids`` (lists of ids, default empty); ``compute`` builds the
+        :class:`~ioukit.io.lvis.LVISGroundTruth` and equals ``evaluate(..., protocol="lvis")``
+        on the same data written as LVIS JSON (``fixed_ap`` etc. as options).
     iou_type : {"bbox", "segm", "keypoints", "rotated", "probiou"}
         ``"segm"`` needs ``protocol="coco"``. ``"rotated"``/``"probiou"``: ``boxes`` are oriented
         (N, 5) ``cxcywhr`` (degrees, counter-clockwise) or (N, 8) corners (protocols coco,
@@ -273,6 +278,18 @@ class Evaluator:
         sync: bool = True,
         **options: Any,
     ):
+        self._frequencies: dict[int, str] | None = None  # protocol="lvis": the vocabulary
+        if protocol == "lvis":
+            from ioukit.metrics._lvis_stream import check_frequencies
+
+            options = dict(options)
+            self._frequencies = check_frequencies(options.pop("frequencies", None))
+            if iou_type != "bbox":
+                raise ValueError(
+                    f"iou_type: Evaluator(protocol='lvis') supports 'bbox', got {iou_type!r}; "
+                    "evaluate masks with ioukit.evaluate(gt, results, protocol='lvis', "
+                    "iou_type='segm')"
+                )
         _protocol(protocol, iou_type, options)  # validated here, once, before any update
         if protocol == "crowdpose":
             iou_type = "keypoints"
@@ -414,6 +431,13 @@ class Evaluator:
                 )
             m = len(gt_boxes)
             gt_labels = _to_numpy(t["labels"], f"targets[{i}].labels", np.int64)
+            fed: tuple[np.ndarray, ...] = ()
+            if self._frequencies is not None:  # LVIS: federated labels, area as lvis-api's
+                from ioukit.metrics._lvis_stream import federated_labels, lvis_box_area
+
+                fed = federated_labels(t, i, labels, gt_labels, self._frequencies)
+                raw = _to_numpy(p["boxes"], f"predictions[{i}].boxes", np.float64, 4)
+                p_area = lvis_box_area(raw, self.box_format, boxes)
             crowd = (
                 _to_numpy(t["iscrowd"], f"targets[{i}].iscrowd", np.int64) != 0
                 if "iscrowd" in t
@@ -442,9 +466,11 @@ class Evaluator:
                 pred_rows.append((boxes, scores, labels, p_area, p_kp))
             elif self._oriented:
                 pred_rows.append((boxes, scores, labels, p_area, p_rot))
+            elif fed:
+                pred_rows.append((boxes, scores, labels, p_area))
             else:
                 pred_rows.append((boxes, scores, labels))
-            extra = (t_kp,) if kp else (t_rot,) if self._oriented else ()
+            extra = (t_kp,) if kp else (t_rot,) if self._oriented else fed
             gt_rows.append((gt_boxes, gt_labels, crowd, area, *extra))
         with self._lock:
             self._pred.extend(pred_rows)
@@ -473,6 +499,7 @@ class Evaluator:
             other.protocol != self.protocol
             or other.iou_type != self.iou_type
             or other.options != self.options
+            or other._frequencies != self._frequencies
         ):
             raise ValueError(
                 "other: expected an Evaluator with the same protocol, iou_type and options"
@@ -504,7 +531,7 @@ class Evaluator:
         with self._lock:
             return self._datasets()
 
-    def _datasets(self) -> tuple[Dataset, Dataset]:
+    def _datasets(self, category_ids: list[int] | None = None) -> tuple[Dataset, Dataset]:
         n_images = len(self._gt)
         segm = self.iou_type == "segm"
         stems = [str(i) for i in range(n_images)]
@@ -521,7 +548,11 @@ class Evaluator:
         gt_boxes = cat([g[0] for g in self._gt], np.zeros((0, 4)))
         gt_labels = cat([g[1] for g in self._gt], np.zeros(0, np.int64))
         pred_labels = cat([p[2] for p in self._pred], np.zeros(0, np.int64))
-        labels = np.union1d(gt_labels, pred_labels)
+        labels = (
+            np.union1d(gt_labels, pred_labels)
+            if category_ids is None
+            else np.asarray(category_ids, dtype=np.int64)
+        )
         categories = CategoryTable.from_lists(labels.tolist(), [str(c) for c in labels.tolist()])
         kp = self.iou_type == "keypoints"
         gt_kp = pred_kp = None
@@ -563,7 +594,7 @@ class Evaluator:
             category_id=pred_labels,
             scores=cat([p[1] for p in self._pred], np.zeros(0)),
             area=cat([p[3] for p in self._pred], np.zeros(0))
-            if segm or kp or self._oriented
+            if segm or kp or self._oriented or self._frequencies is not None
             else None,
             segmentation=(
                 [r for rles in self._pred_rles for r in rles]
@@ -577,6 +608,21 @@ class Evaluator:
 
     def compute(self) -> EvaluationResult:
         """Evaluate every image seen so far (every rank's, under torch.distributed)."""
+        if self._frequencies is not None:  # LVIS: categories = frequencies' keys
+            from ioukit.metrics._lvis_stream import lvis_result
+
+            with self._lock:
+                gt, pred = self._datasets(list(self._frequencies))
+                federated = [(g[4], g[5]) for g in self._gt]
+            return lvis_result(
+                gt,
+                pred,
+                federated,
+                self._frequencies,
+                sync=self.sync,
+                iou_type=self.iou_type,
+                options=self.options,
+            )
         gt, pred = self.datasets()
         if self.sync:
             from ioukit.distributed import gather_datasets

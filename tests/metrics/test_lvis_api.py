@@ -179,17 +179,12 @@ def test_segm_equals_lvis_api(with_bbox: bool) -> None:
     compare(dict(evaluate(gt, results, protocol="lvis", iou_type="segm").stats), ref)
 
 
-def test_evaluator_says_lvis_is_not_streamed() -> None:
+def test_evaluator_lvis_needs_frequencies() -> None:
     from ioukit.engine import Evaluator
 
-    e = Evaluator(protocol="lvis")
-    box = np.array([[0.0, 0.0, 10.0, 10.0]])
-    e.update(
-        [{"boxes": box, "scores": np.array([0.9]), "labels": np.array([1])}],
-        [{"boxes": box, "labels": np.array([1])}],
-    )
-    with pytest.raises(TypeError, match="Evaluator does not support protocol='lvis'"):
-        e.compute()
+    # streamed LVIS (tests/metrics/test_lvis_evaluator.py) needs the categories' frequencies
+    with pytest.raises(ValueError, match="frequencies: Evaluator\\(protocol='lvis'\\) needs"):
+        Evaluator(protocol="lvis")
 
 
 def test_protocol_object_needs_lvis_ground_truth(files: tuple[Path, Path]) -> None:

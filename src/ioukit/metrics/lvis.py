@@ -766,7 +766,7 @@ def run_lvis(
             "gt: protocol='lvis' needs LVIS's labels (neg_category_ids, "
             "not_exhaustive_category_ids, frequency), which a Dataset does not carry: pass the "
             "LVIS file, its dict or ioukit.io.lvis.read_lvis_ground_truth(...) "
-            "(the streaming Evaluator does not support protocol='lvis')"
+            "(or stream with Evaluator(protocol='lvis', frequencies=...))"
         )
     elif isinstance(gt, str | os.PathLike | Mapping):
         lvis_gt = read_lvis_ground_truth(gt, keep_segmentation=segm)
