@@ -224,15 +224,15 @@ class Evaluator:
     Parameters
     ----------
     protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
-        ``"lvis"`` (bbox): pass ``frequencies={category_id: "r"|"c"|"f"}`` (the vocabulary:
+        ``"lvis"`` (bbox, segm): pass ``frequencies={category_id: "r"|"c"|"f"}`` (the vocabulary:
         every label seen needs one); targets may carry ``neg_category_ids`` and
         ``not_exhaustive_category_ids`` (lists of ids, default empty); ``compute`` builds the
         :class:`~ioukit.io.lvis.LVISGroundTruth` and equals ``evaluate(..., protocol="lvis")``
         on the same data written as LVIS JSON (``fixed_ap`` etc. as options).
     iou_type : {"bbox", "segm", "keypoints", "rotated", "probiou"}
-        ``"segm"`` needs ``protocol="coco"``. ``"rotated"``/``"probiou"``: ``boxes`` are oriented
-        (N, 5) ``cxcywhr`` (degrees, counter-clockwise) or (N, 8) corners (protocols coco,
-        dota, mmrotate, yolo).
+        ``"segm"`` needs ``protocol="coco"`` or ``"lvis"``. ``"rotated"``/``"probiou"``:
+        ``boxes`` are oriented (N, 5) ``cxcywhr`` (degrees, counter-clockwise) or (N, 8)
+        corners (protocols coco, dota, mmrotate, yolo).
     box_format : {"xyxy", "xywh", "cxcywh"} or {"cxcywhr", "xywhr", "xyxyxyxy"}
         Format of the incoming boxes; for oriented boxes the default takes (N, 5) as
         ``cxcywhr`` and (N, 8) as ``xyxyxyxy``.
@@ -284,11 +284,10 @@ class Evaluator:
 
             options = dict(options)
             self._frequencies = check_frequencies(options.pop("frequencies", None))
-            if iou_type != "bbox":
+            if iou_type not in ("bbox", "segm"):
                 raise ValueError(
-                    f"iou_type: Evaluator(protocol='lvis') supports 'bbox', got {iou_type!r}; "
-                    "evaluate masks with ioukit.evaluate(gt, results, protocol='lvis', "
-                    "iou_type='segm')"
+                    f"iou_type: Evaluator(protocol='lvis') supports 'bbox' and 'segm', got "
+                    f"{iou_type!r}"
                 )
         _protocol(protocol, iou_type, options)  # validated here, once, before any update
         if protocol == "crowdpose":
@@ -436,8 +435,9 @@ class Evaluator:
                 from ioukit.metrics._lvis_stream import federated_labels, lvis_box_area
 
                 fed = federated_labels(t, i, labels, gt_labels, self._frequencies)
-                raw = _to_numpy(p["boxes"], f"predictions[{i}].boxes", np.float64, 4)
-                p_area = lvis_box_area(raw, self.box_format, boxes)
+                if not segm:  # segm: the mask's pixel count, as for COCO
+                    raw = _to_numpy(p["boxes"], f"predictions[{i}].boxes", np.float64, 4)
+                    p_area = lvis_box_area(raw, self.box_format, boxes)
             crowd = (
                 _to_numpy(t["iscrowd"], f"targets[{i}].iscrowd", np.int64) != 0
                 if "iscrowd" in t

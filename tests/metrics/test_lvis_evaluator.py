@@ -134,7 +134,7 @@ def test_input_not_mutated() -> None:
         ({"frequencies": [1, 2]}, TypeError, "frequencies: expected a mapping"),
         ({"frequencies": {1: "x"}}, ValueError, "frequencies\\[1\\]: expected 'r', 'c' or 'f'"),
         ({"frequencies": {"a": "r"}}, TypeError, "integer category ids"),
-        ({"frequencies": {1: "r"}, "iou_type": "segm"}, ValueError, "supports 'bbox'"),
+        ({"frequencies": {1: "r"}, "iou_type": "keypoints"}, ValueError, "supports 'bbox' and"),
     ],
 )
 def test_bad_arguments(kwargs: dict[str, Any], error: type, match: str) -> None:
@@ -183,3 +183,57 @@ def test_merge_refuses_other_frequencies() -> None:
     a = Evaluator(protocol="lvis", frequencies={1: "f"})
     with pytest.raises(ValueError, match="same protocol"):
         a.merge(Evaluator(protocol="lvis", frequencies={1: "r"}))
+
+
+def test_segm_equals_evaluate_on_json(tmp_path: Path) -> None:
+    mask_utils = pytest.importorskip("pycocotools.mask")
+    from ioukit.masks import decode
+    from tests.metrics.test_lvis_api import _ellipse
+
+    gt, results = renumbered(5, n_images=6, n_cats=8, dets_per_image=(5, 30), zero_area=0.0)
+    h, w = 480, 640
+
+    def rle(box: list[float]) -> dict[str, Any]:
+        r = mask_utils.merge(mask_utils.frPyObjects([_ellipse(box)], h, w))
+        return {"size": [h, w], "counts": r["counts"].decode("ascii")}
+
+    for a in gt["annotations"]:
+        a["segmentation"] = [_ellipse(a["bbox"])]
+    for r in results:
+        r["segmentation"] = rle(r.pop("bbox"))
+    gt_path, res_path = tmp_path / "gt.json", tmp_path / "results.json"
+    gt_path.write_text(json.dumps(gt))
+    res_path.write_text(json.dumps(results))
+    ref = ioukit.evaluate(str(gt_path), str(res_path), protocol="lvis", iou_type="segm")
+
+    def masks(rles: list[dict[str, Any]]) -> np.ndarray:
+        if not rles:
+            return np.zeros((0, h, w), dtype=bool)
+        return np.ascontiguousarray(decode(rles)).astype(bool)
+
+    ev = Evaluator(protocol="lvis", iou_type="segm", frequencies=frequencies(gt))
+    for im in gt["images"]:
+        anns = [a for a in gt["annotations"] if a["image_id"] == im["id"]]
+        dets = [r for r in results if r["image_id"] == im["id"]]
+        ev.update(
+            [
+                {
+                    "masks": masks([r["segmentation"] for r in dets]),
+                    "scores": [r["score"] for r in dets],
+                    "labels": [r["category_id"] for r in dets],
+                }
+            ],
+            [
+                {
+                    "masks": masks([rle(a["bbox"]) for a in anns]),
+                    "labels": [a["category_id"] for a in anns],
+                    "area": [a["area"] for a in anns],
+                    "neg_category_ids": im["neg_category_ids"],
+                    "not_exhaustive_category_ids": im["not_exhaustive_category_ids"],
+                }
+            ],
+        )
+    got = ev.compute()
+    assert ref.stats["AP"] > 0
+    assert got.stats == ref.stats
+    np.testing.assert_array_equal(got.precision, ref.precision)
