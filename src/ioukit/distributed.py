@@ -328,7 +328,7 @@ def _coco_result(
     """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers)."""
     from types import SimpleNamespace
 
-    from ioukit.evaluation.accumulate import coco_accumulate
+    from ioukit.evaluation.accumulate import coco_accumulate_active
     from ioukit.evaluation.outcome import MatchOutcome
 
     # ground-truth counts and the per-class table's layout: from the whole ground truth
@@ -364,9 +364,10 @@ def _coco_result(
         area_names=empty.area_names,
     )
     dets = np.array(protocol.max_dets, dtype=np.int64)
-    precision, recall, scores = coco_accumulate(
+    arrays = coco_accumulate_active(
         outcome, recall_thresholds=np.array(protocol.recall_thresholds), max_dets=dets
     )
+    precision, recall = arrays.compact["precision"], arrays.compact["recall"]
     specs = protocol.stat_specs()
     stats = {sp.key: protocol._value(sp, precision, recall) for sp in specs}
     k = len(groups.category_ids)
@@ -379,7 +380,9 @@ def _coco_result(
         gt_class=groups.gt_class,
         pred_class=np.repeat(np.arange(k), num_pred),
     )
-    rows = protocol._per_class(gt, None, layout, outcome, specs, precision, recall)
+    rows = protocol._per_class(
+        gt, None, layout, outcome, specs, precision, recall, active=arrays.active
+    )
     params: dict[str, Any] = {
         "iou_thresholds": list(protocol.iou_thresholds),
         "recall_thresholds": list(protocol.recall_thresholds),
@@ -395,7 +398,7 @@ def _coco_result(
         "coco",
         stats,
         rows,
-        {"precision": precision, "recall": recall, "scores": scores},
+        arrays,
         params,
         outcome=outcome,
         stat_specs=specs,
