@@ -90,7 +90,7 @@ def test_class_arrays_all_active_and_none_active() -> None:
 def test_stats_equal_full_accumulation(use_cats: bool) -> None:
     """The stats and rows from the compact arrays equal those from the full ones."""
     from ioukit.evaluation.accumulate import coco_accumulate
-    from tests.test_coco_parity import generate
+    from tests.metrics.test_coco_parity import generate
 
     gt, res = generate(3, n_images=30, extra_cats=True, unused_cats=20)
     r = ioukit.evaluate(gt, res, use_cats=use_cats)
