@@ -801,7 +801,7 @@ def synced_evaluate(
     ...                          category_id=[1])
     >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 2, 2]], image_index=[0],
     ...                            category_id=[1], scores=[0.9])
-    >>> synced_evaluate(gt, pred).stats["AP"]  # no process group: this rank alone
+    >>> round(synced_evaluate(gt, pred).stats["AP"], 6)  # no process group: this rank alone
     1.0
     """
     from ioukit.engine import evaluate
