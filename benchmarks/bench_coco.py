@@ -3,10 +3,9 @@
 On the generated COCO-like set (``make_coco_like.py``: 5 000 images, 80 classes, ~36 000 GT,
 ~320 000 predictions), each tool runs in its own fresh subprocess, from the two JSON files to
 the 12 stats; the table gives wall time (import included and excluded), peak RSS and ratios.
-ioukit is also timed from in-memory arrays (Datasets already built, kernels warm) and from the
-JSON files again in the same process (numba already initialised: a fresh process pays about
-0.25 s to import numba and 0.4 s to initialise its compiler on the first kernel call, 0.26 s
-of which is numba importing scipy for its BLAS check when scipy is installed).
+ioukit is also timed from in-memory arrays (Datasets already built: the evaluation pipeline
+alone, ``ioukit.evaluation`` with its compiled kernels) and from the JSON files again in the
+same process (imports and file caches warm).
 
     .venv-bench/bin/python benchmarks/bench_coco.py                # 5 000 images
     .venv-bench/bin/python benchmarks/bench_coco.py --scaling      # + 10 000 and 20 000 images
@@ -156,7 +155,7 @@ def bench(num_images: int, skip: set[str]) -> dict[str, dict[str, Any]]:
             if tool != "ioukit"
         )
         print(
-            f"ioukit JSON files -> 12 stats in a warm process (numba loaded): {fmt_time(warm)}"
+            f"ioukit JSON files -> 12 stats in a warm process: {fmt_time(warm)}"
             + (f" ({ratios})" if ratios else "")
         )
     return results

@@ -8,8 +8,10 @@ against ``ioukit.metrics.confusion.confusion_matrix`` in both ``matching`` modes
 
 As ``yolo val`` does, each image's predictions reach Ultralytics in descending confidence (NMS
 output order), ground truths in file order, classes as indices 0..K-1 of the sorted category
-ids. Scores are tie-free (Ultralytics sorts with an unstable quicksort). Ground-truth crowds
-are dropped on the Ultralytics side (its COCO converter skips them), as ioukit does.
+ids. Scores are tie-free except in the tied-scores case, where Ultralytics' unstable
+``np.argsort(-conf)`` decides and ioukit calls the same sort on the same layout; the float32
+case holds the three float32 edge cases of #17. Ground-truth crowds are dropped on the
+Ultralytics side (its COCO converter skips them), as ioukit does.
 
 Usage: ``.venv-bench/bin/python benchmarks/check_ultralytics.py [--quick]``.
 Exit status 1 on a difference above 1e-9 (or any confusion-matrix cell difference with the
@@ -40,13 +42,15 @@ def random_case(
     num_classes: int = 6,
     integer_boxes: bool = False,
     grid: float = 0.0,
+    tied_scores: bool = False,
 ) -> tuple[Dataset, Dataset]:
     """A random detection set: some images without gt / without predictions, one class with
     no ground truth, one with no predictions, wrong-class and duplicate predictions.
 
     ``integer_boxes`` rounds coordinates (exact IoUs such as 0.5 or 0.55 occur); ``grid > 0``
     snaps them to multiples of ``grid`` and duplicates some ground truths under another class
-    (many exact IoU ties between ground truths).
+    (many exact IoU ties between ground truths). ``tied_scores`` puts the scores on a 1/32 grid
+    (Ultralytics' unstable ``np.argsort(-conf)`` then decides the order of ties).
     """
     rng = np.random.default_rng(seed)
     images = ImageTable.from_lists(
@@ -92,10 +96,56 @@ def random_case(
     noise_score = rng.beta(2, 4, pred_cls.size)
     is_tp_like = np.arange(pred_cls.size) < int(keep[: picks.size].sum())
     scores = np.where(is_tp_like, true_score, noise_score)
-    scores = _untie(scores, rng)
+    scores = np.ceil(np.clip(scores, 1e-3, 1.0) * 32) / 32 if tied_scores else _untie(scores, rng)
     gt = Dataset.from_arrays(images, cats, boxes=gt_boxes, image_index=gt_img, category_id=gt_cls)
     pred = Dataset.from_arrays(
         images, cats, boxes=pred_boxes, image_index=pred_img, category_id=pred_cls, scores=scores
+    )
+    return gt, pred
+
+
+def float32_case(seed: int, num_images: int = 80) -> tuple[Dataset, Dataset]:
+    """The three float32 edge cases of #17 among ordinary boxes: tiny boxes whose ``+ 1e-7``
+    vanishes (IoU exactly 0.5), two ground truths equal only in float32, and an IoU that float32
+    rounds from 0.4999999999999998 to 0.50000006; boxes shifted by integers (exact in float32)."""
+    rng = np.random.default_rng(seed)
+    images = ImageTable.from_lists(
+        list(range(1, num_images + 1)), [f"im{i}" for i in range(num_images)]
+    )
+    cats = CategoryTable.from_lists([1, 2], ["a", "b"])
+    gt_b: list[list[float]] = []
+    gt_i: list[int] = []
+    pr_b: list[list[float]] = []
+    pr_i: list[int] = []
+    for i in range(num_images):
+        kind = i % 4
+        if kind == 0:
+            x, y = float(rng.integers(0, 500)), float(rng.integers(0, 500))
+            gt_b.append([x, y, x + 1, y + int(rng.integers(2, 6))])
+            pr_b.append([x, y, x + 1, y + 1])
+        elif kind == 1:
+            gt_b += [[196, 171, 621, 459], [262, 188, 651, 524]]
+            pr_b += [[214, 182, 672, 487], [262, 188, 651, 524]]
+            gt_i.append(i)
+            pr_i.append(i)
+        elif kind == 2:
+            gt_b.append([236.11, 241.9, 477.91, 448.0])
+            pr_b.append([236.11, 241.9, 357.01, 448.0])
+        else:
+            xy = rng.uniform(0, 300, 2)
+            box = [*xy.tolist(), *(xy + rng.uniform(20, 80, 2)).tolist()]
+            gt_b.append(box)
+            pr_b += [box, [box[0] + 2, box[1], box[2] + 2, box[3]]]
+            pr_i.append(i)
+        gt_i.append(i)
+        pr_i.append(i)
+    pr_c = np.where(rng.random(len(pr_b)) < 0.85, 1, 2)
+    scores = _untie(rng.random(len(pr_b)), rng)
+    gt = Dataset.from_arrays(
+        images, cats, boxes=gt_b, image_index=gt_i, category_id=[1] * len(gt_b)
+    )
+    pred = Dataset.from_arrays(
+        images, cats, boxes=pr_b, image_index=pr_i, category_id=pr_c, scores=scores
     )
     return gt, pred
 
@@ -176,9 +226,8 @@ def ultralytics_val(gt: Dataset, pred: Dataset) -> dict[str, Any]:
                 **validator._process_batch(predn, pbatch),
                 "target_cls": cls,
                 "target_img": np.unique(cls),
-                # float64 confidences: yolo val's are float32, but ioukit keeps the caller's
-                # float64 scores; the confidence grid then sees identical values.
-                "conf": np.zeros(0) if no_pred else item["conf64"],
+                # float32 confidences, as yolo val's (ioukit's yolo protocol takes them so)
+                "conf": np.zeros(0, np.float32) if no_pred else predn["conf"].cpu().numpy(),
                 "pred_cls": np.zeros(0) if no_pred else predn["cls"].cpu().numpy(),
                 "im_name": pbatch["im_file"],
             }
@@ -292,6 +341,8 @@ def main() -> int:
         ("random seed 2 (12 classes)", lambda: random_case(2, num_classes=12, num_images=150)),
         ("integer boxes seed 3", lambda: random_case(3, integer_boxes=True, num_images=150)),
         ("grid-snapped boxes, IoU ties, seed 5", lambda: random_case(5, grid=10.0)),
+        ("tied scores (1/32 grid), seed 6", lambda: random_case(6, tied_scores=True)),
+        ("float32 edge cases, seed 8", lambda: float32_case(8)),
     ]
     if not args.quick:
         cases += [

@@ -216,3 +216,49 @@ def test_diagnostics_work_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> 
     for a, b in zip(greedy_match(gt, pred), matched, strict=True):
         np.testing.assert_array_equal(a, b)
     assert "near-duplicates" in [f.code for f in whole]
+
+
+def test_diagnose_reads_the_evaluation_match(
+    pair: tuple[Dataset, Dataset], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ioukit.diagnostics as diagnostics
+    from ioukit.engine import evaluate
+
+    gt, pred = pair
+    dup = Dataset.from_arrays(
+        pred.images,
+        pred.categories,
+        boxes=np.r_[pred.boxes, pred.boxes + 0.5],
+        image_index=np.r_[pred.image_index, pred.image_index],
+        category_id=np.r_[pred.category_id, pred.category_id],
+        scores=np.r_[pred.scores, np.asarray(pred.scores) * 0.5],
+    )
+    fresh = diagnose(gt, dup)
+    outcome = evaluate(gt, dup).outcome
+
+    def no_rematch(*args: object, **kwargs: object) -> object:
+        raise AssertionError("matched again")
+
+    monkeypatch.setattr(diagnostics, "_greedy", no_rematch)
+    reused = diagnose(gt, dup, outcome=outcome)
+    assert "gt-matched-twice" in [f.code for f in reused]
+    assert [f.code for f in reused] == [f.code for f in fresh]
+
+
+def test_near_duplicates_compare_a_bounded_number_per_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ioukit.diagnostics as diagnostics
+
+    images = ImageTable.from_lists([1], ["a"], [100], [100])
+    cats = CategoryTable.from_lists([1], ["x"])
+    boxes = np.array([[10, 10, 50, 50]] * 40, dtype=float)
+    scores = np.linspace(1, 0.1, 40)
+    ds = Dataset.from_arrays(images, cats, boxes=boxes, image_index=np.zeros(40, np.int64),
+                             category_id=np.ones(40, np.int64), scores=scores)  # fmt: skip
+    key = {1: 0}
+    flags, pairs = diagnostics._within_duplicates(ds, key, 0.95)
+    assert flags.sum() == 39 and pairs == 40 * 39 // 2
+    monkeypatch.setattr(diagnostics, "_PER_GROUP", 5)
+    flags, pairs = diagnostics._within_duplicates(ds, key, 0.95)
+    assert flags.sum() == 4 and pairs == 10 and flags[1:5].all()  # the 5 best-scoring only

@@ -77,16 +77,15 @@ def _images(gt: Dataset, pred: Dataset) -> list[tuple[dict[str, Any], dict[str, 
         }
         preds = {
             "bboxes": torch.tensor(pred.boxes[p], dtype=torch.float32).reshape(-1, 4),
-            "conf": torch.tensor(scores[p], dtype=torch.float64),
+            "conf": torch.tensor(scores[p], dtype=torch.float32),  # as a model outputs
             "cls": torch.tensor(np.searchsorted(ids, pred.category_id[p]), dtype=torch.float32),
         }
         out.append((batch, preds))
     return out
 
 
-@pytest.mark.parametrize("grid", [0.0, 10.0])
-def test_yolo_val_equals_ultralytics(grid: float) -> None:
-    gt, pred = _case(0, grid=grid)
+def _ultralytics_metrics(gt: Dataset, pred: Dataset) -> Any:
+    """Ultralytics' own yolo val path: validator matching, then DetMetrics."""
     validator = DetectionValidator.__new__(DetectionValidator)  # only iouv/niou are used
     validator.iouv = torch.linspace(0.5, 0.95, 10)
     validator.niou = 10
@@ -106,6 +105,13 @@ def test_yolo_val_equals_ultralytics(grid: float) -> None:
                 }
             )
         metrics.process()
+    return metrics
+
+
+@pytest.mark.parametrize("grid", [0.0, 10.0])
+def test_yolo_val_equals_ultralytics(grid: float) -> None:
+    gt, pred = _case(0, grid=grid)
+    metrics = _ultralytics_metrics(gt, pred)
     box = metrics.box
     result = evaluate_yolo(gt, pred)
     theirs = [box.mp, box.mr, box.map50, box.map, metrics.fitness]
@@ -181,26 +187,7 @@ def _edge_case(seed: int) -> tuple[Dataset, Dataset]:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_float32_edge_cases_and_tied_scores_equal_ultralytics(seed: int) -> None:
     gt, pred = _edge_case(seed)
-    validator = DetectionValidator.__new__(DetectionValidator)
-    validator.iouv = torch.linspace(0.5, 0.95, 10)
-    validator.niou = 10
-    metrics = DetMetrics(names={k: str(k) for k in range(len(gt.categories))})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for batch, preds in _images(gt, pred):
-            preds = {**preds, "conf": preds["conf"].to(torch.float32)}  # as a model outputs
-            cls = batch["cls"].numpy()
-            metrics.update_stats(
-                {
-                    **validator._process_batch(preds, batch),
-                    "target_cls": cls,
-                    "target_img": np.unique(cls),
-                    "conf": preds["conf"].numpy(),
-                    "pred_cls": preds["cls"].numpy(),
-                    "im_name": batch["im_file"],
-                }
-            )
-        metrics.process()
+    metrics = _ultralytics_metrics(gt, pred)
     box = metrics.box
     result = evaluate_yolo(gt, pred)
     theirs = [box.mp, box.mr, box.map50, box.map]
@@ -215,7 +202,6 @@ def test_per_image_confusion_matrices_equal_ultralytics(seed: int) -> None:
 
     gt, pred = _edge_case(seed)
     for i, (batch, preds) in enumerate(_images(gt, pred)):
-        preds = {**preds, "conf": preds["conf"].to(torch.float32)}
         cm = ConfusionMatrix(names={k: str(k) for k in range(len(gt.categories))})
         cm.process_batch(preds, batch, conf=0.25, iou_thres=0.45)
         g = _subset(gt, np.flatnonzero(gt.image_index == i))

@@ -67,12 +67,12 @@ def _oracle(gt: Dataset, pred: Dataset) -> dict[str, float]:
                         taken[j] = True
                         correct[d, t] = True
         tps.append(correct)
-        confs.append(pred.scores[p])  # type: ignore[index]
+        confs.append(pred.scores[p].astype(np.float32))  # type: ignore[index]  # a model's conf
         pcls.append(pred.category_id[p])
     tp = np.concatenate(tps).astype(float)
     conf = np.concatenate(confs)
     pred_cls = np.concatenate(pcls)
-    order = np.argsort(-conf, kind="stable")
+    order = np.argsort(-conf)  # ap_per_class's own call
     tp, conf, pred_cls = tp[order], conf[order], pred_cls[order]
     classes, counts = np.unique(gt.category_id, return_counts=True)
     x = np.linspace(0, 1, 1000)

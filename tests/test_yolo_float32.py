@@ -99,3 +99,19 @@ def test_confusion_matrix_float32_threshold_and_first_gt() -> None:
     # confidence exactly 0.25 is not > 0.25
     gt, pred = _pair([[0, 0, 10, 10]], [0], [[0, 0, 10, 10]], [0], [0.25])
     assert confusion_matrix(gt, pred).matrix.tolist() == [[0, 0], [1, 0]]
+
+
+def test_confusion_matrix_ties_go_to_the_first_ground_truth_in_file_order() -> None:
+    # two identical ground truths, class 1 first in the file: Ultralytics' argmax takes it
+    cats = CategoryTable.from_lists([0, 1], ["a", "b"])
+    images = ImageTable.from_lists([1], ["0"])
+    gt = Dataset.from_arrays(
+        images, cats, boxes=[[0, 0, 10, 10], [0, 0, 10, 10]], image_index=[0, 0],
+        category_id=[1, 0],
+    )  # fmt: skip
+    pred = Dataset.from_arrays(
+        images, cats, boxes=[[0, 0, 10, 10]], image_index=[0], category_id=[0], scores=[0.9]
+    )
+    m = confusion_matrix(gt, pred).matrix
+    assert m[0, 1] == 1 and m[0, 0] == 0  # predicted "a", true "b"; "a" is missed
+    assert m[2, 0] == 1

@@ -46,11 +46,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from ioukit.dataset import Dataset
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.io._build import Unknowns
 
 __all__ = ["Finding", "diagnose", "greedy_match", "pairwise_in_groups"]
@@ -143,6 +146,10 @@ def pairwise_in_groups(
 _CHUNK_PAIRS = 4_000_000
 """Pairs of boxes handled at once: the diagnostics' memory is bounded whatever the data."""
 
+_PER_GROUP = 1000
+"""The near-duplicate checks compare at most this many boxes (the best-scoring) per
+(image, class): an image with a million predictions costs 500 000 pairs, not 5e11."""
+
 
 def _pair_chunks(
     keys_a: np.ndarray, keys_b: np.ndarray, chunk: int | None = None
@@ -196,20 +203,20 @@ def _best_iou(
         g_keys = gt.image_index * n_k + _class_column(gt, key) + 1
     best = np.zeros(len(pred))
     for i, j in _pair_chunks(p_keys, g_keys):
-        np.maximum.at(best, i, _iou_pairs(pred_boxes[i], gt.boxes[j]))
+        # i is grouped (increasing): one reduceat per run instead of np.maximum.at
+        starts = np.flatnonzero(np.r_[True, i[1:] != i[:-1]])
+        rows = i[starts]
+        best[rows] = np.maximum(
+            best[rows], np.maximum.reduceat(_iou_pairs(pred_boxes[i], gt.boxes[j]), starts)
+        )
     return best
 
 
 def _class_column(ds: Dataset, key: dict[int, int]) -> np.ndarray:
-    """Row of each box's category in ``key`` (category id -> row), -1 when unknown."""
-    if not key:
-        return np.full(len(ds), -1, dtype=np.int64)
-    ids = np.array(list(key), dtype=np.int64)
-    rows = np.array(list(key.values()), dtype=np.int64)
-    order = np.argsort(ids)
-    ids, rows = ids[order], rows[order]
-    pos = np.minimum(np.searchsorted(ids, ds.category_id), len(ids) - 1)
-    return np.where(ids[pos] == ds.category_id, rows[pos], -1).astype(np.int64)
+    """Class row of each box (rows of the sorted category ids in ``key``), -1 when unknown."""
+    from ioukit.evaluation.groups import class_rows
+
+    return class_rows(np.sort(np.fromiter(key, dtype=np.int64, count=len(key))), ds.category_id)
 
 
 def greedy_match(
@@ -250,24 +257,61 @@ def greedy_match(
     >>> m.tolist(), iou.tolist(), twice.tolist()
     ([-1, 0], [0.0, 0.9], [True, False])
     """
-    from ioukit.metrics._grouping import match_dataset
-
     n = len(pred)
     if n == 0 or len(gt) == 0:
         return np.full(n, -1, dtype=np.int64), np.zeros(n), np.zeros(n, dtype=bool)
+    matched, iou = _greedy(gt, pred, iou_threshold)
+    twice = (matched < 0) & (_best_iou(gt, pred.boxes, pred) >= iou_threshold)
+    return matched, iou, twice
+
+
+def _greedy(gt: Dataset, pred: Dataset, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """Matched gt row (-1) and its IoU (0) of each prediction: the pipeline's matcher, first
+    ground truth on ties, no crowd or ignore handling, in bounded image chunks."""
+    from ioukit.metrics._grouping import match_dataset
+
     none = np.zeros(len(gt), dtype=bool)
     m = match_dataset(
         gt,
         pred,
-        iou_thresholds=np.array([float(iou_threshold)]),
+        iou_thresholds=np.array([float(threshold)]),
         rule="first",
         gt_ignore=none,
         gt_crowd=none,
     )
     matched = m.matched[0]
-    iou = np.where(matched >= 0, m.iou[0] if m.iou is not None else 0.0, 0.0)
-    twice = (matched < 0) & (_best_iou(gt, pred.boxes, pred) >= iou_threshold)
-    return matched, iou, twice
+    return matched, np.where(matched >= 0, m.iou[0] if m.iou is not None else 0.0, 0.0)
+
+
+def _matched_and_twice(
+    gt: Dataset,
+    pred: Dataset,
+    threshold: float,
+    outcome: MatchOutcome | None,
+    best_all: np.ndarray,
+    rows: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Matched gt per prediction (-1) and "would match a taken gt" flags, from ``outcome`` when
+    it holds ``threshold`` (the evaluation's match), else from :func:`greedy_match`. ``pred``
+    holds the rows ``rows`` of the predictions the outcome refers to."""
+    if outcome is not None:
+        t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
+        if t.size:
+            from ioukit.evaluation.outcome import TRUE_POSITIVE
+
+            position = np.full(
+                int(max(rows.max(initial=-1), outcome.pred_row.max(initial=-1))) + 1, -1
+            )
+            position[rows] = np.arange(len(rows))
+            matched = np.full(len(pred), -1, dtype=np.int64)
+            hit = outcome.status[:, 0, t[0]] == TRUE_POSITIVE
+            at = position[outcome.pred_row[hit]]
+            matched[at[at >= 0]] = outcome.matched_gt[hit, t[0]][at >= 0]
+            return matched, (matched < 0) & (best_all >= threshold)
+    if len(pred) == 0 or len(gt) == 0:
+        return np.full(len(pred), -1, dtype=np.int64), np.zeros(len(pred), dtype=bool)
+    matched, _ = _greedy(gt, pred, threshold)
+    return matched, (matched < 0) & (best_all >= threshold)
 
 
 def _within_duplicates(
@@ -285,8 +329,15 @@ def _within_duplicates(
     scores = ds.scores if ds.scores is not None else np.zeros(n)
     rank = np.empty(n, dtype=np.int64)
     rank[np.argsort(-scores, kind="stable")] = np.arange(n)
+    # at most _PER_GROUP boxes per (image, class), the best-ranked: pairs grow quadratically
+    order = np.lexsort((rank, groups))
+    first = np.r_[0, np.flatnonzero(groups[order][1:] != groups[order][:-1]) + 1]
+    sizes = np.diff(np.r_[first, n])
+    within = np.arange(n) - np.repeat(first, sizes)
+    checked = np.sort(order[within < _PER_GROUP])
     pairs = 0
-    for i, j in _pair_chunks(groups, groups):
+    for i, j in _pair_chunks(groups[checked], groups[checked]):
+        i, j = checked[i], checked[j]
         keep = i < j
         i, j = i[keep], j[keep]
         hit = _iou_pairs(ds.boxes[i], ds.boxes[j]) >= threshold
@@ -375,14 +426,16 @@ def _valid(b: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _box_format_findings(gt: Dataset, pred: Dataset, threshold: float, limit: int) -> list[Finding]:
+def _box_format_findings(
+    gt: Dataset, pred: Dataset, threshold: float, limit: int, best_all: np.ndarray
+) -> list[Finding]:
     if len(pred) == 0 or len(gt) == 0:
         return []
-    rows = np.arange(len(pred))
-    if len(pred) > limit and pred.scores is not None:
-        rows = np.sort(np.argsort(-pred.scores, kind="stable")[:limit])
+    rows = _top_rows(pred, limit)
     sub = _subset(pred, rows)
-    base = float(np.mean(_best_iou(gt, sub.boxes, sub) >= threshold))
+    base = float(np.mean(best_all[rows] >= threshold))
+    if 2 * base + 0.1 > 1.0:
+        return []  # no alternative could reach the required rate: skip the work
     best: tuple[float, str, str] | None = None
     for what, fix, transform in _alternatives():
         alt = transform(sub.boxes)
@@ -406,11 +459,12 @@ def _box_format_findings(gt: Dataset, pred: Dataset, threshold: float, limit: in
     ]
 
 
-def _top(pred: Dataset, limit: int) -> Dataset:
+def _top_rows(pred: Dataset, limit: int) -> np.ndarray:
+    """Rows of the ``limit`` highest-scoring predictions (all when fewer), in row order."""
     rows = np.arange(len(pred))
     if len(pred) > limit and pred.scores is not None:
         rows = np.sort(np.argsort(-pred.scores, kind="stable")[:limit])
-    return _subset(pred, rows)
+    return rows
 
 
 def _shifted_images(ds: Dataset, shift: int) -> np.ndarray:
@@ -425,7 +479,7 @@ def _shifted_images(ds: Dataset, shift: int) -> np.ndarray:
 
 
 def _misassignment_findings(
-    gt: Dataset, pred: Dataset, threshold: float, limit: int
+    gt: Dataset, pred: Dataset, threshold: float, limit: int, best_all: np.ndarray
 ) -> list[Finding]:
     """Predictions that would match if their class, image or resolution were different.
 
@@ -435,8 +489,9 @@ def _misassignment_findings(
     """
     if len(pred) == 0 or len(gt) == 0:
         return []
-    sub = _top(pred, limit)
-    base = float(np.mean(_best_iou(gt, sub.boxes, sub) >= threshold))
+    rows = _top_rows(pred, limit)
+    sub = _subset(pred, rows)
+    base = float(np.mean(best_all[rows] >= threshold))
     if base >= 0.3:
         return []
     candidates: list[tuple[float, str, str, str]] = []
@@ -584,6 +639,7 @@ def diagnose(
     duplicate_iou: float = 0.95,
     max_dets: int = 100,
     sample: int = 20_000,
+    outcome: MatchOutcome | None = None,
 ) -> tuple[Finding, ...]:
     """Look for the classic mistakes before evaluating ``pred`` against ``gt``.
 
@@ -601,6 +657,9 @@ def diagnose(
         Predictions per image that COCO keeps.
     sample : int
         The box-format test uses at most this many top-scoring predictions.
+    outcome : MatchOutcome, optional
+        The evaluation's own match (``EvaluationResult.outcome``): the matching checks read it
+        at ``iou_threshold`` instead of matching again.
 
     Returns
     -------
@@ -665,10 +724,15 @@ def diagnose(
                 )
             )
     findings.extend(_scale_findings(gt, pred))
+    # the matching checks look at the `sample` highest-scoring predictions (all of them when
+    # fewer); their best IoU with a same-image, same-class ground truth is computed once
+    top = _top_rows(pred, sample)
+    psub = pred if len(top) == len(pred) else _subset(pred, top)
+    best_all = _best_iou(gt, psub.boxes, psub) if len(gt) else np.zeros(len(psub))
     if not any(f.code == "normalized-vs-pixels" for f in findings):
-        findings.extend(_box_format_findings(gt, pred, iou_threshold, sample))
+        findings.extend(_box_format_findings(gt, psub, iou_threshold, sample, best_all))
     if not any(f.severity == "error" for f in findings):
-        findings.extend(_misassignment_findings(gt, pred, iou_threshold, sample))
+        findings.extend(_misassignment_findings(gt, psub, iou_threshold, sample, best_all))
     key = _class_key(gt)
     if len(pred) and len(gt):
         num_gt = np.bincount([key[int(c)] for c in gt.category_id.tolist()], minlength=len(key))
@@ -720,22 +784,24 @@ def diagnose(
             )
         )
     if len(pred) and len(gt):
-        matched, _, twice = greedy_match(gt, pred, iou_threshold=iou_threshold)
+        matched, twice = _matched_and_twice(gt, psub, iou_threshold, outcome, best_all, top)
         n_twice = int(twice.sum())
+        n_seen = len(psub)
+        among = "" if n_seen == len(pred) else f" (among the {n_seen} highest-scoring)"
         if n_twice:
             tp = int((matched >= 0).sum())
             findings.append(
                 Finding(
                     "gt-matched-twice",
                     "info",
-                    f"{n_twice} predictions overlap (IoU >= {iou_threshold:g}) a ground truth "
-                    "that a "
+                    f"{n_twice} predictions{among} overlap (IoU >= {iou_threshold:g}) a ground "
+                    "truth that a "
                     "higher-scoring prediction already matched: a correct matcher counts them as "
                     "false "
-                    f"positives (precision {tp / len(pred):.3f} at this IoU), a tool that lets "
+                    f"positives (precision {tp / n_seen:.3f} at this IoU), a tool that lets "
                     "one ground "
                     f"truth be matched twice counts them as true positives (precision "
-                    f"{(tp + n_twice) / len(pred):.3f}, recall can exceed 1)",
+                    f"{(tp + n_twice) / n_seen:.3f}, recall can exceed 1)",
                     "if another tool reports higher numbers, check that it marks matched ground "
                     "truths",
                 )

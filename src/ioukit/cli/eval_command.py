@@ -313,16 +313,18 @@ def run(args: argparse.Namespace) -> int:
         else:
             gt = read_ground_truth_arg(args)
             pred = read_predictions_arg(args, gt, unknowns=unknowns)
+    iou_type = "keypoints" if keypoints else args.iou_type
+    result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
     findings: tuple[Any, ...] = ()
     if not args.quiet:
         note = sizes_note(gt)
         if note:
             print(note, file=sys.stderr)
-        findings = tuple(diagnose(gt, pred, unknowns=unknowns))
+        # the diagnostics read the evaluation's own box match (no second matching)
+        outcome = result.outcome if iou_type == "bbox" else None
+        findings = tuple(diagnose(gt, pred, unknowns=unknowns, outcome=outcome))
         if findings:
             print(format_findings(findings), file=sys.stderr)
-    iou_type = "keypoints" if keypoints else args.iou_type
-    result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
     analysis = per_image_table = None
     if getattr(args, "errors", False):
         from ioukit.metrics.errors import error_analysis

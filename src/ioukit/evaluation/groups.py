@@ -124,7 +124,14 @@ class Groups:
 
     @classmethod
     def build(
-        cls, gt: Dataset, pred: Dataset, /, *, use_cats: bool = True, max_det: int = 100
+        cls,
+        gt: Dataset,
+        pred: Dataset,
+        /,
+        *,
+        use_cats: bool = True,
+        max_det: int = 100,
+        pooled_order: str = "class",
     ) -> Groups:
         """Group ``gt`` and ``pred`` (which share an image table) by (image, class).
 
@@ -136,7 +143,14 @@ class Groups:
             False: group by image only.
         max_det : int
             Predictions evaluated per group.
+        pooled_order : {"class", "file"}
+            With ``use_cats=False``: a group's rows ordered by class first (pycocotools, which
+            concatenates the classes) or in file order (Ultralytics' class-agnostic
+            confusion matrix); equal scores then keep that order.
         """
+        if pooled_order not in ("class", "file"):
+            raise ValueError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
+        by_file = not use_cats and pooled_order == "file"
         cat_ids = np.unique(gt.categories.ids)
         n_cats = len(cat_ids)
         ids = gt.images.ids
@@ -147,7 +161,7 @@ class Groups:
         g_rows = np.flatnonzero(g_cls_all >= 0)
         g_cls = g_cls_all[g_rows]
         g_img = image_rank[gt.image_index[g_rows]]
-        g_order = np.argsort(g_img * max(n_cats, 1) + g_cls, kind="stable")
+        g_order = np.argsort(g_img if by_file else g_img * max(n_cats, 1) + g_cls, kind="stable")
         g_rows, g_cls, g_img = g_rows[g_order], g_cls[g_order], g_img[g_order]
         g_key = g_img * n_cats + g_cls if use_cats else g_img
 
@@ -165,6 +179,8 @@ class Groups:
         n_dense = int(dense.max()) + 1 if len(dense) else 1
         if use_cats:
             p_order = np.argsort((p_img * n_cats + p_cls) * n_dense + dense, kind="stable")
+        elif by_file:
+            p_order = np.argsort(p_img * n_dense + dense, kind="stable")
         else:
             p_order = np.argsort((p_img * n_dense + dense) * n_cats + p_cls, kind="stable")
         p_rows, p_cls, p_img, dense = (

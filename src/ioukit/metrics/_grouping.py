@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset
+from ioukit.evaluation.groups import class_rows as class_rows  # the one id -> row map
 
 ULTRALYTICS_EPS = 1e-7
 """Ultralytics' ``box_iou`` adds this to the union; ioukit follows it for the YOLO protocol."""
@@ -30,15 +31,6 @@ def sorted_categories(categories: CategoryTable) -> tuple[np.ndarray, tuple[str,
     """Category ids in ascending order and their names."""
     order = np.argsort(categories.ids, kind="stable")
     return categories.ids[order], tuple(categories.names[i] for i in order.tolist())
-
-
-def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Row of each id in the sorted ``category_ids``; -1 for ids not in it."""
-    if category_ids.size == 0:
-        return np.full(ids.shape, -1, dtype=np.int64)
-    rows = np.searchsorted(category_ids, ids)
-    rows = np.minimum(rows, category_ids.size - 1)
-    return np.where(category_ids[rows] == ids, rows, -1).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -213,7 +205,11 @@ def _match_rows(
     sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows])
     sub_pred = _subset(pred, p_rows)
     groups = Groups.build(
-        sub_gt, sub_pred, use_cats=not class_agnostic, max_det=max(len(p_rows), 1)
+        sub_gt,
+        sub_pred,
+        use_cats=not class_agnostic,
+        max_det=max(len(p_rows), 1),
+        pooled_order="file",  # class-agnostic matching keeps file order (Ultralytics)
     )
     similarity = (
         Float32BoxIoU(eps=eps)

@@ -261,13 +261,24 @@ def pr_curves(
     >>> c.precision[0, [0, 50, 51]].tolist(), round(c.best_f1, 3)
     ([1.0, 1.0, 0.0], 0.657)
     """
-    return curves_from_matches(_match(gt, pred, iou_threshold, protocol), iou_threshold)
+    return curves_from_matches(
+        _match(gt, pred, iou_threshold, protocol),
+        iou_threshold,
+        ultralytics_image_index=pred.image_index if protocol == "yolo" else None,
+    )
 
 
-def curves_from_matches(matches: _grouping.DatasetMatches, iou_threshold: float) -> Curves:
+def curves_from_matches(
+    matches: _grouping.DatasetMatches,
+    iou_threshold: float,
+    *,
+    ultralytics_image_index: np.ndarray | None = None,
+) -> Curves:
     """:class:`Curves` from a match at one threshold (``matches`` with T = 1).
 
-    Used by :func:`pr_curves` and by :meth:`ioukit.metrics.result.EvaluationResult.curves`,
+    ``ultralytics_image_index`` (the predictions' image rows) computes the confidence curves
+    as the yolo protocol does (float32 confidences, Ultralytics' order). Used by
+    :func:`pr_curves` and by :meth:`ioukit.metrics.result.EvaluationResult.curves`,
     which passes the evaluation's own match (:func:`matches_from_outcome`) instead of matching
     again.
     """
@@ -278,7 +289,17 @@ def curves_from_matches(matches: _grouping.DatasetMatches, iou_threshold: float)
     counted = ~matches.ignored[0]
     # Ultralytics-style confidence curves over counted predictions
     pred_class = np.where(counted, matches.pred_class, -1)
-    yolo = ultralytics_class_curves(matches.tp[:1], pred_class, matches.scores, num_gt)
+    if ultralytics_image_index is None:
+        yolo = ultralytics_class_curves(matches.tp[:1], pred_class, matches.scores, num_gt)
+    else:  # the yolo protocol: float32 confidences in Ultralytics' order, as evaluate_yolo
+        yolo = ultralytics_class_curves(
+            matches.tp[:1],
+            pred_class,
+            matches.scores.astype(np.float32).astype(np.float64),
+            num_gt,
+            stable_ties=False,
+            image_index=ultralytics_image_index,
+        )
     # COCO-style recall-grid sampling
     order, bounds = _grouping.class_order(matches.pred_class, matches.scores, counted, k)
     tp_sorted = matches.tp[0][order].astype(np.int64)

@@ -18,10 +18,12 @@ Computed the way current Ultralytics does (``engine/validator.py`` ``match_predi
   the mean F1 curve smoothed with a box filter of 0.1; ``fitness`` is ``mAP50-95`` (the
   ``Metric.fitness`` weights ``[0, 0, 0, 1]``).
 
-- Predictions are ranked with Ultralytics' own ``np.argsort(-conf)`` (float32 confidences in
-  row order, NumPy's default unstable sort): with tied scores Ultralytics' numbers depend on
-  NumPy's sort, and ioukit reproduces them on the same NumPy; ``stable_ties=True`` keeps tied
-  predictions in row order instead.
+- Confidences are taken as float32 (what a model outputs; scores equal in float32 are ties)
+  and predictions are ranked with Ultralytics' own ``np.argsort(-conf)`` on its layout (image
+  by image, each image's predictions in descending confidence as NMS leaves them; NumPy's
+  default unstable sort): with tied scores Ultralytics' numbers depend on NumPy's sort, and
+  ioukit reproduces them on the same NumPy; ``stable_ties=True`` keeps tied predictions in
+  row order instead.
 
 Choices: ground-truth crowds are dropped (Ultralytics' COCO converter skips ``iscrowd``
 annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none).
@@ -265,10 +267,12 @@ def evaluate_yolo(
         )
     matches = match_yolo(gt, pred, thresholds)
     num_labels = matches.num_gt()
+    # a model's confidences are float32: ties, order and curves are those of float32 values
+    conf = matches.scores.astype(np.float32).astype(np.float64)
     curves = ultralytics_class_curves(
         matches.tp,
         matches.pred_class,
-        matches.scores,
+        conf,
         num_labels,
         stable_ties=stable_ties,
         image_index=pred.image_index,
