@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 BENCH_VENV := .venv-bench
 
-.PHONY: demo test lint fuzz bench clean
+.PHONY: demo test lint fuzz bench bench-startup clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 2; }
@@ -51,6 +51,10 @@ $(BENCH_VENV)/.installed: pyproject.toml $(KERNEL_SOURCES)
 
 bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python benchmarks/run_all.py
+
+# start-up and first-call costs in fresh processes; needs only the test environment
+bench-startup: $(VENV)/.installed-test
+	$(BIN)/python benchmarks/bench_startup.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -19,7 +19,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 KERNELS = Path("src/ioukit/_kernels")
-BASE_FLAGS = ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-finite-math-only"]
+# -g0: no debug information (Python's own CFLAGS add -g), so the wheel stays small
+BASE_FLAGS = ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-finite-math-only", "-g0"]
 
 
 def _has_openmp() -> bool:

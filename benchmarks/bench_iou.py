@@ -9,10 +9,7 @@ pairwise function can write its result faster than that.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -119,37 +116,11 @@ def bench_family() -> None:
     )
 
 
-def first_call_times() -> None:
-    """Time to first result in a fresh process: with numba's cache warm and fully cold."""
-    code = (
-        "import time; t = time.perf_counter(); import numpy as np, ioukit; "
-        "a = np.random.rand(200, 4).astype(np.float32); a[:, 2:] += a[:, :2]; "
-        "ioukit.box_iou(a, a); print(time.perf_counter() - t)"
-    )
-    rows = []
-    with tempfile.TemporaryDirectory() as cold:
-        for label, env in [
-            ("cold (no numba cache)", {**os.environ, "NUMBA_CACHE_DIR": cold}),
-            ("warm cache", {**os.environ, "NUMBA_CACHE_DIR": cold}),
-            ("warm cache, again", {**os.environ, "NUMBA_CACHE_DIR": cold}),
-        ]:
-            start = time.perf_counter()
-            command = [sys.executable, "-c", code]
-            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-            total = time.perf_counter() - start
-            rows.append([label, f"{float(out.stdout):.2f} s", f"{total:.2f} s"])
-    print_table(
-        "first box_iou call in a new process (import + numba load/compile + 200x200)",
-        ["numba cache", "in-process", "whole process"],
-        rows,
-    )
-
-
 def main() -> None:
     print(f"ioukit {ioukit.__version__}, numpy {np.__version__}, {os.cpu_count()} CPUs")
     bench_box_iou()
     bench_family()
-    first_call_times()
+    print("(start-up and first-call times: benchmarks/bench_startup.py)")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ MODULES = [
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_all_lists_public_members(module: types.ModuleType) -> None:
     is_package = hasattr(module, "__path__")
+    exported_modules = {
+        n for n in module.__all__ if isinstance(getattr(module, n), types.ModuleType)
+    }  # touching every name also loads the lazily imported ones (ioukit's PEP 562 exports)
     public = {
         name
         for name, value in vars(module).items()
@@ -35,10 +38,17 @@ def test_all_lists_public_members(module: types.ModuleType) -> None:
         and callable(value)
         and (is_package or getattr(value, "__module__", None) == module.__name__)
     }
-    exported_modules = {
-        n for n in module.__all__ if isinstance(getattr(module, n), types.ModuleType)
-    }
     assert set(module.__all__) - {"__version__"} - exported_modules == public
+
+
+def test_import_loads_nothing_until_used() -> None:
+    code = (
+        "import sys, ioukit; loaded = [m for m in sys.modules if m.startswith('ioukit.')]; "
+        "ioukit.box_iou([[0, 0, 1, 1]], [[0, 0, 1, 1]]); print(loaded, 'ioukit._kernels.rle' "
+        "in sys.modules, 'ioukit.engine' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[] False False"
 
 
 def test_import_does_not_load_heavy_dependencies() -> None:

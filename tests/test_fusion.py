@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import ioukit.fusion as fusion_module
-from ioukit._kernels.fusion import cluster, cluster_python
+from ioukit._kernels.fusion import cluster
 from ioukit.errors import BoxError
 from ioukit.fusion import weighted_boxes_fusion
+from tests.twins import cluster_python
 
 CONF_TYPES = ["avg", "max", "box_and_model_avg", "absent_model_aware_avg"]
 

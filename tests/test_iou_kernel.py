@@ -73,3 +73,21 @@ def test_non_contiguous_inputs() -> None:
     np.testing.assert_array_equal(
         pairwise("giou", a[::2], b, use_kernel=True), pairwise("giou", a[::2], b, use_kernel=False)
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (50, 203)])  # odd widths: vector tails
+def test_baseline_and_avx2_row_loops_are_bit_identical(dtype: type, shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[1])
+    a, b = random_boxes(rng, shape[0], dtype), random_boxes(rng, shape[1], dtype)
+    empty = np.empty(0, dtype=dtype)
+    before = iou_matrix.simd()
+    try:
+        results = []
+        for avx2 in (False, True):
+            iou_matrix.simd(avx2)
+            results.append(iou_matrix.pairwise("iou", a, b, empty, empty, 1e-7))
+    finally:
+        iou_matrix.simd(before == "avx2")
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], pairwise("iou", a, b, use_kernel=False))

@@ -61,7 +61,8 @@ def test_symmetric_and_bounded(a: np.ndarray, b: np.ndarray) -> None:
 @settings(max_examples=60, deadline=None)
 @given(box_arrays())
 def test_self_iou_is_one_for_positive_area(a: np.ndarray) -> None:
-    positive = ioukit.box_area(a) > 0  # a product of tiny sides can underflow to 0
+    # positive width and height, even when their product underflows to 0 (#16 item 7)
+    positive = (a[:, 2] > a[:, 0]) & (a[:, 3] > a[:, 1])
     iou = ioukit.box_iou_elementwise(a, a)
     np.testing.assert_allclose(iou[positive], 1.0, rtol=1e-12)
     assert np.all(iou[~positive] == 0)

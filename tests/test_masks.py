@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 from ioukit import masks
 from ioukit._kernels import rle
 from ioukit.errors import DataFormatError, MaskError
+from tests.twins import polygon_fill_direct
 
 pm = pytest.importorskip("pycocotools.mask")
 
@@ -309,11 +310,11 @@ def test_polygon_kernel_matches_its_python_twin() -> None:
     rng = np.random.default_rng(2)
     for polygon in random_polygons(rng, 20, 30, 20):
         xy = np.asarray(polygon, dtype=np.float64)
-        out_jit = np.empty(20000, dtype=np.int64)
+        out_compiled = np.empty(20000, dtype=np.int64)
         out_py = np.empty(20000, dtype=np.int64)
-        m = rle.polygon_fill(xy, 20, 30, out_jit)
-        assert rle.polygon_fill.py_func(xy, 20, 30, out_py) == m
-        np.testing.assert_array_equal(out_jit[:m], out_py[:m])
+        m = rle.polygon_fill(xy, 20, 30, out_compiled)
+        assert polygon_fill_direct(xy, 20, 30, out_py) == m
+        np.testing.assert_array_equal(out_compiled[:m], out_py[:m])
 
 
 def test_from_annotation_no_polygon_is_an_empty_mask() -> None:
@@ -474,5 +475,5 @@ def test_fast_polygon_fill_equals_the_direct_rasterisation() -> None:
             xy = np.asarray(polygon, dtype=np.float64)
             fast, twin = np.empty(40000, np.int64), np.empty(40000, np.int64)
             m = rle.polygon_fill(xy, h, w, fast)
-            assert rle.polygon_fill_direct.py_func(xy, h, w, twin) == m, (h, w, polygon)
+            assert polygon_fill_direct(xy, h, w, twin) == m, (h, w, polygon)
             np.testing.assert_array_equal(fast[:m], twin[:m])

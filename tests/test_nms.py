@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import ioukit.suppression as nms_module
 from ioukit import box_iou
-from ioukit._kernels.nms import greedy_nms_python, soft_nms_python
 from ioukit.errors import BoxError
 from ioukit.suppression import batched_nms, nms, soft_nms
+from tests.twins import greedy_nms_python, soft_nms_python
 
 THRESHOLDS = [0.3, 0.5, 0.7]
 
@@ -309,3 +309,21 @@ def test_all_lists_public_names():
     public = {n for n in public if getattr(nms_module, n).__module__ == "ioukit.suppression"}
     rotated = {"batched_rotated_nms", "rotated_nms"}  # issue #12
     assert set(nms_module.__all__) == public == {"batched_nms", "nms", "soft_nms"} | rotated
+
+
+# ------------------------------------------------------------------ torchvision call signature
+def test_threshold_is_accepted_positionally_like_torchvision() -> None:
+    """#16 item 16: ``nms(boxes, scores, iou_threshold)`` and ``batched_nms(boxes, scores,
+    idxs, iou_threshold)``, torchvision's signatures; the keyword form keeps working."""
+    rng = np.random.default_rng(16)
+    xy = rng.uniform(0, 100, (40, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(5, 30, (40, 2))], axis=1)
+    scores = rng.random(40)
+    classes = rng.integers(0, 3, 40)
+    np.testing.assert_array_equal(nms(boxes, scores, 0.4), nms(boxes, scores, iou_threshold=0.4))
+    np.testing.assert_array_equal(
+        batched_nms(boxes, scores, classes, 0.4),
+        batched_nms(boxes, scores, classes, iou_threshold=0.4),
+    )
+    with pytest.raises(TypeError):
+        nms(boxes, scores)  # type: ignore[call-arg]

@@ -414,6 +414,15 @@ def test_properties_against_shapely() -> None:
         want = shapely_iou(
             box_convert([a], "cxcywhr", "xyxyxyxy"), box_convert([b], "cxcywhr", "xyxyxyxy")
         )[0, 0]
+        if abs(iou - want) > 1e-9:
+            # shapely 2.2 returns an empty intersection for some pairs of overlapping valid
+            # rectangles with shared centres (e.g. (0, 90, 141, 127.5, 127.5) and
+            # (0, 90, 122.5, 127.5, 127.5)); ask it again with both boxes moved off that point
+            nudge = np.array([0.3, 0.7, 0.0, 0.0, 0.0])
+            want = shapely_iou(
+                box_convert([np.add(a, nudge)], "cxcywhr", "xyxyxyxy"),
+                box_convert([np.add(b, nudge)], "cxcywhr", "xyxyxyxy"),
+            )[0, 0]
         assert abs(iou - want) <= 1e-9
         # moving both boxes together changes nothing but rounding
         shift = np.array([1234.5, -987.25, 0, 0, 0])

@@ -10,55 +10,140 @@ for COCO JSON, YOLO txt and Pascal VOC XML. Numbers identical to the reference t
 0.681
 """
 
-from ioukit import masks
-from ioukit.boxes import box_area, box_convert, clip_boxes, denormalize_boxes, normalize_boxes
-from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.diagnostics import Finding, diagnose
-from ioukit.engine import Evaluator, evaluate
-from ioukit.errors import (
-    BoxError,
-    DataFormatError,
-    IoukitError,
-    MaskError,
-    MissingDependencyError,
-)
-from ioukit.fusion import weighted_boxes_fusion
-from ioukit.io import read_ground_truth, read_predictions, write_dataset
-from ioukit.masks import mask_dice, mask_iou
-from ioukit.matching import Matches, match_predictions
-from ioukit.metrics.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
-from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
-from ioukit.metrics.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
-from ioukit.metrics.errors import ErrorAnalysis, error_analysis
-from ioukit.metrics.result import EvaluationResult
-from ioukit.metrics.voc import evaluate_voc
-from ioukit.metrics.yolo import evaluate_yolo
-from ioukit.overlap import (
-    box_dice,
-    box_dice_elementwise,
-    box_iou,
-    box_iou_elementwise,
-    box_iou_loss,
-    complete_box_iou,
-    complete_box_iou_elementwise,
-    complete_box_iou_loss,
-    distance_box_iou,
-    distance_box_iou_elementwise,
-    distance_box_iou_loss,
-    generalized_box_iou,
-    generalized_box_iou_elementwise,
-    generalized_box_iou_loss,
-    iou,
-    probiou,
-    probiou_elementwise,
-    rotated_box_iou,
-    rotated_box_iou_elementwise,
-    rotated_box_iou_loss,
-)
-from ioukit.segmentation import SegmentationMetric, SegmentationResult, segmentation_iou
-from ioukit.suppression import batched_nms, batched_rotated_nms, nms, rotated_nms, soft_nms
+# Public names are imported on first use (PEP 562), so ``import ioukit`` stays cheap: a
+# command or script pays only for the parts it touches. Type checkers see the imports below.
+
+from __future__ import annotations
+
+import importlib as _importlib
+from typing import TYPE_CHECKING
+from typing import Any as _Any
+
+if TYPE_CHECKING:
+    from ioukit import masks
+    from ioukit.boxes import box_area, box_convert, clip_boxes, denormalize_boxes, normalize_boxes
+    from ioukit.dataset import CategoryTable, Dataset, ImageTable
+    from ioukit.diagnostics import Finding, diagnose
+    from ioukit.distributed import evaluate_sharded
+    from ioukit.engine import Evaluator, evaluate
+    from ioukit.errors import (
+        BoxError,
+        DataFormatError,
+        IoukitError,
+        MaskError,
+        MissingDependencyError,
+    )
+    from ioukit.fusion import weighted_boxes_fusion
+    from ioukit.io import read_ground_truth, read_predictions, write_dataset
+    from ioukit.masks import mask_dice, mask_iou
+    from ioukit.matching import Matches, match_predictions
+    from ioukit.metrics.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
+    from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
+    from ioukit.metrics.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
+    from ioukit.metrics.errors import ErrorAnalysis, error_analysis
+    from ioukit.metrics.result import EvaluationResult
+    from ioukit.metrics.voc import evaluate_voc
+    from ioukit.metrics.yolo import evaluate_yolo
+    from ioukit.overlap import (
+        box_dice,
+        box_dice_elementwise,
+        box_iou,
+        box_iou_elementwise,
+        box_iou_loss,
+        complete_box_iou,
+        complete_box_iou_elementwise,
+        complete_box_iou_loss,
+        distance_box_iou,
+        distance_box_iou_elementwise,
+        distance_box_iou_loss,
+        generalized_box_iou,
+        generalized_box_iou_elementwise,
+        generalized_box_iou_loss,
+        iou,
+        probiou,
+        probiou_elementwise,
+        rotated_box_iou,
+        rotated_box_iou_elementwise,
+        rotated_box_iou_loss,
+    )
+    from ioukit.segmentation import SegmentationMetric, SegmentationResult, segmentation_iou
+    from ioukit.suppression import batched_nms, batched_rotated_nms, nms, rotated_nms, soft_nms
 
 __version__ = "0.1.0"
+
+# public name -> (module, attribute); attribute None: the module itself
+_EXPORTS: dict[str, tuple[str, str | None]] = {
+    "BoxError": ("ioukit.errors", "BoxError"),
+    "CategoryTable": ("ioukit.dataset", "CategoryTable"),
+    "ConfusionMatrix": ("ioukit.metrics.confusion", "ConfusionMatrix"),
+    "Curves": ("ioukit.metrics.curves", "Curves"),
+    "DataFormatError": ("ioukit.errors", "DataFormatError"),
+    "Dataset": ("ioukit.dataset", "Dataset"),
+    "ErrorAnalysis": ("ioukit.metrics.errors", "ErrorAnalysis"),
+    "EvaluationResult": ("ioukit.metrics.result", "EvaluationResult"),
+    "Evaluator": ("ioukit.engine", "Evaluator"),
+    "Finding": ("ioukit.diagnostics", "Finding"),
+    "ImageTable": ("ioukit.dataset", "ImageTable"),
+    "IoukitError": ("ioukit.errors", "IoukitError"),
+    "MaskError": ("ioukit.errors", "MaskError"),
+    "Matches": ("ioukit.matching", "Matches"),
+    "MissingDependencyError": ("ioukit.errors", "MissingDependencyError"),
+    "PrecisionRecallF1": ("ioukit.metrics.curves", "PrecisionRecallF1"),
+    "SegmentationMetric": ("ioukit.segmentation", "SegmentationMetric"),
+    "SegmentationResult": ("ioukit.segmentation", "SegmentationResult"),
+    "batched_nms": ("ioukit.suppression", "batched_nms"),
+    "batched_rotated_nms": ("ioukit.suppression", "batched_rotated_nms"),
+    "box_area": ("ioukit.boxes", "box_area"),
+    "box_convert": ("ioukit.boxes", "box_convert"),
+    "box_dice": ("ioukit.overlap", "box_dice"),
+    "box_dice_elementwise": ("ioukit.overlap", "box_dice_elementwise"),
+    "box_iou": ("ioukit.overlap", "box_iou"),
+    "box_iou_elementwise": ("ioukit.overlap", "box_iou_elementwise"),
+    "box_iou_loss": ("ioukit.overlap", "box_iou_loss"),
+    "clip_boxes": ("ioukit.boxes", "clip_boxes"),
+    "coco_interpolated_ap": ("ioukit.metrics.ap", "coco_interpolated_ap"),
+    "complete_box_iou": ("ioukit.overlap", "complete_box_iou"),
+    "complete_box_iou_elementwise": ("ioukit.overlap", "complete_box_iou_elementwise"),
+    "complete_box_iou_loss": ("ioukit.overlap", "complete_box_iou_loss"),
+    "confusion_matrix": ("ioukit.metrics.confusion", "confusion_matrix"),
+    "denormalize_boxes": ("ioukit.boxes", "denormalize_boxes"),
+    "diagnose": ("ioukit.diagnostics", "diagnose"),
+    "distance_box_iou": ("ioukit.overlap", "distance_box_iou"),
+    "distance_box_iou_elementwise": ("ioukit.overlap", "distance_box_iou_elementwise"),
+    "distance_box_iou_loss": ("ioukit.overlap", "distance_box_iou_loss"),
+    "error_analysis": ("ioukit.metrics.errors", "error_analysis"),
+    "evaluate": ("ioukit.engine", "evaluate"),
+    "evaluate_sharded": ("ioukit.distributed", "evaluate_sharded"),
+    "evaluate_voc": ("ioukit.metrics.voc", "evaluate_voc"),
+    "evaluate_yolo": ("ioukit.metrics.yolo", "evaluate_yolo"),
+    "generalized_box_iou": ("ioukit.overlap", "generalized_box_iou"),
+    "generalized_box_iou_elementwise": ("ioukit.overlap", "generalized_box_iou_elementwise"),
+    "generalized_box_iou_loss": ("ioukit.overlap", "generalized_box_iou_loss"),
+    "iou": ("ioukit.overlap", "iou"),
+    "mask_dice": ("ioukit.masks", "mask_dice"),
+    "mask_iou": ("ioukit.masks", "mask_iou"),
+    "masks": ("ioukit.masks", None),
+    "match_predictions": ("ioukit.matching", "match_predictions"),
+    "nms": ("ioukit.suppression", "nms"),
+    "normalize_boxes": ("ioukit.boxes", "normalize_boxes"),
+    "pr_curves": ("ioukit.metrics.curves", "pr_curves"),
+    "precision_recall_f1": ("ioukit.metrics.curves", "precision_recall_f1"),
+    "probiou": ("ioukit.overlap", "probiou"),
+    "probiou_elementwise": ("ioukit.overlap", "probiou_elementwise"),
+    "read_ground_truth": ("ioukit.io", "read_ground_truth"),
+    "read_predictions": ("ioukit.io", "read_predictions"),
+    "rotated_box_iou": ("ioukit.overlap", "rotated_box_iou"),
+    "rotated_box_iou_elementwise": ("ioukit.overlap", "rotated_box_iou_elementwise"),
+    "rotated_box_iou_loss": ("ioukit.overlap", "rotated_box_iou_loss"),
+    "rotated_nms": ("ioukit.suppression", "rotated_nms"),
+    "segmentation_iou": ("ioukit.segmentation", "segmentation_iou"),
+    "soft_nms": ("ioukit.suppression", "soft_nms"),
+    "ultralytics_ap": ("ioukit.metrics.ap", "ultralytics_ap"),
+    "voc07_ap": ("ioukit.metrics.ap", "voc07_ap"),
+    "voc10_ap": ("ioukit.metrics.ap", "voc10_ap"),
+    "weighted_boxes_fusion": ("ioukit.fusion", "weighted_boxes_fusion"),
+    "write_dataset": ("ioukit.io", "write_dataset"),
+}
 
 __all__ = [
     "BoxError",
@@ -102,6 +187,7 @@ __all__ = [
     "distance_box_iou_loss",
     "error_analysis",
     "evaluate",
+    "evaluate_sharded",
     "evaluate_voc",
     "evaluate_yolo",
     "generalized_box_iou",
@@ -132,3 +218,18 @@ __all__ = [
     "weighted_boxes_fusion",
     "write_dataset",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    try:
+        module_name, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'ioukit' has no attribute {name!r}") from None
+    module = _importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -7,6 +7,7 @@ the host when that costs no device round trip.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import array_api_compat
@@ -61,7 +62,19 @@ def namespace_of(*arrays: object, names: tuple[str, ...]) -> tuple[Any, list[Arr
     return xp, out
 
 
+def refuse_masked(a: object, name: str) -> None:
+    """Raise :class:`BoxError` for a NumPy masked array (its mask would be ignored)."""
+    # numpy.ma loads lazily (about 20 ms): no masked array exists until it is imported
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(a, masked.MaskedArray):
+        raise BoxError(
+            f"{name}: masked arrays are not supported (the mask would be ignored); pass "
+            f"the boxes to keep, e.g. {name}[~{name}.mask.any(axis=-1)].data"
+        )
+
+
 def _numpy_from_sequence(a: object, name: str) -> np.ndarray:
+    refuse_masked(a, name)
     if isinstance(a, np.ndarray):
         arr = a
     else:
@@ -91,6 +104,8 @@ def float_dtype_for(xp: Any, x: Array) -> Any:
     computed in float32, as torchvision does, because their range overflows box areas.
     """
     dtype = x.dtype
+    if isinstance(dtype, np.dtype) and not dtype.isnative:  # big-endian float64 stays float64
+        dtype = dtype.newbyteorder("=")
     if dtype == xp.float64 or dtype == xp.float32:
         return dtype
     if xp.isdtype(dtype, "real floating"):
@@ -160,9 +175,17 @@ def validate_boxes(x: Array, name: str, fmt: str) -> None:
     if view is None or view.size == 0:
         return
     lower = view[..., :2] if fmt == "xyxy" else 0
-    if np.isfinite(view).all() and (view[..., 2:] >= lower).all():
+    if np.isfinite(view).all() and (view[..., 2:] >= lower).all() and _converts(view, fmt):
         return  # the common case: two passes, no per-box temporaries
     finite = np.isfinite(view).all(axis=-1)
+    if finite.all() and fmt != "xyxy" and not _converts(view, fmt):
+        bad = ~np.isfinite(_corners(view, fmt)).all(axis=-1)
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = name + "".join(f"[{i}]" for i in index)
+        raise BoxError(
+            f"{where}: invalid {fmt} box {view[index].tolist()}: its corners overflow to "
+            f"infinity in {view.dtype} (expected corners within the float range)"
+        )
     if fmt == "xyxy":
         ok = finite & (view[..., 2] >= view[..., 0]) & (view[..., 3] >= view[..., 1])
         problem = "x2 < x1 or y2 < y1"
@@ -174,6 +197,20 @@ def validate_boxes(x: Array, name: str, fmt: str) -> None:
     box = view[index].tolist()
     reason = "a NaN or infinite coordinate" if not finite[index] else problem
     raise BoxError(f"{where}: invalid {fmt} box {box}: {reason}")
+
+
+def _corners(view: np.ndarray, fmt: str) -> np.ndarray:
+    # the far corners the conversion to xyxy computes (inf where it overflows, no warning)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if fmt == "xywh":
+            return np.asarray(view[..., :2] + view[..., 2:])
+        half = view[..., 2:] / 2
+        return np.concatenate([view[..., :2] - half, view[..., :2] + half], axis=-1)
+
+
+def _converts(view: np.ndarray, fmt: str) -> bool:
+    """Whether converting finite ``view`` from ``fmt`` to xyxy stays finite (``x + w``)."""
+    return fmt == "xyxy" or bool(np.isfinite(_corners(view, fmt)).all())
 
 
 def stop_gradient(xp: Any, x: Array) -> Array:

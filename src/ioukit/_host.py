@@ -1,6 +1,6 @@
 """Moving arrays between the caller's library and NumPy for host-side algorithms (private).
 
-NMS and box fusion are sequential algorithms that run in numba kernels on NumPy arrays. These
+NMS and box fusion are sequential algorithms that run in compiled kernels on NumPy arrays. These
 helpers take whatever the caller passed (Python sequences, NumPy, PyTorch, CuPy, JAX, any
 array-API array), give a NumPy view or copy to work on, validate it, and turn the result back
 into an array of the caller's library on the caller's device.
@@ -14,7 +14,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from ioukit._array import Array, short_repr
+from ioukit._array import Array, refuse_masked, short_repr
 from ioukit.boxes import prepare_boxes
 from ioukit.errors import BoxError
 
@@ -26,6 +26,7 @@ def to_host(x: Any, name: str) -> tuple[np.ndarray, Any]:
 
     Accelerator arrays are copied to the host; host arrays are viewed, never copied.
     """
+    refuse_masked(x, name)
     if isinstance(x, np.ndarray) or not array_api_compat.is_array_api_obj(x):
         try:
             arr = np.asarray(x)

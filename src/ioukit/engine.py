@@ -221,6 +221,11 @@ class Evaluator:
         ``"segm"`` needs ``protocol="coco"``.
     box_format : {"xyxy", "xywh", "cxcywh"}
         Format of the incoming boxes.
+    sync : bool, default True
+        Under an initialised ``torch.distributed`` process group, ``compute`` gathers every
+        rank's images (one ``all_gather_object``; images numbered rank by rank) and every rank
+        returns the same result (every rank must call ``compute``, as with any collective).
+        ``False``: this rank's images only.
     **options
         Protocol options, as for :func:`evaluate`.
 
@@ -255,6 +260,7 @@ class Evaluator:
         protocol: str = "coco",
         iou_type: str = "bbox",
         box_format: str = "xyxy",
+        sync: bool = True,
         **options: Any,
     ):
         _protocol(protocol, iou_type, options)  # validated here, once, before any update
@@ -270,6 +276,7 @@ class Evaluator:
         self.iou_type = iou_type
         self.box_format = check_format(box_format, "box_format")
         self.options = dict(options)
+        self.sync = bool(sync)  # gather every rank's images under torch.distributed
         self._pred: list[tuple[np.ndarray, ...]] = []
         self._gt: list[tuple[np.ndarray, ...]] = []
         # segm only, one entry per image: RLE dicts of predictions and targets, image size
@@ -517,6 +524,10 @@ class Evaluator:
         return gt, pred
 
     def compute(self) -> EvaluationResult:
-        """Evaluate every image seen so far."""
+        """Evaluate every image seen so far (every rank's, under torch.distributed)."""
         gt, pred = self.datasets()
+        if self.sync:
+            from ioukit.distributed import gather_datasets
+
+            gt, pred = gather_datasets(gt, pred)
         return evaluate(gt, pred, protocol=self.protocol, iou_type=self.iou_type, **self.options)

@@ -152,7 +152,7 @@ def _encode_runs(masks: np.ndarray, name: str) -> _Runs:
     n, h, w = masks.shape
     nruns = np.empty(n, dtype=np.int64)
     colcnt = np.empty((n, w), dtype=np.int64)
-    rowflag = np.zeros((n, h), dtype=np.bool_)
+    rowflag = np.zeros((n, h), dtype=np.uint8)
     bad = rle.encode_count(masks, colcnt, rowflag, nruns)
     if bad >= 0:
         values = np.unique(masks[bad])
@@ -481,7 +481,8 @@ def merge(rles: Sequence[RLE], /, *, intersect: bool = False) -> RLE:
     size = runs.counts.shape[0] + 1
     scratch_a = np.empty(size, dtype=np.int64)
     scratch_b = np.empty(size, dtype=np.int64)
-    m = _kernels().merge(runs.counts, runs.offsets, bool(intersect), scratch_a, scratch_b)
+    counts = np.ascontiguousarray(runs.counts)
+    m = _kernels().merge(counts, runs.offsets, bool(intersect), scratch_a, scratch_b)
     merged = _Runs(
         scratch_a[:m].copy(),
         np.array([0, m], dtype=np.int64),

@@ -9,7 +9,7 @@ zero-area boxes, which has the same effect).
 **Ties in score**: the box earlier in the input wins (scores are sorted with a stable sort of
 ``-score``); the result therefore never depends on the platform.
 
-NumPy inputs (and Python sequences) run in numba kernels; greedy NMS only compares a kept box
+NumPy inputs (and Python sequences) run in compiled kernels; greedy NMS only compares a kept box
 with the boxes that can overlap it along x, so it is sub-quadratic on real detections and gives
 the same indices as the quadratic loop. PyTorch, CuPy, JAX and other array-API inputs are
 copied to the host, suppressed there, and the indices come back as an int64 array of the
@@ -45,7 +45,7 @@ def _prepare(boxes: Array, scores: Array, fmt: str) -> tuple[np.ndarray, np.ndar
 # ---------------------------------------------------------------------------- public functions
 
 
-def nms(boxes: Array, scores: Array, /, *, iou_threshold: float, fmt: str = "xyxy") -> Array:
+def nms(boxes: Array, scores: Array, /, iou_threshold: float, *, fmt: str = "xyxy") -> Array:
     """Greedy non-maximum suppression: indices of the kept boxes, highest score first.
 
     A box is discarded when a kept box with a higher score overlaps it with an IoU strictly
@@ -78,7 +78,7 @@ def nms(boxes: Array, scores: Array, /, *, iou_threshold: float, fmt: str = "xyx
     >>> boxes = [[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30]]
     >>> nms(boxes, [0.9, 0.8, 0.7], iou_threshold=0.5)
     array([0, 2])
-    >>> nms(boxes, [0.9, 0.8, 0.7], iou_threshold=0.7)
+    >>> nms(boxes, [0.9, 0.8, 0.7], 0.7)  # positional threshold, as torchvision
     array([0, 1, 2])
     >>> nms(np.zeros((0, 4)), np.zeros(0), iou_threshold=0.5)
     array([], dtype=int64)
@@ -97,8 +97,8 @@ def batched_nms(
     scores: Array,
     classes: Array,
     /,
-    *,
     iou_threshold: float,
+    *,
     score_threshold: float | None = None,
     max_detections: int | None = None,
     class_agnostic: bool = False,
@@ -140,7 +140,7 @@ def batched_nms(
     Examples
     --------
     >>> boxes = [[0, 0, 10, 10], [1, 1, 11, 11], [0, 0, 10, 10]]
-    >>> batched_nms(boxes, [0.9, 0.8, 0.7], [0, 0, 1], iou_threshold=0.5)
+    >>> batched_nms(boxes, [0.9, 0.8, 0.7], [0, 0, 1], 0.5)  # torchvision order
     array([0, 2])
     >>> batched_nms(boxes, [0.9, 0.8, 0.7], [0, 0, 1], iou_threshold=0.5, class_agnostic=True)
     array([0])

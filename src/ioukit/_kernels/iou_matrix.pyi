@@ -1,4 +1,4 @@
-# Type stub of the compiled kernel iou_matrix.pyx.
+# Type stub of the compiled module iou_matrix.pyx.
 import numpy as np
 
 IOU: int
@@ -20,3 +20,4 @@ def pairwise(
     *,
     threads: bool | None = None,
 ) -> np.ndarray: ...
+def simd(avx2: bool | None = None) -> str: ...

@@ -17,15 +17,10 @@ from ioukit.errors import DataFormatError
 
 
 def _rle_kernel(name: str) -> Any:
-    """``name`` from the run-length kernels (``_kernels.rle``); until the compiled port moves
-    it there, from the legacy ``_kernels.coco``."""
+    """``name`` from the compiled run-length kernels (``_kernels.rle``)."""
     from ioukit._kernels import rle
 
-    if hasattr(rle, name):
-        return getattr(rle, name)
-    from ioukit._kernels import coco  # legacy numba home of the mask-group kernels
-
-    return getattr(coco, name)
+    return getattr(rle, name)
 
 
 def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, Any]:

@@ -537,3 +537,16 @@ register_protocol("coco", COCOProtocol.from_options, iou_types=None)
 register_protocol("voc07", _voc("11point", "voc07"))
 register_protocol("voc10", _voc("all", "voc10"))
 register_protocol("yolo", _yolo)
+
+
+def _openimages(challenge: bool) -> Callable[..., Any]:
+    def factory(**options: Any) -> Any:  # defined in ioukit.metrics.openimages (#15)
+        from ioukit.metrics.openimages import OpenImagesProtocol
+
+        return OpenImagesProtocol.from_options(challenge=challenge, **options)
+
+    return factory
+
+
+register_protocol("openimages", _openimages(False))
+register_protocol("openimages_challenge", _openimages(True))

@@ -4,7 +4,7 @@ Every function takes two boxes as 4-tuples of coordinate arrays ``(x1, y1, x2, y
 broadcast against each other: shapes ``(N,)`` and ``(N,)`` give aligned pairs, ``(N, 1)`` and
 ``(1, M)`` give the pairwise ``(N, M)`` matrix.
 
-The order of every arithmetic operation here is mirrored exactly by the fused numba kernel in
+The order of every arithmetic operation here is mirrored exactly by the fused compiled kernel in
 ``ioukit._kernels.iou_matrix``, so both give bit-identical results; change them together.
 Divisions use ``num / where(den > 0, den, 1)``: a zero-area pair gives 0, never NaN, in the
 values and in the gradients.

@@ -10,7 +10,7 @@ Boxes are validated (finite, ``x2 >= x1``, ``y2 >= y1``) whenever they live in h
 for tensors on an accelerator and for JAX values under ``jit`` the check is skipped, because
 it would force a device synchronisation.
 
-Pairwise functions on NumPy inputs with at least 4096 output elements run in a fused numba
+Pairwise functions on NumPy inputs with at least 4096 output elements run in a fused compiled
 kernel that gives bit-identical values and allocates nothing but the result.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 from ioukit._array import Array, float_dtype_for, namespace_of
 from ioukit.boxes import prepare_boxes
 from ioukit.errors import BoxError
-from ioukit.overlap import _formulas
+from ioukit.overlap import _formulas, _safe
 
 __all__ = [
     "box_dice",
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 KERNEL_MIN_ELEMENTS = 4096
-"""Pairwise NumPy results at least this large are computed by the numba kernel."""
+"""Pairwise NumPy results at least this large are computed by the compiled kernel."""
 
 DEFAULT_EPS = 1e-7
 
@@ -70,10 +70,21 @@ def _pairwise(
 ) -> Array:
     """The (N, M) matrix of ``metric`` (a key of ``_formulas.FORMULAS``) between two box sets.
 
-    ``use_kernel`` forces (True) or forbids (False) the numba kernel for NumPy inputs; by
+    ``use_kernel`` forces (True) or forbids (False) the compiled kernel for NumPy inputs; by
     default it is used from :data:`KERNEL_MIN_ELEMENTS` output elements on.
     """
     xp, a, b = _prepare_pair(boxes1, boxes2, fmt, ndim=2)
+    if isinstance(a, np.ndarray) and (_safe.extreme(a).any() or _safe.extreme(b).any()):
+        with np.errstate(all="ignore"):  # overflow here is expected: the pairs are redone
+            out = _pairwise_direct(xp, metric, a, b, eps, use_kernel)
+        _safe.fix_pairwise(metric, a, b, eps, out)
+        return out
+    return _pairwise_direct(xp, metric, a, b, eps, use_kernel)
+
+
+def _pairwise_direct(
+    xp: Any, metric: str, a: Array, b: Array, eps: float, use_kernel: bool | None
+) -> Array:
     if isinstance(a, np.ndarray):
         wanted = (
             a.shape[0] * b.shape[0] >= KERNEL_MIN_ELEMENTS if use_kernel is None else use_kernel
@@ -98,6 +109,12 @@ def _elementwise(
     """``metric`` between aligned boxes: shapes (..., 4) that broadcast give shape (...)."""
     xp, a, b = _prepare_pair(boxes1, boxes2, fmt, ndim=None)
     _check_broadcast(a, b)
+    if isinstance(a, np.ndarray):
+        bad = _safe.extreme(a) | _safe.extreme(b)
+        if bad.any():
+            with np.errstate(all="ignore"):  # overflow here is expected: the pairs are redone
+                direct = _formulas.FORMULAS[metric](xp, _columns(a), _columns(b), eps)
+            return np.where(bad, _safe.rescaled(metric, a, b, eps), direct)
     return _formulas.FORMULAS[metric](xp, _columns(a), _columns(b), eps)
 
 

@@ -1,0 +1,7 @@
+# Type stub of the compiled module rle.pyx: NumPy arrays in, NumPy arrays filled in place.
+from typing import Any
+
+GROUP_PARALLEL_MIN_PAIRS: int
+
+def __getattr__(name: str) -> Any: ...
+def simd(avx2: bool | None = None) -> str: ...

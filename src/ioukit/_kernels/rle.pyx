@@ -1,0 +1,1002 @@
+# ioukit: openmp
+"""Compiled kernels for COCO run-length encoding (private).
+
+A batch of N run-length encodings is stored flat: ``counts`` (int64) holds every mask's run
+lengths one after the other and ``offsets`` (int64, N + 1) marks where each mask starts, as in
+a CSR matrix. Runs follow the COCO convention: column-major (Fortran) pixel order, the first
+run counts zeros (it is 0 when the first pixel is set), then runs alternate.
+
+Every kernel follows the algorithms of pycocotools' ``maskApi.c`` (re-implemented, not copied)
+so that compressed strings, areas, boxes, merges and polygon rasterisation are identical.
+Outputs are allocated by NumPy in Python and filled here; every array is int64 unless said
+otherwise, and 1-D inputs may have any stride. Integer division and remainder only ever see
+non-negative operands here (C and Python agree on those), except where written out.
+The plain-Python twins used as test oracles live in ``tests/test_masks.py`` and
+``tests/twins.py``.
+"""
+
+import numpy as np
+
+from cython.parallel cimport prange
+from libc.math cimport ceil, floor, isnan
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc, qsort
+from libc.string cimport memset
+
+# ----------------------------------------------------------------------------------------------
+# dense masks -> counts
+# ----------------------------------------------------------------------------------------------
+
+
+cdef extern from *:
+    """
+    /* One row of encode_count: per column, whether row y differs from row y - 1, added to
+       32-bit counters (cheap to widen to from bytes); returns the OR of the row's bytes in
+       *bits and whether anything changed. Compiled for the build's baseline and, on x86 with
+       gcc or clang, as an AVX2 clone chosen at run time (integer work: same results). */
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #define IOUKIT_RLE_AVX2 1
+    #else
+    #define IOUKIT_RLE_AVX2 0
+    #endif
+    #define IOUKIT_ROW_CHANGES(NAME, ATTR)                                                   \
+    static ATTR int NAME(const unsigned char *row, const unsigned char *above,             \
+                         int *counts, Py_ssize_t w, unsigned char *bits) {                  \
+        unsigned char acc = *bits, changed = 0;                                              \
+        for (Py_ssize_t x = 0; x < w; x++) {                                                 \
+            unsigned char v = row[x];                                                        \
+            unsigned char d = v != above[x];                                                 \
+            acc |= v;                                                                        \
+            counts[x] += d;                                                                  \
+            changed |= d;                                                                    \
+        }                                                                                    \
+        *bits = acc;                                                                         \
+        return changed;                                                                      \
+    }
+    IOUKIT_ROW_CHANGES(ioukit_row_changes_base, )
+    #if IOUKIT_RLE_AVX2
+    IOUKIT_ROW_CHANGES(ioukit_row_changes_avx2, __attribute__((target("avx2"))))
+    static int ioukit_rle_cpu_has_avx2(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    }
+    #else
+    #define ioukit_row_changes_avx2 ioukit_row_changes_base
+    static int ioukit_rle_cpu_has_avx2(void) { return 0; }
+    #endif
+    """
+    int ioukit_row_changes_base(const uint8_t*, const uint8_t*, int*, Py_ssize_t,
+                                uint8_t*) noexcept nogil
+    int ioukit_row_changes_avx2(const uint8_t*, const uint8_t*, int*, Py_ssize_t,
+                                uint8_t*) noexcept nogil
+    int ioukit_rle_cpu_has_avx2() noexcept nogil
+
+
+cdef bint _rle_avx2 = ioukit_rle_cpu_has_avx2()
+
+
+def simd(avx2=None):
+    """The instruction set of encode_count's row loop: ``"avx2"`` or ``"baseline"``;
+    ``avx2=False``/``True`` forces one (tests compare both)."""
+    global _rle_avx2
+    if avx2 is not None:
+        _rle_avx2 = bool(avx2) and ioukit_rle_cpu_has_avx2()
+    return "avx2" if _rle_avx2 else "baseline"
+
+
+cdef Py_ssize_t _encode_count(const uint8_t[:, :, ::1] masks, int64_t[:, ::1] colcnt,
+                             uint8_t[:, ::1] rowflag, int64_t[:] nruns,
+                             int* column) noexcept nogil:
+    # ``column``: w 32-bit counters (a column changes at most h + 1 times, h < 2**31)
+    cdef Py_ssize_t n = masks.shape[0], h = masks.shape[1], w = masks.shape[2]
+    cdef Py_ssize_t i, x, y
+    cdef uint8_t bits
+    cdef int64_t total
+    cdef const uint8_t* row
+    cdef const uint8_t* above
+    if w == 0:
+        for i in range(n):
+            nruns[i] = 1
+        return -1
+    for i in range(n):
+        bits = 0
+        for x in range(w):
+            column[x] = 0
+        if h > 0:
+            row = &masks[i, 0, 0]
+            above = &masks[i, h - 1, 0]  # the bottom of the previous column
+            for x in range(w):
+                bits |= row[x]
+            column[0] += row[0] != 0
+            for x in range(1, w):
+                column[x] += row[x] != above[x - 1]
+        for y in range(1, h):
+            if _rle_avx2:
+                rowflag[i, y] = ioukit_row_changes_avx2(
+                    &masks[i, y, 0], &masks[i, y - 1, 0], column, w, &bits)
+            else:
+                rowflag[i, y] = ioukit_row_changes_base(
+                    &masks[i, y, 0], &masks[i, y - 1, 0], column, w, &bits)
+        if bits > 1:
+            return i
+        total = 1
+        for x in range(w):
+            colcnt[i, x] = column[x]
+            total += column[x]
+        nruns[i] = total
+    return -1
+
+
+def encode_count(const uint8_t[:, :, ::1] masks, int64_t[:, ::1] colcnt,
+                 uint8_t[:, ::1] rowflag, int64_t[:] nruns):
+    """Count the runs of each mask of ``masks`` (N, H, W) uint8 (C order) in column-major order.
+
+    Reads rows contiguously: a change of value in column-major order is either a vertical
+    change between rows ``y - 1`` and ``y`` of one column, or one between the bottom of
+    column ``x - 1`` and the top of column ``x``. Fills ``colcnt`` (N, W) with the changes per
+    column, ``rowflag`` (N, H) uint8 with whether row ``y`` differs from row ``y - 1`` and
+    ``nruns`` (N,) with the number of runs. Returns -1, or the first mask holding a value other
+    than 0 or 1 (the others are then left unfinished).
+    """
+    cdef Py_ssize_t bad
+    cdef int* column = <int*>malloc((masks.shape[2] + 1) * sizeof(int))
+    if column == NULL:
+        raise MemoryError("masks: no memory to encode")
+    with nogil:
+        bad = _encode_count(masks, colcnt, rowflag, nruns, column)
+    free(column)
+    return bad
+
+
+def encode_fill(const uint8_t[:, :, ::1] masks, const uint64_t[:, :, ::1] words,
+                const int64_t[:, ::1] colcnt, const uint8_t[:, ::1] rowflag,
+                const int64_t[:] offsets, int64_t[:] counts):
+    """Write the runs of every mask of ``masks`` (N, H, W) into ``counts`` at ``offsets``.
+
+    ``colcnt`` and ``rowflag`` come from :func:`encode_count`. ``words`` is ``masks`` viewed
+    as (N, H, W // 8) uint64 when W is a multiple of 8 (rows are then compared 8 pixels at a
+    time), else an empty array.
+    """
+    cdef Py_ssize_t n = masks.shape[0], h = masks.shape[1], w = masks.shape[2]
+    cdef bint use_words = words.shape[0] == n and n > 0
+    cdef Py_ssize_t nwords = words.shape[2] if use_words else 0
+    cdef int64_t* ptr = <int64_t*>malloc((w + 1) * sizeof(int64_t))
+    if ptr == NULL:
+        raise MemoryError("masks: no memory to encode")
+    cdef Py_ssize_t i, x, y, k, last, start
+    cdef int64_t p
+    cdef const uint8_t* row
+    cdef const uint8_t* above
+    cdef const uint64_t* word_row
+    cdef const uint64_t* word_above
+    cdef int64_t* out = &counts[0] if counts.shape[0] > 0 else NULL
+    cdef Py_ssize_t stride = counts.strides[0] // sizeof(int64_t)
+    with nogil:
+        for i in range(n):
+            start = offsets[i]
+            p = start
+            for x in range(w):
+                ptr[x] = p
+                p += colcnt[i, x]
+            # change positions (column-major pixel index), column by column in increasing order
+            if h > 0 and w > 0:
+                row = &masks[i, 0, 0]
+                above = &masks[i, h - 1, 0]
+                if row[0] != 0:
+                    out[ptr[0] * stride] = 0
+                    ptr[0] += 1
+                for x in range(1, w):
+                    if row[x] != above[x - 1]:
+                        out[ptr[x] * stride] = x * h
+                        ptr[x] += 1
+                for y in range(1, h):
+                    if not rowflag[i, y]:
+                        continue
+                    row = &masks[i, y, 0]
+                    above = &masks[i, y - 1, 0]
+                    if use_words:
+                        word_row = &words[i, y, 0]
+                        word_above = &words[i, y - 1, 0]
+                        for k in range(nwords):
+                            if word_above[k] == word_row[k]:
+                                continue
+                            for x in range(8 * k, 8 * k + 8):
+                                if row[x] != above[x]:
+                                    out[ptr[x] * stride] = x * h + y
+                                    ptr[x] += 1
+                    else:
+                        for x in range(w):
+                            if row[x] != above[x]:
+                                out[ptr[x] * stride] = x * h + y
+                                ptr[x] += 1
+            # positions -> run lengths, in place
+            last = offsets[i + 1] - 1
+            counts[last] = h * w
+            for k in range(last, start, -1):
+                counts[k] -= counts[k - 1]
+    free(ptr)
+
+
+def decode_fill(const int64_t[:] counts, const int64_t[:] offsets, uint8_t[:, ::1] out):
+    """Write each mask, column-major, into a row of ``out`` (N, W * H) uint8 (zeroed)."""
+    cdef Py_ssize_t i, j
+    cdef int64_t p, c
+    cdef bint value
+    with nogil:
+        for i in range(offsets.shape[0] - 1):
+            p = 0
+            value = False
+            for j in range(offsets[i], offsets[i + 1]):
+                c = counts[j]
+                if value and c > 0:
+                    memset(&out[i, p], 1, c)
+                p += c
+                value = not value
+
+
+# ----------------------------------------------------------------------------------------------
+# counts <-> compressed strings (LEB128-like, 6 bits per char, chars 48..111)
+# ----------------------------------------------------------------------------------------------
+
+
+cdef inline int64_t _delta(const int64_t[:] counts, Py_ssize_t start, Py_ssize_t j) noexcept nogil:
+    cdef int64_t x = counts[start + j]
+    if j > 2:
+        x -= counts[start + j - 2]
+    return x
+
+
+def string_lengths(const int64_t[:] counts, const int64_t[:] offsets, int64_t[:] nbytes):
+    """Number of characters of each compressed string."""
+    cdef Py_ssize_t i, j, start
+    cdef int64_t x, c, total
+    cdef bint more
+    with nogil:
+        for i in range(offsets.shape[0] - 1):
+            start = offsets[i]
+            total = 0
+            for j in range(offsets[i + 1] - start):
+                x = _delta(counts, start, j)
+                more = True
+                while more:
+                    c = x & 0x1F
+                    x >>= 5  # arithmetic shift, as in pycocotools
+                    more = (x != -1) if (c & 0x10) else (x != 0)
+                    total += 1
+            nbytes[i] = total
+
+
+def string_fill(const int64_t[:] counts, const int64_t[:] offsets, const int64_t[:] byte_offsets,
+                uint8_t[:] out):
+    """Write the compressed strings of every mask into ``out`` (uint8) at ``byte_offsets``."""
+    cdef Py_ssize_t i, j, start, p
+    cdef int64_t x, c
+    cdef bint more
+    with nogil:
+        for i in range(offsets.shape[0] - 1):
+            start = offsets[i]
+            p = byte_offsets[i]
+            for j in range(offsets[i + 1] - start):
+                x = _delta(counts, start, j)
+                more = True
+                while more:
+                    c = x & 0x1F
+                    x >>= 5
+                    more = (x != -1) if (c & 0x10) else (x != 0)
+                    if more:
+                        c |= 0x20
+                    out[p] = <uint8_t>(c + 48)
+                    p += 1
+
+
+cdef Py_ssize_t _parse_count(const uint8_t[:] buf, const int64_t[:] byte_offsets,
+                            int64_t[:] ncounts) noexcept nogil:
+    cdef Py_ssize_t i, p
+    cdef int64_t m, c
+    cdef bint more
+    for i in range(byte_offsets.shape[0] - 1):
+        m = 0
+        more = False
+        for p in range(byte_offsets[i], byte_offsets[i + 1]):
+            c = <int64_t>buf[p] - 48
+            if c < 0 or c > 63:
+                return i
+            more = (c & 0x20) != 0
+            if not more:
+                m += 1
+        if more:
+            return i
+        ncounts[i] = m
+    return -1
+
+
+def parse_count(const uint8_t[:] buf, const int64_t[:] byte_offsets, int64_t[:] ncounts):
+    """Count the numbers in each compressed string of ``buf``; check the characters.
+
+    Returns -1, or the index of the first string with a character outside 48..111 or whose
+    last number is unfinished.
+    """
+    cdef Py_ssize_t bad
+    with nogil:
+        bad = _parse_count(buf, byte_offsets, ncounts)
+    return bad
+
+
+def parse_fill(const uint8_t[:] buf, const int64_t[:] byte_offsets, const int64_t[:] offsets,
+               int64_t[:] counts):
+    """Decode the (checked) compressed strings of ``buf`` into ``counts`` at ``offsets``."""
+    cdef Py_ssize_t i, p, end, start, m
+    cdef int64_t c
+    cdef uint64_t x
+    cdef int k
+    cdef bint more
+    with nogil:
+        for i in range(byte_offsets.shape[0] - 1):
+            p = byte_offsets[i]
+            end = byte_offsets[i + 1]
+            start = offsets[i]
+            m = 0
+            while p < end:
+                x = 0
+                k = 0
+                more = True
+                while more:
+                    c = <int64_t>buf[p] - 48
+                    if 5 * k < 64:  # bits beyond 64 are lost, as in a C long
+                        x |= (<uint64_t>(c & 0x1F)) << (5 * k)
+                    more = (c & 0x20) != 0
+                    p += 1
+                    k += 1
+                    if not more and (c & 0x10) and 5 * k < 64:
+                        x |= (~(<uint64_t>0)) << (5 * k)
+                if m > 2:
+                    x += <uint64_t>counts[start + m - 2]
+                counts[start + m] = <int64_t>x
+                m += 1
+
+
+# ----------------------------------------------------------------------------------------------
+# area, boxes, foreground intervals
+# ----------------------------------------------------------------------------------------------
+
+
+def area(const int64_t[:] counts, const int64_t[:] offsets, int64_t[:] out):
+    """Number of set pixels of each mask (the sum of its odd runs)."""
+    cdef Py_ssize_t i, j
+    cdef int64_t total
+    with nogil:
+        for i in range(offsets.shape[0] - 1):
+            total = 0
+            for j in range(offsets[i] + 1, offsets[i + 1], 2):
+                total += counts[j]
+            out[i] = total
+
+
+def to_bbox(const int64_t[:] counts, const int64_t[:] offsets, const int64_t[:] heights,
+            double[:, :] out):
+    """Tight ``[x, y, w, h]`` box of each mask into ``out`` (N, 4) float64 (zeros if empty)."""
+    cdef Py_ssize_t i, j, start, m
+    cdef int64_t h, xs, ys, xe, ye, cc, begin, x_start, x_end
+    cdef bint found
+    with nogil:
+        for i in range(offsets.shape[0] - 1):
+            h = heights[i]
+            start = offsets[i]
+            m = ((offsets[i + 1] - start) // 2) * 2
+            xs = (<int64_t>1) << 62
+            ys = xs
+            xe = 0
+            ye = 0
+            cc = 0
+            found = False
+            for j in range(m):
+                begin = cc
+                cc += counts[start + j]
+                if j % 2 == 0 or counts[start + j] == 0:
+                    continue
+                found = True
+                x_start = begin // h
+                x_end = (cc - 1) // h
+                xs = xs if xs < x_start else x_start
+                xe = xe if xe > x_end else x_end
+                if x_start < x_end:
+                    ys = 0
+                    ye = h - 1
+                else:
+                    ys = ys if ys < begin % h else begin % h
+                    ye = ye if ye > (cc - 1) % h else (cc - 1) % h
+            if not found:
+                out[i, 0] = 0.0
+                out[i, 1] = 0.0
+                out[i, 2] = 0.0
+                out[i, 3] = 0.0
+            else:
+                out[i, 0] = xs
+                out[i, 1] = ys
+                out[i, 2] = xe - xs + 1
+                out[i, 3] = ye - ys + 1
+
+
+def interval_count(const int64_t[:] counts, const int64_t[:] offsets, int64_t[:] nintervals):
+    """Number of non-empty foreground runs of each mask."""
+    cdef Py_ssize_t i, j
+    cdef int64_t k
+    with nogil:
+        for i in range(offsets.shape[0] - 1):
+            k = 0
+            for j in range(offsets[i] + 1, offsets[i + 1], 2):
+                if counts[j] > 0:
+                    k += 1
+            nintervals[i] = k
+
+
+def interval_fill(const int64_t[:] counts, const int64_t[:] offsets, const int64_t[:] ioffsets,
+                  int64_t[:] starts, int64_t[:] ends):
+    """Half-open column-major pixel ranges ``[start, end)`` of the foreground runs."""
+    cdef Py_ssize_t i, j, k
+    cdef int64_t p, c
+    with nogil:
+        for i in range(offsets.shape[0] - 1):
+            k = ioffsets[i]
+            p = 0
+            for j in range(offsets[i], offsets[i + 1]):
+                c = counts[j]
+                if (j - offsets[i]) % 2 == 1 and c > 0:
+                    starts[k] = p
+                    ends[k] = p + c
+                    k += 1
+                p += c
+
+
+cdef void _interval_boxes(
+    const int64_t[:] starts, const int64_t[:] ends, const int64_t[:] ioffsets, Py_ssize_t first,
+    Py_ssize_t last, int64_t h, int64_t[:, :] out, Py_ssize_t out_row,
+) noexcept nogil:
+    # boxes of masks first..last-1 (ioffsets[first..last]) into out rows out_row...
+    cdef Py_ssize_t i, k, lo, hi
+    cdef int64_t x0, x1, y0, y1, a, b
+    for i in range(first, last):
+        lo = ioffsets[i]
+        hi = ioffsets[i + 1]
+        if lo == hi:
+            out[out_row, 0] = 0
+            out[out_row, 1] = 0
+            out[out_row, 2] = 0
+            out[out_row, 3] = 0
+            out_row += 1
+            continue
+        x0 = starts[lo] // h
+        x1 = (ends[hi - 1] - 1) // h + 1
+        y0 = h
+        y1 = 0
+        for k in range(lo, hi):
+            if (ends[k] - 1) // h > starts[k] // h:
+                y0 = 0
+                y1 = h
+                break
+            a = starts[k] % h
+            b = (ends[k] - 1) % h + 1
+            y0 = y0 if y0 < a else a
+            y1 = y1 if y1 > b else b
+        out[out_row, 0] = x0
+        out[out_row, 1] = y0
+        out[out_row, 2] = x1
+        out[out_row, 3] = y1
+        out_row += 1
+
+
+def interval_boxes(const int64_t[:] starts, const int64_t[:] ends, const int64_t[:] ioffsets,
+                   int64_t h, int64_t[:, :] out):
+    """Half-open ``[x0, y0, x1, y1)`` pixel ranges of each mask from its intervals."""
+    if h <= 0:
+        raise ValueError(f"h: expected a height >= 1, got {h}")
+    with nogil:
+        _interval_boxes(starts, ends, ioffsets, 0, ioffsets.shape[0] - 1, h, out, 0)
+
+
+def mask_boxes(const int64_t[:] starts, const int64_t[:] ends, const int64_t[:] ioffsets,
+               const int64_t[:] heights, int64_t[:, :] out):
+    """Half-open pixel boxes (N, 4) int64 of masks of different heights (:func:`interval_boxes`
+    with each mask's own height, at least 1)."""
+    cdef Py_ssize_t i
+    cdef int64_t h
+    with nogil:
+        for i in range(heights.shape[0]):
+            h = heights[i] if heights[i] > 1 else 1
+            _interval_boxes(starts, ends, ioffsets, i, i + 1, h, out, i)
+
+
+# ----------------------------------------------------------------------------------------------
+# pairwise intersection in the run-length domain
+# ----------------------------------------------------------------------------------------------
+
+
+cdef inline Py_ssize_t _first_ending_after(
+    const int64_t[:] ends, Py_ssize_t lo, Py_ssize_t hi, int64_t position
+) noexcept nogil:
+    # first k in [lo, hi) with ends[k] > position (binary search)
+    cdef Py_ssize_t mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ends[mid] > position:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef int64_t _intersection(
+    const int64_t[:] s1, const int64_t[:] e1, Py_ssize_t a, Py_ssize_t a_end,
+    const int64_t[:] s2, const int64_t[:] e2, Py_ssize_t b, Py_ssize_t b_end,
+    int64_t position, int64_t stop,
+) noexcept nogil:
+    # pixels shared by two sorted interval lists, from interval a / b on, below ``stop``
+    a = _first_ending_after(e1, a, a_end, position)
+    b = _first_ending_after(e2, b, b_end, position)
+    cdef int64_t inter = 0, lo, hi
+    while a < a_end and b < b_end:
+        lo = s1[a] if s1[a] > s2[b] else s2[b]
+        if lo >= stop:
+            break
+        if e1[a] < e2[b]:
+            hi = e1[a]
+            a += 1
+        else:
+            hi = e2[b]
+            b += 1
+        if hi > lo:
+            inter += hi - lo
+    return inter
+
+
+cdef void _fill_row(
+    Py_ssize_t i, int64_t h,
+    const int64_t[:] s1, const int64_t[:] e1, const int64_t[:] o1, Py_ssize_t o1_base,
+    const int64_t[:, :] box1, Py_ssize_t box1_base,
+    const int64_t[:] s2, const int64_t[:] e2, const int64_t[:] o2, Py_ssize_t o2_base,
+    const int64_t[:, :] box2, Py_ssize_t box2_base,
+    const int64_t[:] area1, Py_ssize_t area1_base, const int64_t[:] area2,
+    Py_ssize_t area2_base, const uint8_t[:] crowd, Py_ssize_t crowd_base, Py_ssize_t m,
+    int metric, double* row,
+) noexcept nogil:
+    # row i (mask i of set 1, counted from the *_base offsets) against masks 0..m-1 of set 2;
+    # metric 0: IoU (crowd columns divide by area1), 1: Dice
+    cdef Py_ssize_t j, bi = box1_base + i, bj
+    cdef int64_t ax0 = box1[bi, 0], ay0 = box1[bi, 1], ax1 = box1[bi, 2], ay1 = box1[bi, 3]
+    cdef int64_t x0, x1, y0, y1, inter, a1 = area1[area1_base + i], a2
+    for j in range(m):
+        row[j] = 0.0
+        bj = box2_base + j
+        x0 = ax0 if ax0 > box2[bj, 0] else box2[bj, 0]
+        x1 = ax1 if ax1 < box2[bj, 2] else box2[bj, 2]
+        y0 = ay0 if ay0 > box2[bj, 1] else box2[bj, 1]
+        y1 = ay1 if ay1 < box2[bj, 3] else box2[bj, 3]
+        if x0 >= x1 or y0 >= y1:
+            continue
+        inter = _intersection(s1, e1, o1[o1_base + i], o1[o1_base + i + 1], s2, e2,
+                              o2[o2_base + j], o2[o2_base + j + 1], x0 * h, x1 * h)
+        if inter == 0:
+            continue
+        a2 = area2[area2_base + j]
+        if metric == 1:
+            row[j] = <double>(2 * inter) / <double>(a1 + a2)
+        elif crowd[crowd_base + j]:
+            row[j] = <double>inter / <double>a1
+        else:
+            row[j] = <double>inter / <double>(a1 + a2 - inter)
+
+
+def _as_u8(flags):
+    flags = np.asarray(flags)
+    return flags.view(np.uint8) if flags.dtype == np.bool_ else flags
+
+
+cdef void _pairwise(
+    int64_t h, const int64_t[:] s1, const int64_t[:] e1, const int64_t[:] o1,
+    const int64_t[:, :] box1, const int64_t[:] s2, const int64_t[:] e2, const int64_t[:] o2,
+    const int64_t[:, :] box2, const int64_t[:] area1, const int64_t[:] area2,
+    const uint8_t[:] crowd, int metric, double[:, ::1] out, bint parallel,
+) noexcept nogil:
+    cdef Py_ssize_t i, n = out.shape[0], m = out.shape[1]
+    if m == 0:
+        return
+    if parallel:
+        for i in prange(n, schedule="dynamic", chunksize=1):
+            _fill_row(i, h, s1, e1, o1, 0, box1, 0, s2, e2, o2, 0, box2, 0, area1, 0, area2, 0,
+                      crowd, 0, m, metric, &out[i, 0])
+    else:
+        for i in range(n):
+            _fill_row(i, h, s1, e1, o1, 0, box1, 0, s2, e2, o2, 0, box2, 0, area1, 0, area2, 0,
+                      crowd, 0, m, metric, &out[i, 0])
+
+
+def pairwise_serial(h, s1, e1, o1, box1, s2, e2, o2, box2, area1, area2, crowd, metric, out):
+    """Fill ``out`` (N, M) float64 with the IoU (metric 0) or Dice (metric 1) of every pair.
+
+    ``s*``/``e*``/``o*`` are foreground intervals with their offsets; ``box*`` (N, 4) int64
+    are ``[x0, y0, x1, y1)`` half-open column/row ranges (empty masks: x0 = x1 = 0); ``h``
+    is the common height (>= 1); ``crowd`` (M,) bool or uint8.
+    """
+    _pairwise(h, s1, e1, o1, box1, s2, e2, o2, box2, area1, area2, _as_u8(crowd), metric, out,
+              False)
+
+
+def pairwise_parallel(h, s1, e1, o1, box1, s2, e2, o2, box2, area1, area2, crowd, metric, out):
+    """Same as :func:`pairwise_serial`, rows shared by OpenMP threads (dynamic schedule)."""
+    _pairwise(h, s1, e1, o1, box1, s2, e2, o2, box2, area1, area2, _as_u8(crowd), metric, out,
+              True)
+
+
+GROUP_PARALLEL_MIN_PAIRS = 20_000
+""":func:`group_mask_iou` shares its groups between threads from this many mask pairs on."""
+
+
+cdef void _group(
+    Py_ssize_t group, const int64_t[:] gt_start, const int64_t[:] gt_end,
+    const int64_t[:] pred_start, const int64_t[:] pred_count, const int64_t[:] heights,
+    const int64_t[:] pred_starts, const int64_t[:] pred_ends, const int64_t[:] pred_offsets,
+    const int64_t[:, :] pred_boxes, const int64_t[:] pred_areas, const int64_t[:] gt_starts,
+    const int64_t[:] gt_ends, const int64_t[:] gt_offsets, const int64_t[:, :] gt_boxes,
+    const int64_t[:] gt_areas, const uint8_t[:] gt_crowd, const int64_t[:] iou_offsets,
+    double* iou_values,
+) noexcept nogil:
+    cdef Py_ssize_t g0 = gt_start[group], p0 = pred_start[group], d
+    cdef Py_ssize_t n_gt = gt_end[group] - g0, n_pred = pred_count[group]
+    if n_pred <= 0 or n_gt <= 0:
+        return
+    cdef double* block = iou_values + iou_offsets[group]
+    for d in range(n_pred):
+        _fill_row(d, heights[group], pred_starts, pred_ends, pred_offsets, p0, pred_boxes, p0,
+                  gt_starts, gt_ends, gt_offsets, g0, gt_boxes, g0, pred_areas, p0, gt_areas, g0,
+                  gt_crowd, g0, n_gt, 0, block + d * n_gt)
+
+
+cdef void _groups(
+    const int64_t[:] gt_start, const int64_t[:] gt_end, const int64_t[:] pred_start,
+    const int64_t[:] pred_count, const int64_t[:] heights, const int64_t[:] pred_starts,
+    const int64_t[:] pred_ends, const int64_t[:] pred_offsets, const int64_t[:, :] pred_boxes,
+    const int64_t[:] pred_areas, const int64_t[:] gt_starts, const int64_t[:] gt_ends,
+    const int64_t[:] gt_offsets, const int64_t[:, :] gt_boxes, const int64_t[:] gt_areas,
+    const uint8_t[:] gt_crowd, const int64_t[:] iou_offsets, double* iou_values, bint parallel,
+) noexcept nogil:
+    cdef Py_ssize_t group, n = gt_start.shape[0]
+    if parallel:
+        for group in prange(n, schedule="dynamic", chunksize=1):
+            _group(group, gt_start, gt_end, pred_start, pred_count, heights, pred_starts,
+                   pred_ends, pred_offsets, pred_boxes, pred_areas, gt_starts, gt_ends,
+                   gt_offsets, gt_boxes, gt_areas, gt_crowd, iou_offsets, iou_values)
+    else:
+        for group in range(n):
+            _group(group, gt_start, gt_end, pred_start, pred_count, heights, pred_starts,
+                   pred_ends, pred_offsets, pred_boxes, pred_areas, gt_starts, gt_ends,
+                   gt_offsets, gt_boxes, gt_areas, gt_crowd, iou_offsets, iou_values)
+
+
+def group_mask_iou(
+    gt_start, gt_end, pred_start, pred_count, heights, pred_starts, pred_ends, pred_offsets,
+    pred_boxes, pred_areas, gt_starts, gt_ends, gt_offsets, gt_boxes, gt_areas, gt_crowd,
+    iou_offsets, iou_values,
+):
+    """Fill every group's mask IoU matrix [P_i, G_i] into ``iou_values`` at ``iou_offsets``.
+
+    Group ``i`` has predictions ``pred_start[i]:pred_start[i] + pred_count[i]`` and ground
+    truths ``gt_start[i]:gt_end[i]``. Masks are foreground intervals (``*_starts``/``*_ends``
+    with per-mask ``*_offsets``), half-open pixel boxes and areas, as
+    :func:`ioukit.masks.mask_iou` computes them; every mask of group ``i`` has height
+    ``heights[i]``. Values are those of ``mask_iou(pred, gt, crowd=gt_crowd)``
+    (pycocotools ``maskUtils.iou``). ``iou_values`` is float64 and C-contiguous; groups are
+    shared between threads from :data:`GROUP_PARALLEL_MIN_PAIRS` pairs on.
+    """
+    cdef double[::1] values = iou_values
+    if values.shape[0] == 0:
+        return
+    parallel = values.shape[0] >= GROUP_PARALLEL_MIN_PAIRS
+    _groups(gt_start, gt_end, pred_start, pred_count, heights, pred_starts, pred_ends,
+            pred_offsets, pred_boxes, pred_areas, gt_starts, gt_ends, gt_offsets, gt_boxes,
+            gt_areas, _as_u8(gt_crowd), iou_offsets, &values[0], parallel)
+
+
+# ----------------------------------------------------------------------------------------------
+# merge (union / intersection), the same walk as pycocotools so the runs are identical
+# ----------------------------------------------------------------------------------------------
+
+
+def merge(const int64_t[::1] counts, const int64_t[:] offsets, bint intersect,
+          int64_t[::1] scratch_a, int64_t[::1] scratch_b):
+    """Union (or intersection) of all masks; returns the number of runs left in ``scratch_a``.
+
+    ``scratch_a`` and ``scratch_b`` each hold at least ``counts.size + 1`` numbers.
+    """
+    cdef Py_ssize_t m = offsets[1] - offsets[0], i, j, b_start, b_len, a_len, a, b
+    cdef int64_t ca, cb, cc, ct, c
+    cdef bint v, va, vb, vp
+    with nogil:
+        for j in range(m):
+            scratch_a[j] = counts[offsets[0] + j]
+        for i in range(1, offsets.shape[0] - 1):
+            b_start = offsets[i]
+            b_len = offsets[i + 1] - b_start
+            a_len = m
+            ca = scratch_a[0] if a_len > 0 else 0
+            cb = counts[b_start] if b_len > 0 else 0
+            v = False
+            va = False
+            vb = False
+            m = 0
+            a = 1
+            b = 1
+            cc = 0
+            ct = 1
+            while ct > 0:
+                c = ca if ca < cb else cb
+                cc += c
+                ct = 0
+                ca -= c
+                if ca == 0 and a < a_len:
+                    ca = scratch_a[a]
+                    a += 1
+                    va = not va
+                ct += ca
+                cb -= c
+                if cb == 0 and b < b_len:
+                    cb = counts[b_start + b]
+                    b += 1
+                    vb = not vb
+                ct += cb
+                vp = v
+                v = (va and vb) if intersect else (va or vb)
+                if v != vp or ct == 0:
+                    scratch_b[m] = cc
+                    m += 1
+                    cc = 0
+            for j in range(m):
+                scratch_a[j] = scratch_b[j]
+    return m
+
+
+# ----------------------------------------------------------------------------------------------
+# polygons -> counts (the rasterisation of pycocotools' rleFrPoly)
+# ----------------------------------------------------------------------------------------------
+
+
+cdef inline int64_t _c_int(double value) noexcept nogil:
+    # C's (int) cast of a double: truncation toward zero; NaN gives INT_MIN as on x86
+    if isnan(value) or value >= 2147483648.0 or value <= -2147483649.0:
+        return -2147483648
+    return <int64_t>value
+
+
+cdef inline int64_t _abs(int64_t value) noexcept nogil:
+    return -value if value < 0 else value
+
+
+cdef int _compare_int64(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef void _sort_crossings(
+    int64_t* out, Py_ssize_t n, int64_t h, int64_t lo, int64_t hi, int64_t* scratch,
+    int64_t* bucket, Py_ssize_t bucket_size,
+) noexcept nogil:
+    """Sort the positions ``out[:n]`` (columns ``lo..hi``) in place: a counting sort by
+    column (``scratch`` (n,), ``bucket`` (hi - lo + 2,)), then each column's few rows."""
+    cdef Py_ssize_t j, c, a, b, start, end
+    cdef int64_t value
+    if n < 32 or h <= 0 or hi - lo + 2 > bucket_size:
+        qsort(out, n, sizeof(int64_t), _compare_int64)
+        return
+    for c in range(hi - lo + 2):
+        bucket[c] = 0
+    for j in range(n):
+        bucket[out[j] // h - lo + 1] += 1
+    for c in range(1, hi - lo + 2):
+        bucket[c] += bucket[c - 1]
+    for j in range(n):
+        c = out[j] // h - lo
+        scratch[bucket[c]] = out[j]
+        bucket[c] += 1
+    start = 0
+    for c in range(hi - lo + 1):
+        end = bucket[c]
+        if end - start > 16:
+            qsort(scratch + start, end - start, sizeof(int64_t), _compare_int64)
+        else:
+            for a in range(start + 1, end):
+                value = scratch[a]
+                b = a - 1
+                while b >= start and scratch[b] > value:
+                    scratch[b + 1] = scratch[b]
+                    b -= 1
+                scratch[b + 1] = value
+        start = end
+    for j in range(n):
+        out[j] = scratch[j]
+
+
+cdef Py_ssize_t _toggles_to_runs(int64_t* positions, Py_ssize_t n, int64_t* out) noexcept nogil:
+    """Sorted toggle positions ``positions[:n]`` -> run lengths in ``out``; returns their number.
+
+    ``positions`` is overwritten with its differences; ``out`` may be ``positions`` itself
+    (reads at ``j`` never fall behind writes at ``r``). Two toggles at the same pixel cancel.
+    """
+    cdef int64_t previous = 0, t
+    cdef Py_ssize_t j, r
+    for j in range(n):
+        t = positions[j]
+        positions[j] -= previous
+        previous = t
+    out[0] = positions[0]
+    r = 1
+    j = 1
+    while j < n:
+        if positions[j] > 0:
+            out[r] = positions[j]
+            r += 1
+            j += 1
+        else:
+            j += 1
+            if j < n:
+                out[r - 1] += positions[j]
+                j += 1
+    return r
+
+
+cdef Py_ssize_t _finish_runs(int64_t* out, Py_ssize_t n, int64_t h, int64_t w) noexcept nogil:
+    """Sorted column crossings ``out[:n]`` (pixel positions) -> run lengths in place;
+    returns their number."""
+    # the end of the image, h * w, in sorted place (last unless w is 0)
+    cdef Py_ssize_t j = n
+    while j > 0 and out[j - 1] > h * w:
+        out[j] = out[j - 1]
+        j -= 1
+    out[j] = h * w
+    n += 1
+    return _toggles_to_runs(out, n, out)
+
+
+cdef inline int64_t _crossing(int64_t xd, int64_t v_low, int64_t h, int64_t w) noexcept nogil:
+    """Pixel position of the boundary crossing ``xd`` (x5 grid), or -1 if it is no column."""
+    # (xd + 0.5) / 5 - 0.5 is an integer exactly when xd = 2 (mod 5)
+    if xd < 2 or (xd - 2) % 5 != 0:
+        return -1
+    cdef int64_t column = (xd - 2) // 5
+    if w > 0 and column > w - 1:
+        return -1
+    cdef double yd = (<double>v_low + 0.5) / 5.0 - 0.5
+    if yd < 0:
+        yd = 0.0
+    elif yd > h:
+        yd = <double>h
+    return column * h + <int64_t>ceil(yd)
+
+
+cdef Py_ssize_t _polygon_fill(
+    const double[:] xy, Py_ssize_t xy_lo, Py_ssize_t xy_hi, int64_t h, int64_t w, int64_t* out,
+    int64_t* scratch, int64_t* bucket, Py_ssize_t bucket_size,
+) noexcept nogil:
+    """Runs of the polygon ``xy[xy_lo:xy_hi]`` into ``out`` (see :func:`polygon_fill`), with
+    the sort buffers given (``scratch`` as long as ``out``, ``bucket`` of ``w + 2``)."""
+    cdef Py_ssize_t k = (xy_hi - xy_lo) // 2, n = 0, j, nxt
+    cdef int64_t lo = w, hi = -1, xs, ys, xe, ye, dx, dy, first, xd, t, v0, v1, p, u, u_prev, col
+    cdef double s
+    cdef bint flip
+    for j in range(k):
+        nxt = j + 1 if j + 1 < k else 0
+        xs = _c_int(5.0 * xy[xy_lo + 2 * j] + 0.5)
+        ys = _c_int(5.0 * xy[xy_lo + 2 * j + 1] + 0.5)
+        xe = _c_int(5.0 * xy[xy_lo + 2 * nxt] + 0.5)
+        ye = _c_int(5.0 * xy[xy_lo + 2 * nxt + 1] + 0.5)
+        dx = _abs(xe - xs)
+        dy = _abs(ys - ye)
+        flip = (dx >= dy and xs > xe) or (dx < dy and ys > ye)
+        if flip:
+            xs, xe = xe, xs
+            ys, ye = ye, ys
+        if dx >= dy:
+            if dx == 0:
+                continue  # one point: no column change
+            # points u = xs + t (t = 0..dx): each consecutive pair changes column by one;
+            # the crossing is at the lower u, with the lower v of the pair
+            s = <double>(ye - ys) / <double>dx
+            first = xs + ((2 - xs) % 5 + 5) % 5  # Python's non-negative remainder
+            xd = first
+            while xd < xe:
+                t = xd - xs
+                v0 = _c_int(<double>ys + s * <double>t + 0.5)
+                v1 = _c_int(<double>ys + s * <double>(t + 1) + 0.5)
+                p = _crossing(xd, v0 if v0 < v1 else v1, h, w)
+                if p >= 0:
+                    out[n] = p
+                    n += 1
+                    col = p // h if h > 0 else 0
+                    lo = lo if lo < col else col
+                    hi = hi if hi > col else col
+                xd += 5
+        else:
+            # points v = ys + t (t = 0..dy), u rounded; walked in the order of the boundary
+            s = <double>(xe - xs) / <double>dy
+            u_prev = _c_int(<double>xs + 0.5)
+            for t in range(1, dy + 1):
+                u = _c_int(<double>xs + s * <double>t + 0.5)
+                if u != u_prev:
+                    if flip:  # the boundary goes from t to t - 1
+                        xd = u_prev if u_prev < u else u_prev - 1
+                    else:
+                        xd = u if u < u_prev else u - 1
+                    p = _crossing(xd, ys + t - 1, h, w)
+                    if p >= 0:
+                        out[n] = p
+                        n += 1
+                        col = p // h if h > 0 else 0
+                        lo = lo if lo < col else col
+                        hi = hi if hi > col else col
+                u_prev = u
+    _sort_crossings(out, n, h, lo, hi, scratch, bucket, bucket_size)
+    return _finish_runs(out, n, h, w)
+
+
+def polygon_fill(const double[:] xy, int64_t h, int64_t w, int64_t[::1] out):
+    """Runs of one polygon ``xy`` (2K,) float64 on an ``h`` x ``w`` image into ``out``.
+
+    ``out`` holds at least ``K + 2 + sum over edges of max(|dx|, |dy|)`` numbers, the edge
+    lengths measured on the x5 grid (:func:`polygons_capacity`); returns the number of runs
+    written. Identical to pycocotools' ``rleFrPoly`` (the step-by-step twin is
+    ``polygon_fill_direct`` in ``tests/twins.py``) without its point arrays: the boundary points
+    of consecutive edges meet at a shared vertex (same column, no crossing) and crossings are
+    sorted afterwards, so each edge is scanned alone, an x-major edge only at its crossing
+    columns (every fifth point), and crossings go straight to ``out``.
+    """
+    cdef Py_ssize_t size = out.shape[0], bucket_size = (w if w > 0 else 0) + 2, runs
+    if size == 0:
+        raise ValueError("out: expected room for at least one run")
+    cdef int64_t* scratch = <int64_t*>malloc(size * sizeof(int64_t))
+    cdef int64_t* bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
+    if scratch == NULL or bucket == NULL:
+        free(scratch)
+        free(bucket)
+        raise MemoryError("polygon: no memory to rasterise")
+    with nogil:
+        runs = _polygon_fill(xy, 0, xy.shape[0], h, w, &out[0], scratch, bucket, bucket_size)
+    free(scratch)
+    free(bucket)
+    return runs
+
+
+def polygons_capacity(const double[:] xy, const int64_t[:] xy_offsets, int64_t[:] capacity):
+    """Room each polygon of the flat ``xy`` needs in :func:`polygon_fill`'s ``out``."""
+    cdef Py_ssize_t i, j, nxt, lo, k
+    cdef int64_t total, dx, dy
+    with nogil:
+        for i in range(xy_offsets.shape[0] - 1):
+            lo = xy_offsets[i]
+            k = (xy_offsets[i + 1] - lo) // 2
+            total = k + 2
+            for j in range(k):
+                nxt = (j + 1) % k
+                dx = _abs(_c_int(5.0 * xy[lo + 2 * j] + 0.5) - _c_int(5.0 * xy[lo + 2 * nxt] + 0.5))
+                dy = _abs(_c_int(5.0 * xy[lo + 2 * j + 1] + 0.5)
+                          - _c_int(5.0 * xy[lo + 2 * nxt + 1] + 0.5))
+                total += dx if dx > dy else dy
+            capacity[i] = total
+
+
+def polygons_fill(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, int64_t w,
+                  int64_t[::1] out, const int64_t[:] out_offsets, int64_t[:] nruns):
+    """Rasterise every polygon of the flat ``xy`` into ``out`` at ``out_offsets``."""
+    cdef Py_ssize_t i, n = xy_offsets.shape[0] - 1, longest = 1
+    cdef Py_ssize_t bucket_size = (w if w > 0 else 0) + 2
+    for i in range(n):
+        longest = max(longest, out_offsets[i + 1] - out_offsets[i])
+    cdef int64_t* scratch = <int64_t*>malloc(longest * sizeof(int64_t))
+    cdef int64_t* bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
+    if scratch == NULL or bucket == NULL:
+        free(scratch)
+        free(bucket)
+        raise MemoryError("polygons: no memory to rasterise")
+    with nogil:
+        for i in range(n):
+            nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], h, w,
+                                     &out[0] + out_offsets[i], scratch, bucket, bucket_size)
+    free(scratch)
+    free(bucket)

@@ -1,0 +1,112 @@
+"""evaluate_sharded on a real local Dask cluster (two worker processes): published COCO and
+Open Images numbers through shard files, and the errors that name shards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ioukit
+from ioukit.distributed import evaluate_sharded
+from ioukit.errors import DataFormatError
+from ioukit.io.openimages import read_openimages_ground_truth
+
+distributed = pytest.importorskip("dask.distributed")
+
+DATA = Path(__file__).parent / "data" / "conformance"
+COCO = DATA / "coco" / "val2014_100"
+OI = DATA / "openimages"
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def _write_shards(tmp: Path, dets: list[dict[str, Any]], n: int) -> list[Path]:
+    ids = sorted({d["image_id"] for d in dets})
+    rng = np.random.default_rng(0)
+    shard_of = dict(zip(ids, rng.integers(0, n, len(ids)).tolist(), strict=True))
+    paths = []
+    for k in range(n):
+        path = tmp / f"shard{k}.json"
+        path.write_text(json.dumps([d for d in dets if shard_of[d["image_id"]] == k]))
+        paths.append(path)
+    return paths
+
+
+def test_coco_published_numbers_through_shards(client: Any, tmp_path: Path) -> None:
+    dets = json.loads((COCO / "instances_val2014_fakebbox100_results.json").read_text())
+    shards = _write_shards(tmp_path, dets, 4)
+    r = evaluate_sharded(COCO / "instances_val2014_100.json", shards, client=client)
+    single = ioukit.evaluate(COCO / "instances_val2014_100.json", dets)
+    assert r.stats == single.stats
+    assert r.precision is not None and single.precision is not None
+    np.testing.assert_array_equal(r.precision, single.precision)
+    assert r.stats["AP"] == 0.5045806987249628  # faster-coco-eval's published full precision
+
+
+def test_openimages_challenge_through_shards(client: Any, tmp_path: Path) -> None:
+    gt = read_openimages_ground_truth(
+        OI / "challenge_boxes.csv",
+        image_labels=OI / "challenge_image_labels.csv",
+        categories=["cat", "dog", "elephant"],
+    )
+    lines = (OI / "challenge_predictions.csv").read_text().splitlines()
+    shards = []
+    for image in ("img3", "img1", "img2"):
+        path = tmp_path / f"{image}.csv"
+        path.write_text("\n".join([lines[0], *(x for x in lines[1:] if x.startswith(image))]))
+        shards.append(path)
+    r = evaluate_sharded(
+        gt, shards, client=client, protocol="openimages_challenge", group_of_weight=0.5
+    )
+    assert r.stats["mAP"] == pytest.approx(17 / 63, abs=1e-15)
+    assert r.stats["mAP"] == pytest.approx(0.269841269, abs=1e-7)  # TF's published value
+
+
+def test_overlapping_shards_are_named(client: Any, tmp_path: Path) -> None:
+    dets = json.loads((COCO / "instances_val2014_fakebbox100_results.json").read_text())
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(dets[:10]))
+    b.write_text(json.dumps(dets[5:20]))
+    with pytest.raises(DataFormatError, match=r"a\.json, .*b\.json: image .* appears in both"):
+        evaluate_sharded(COCO / "instances_val2014_100.json", [a, b], client=client)
+
+
+def test_unknown_image_names_the_shard(client: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad_shard.json"
+    bad.write_text(
+        json.dumps([{"image_id": 1, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 1}])
+    )
+    with pytest.raises(DataFormatError, match=r"bad_shard\.json"):
+        evaluate_sharded(COCO / "instances_val2014_100.json", [bad], client=client)
+
+
+def test_argument_errors() -> None:
+    with pytest.raises(ValueError, match="protocol"):
+        evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="nope")
+    with pytest.raises(ValueError, match="segm"):
+        evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="voc10", iou_type="segm")
+    with pytest.raises(ValueError, match="evaluate_sharded supports"):
+        evaluate_sharded(COCO / "instances_val2014_100.json", [], iou_type="keypoints")
+    with pytest.raises(TypeError, match="list of paths"):
+        evaluate_sharded(COCO / "instances_val2014_100.json", "shard.json")
+
+
+def test_default_local_cluster(tmp_path: Path) -> None:
+    dets = json.loads((COCO / "instances_val2014_fakebbox100_results.json").read_text())
+    shards = _write_shards(tmp_path, dets, 2)
+    r = evaluate_sharded(COCO / "instances_val2014_100.json", shards)  # makes and closes one
+    assert r.stats["AP"] == 0.5045806987249628

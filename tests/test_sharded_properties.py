@@ -1,0 +1,242 @@
+"""Sharded evaluation without a cluster: random splits of random datasets into shards (empty
+ones and one-image ones included), each shard through the worker function, merged on the
+client, equal bit for bit to one process, for every protocol and for segm."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ioukit
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.distributed import (
+    CocoPartial,
+    _coco_match,
+    _merge,
+    _shard_partial,
+    concat_predictions,
+)
+from ioukit.errors import DataFormatError
+from ioukit.metrics.openimages import ImageLabels
+
+
+def _subset(pred: Dataset, rows: np.ndarray) -> Dataset:
+    columns: dict[str, Any] = {}
+    for f in dataclasses.fields(Dataset):
+        value = getattr(pred, f.name)
+        if f.name in ("images", "categories") or value is None:
+            columns[f.name] = value
+        elif f.name == "segmentation":
+            columns[f.name] = tuple(value[i] for i in rows)
+        else:
+            columns[f.name] = value[rows]
+    return Dataset(**columns)
+
+
+def _masks_rle(rng: np.random.Generator, boxes: np.ndarray, size: int) -> list[dict[str, Any]]:
+    out = []
+    for x1, y1, x2, y2 in boxes.astype(int).tolist():
+        mask = np.zeros((1, size, size), dtype=bool)
+        mask[0, y1:y2, x1:x2] = True
+        mask[0] &= rng.random((size, size)) < 0.9
+        out.append(ioukit.masks.encode(mask)[0])
+    return out
+
+
+def _dataset(seed: int, n_images: int, *, segm: bool = False) -> tuple[Dataset, Dataset]:
+    rng = np.random.default_rng(seed)
+    size = 24
+    images = ImageTable.from_lists(
+        list(range(10, 10 + n_images)),
+        [f"im{i}" for i in range(n_images)],
+        [float(size)] * n_images,
+        [float(size)] * n_images,
+    )
+    cats = CategoryTable.from_lists([1, 2, 5], ["a", "b", "c"])
+
+    def boxes(n: int) -> np.ndarray:
+        xy = rng.integers(0, size // 2, size=(n, 2)).astype(float)
+        wh = rng.integers(2, size // 2, size=(n, 2)).astype(float)
+        return np.concatenate([xy, xy + wh], axis=1)
+
+    m = int(rng.integers(0, 5 * n_images + 1))
+    gt_boxes = boxes(m)
+    gt_kw: dict[str, Any] = {}
+    if segm:
+        gt_kw["segmentation"] = _masks_rle(rng, gt_boxes, size)
+    gt = Dataset.from_arrays(
+        images,
+        cats,
+        boxes=gt_boxes,
+        image_index=rng.integers(0, n_images, m),
+        category_id=rng.choice([1, 2, 5], m),
+        crowd=rng.random(m) < 0.1,
+        area=(gt_boxes[:, 2] - gt_boxes[:, 0]) * (gt_boxes[:, 3] - gt_boxes[:, 1]) * 4,
+        **gt_kw,
+    )
+    n = int(rng.integers(0, 8 * n_images + 1))
+    near = rng.random(n) < 0.6 if m else np.zeros(n, dtype=bool)
+    src = rng.integers(0, max(m, 1), n)
+    pred_boxes = boxes(n)
+    pred_boxes[near] = np.clip(
+        gt.boxes[src[near]] + rng.integers(-1, 2, size=(int(near.sum()), 4)), 0, size
+    )
+    pred_boxes[:, 2:] = np.maximum(pred_boxes[:, 2:], pred_boxes[:, :2] + 1)
+    image_index = rng.integers(0, n_images, n)
+    category_id = rng.choice([1, 2, 5], n)
+    image_index[near] = gt.image_index[src[near]]
+    category_id[near] = gt.category_id[src[near]]
+    pred_kw: dict[str, Any] = {}
+    if segm:
+        pred_kw["segmentation"] = _masks_rle(rng, pred_boxes, size)
+    pred = Dataset.from_arrays(
+        images,
+        cats,
+        boxes=pred_boxes,
+        image_index=image_index,
+        category_id=category_id,
+        scores=rng.choice([0.1, 0.3, 0.5, 0.7, 0.9, 0.95], n),  # ties across images
+        **pred_kw,
+    )
+    return gt, pred
+
+
+def _shards(pred: Dataset, seed: int, n_shards: int) -> list[Dataset]:
+    rng = np.random.default_rng(seed)
+    shard_of = rng.integers(0, n_shards, len(pred.images))
+    return [_subset(pred, np.flatnonzero(shard_of[pred.image_index] == s)) for s in range(n_shards)]
+
+
+def _sharded(
+    gt: Dataset, shards: list[Dataset], protocol: str, iou_type: str, options: dict[str, Any]
+) -> ioukit.EvaluationResult:
+    names = [f"shards[{i}]" for i in range(len(shards))]
+    results = [
+        _shard_partial((gt, options), s, n, protocol, iou_type)
+        for s, n in zip(shards, names, strict=True)
+    ]
+    return _merge(gt, results, names, protocol, iou_type, options)
+
+
+def _assert_same(a: ioukit.EvaluationResult, b: ioukit.EvaluationResult) -> None:
+    assert a.stats == b.stats
+    assert a.per_class == b.per_class
+    assert a.params == b.params
+    assert a.result.arrays.keys() == b.result.arrays.keys()
+    for key, value in a.result.arrays.items():
+        np.testing.assert_array_equal(value, b.result.arrays[key], err_msg=key)
+
+
+PROTOCOLS = [
+    ("coco", "bbox"),
+    ("voc07", "bbox"),
+    ("voc10", "bbox"),
+    ("yolo", "bbox"),
+    ("openimages", "bbox"),
+    ("openimages_challenge", "bbox"),
+]
+
+
+@pytest.mark.parametrize(("protocol", "iou_type"), PROTOCOLS)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 8), n_shards=st.integers(1, 5))
+def test_random_splits_merge_bit_for_bit(
+    protocol: str, iou_type: str, seed: int, n_images: int, n_shards: int
+) -> None:
+    gt, pred = _dataset(seed, n_images)
+    shards = _shards(pred, seed + 1, n_shards)
+    options: dict[str, Any] = {}
+    if protocol == "openimages_challenge":
+        rng = np.random.default_rng(seed + 2)
+        k = 2 * n_images
+        options["image_labels"] = ImageLabels.from_arrays(
+            rng.integers(0, n_images, k), rng.choice([1, 2, 5], k)
+        )
+    merged = _sharded(gt, shards, protocol, iou_type, options)
+    # one process, on the shards concatenated in order
+    single = ioukit.evaluate(
+        gt, concat_predictions(shards), protocol=protocol, iou_type=iou_type, **options
+    )
+    _assert_same(merged, single)
+    if protocol in ("coco", "yolo", "openimages", "openimages_challenge"):
+        # these do not depend on how images' predictions interleave in the input
+        _assert_same(merged, ioukit.evaluate(gt, pred, protocol=protocol, **options))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 5), n_shards=st.integers(1, 4))
+def test_random_splits_merge_bit_for_bit_segm(seed: int, n_images: int, n_shards: int) -> None:
+    gt, pred = _dataset(seed, n_images, segm=True)
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "coco", "segm", {})
+    _assert_same(merged, ioukit.evaluate(gt, pred, iou_type="segm"))
+
+
+def test_image_in_two_shards_names_both() -> None:
+    gt, pred = _dataset(7, 4)
+    rows = np.flatnonzero(pred.image_index == pred.image_index[0])
+    names = ["a.json", "b.json"]
+    results = [_shard_partial((gt, {}), _subset(pred, rows), n, "coco", "bbox") for n in names]
+    with pytest.raises(DataFormatError, match=r"a\.json, b\.json: image 'im\d' \(id \d+\)"):
+        _merge(gt, results, names, "coco", "bbox", {})
+
+
+def test_no_shards_and_empty_shards() -> None:
+    gt, pred = _dataset(11, 3)
+    empty = _subset(pred, np.zeros(0, dtype=np.int64))
+    for protocol in ("coco", "openimages"):
+        none = _merge(gt, [], [], protocol, "bbox", {})
+        want = ioukit.evaluate(gt, empty, protocol=protocol)
+        _assert_same(none, want)
+        _assert_same(_sharded(gt, [empty, empty], protocol, "bbox", {}), want)
+
+
+def test_concat_predictions_checks_tables() -> None:
+    gt, pred = _dataset(3, 2)
+    other, _ = _dataset(4, 3)
+    with pytest.raises(DataFormatError, match="at least one"):
+        concat_predictions([])
+    with pytest.raises(DataFormatError, match=r"parts\[1\]: expected a prediction Dataset"):
+        concat_predictions([pred, gt])
+    moved = Dataset.from_arrays(
+        other.images,
+        pred.categories,
+        boxes=[[0, 0, 1, 1]],
+        image_index=[0],
+        category_id=[1],
+        scores=[0.5],
+    )
+    with pytest.raises(DataFormatError, match=r"parts\[1\]: expected the image table"):
+        concat_predictions([pred, moved])
+
+
+def test_coco_partial_is_compact_and_round_trips() -> None:
+    gt, pred = _dataset(21, 6)
+    part = CocoPartial.from_match(gt, pred, "bbox", {})
+    assert len(part) > 0
+    # 8 score + 4 class + 4 rank + 8 image id + 8 category id + 2 x 5 status bytes
+    assert part.nbytes == 42 * len(part) + 8 * part.num_pred.size
+    _, _, outcome = _coco_match(gt, pred, "bbox", {})
+    np.testing.assert_array_equal(part.status(), outcome.status)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"use_cats": False},
+        {"max_dets": (1, 3, 5)},
+        {"iou_thresholds": (0.3, 0.5), "area_ranges": {"tiny": (0, 20), "rest": (20, 1e10)}},
+        {"compat": "pycocotools"},
+    ],
+)
+def test_coco_options_merge_bit_for_bit(options: dict[str, Any]) -> None:
+    for seed in range(8):
+        gt, pred = _dataset(seed, 6)
+        shards = _shards(pred, seed + 1, 3)
+        merged = _sharded(gt, shards, "coco", "bbox", options)
+        _assert_same(merged, ioukit.evaluate(gt, pred, **options))
