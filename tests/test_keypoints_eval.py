@@ -207,10 +207,10 @@ class TestErrors:
             ioukit.evaluate(gt, results, iou_type="keypoints")
 
     def test_protocol(self) -> None:
-        with pytest.raises(ValueError, match="needs protocol 'coco' or 'crowdpose'"):
+        with pytest.raises(ValueError, match="needs protocol 'coco', 'crowdpose' or 'yolo'"):
             make_keypoint_protocol("voc10")
         gt, results = make_keypoint_set(2, seed=1)
-        with pytest.raises(ValueError, match="needs protocol 'coco' or 'crowdpose'"):
+        with pytest.raises(ValueError, match="needs protocol 'coco', 'crowdpose' or 'yolo'"):
             ioukit.evaluate(gt, results, iou_type="keypoints", protocol="voc07")
 
     def test_crowdpose_needs_crowd_index(self) -> None:

@@ -546,7 +546,12 @@ def test_coco_rotated_bad_documents(doc: dict, match: str) -> None:  # type: ign
         read_coco_rotated_ground_truth(doc)
 
 
-def test_cli_refuses_plots_for_rotated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "iou_type"), [("coco", "rotated"), ("dota", "rotated"), ("yolo", "probiou")]
+)
+def test_cli_plots_for_rotated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], protocol: str, iou_type: str
+) -> None:
     from ioukit.cli import main
     from ioukit.io import write_dataset
 
@@ -554,9 +559,30 @@ def test_cli_refuses_plots_for_rotated(tmp_path: Path, capsys: pytest.CaptureFix
     write_dataset(gt, tmp_path / "g", format="dota")
     write_dataset(pred, tmp_path / "p", format="dota")
     args = ["eval", "--gt", str(tmp_path / "g"), "--pred", str(tmp_path / "p"), "--quiet"]
-    assert main([*args, "--iou-type", "rotated", "--plots", str(tmp_path / "fig")]) == 2
-    assert "--plots: not available yet" in capsys.readouterr().err
-    assert not (tmp_path / "fig").exists()
+    args += ["--iou-type", iou_type, "--protocol", protocol, "--plots", str(tmp_path / "fig")]
+    assert main(args) == 0, capsys.readouterr().err
+    assert (tmp_path / "fig" / "confusion_matrix.png").is_file()
+    assert (tmp_path / "fig" / "pr_curves.png").is_file()
+
+
+@pytest.mark.parametrize("protocol", ["coco", "dota", "yolo"])
+def test_curves_and_confusion_use_the_rotated_match(protocol: str) -> None:
+    """Crossed thin boxes: identical envelopes (IoU 1) but rotated IoU ~0.04."""
+    images, cats = ImageTable.from_lists([1], ["a"]), CategoryTable.from_lists([1], ["pole"])
+    env = [[0.0, 0.0, 100.0, 100.0]]
+    one = {"image_index": [0], "category_id": [1], "area": [560.0]}
+    gt = Dataset.from_arrays(images, cats, boxes=env, rotated=[[50, 50, 140, 4, 45]], **one)
+    pred = Dataset.from_arrays(
+        images, cats, boxes=env, scores=[0.9], rotated=[[50, 50, 140, 4, -45]], **one
+    )
+    r = ioukit.evaluate(gt, pred, protocol=protocol, iou_type="rotated")
+    cm = r.confusion_matrix()
+    assert cm.matrix.tolist() == [[0, 1], [1, 0]]  # a false positive and a missed pole
+    curves = r.curves()
+    assert curves.best_f1 == pytest.approx(0.0, abs=1e-9)
+    assert r.matched_ious().size == 0
+    boxes = ioukit.evaluate(gt, pred, protocol="yolo" if protocol == "dota" else protocol)
+    assert boxes.confusion_matrix().matrix.tolist() == [[1, 0], [0, 0]]  # envelopes: a match
 
 
 @pytest.mark.parametrize("iou_type", ["rotated", "probiou"])

@@ -443,10 +443,14 @@ def _ground_truth(
     return read_gt(gt, require_iscrowd=strict, segm=segm), options
 
 
-def _client(client: Any) -> tuple[Any, Any]:
+def _client(client: Any, workers: int | None = None) -> tuple[Any, Any]:
     """The client to use and, when we made a local cluster, the objects to close."""
     if client is not None:
         return client, None
+    if workers is not None and (
+        isinstance(workers, bool) or int(workers) != workers or workers < 1
+    ):
+        raise ValueError(f"workers: expected a positive number of processes, got {workers!r}")
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
@@ -454,7 +458,7 @@ def _client(client: Any) -> tuple[Any, Any]:
             'evaluate_sharded needs dask.distributed: pip install "ioukit[dask]"'
         ) from None
     cluster = LocalCluster(  # type: ignore[no-untyped-call,unused-ignore]
-        n_workers=os.cpu_count() or 1,
+        n_workers=int(workers) if workers is not None else (os.cpu_count() or 1),
         threads_per_worker=1,
         processes=True,
         dashboard_address=":0",
@@ -469,6 +473,7 @@ def evaluate_sharded(
     /,
     *,
     client: Any = None,
+    workers: int | None = None,
     protocol: str = "coco",
     iou_type: str = "bbox",
     **options: Any,
@@ -486,8 +491,10 @@ def evaluate_sharded(
         area from the boxes when the file's first record has a ``bbox``; each shard file
         applies that rule to its own first record.)
     client : dask.distributed.Client, optional
-        Default: a local cluster with one single-threaded worker process per core, closed
-        afterwards.
+        Default: a local cluster with one single-threaded worker process per core (or
+        ``workers`` of them), closed afterwards.
+    workers : int, optional
+        Number of worker processes of the local cluster made when ``client`` is None.
     protocol : str
         Any protocol of :func:`ioukit.evaluate`.
     iou_type : {"bbox", "segm"}
@@ -526,7 +533,7 @@ def evaluate_sharded(
         for i, s in enumerate(shards)
     ]
     gt_ds, options = _ground_truth(gt, protocol, iou_type, dict(options))
-    client, owned = _client(client)
+    client, owned = _client(client, workers)
     try:
         shared = client.scatter((gt_ds, options), broadcast=True, hash=False)
         futures = [

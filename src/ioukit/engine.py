@@ -217,10 +217,13 @@ class Evaluator:
     Parameters
     ----------
     protocol : {"coco", "voc07", "voc10", "yolo"}
-    iou_type : {"bbox", "segm"}
-        ``"segm"`` needs ``protocol="coco"``.
-    box_format : {"xyxy", "xywh", "cxcywh"}
-        Format of the incoming boxes.
+    iou_type : {"bbox", "segm", "keypoints", "rotated", "probiou"}
+        ``"segm"`` needs ``protocol="coco"``. ``"rotated"``/``"probiou"``: ``boxes`` are oriented
+        (N, 5) ``cxcywhr`` (degrees, counter-clockwise) or (N, 8) corners (protocols coco,
+        dota, mmrotate, yolo).
+    box_format : {"xyxy", "xywh", "cxcywh"} or {"cxcywhr", "xywhr", "xyxyxyxy"}
+        Format of the incoming boxes; for oriented boxes the default takes (N, 5) as
+        ``cxcywhr`` and (N, 8) as ``xyxyxyxy``.
     sync : bool, default True
         Under an initialised ``torch.distributed`` process group, ``compute`` gathers every
         rank's images (one ``all_gather_object``; images numbered rank by rank) and every rank
@@ -266,15 +269,27 @@ class Evaluator:
         _protocol(protocol, iou_type, options)  # validated here, once, before any update
         if protocol == "crowdpose":
             iou_type = "keypoints"
-        if iou_type not in ("bbox", "segm", "keypoints"):
+        if iou_type not in ("bbox", "segm", "keypoints", "rotated", "probiou"):
             raise ValueError(
-                f"iou_type: Evaluator supports 'bbox', 'segm' and 'keypoints', got {iou_type!r}"
+                "iou_type: Evaluator supports 'bbox', 'segm', 'keypoints', 'rotated' and "
+                f"'probiou', got {iou_type!r}"
             )
         from ioukit._array import check_format
 
         self.protocol = protocol
         self.iou_type = iou_type
-        self.box_format = check_format(box_format, "box_format")
+        self._oriented = iou_type in ("rotated", "probiou")
+        if self._oriented:  # oriented boxes: cxcywhr, xywhr, xyxyxyxy, or by width (xyxy)
+            from ioukit.evaluation.rotated import ROTATED_BOX_FORMATS
+
+            if box_format not in (*ROTATED_BOX_FORMATS, "xyxy"):
+                raise ValueError(
+                    f"box_format: expected one of {', '.join(map(repr, ROTATED_BOX_FORMATS))} "
+                    f"for iou_type={iou_type!r}, got {box_format!r}"
+                )
+            self.box_format = box_format
+        else:
+            self.box_format = check_format(box_format, "box_format")
         self.options = dict(options)
         self.sync = bool(sync)  # gather every rank's images under torch.distributed
         self._pred: list[tuple[np.ndarray, ...]] = []
@@ -371,6 +386,12 @@ class Evaluator:
 
                 p_kp, boxes, p_area = _streamed_keypoints(p, f"predictions[{i}]", self._boxes)
                 t_kp, gt_boxes, _ = _streamed_keypoints(t, f"targets[{i}]", self._boxes)
+            elif self._oriented:
+                from ioukit.evaluation.rotated import _streamed_rotated
+
+                fmt = None if self.box_format == "xyxy" else self.box_format
+                p_rot, boxes, p_area = _streamed_rotated(p["boxes"], f"predictions[{i}].boxes", fmt)
+                t_rot, gt_boxes, t_area = _streamed_rotated(t["boxes"], f"targets[{i}].boxes", fmt)
             else:
                 boxes = self._boxes(p["boxes"], f"predictions[{i}].boxes")
                 gt_boxes = self._boxes(t["boxes"], f"targets[{i}].boxes")
@@ -396,6 +417,8 @@ class Evaluator:
                 check_finite(area, f"targets[{i}].area")
             elif segm:
                 area = t_masks.area
+            elif self._oriented:
+                area = t_area
             else:
                 area = (gt_boxes[:, 2] - gt_boxes[:, 0]) * (gt_boxes[:, 3] - gt_boxes[:, 1])
             if len(gt_labels) != m or len(crowd) != m or len(area) != m:
@@ -410,9 +433,12 @@ class Evaluator:
                 sizes.append(size)
             elif kp:
                 pred_rows.append((boxes, scores, labels, p_area, p_kp))
+            elif self._oriented:
+                pred_rows.append((boxes, scores, labels, p_area, p_rot))
             else:
                 pred_rows.append((boxes, scores, labels))
-            gt_rows.append((gt_boxes, gt_labels, crowd, area, *((t_kp,) if kp else ())))
+            extra = (t_kp,) if kp else (t_rot,) if self._oriented else ()
+            gt_rows.append((gt_boxes, gt_labels, crowd, area, *extra))
         with self._lock:
             self._pred.extend(pred_rows)
             self._gt.extend(gt_rows)
@@ -497,6 +523,13 @@ class Evaluator:
 
             gt_kp = _concat_keypoints([g[4] for g in self._gt], "targets")
             pred_kp = _concat_keypoints([p[4] for p in self._pred], "predictions")
+        gt_rot: dict[str, Any] = {}
+        pred_rot: dict[str, Any] = {}
+        if self._oriented:
+            from ioukit.evaluation.rotated import _rotated_columns
+
+            gt_rot = _rotated_columns([g[4] for g in self._gt])
+            pred_rot = _rotated_columns([p[4] for p in self._pred])
         gt = Dataset.from_arrays(
             images,
             categories,
@@ -505,10 +538,15 @@ class Evaluator:
             category_id=gt_labels,
             crowd=cat([g[2] for g in self._gt], np.zeros(0, bool)),
             area=cat([g[3] for g in self._gt], np.zeros(0)),
-            segmentation=[r for rles in self._gt_rles for r in rles] if segm else None,
+            segmentation=(
+                [r for rles in self._gt_rles for r in rles]
+                if segm
+                else gt_rot.pop("segmentation", None)
+            ),
             keypoints=gt_kp,
             # pycocotools ignores a person without a labelled keypoint (num_keypoints == 0)
             ignore=None if gt_kp is None else ~(gt_kp[:, :, 2] > 0).any(axis=1),
+            **gt_rot,
         )
         pred = Dataset.from_arrays(
             images,
@@ -517,9 +555,16 @@ class Evaluator:
             image_index=np.repeat(np.arange(n_images), [len(p[0]) for p in self._pred]),
             category_id=pred_labels,
             scores=cat([p[1] for p in self._pred], np.zeros(0)),
-            area=cat([p[3] for p in self._pred], np.zeros(0)) if segm or kp else None,
-            segmentation=[r for rles in self._pred_rles for r in rles] if segm else None,
+            area=cat([p[3] for p in self._pred], np.zeros(0))
+            if segm or kp or self._oriented
+            else None,
+            segmentation=(
+                [r for rles in self._pred_rles for r in rles]
+                if segm
+                else pred_rot.pop("segmentation", None)
+            ),
             keypoints=pred_kp,
+            **pred_rot,
         )
         return gt, pred
 

@@ -358,7 +358,8 @@ def write_plots(
             iou_threshold=iou_threshold,
         )
     )
-    if result.params.get("iou_type") == "keypoints":
+    if result.params.get("iou_type") == "keypoints" and result.outcome is not None:
+        # per-keypoint errors read the matched pairs (protocol yolo keeps no outcome)
         written.append(plot_keypoint_errors(result, out / "keypoint_errors.png"))
     return written
 

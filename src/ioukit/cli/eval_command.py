@@ -11,6 +11,7 @@ from typing import Any
 __all__ = [
     "add_reading_arguments",
     "check_output_folder",
+    "evaluate_shards",
     "input_paths",
     "prediction_format",
     "progress_enabled",
@@ -19,6 +20,7 @@ __all__ = [
     "read_segm_args",
     "register",
     "run",
+    "shard_paths",
     "sizes_note",
 ]
 
@@ -262,8 +264,63 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="exit 0 even when a diagnostic is an error (default: exit 1 after the report)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="evaluate prediction shards on a local Dask cluster of N worker processes: --pred is "
+        "a glob ('shards/*.json'), a folder of shard files or one file; each image's predictions "
+        "in one shard (needs ioukit[dask]; protocols coco and openimages)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
     parser.set_defaults(run=run)
+
+
+def shard_paths(pattern: str) -> list[str]:
+    """The shard files ``--pred`` names with ``--workers``: a glob, a folder or one file.
+
+    A folder gives its ``*.json`` and ``*.csv`` files; the order is sorted by name.
+    """
+    import glob
+
+    path = Path(pattern)
+    if path.is_dir():
+        found = sorted(str(p) for p in path.iterdir() if p.suffix.lower() in (".json", ".csv"))
+    elif path.exists():
+        found = [str(path)]
+    else:
+        found = sorted(glob.glob(pattern))
+    files = [f for f in found if Path(f).is_file()]
+    if not files:
+        raise FileNotFoundError(
+            f"--pred {pattern}: no shard files (expected a glob, a folder or a file)"
+        )
+    return files
+
+
+def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
+    """``ioukit.evaluate_sharded`` on a local cluster of ``--workers`` processes."""
+    from ioukit.distributed import evaluate_sharded
+
+    if args.workers < 1:
+        raise ValueError(f"--workers: expected a positive number of processes, got {args.workers}")
+    for option, value in (("--plots", args.plots), ("--per-image", args.per_image)):
+        if value is not None:
+            raise ValueError(
+                f"{option}: not available with --workers (the predictions stay on the workers)"
+            )
+    if args.errors:
+        raise ValueError(
+            "--errors: not available with --workers (the predictions stay on the workers)"
+        )
+    return evaluate_sharded(
+        args.gt,
+        shard_paths(args.pred),
+        workers=args.workers,
+        protocol=args.protocol,
+        iou_type=args.iou_type,
+        **options,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -284,14 +341,8 @@ def run(args: argparse.Namespace) -> int:
     plan.add_file("--per-image", per_image_path)
     if getattr(args, "errors", False) and args.protocol != "coco":
         raise ValueError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
-    if args.plots is not None and (
-        args.iou_type in ("rotated", "probiou") or args.protocol in ("dota", "mmrotate")
-    ):
-        # the curves still rematch with axis-aligned IoU; figures would describe the envelopes
-        raise ValueError(
-            f"--plots: not available yet for --iou-type {args.iou_type} / --protocol "
-            f"{args.protocol} (the figures would use the boxes' axis-aligned envelopes)"
-        )
+    # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
+    # evaluation's own match or rematch with its similarity (EvaluationResult._similarity)
     if args.plots is not None:
         from ioukit.plots import _figure
 
@@ -299,6 +350,8 @@ def run(args: argparse.Namespace) -> int:
     unknowns = Unknowns() if args.skip_unknown else None
     keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
     options: dict[str, Any] = {}
+    if args.workers is not None:
+        return _report_sharded(args, plan, evaluate_shards(args, options))
     with enabled_progress(progress_enabled(args)):
         if keypoints:
             from ioukit.cli._keypoints import keypoint_options, read_keypoint_args
@@ -378,3 +431,25 @@ def run(args: argparse.Namespace) -> int:
     if args.plots and not args.quiet:
         print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
+
+
+def _report_sharded(args: argparse.Namespace, plan: Any, result: Any) -> int:
+    """Outputs and report of a sharded evaluation (no diagnostics: the predictions stayed on
+    the workers)."""
+    from ioukit.cli._report import say
+    from ioukit.report import csv_bytes, json_text, per_class_table
+
+    with plan:
+        if args.json:
+            plan.write_text("--json", json_text(result.to_dict()))
+        if args.csv:
+            plan.write_bytes("--csv", csv_bytes(result.per_class))
+    if not args.quiet:
+        print(
+            "note: --workers: diagnostics are skipped (the predictions stay on the workers)",
+            file=sys.stderr,
+        )
+    say(result.summary())
+    say("")
+    say(per_class_table(result.per_class))
+    return 0

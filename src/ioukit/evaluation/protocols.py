@@ -25,6 +25,7 @@ ValueError: iou_type: protocol 'voc10' supports 'bbox', got 'segm'
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -488,12 +489,15 @@ class YOLOProtocol:
     """Ultralytics ``yolo val``: float32 IoU, first-gt ties, ``np.argsort(-conf)`` order.
 
     ``rule`` is ``MatchRule(tie="first", crowd=False, clamp=None)`` on float32 IoU values and
-    float32 thresholds; see :func:`ioukit.metrics.yolo.evaluate_yolo`.
+    float32 thresholds; see :func:`ioukit.metrics.yolo.evaluate_yolo`. ``similarity`` None
+    picks one by ``iou_type`` (:func:`ioukit.evaluation.ultralytics.yolo_similarity`: float32
+    box IoU, pose OKS, OBB probiou, or the exact rotated IoU).
     """
 
     iou_thresholds: tuple[float, ...] | None = None
     stable_ties: bool = False
     name: str = "yolo"
+    similarity: Any = None  # None: by iou_type (ioukit.evaluation.ultralytics.yolo_similarity)
 
     @property
     def rule(self) -> MatchRule:
@@ -502,11 +506,21 @@ class YOLOProtocol:
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Ultralytics metrics (see :func:`ioukit.metrics.yolo.evaluate_yolo`)."""
+        from ioukit.evaluation.ultralytics import yolo_similarity
         from ioukit.metrics.yolo import evaluate_yolo
 
-        return evaluate_yolo(
-            gt, pred, iou_thresholds=self.iou_thresholds, stable_ties=self.stable_ties
+        similarity = self.similarity if self.similarity is not None else yolo_similarity(iou_type)
+        result = evaluate_yolo(
+            gt,
+            pred,
+            iou_thresholds=self.iou_thresholds,
+            stable_ties=self.stable_ties,
+            similarity=similarity,
         )
+        params = {**result.params, "iou_type": iou_type}
+        if iou_type == "keypoints":  # the OKS sigmas (None: Ultralytics' default for K)
+            params["sigmas"] = getattr(similarity, "sigmas", None)
+        return dataclasses.replace(result, params=params)
 
 
 def _voc(interpolation: str, name: str) -> Callable[..., VOCProtocol]:
@@ -536,7 +550,7 @@ def _yolo(*, iou_thresholds: object = None, stable_ties: bool = False) -> YOLOPr
 register_protocol("coco", COCOProtocol.from_options, iou_types=None)
 register_protocol("voc07", _voc("11point", "voc07"))
 register_protocol("voc10", _voc("all", "voc10"))
-register_protocol("yolo", _yolo)
+register_protocol("yolo", _yolo, iou_types=("bbox", "rotated", "probiou", "keypoints"))
 
 
 def _openimages(challenge: bool) -> Callable[..., Any]:

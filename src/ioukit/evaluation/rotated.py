@@ -60,7 +60,13 @@ from ioukit.evaluation.protocols import check_pair, register_protocol
 from ioukit.evaluation.similarity import GroupMatrices, register_similarity
 from ioukit.metrics.protocol import ProtocolResult
 
-__all__ = ["ProbIoUSimilarity", "RotatedIoU", "RotatedVOCProtocol", "dataset_corners"]
+__all__ = [
+    "ROTATED_BOX_FORMATS",
+    "ProbIoUSimilarity",
+    "RotatedIoU",
+    "RotatedVOCProtocol",
+    "dataset_corners",
+]
 
 
 def dataset_corners(ds: Dataset, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -82,6 +88,71 @@ def dataset_corners(ds: Dataset, name: str) -> tuple[np.ndarray, np.ndarray]:
     import array_api_compat.numpy as xp
 
     return corners, np.asarray(_signed_area4(xp, corners) == 0)
+
+
+ROTATED_BOX_FORMATS = ("cxcywhr", "xywhr", "xyxyxyxy")
+
+
+def _streamed_rotated(
+    value: object, name: str, box_format: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One side of ``Evaluator.update`` with oriented boxes (private helper).
+
+    ``value``: (N, 5) ``cxcywhr``/``xywhr`` (degrees, counter-clockwise) or (N, 8) corners;
+    ``box_format`` None: by width (5 -> ``cxcywhr``, 8 -> ``xyxyxyxy``). Returns the boxes as
+    (N, 5) ``cxcywhr`` or (N, 8) corners (float64), their xyxy envelopes and polygon areas.
+    """
+    from ioukit.boxes import box_convert
+    from ioukit.errors import BoxError
+    from ioukit.metrics.keypoints import _host
+    from ioukit.overlap.rotated import _check_convex
+
+    boxes = np.asarray(_host(value, name), dtype=np.float64)
+    if boxes.size == 0:
+        boxes = boxes.reshape(0, 5 if box_format in (None, "cxcywhr", "xywhr") else 8)
+    width = {"cxcywhr": 5, "xywhr": 5, "xyxyxyxy": 8}.get(box_format or "", 0)
+    if boxes.ndim != 2 or boxes.shape[1] not in ((5, 8) if width == 0 else (width,)):
+        want = "(N, 5) or (N, 8)" if width == 0 else f"(N, {width}) for {box_format!r}"
+        raise BoxError(f"{name}: expected oriented boxes of shape {want}, got {boxes.shape}")
+    bad = ~np.isfinite(boxes).all(axis=1)
+    if bad.any():
+        raise BoxError(f"{name}[{int(np.flatnonzero(bad)[0])}]: expected finite numbers")
+    if boxes.shape[1] == 5:
+        if box_format == "xywhr":
+            boxes = np.asarray(box_convert(boxes, "xywhr", "cxcywhr"), dtype=np.float64)
+        neg = (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
+        if neg.any():
+            i = int(np.flatnonzero(neg)[0])
+            raise BoxError(f"{name}[{i}]: expected width and height >= 0, got {boxes[i].tolist()}")
+        area = boxes[:, 2] * boxes[:, 3]
+        envelope = np.asarray(box_convert(boxes, "cxcywhr", "xyxy"), dtype=np.float64).reshape(
+            -1, 4
+        )
+    else:
+        _check_convex(boxes, name)
+        x, y = boxes[:, 0::2], boxes[:, 1::2]
+        area = (
+            np.abs(
+                (x * np.roll(y, -1, axis=1)).sum(axis=1) - (np.roll(x, -1, axis=1) * y).sum(axis=1)
+            )
+            / 2
+        )
+        envelope = _envelope(boxes) if len(boxes) else np.zeros((0, 4))
+    return boxes, envelope, area
+
+
+def _rotated_columns(parts: list[np.ndarray]) -> dict[str, Any]:
+    """``rotated`` (all parts 5 wide) or one-polygon ``segmentation`` (corners) columns."""
+    from ioukit.boxes import box_convert
+
+    if all(p.shape[1] == 5 for p in parts):
+        rot = np.concatenate(parts) if parts else np.zeros((0, 5))
+        return {"rotated": rot}
+    corners = np.concatenate(
+        [p if p.shape[1] == 8 else np.asarray(box_convert(p, "cxcywhr", "xyxyxyxy")).reshape(-1, 8)
+         for p in parts]
+    )  # fmt: skip
+    return {"segmentation": [[row] for row in corners.tolist()]}
 
 
 def _envelope(corners: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ per box or per group.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -102,6 +103,17 @@ def _subset(ds: Dataset, rows: np.ndarray, **columns: np.ndarray) -> Dataset:
     return replace(ds, **fields)
 
 
+def _columns(ds: Dataset, rows: np.ndarray) -> dict[str, Any]:
+    """The optional columns a similarity may read (keypoints, rotated, polygons, box w/h)."""
+    seg = ds.segmentation
+    return {
+        "keypoints": None if ds.keypoints is None else ds.keypoints[rows],
+        "rotated": None if ds.rotated is None else np.asarray(ds.rotated)[rows],
+        "segmentation": None if seg is None else [seg[i] for i in rows.tolist()],
+        "box_wh": None if ds.box_wh is None else ds.box_wh[rows],
+    }
+
+
 def image_chunks(
     gt_key: np.ndarray, gt_image: np.ndarray, pred_key: np.ndarray, pred_image: np.ndarray,
     n_images: int, budget: int | None = None,
@@ -143,6 +155,7 @@ def match_dataset(
     eps: float = 0.0,
     class_agnostic: bool = False,
     float32: bool = False,
+    similarity: Any = None,
 ) -> DatasetMatches:
     """Match every prediction of ``pred`` to ``gt`` per (image, class) group, through the
     pipeline's one matcher (:func:`ioukit.evaluation.match.match_groups`).
@@ -152,6 +165,7 @@ def match_dataset(
     entirely (as if absent). Under ``class_agnostic`` the groups are whole images (classes are
     still reported per box). ``float32``: Ultralytics' float32 IoU
     (:class:`~ioukit.evaluation.similarity.Float32BoxIoU`); pass float32-valued thresholds.
+    ``similarity``: any pipeline similarity instead (keypoints, rotated columns kept).
     Images are matched in chunks of at most :data:`CHUNK_PAIRS` pairs (bounded memory).
     """
     check_pair(gt, pred)
@@ -175,7 +189,7 @@ def match_dataset(
         _match_rows(
             gt, pred, g_rows, p_rows, np.asarray(iou_thresholds, dtype=np.float64), rule,
             np.asarray(gt_ignore, dtype=bool), np.asarray(gt_crowd, dtype=bool), strict, plus1,
-            eps, class_agnostic, float32, (matched, ignored, iou),
+            eps, class_agnostic, float32, (matched, ignored, iou), similarity,
         )  # fmt: skip
     return DatasetMatches(
         category_ids=category_ids,
@@ -194,7 +208,7 @@ def _match_rows(
     gt: Dataset, pred: Dataset, g_rows: np.ndarray, p_rows: np.ndarray, thresholds: np.ndarray,
     rule: str, gt_ignore: np.ndarray, gt_crowd: np.ndarray, strict: bool, plus1: bool,
     eps: float, class_agnostic: bool, float32: bool,
-    out: tuple[np.ndarray, np.ndarray, np.ndarray],
+    out: tuple[np.ndarray, np.ndarray, np.ndarray], custom: Any = None,
 ) -> None:  # fmt: skip
     """Match ``pred`` rows ``p_rows`` against ``gt`` rows ``g_rows``; write into ``out``."""
     from ioukit.evaluation.groups import Groups
@@ -202,8 +216,11 @@ def _match_rows(
     from ioukit.evaluation.outcome import IGNORED
     from ioukit.evaluation.similarity import BoxIoU, Float32BoxIoU
 
-    sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows])
-    sub_pred = _subset(pred, p_rows)
+    extra_g, extra_p = (
+        ({}, {}) if custom is None else (_columns(gt, g_rows), _columns(pred, p_rows))
+    )
+    sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows], **extra_g)
+    sub_pred = _subset(pred, p_rows, **extra_p)
     groups = Groups.build(
         sub_gt,
         sub_pred,
@@ -212,7 +229,9 @@ def _match_rows(
         pooled_order="file",  # class-agnostic matching keeps file order (Ultralytics)
     )
     similarity = (
-        Float32BoxIoU(eps=eps)
+        custom
+        if custom is not None
+        else Float32BoxIoU(eps=eps)
         if float32
         else BoxIoU(pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False)
     )

@@ -27,6 +27,7 @@ predictions whose category is not in ``gt.categories`` are left out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -113,6 +114,7 @@ def confusion_matrix(
     iou_threshold: float = 0.45,
     score_threshold: float = 0.25,
     matching: str = "confidence",
+    similarity: Any = None,
 ) -> ConfusionMatrix:
     """Confusion matrix of ``pred`` against ``gt`` (``matrix[pred, true]``, background last).
 
@@ -126,6 +128,9 @@ def confusion_matrix(
     matching : {"confidence", "iou"}
         Greedy in descending confidence, as Ultralytics 8.4 (default), or the IoU-ranked
         matching of Ultralytics 8.0 - 8.3.
+    similarity : Similarity, optional
+        Default Ultralytics' float32 box IoU; e.g. its OBB probiou
+        (:class:`~ioukit.evaluation.ultralytics.UltralyticsProbIoU`) or the exact rotated IoU.
 
     Returns
     -------
@@ -166,9 +171,9 @@ def confusion_matrix(
     pred_keep = (pred_class >= 0) & (scores.astype(np.float32) > np.float32(float(score_threshold)))
     threshold = float(float32_values(np.array([float(iou_threshold)]))[0])
     if matching == "confidence":
-        matched = _match_confidence(gt, pred, gt_keep, pred_keep, threshold)
+        matched = _match_confidence(gt, pred, gt_keep, pred_keep, threshold, similarity)
     else:
-        matched = _match_iou(gt, pred, gt_keep, pred_keep, threshold)
+        matched = _match_iou(gt, pred, gt_keep, pred_keep, threshold, similarity)
 
     matrix = np.zeros((k + 1, k + 1), dtype=np.int64)
     hit = matched >= 0
@@ -197,7 +202,12 @@ def _first_per(key: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def _match_iou(
-    gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
+    gt: Dataset,
+    pred: Dataset,
+    gt_keep: np.ndarray,
+    pred_keep: np.ndarray,
+    threshold: float,
+    similarity: Any = None,
 ) -> np.ndarray:
     """Original gt index matched by each prediction (-1 if none), Ultralytics 8.0-8.3 rule.
 
@@ -210,9 +220,13 @@ def _match_iou(
     from ioukit.evaluation.similarity import Float32BoxIoU
 
     g_rows, p_rows = np.flatnonzero(gt_keep), np.flatnonzero(pred_keep)
-    g_sub, p_sub = _grouping._subset(gt, g_rows), _grouping._subset(pred, p_rows)
+    g_extra = {} if similarity is None else _grouping._columns(gt, g_rows)
+    p_extra = {} if similarity is None else _grouping._columns(pred, p_rows)
+    g_sub = _grouping._subset(gt, g_rows, **g_extra)
+    p_sub = _grouping._subset(pred, p_rows, **p_extra)
     groups = Groups.build(g_sub, p_sub, use_cats=False, max_det=max(len(p_rows), 1))
-    values = Float32BoxIoU(eps=_grouping.ULTRALYTICS_EPS).matrices(g_sub, p_sub, groups).values
+    sim = Float32BoxIoU(eps=_grouping.ULTRALYTICS_EPS) if similarity is None else similarity
+    values = sim.matrices(g_sub, p_sub, groups).values
     g_count = groups.gt_count
     sizes = np.where(g_count > 0, groups.kept_count * g_count, 0)
     group = np.repeat(np.arange(len(sizes)), sizes)
@@ -233,13 +247,19 @@ def _match_iou(
 
 
 def _match_confidence(
-    gt: Dataset, pred: Dataset, gt_keep: np.ndarray, pred_keep: np.ndarray, threshold: float
+    gt: Dataset,
+    pred: Dataset,
+    gt_keep: np.ndarray,
+    pred_keep: np.ndarray,
+    threshold: float,
+    similarity: Any = None,
 ) -> np.ndarray:
     """Class-agnostic greedy matching in descending confidence with float32 ``IoU > threshold``,
     IoU ties to the first ground truth (the pipeline's matcher, ``tie="first"``)."""
     none = np.zeros(len(gt), dtype=bool)
     kept = np.flatnonzero(pred_keep)
-    sub = _grouping._subset(pred, kept)
+    extra = {} if similarity is None else _grouping._columns(pred, kept)
+    sub = _grouping._subset(pred, kept, **extra)
     result = _grouping.match_dataset(
         gt,
         sub,
@@ -252,6 +272,7 @@ def _match_confidence(
         eps=_grouping.ULTRALYTICS_EPS,
         class_agnostic=True,
         float32=True,
+        similarity=similarity,
     )
     matched = np.full(len(pred), -1, dtype=np.int64)
     matched[kept] = result.matched[0]

@@ -115,7 +115,7 @@ class Curves:
 
 
 def _match(
-    gt: Dataset, pred: Dataset, iou_threshold: float, protocol: str
+    gt: Dataset, pred: Dataset, iou_threshold: float, protocol: str, similarity: Any = None
 ) -> _grouping.DatasetMatches:
     if protocol not in _PROTOCOLS:
         raise DataFormatError(f"protocol: expected one of {_PROTOCOLS}, got {protocol!r}")
@@ -126,7 +126,7 @@ def _match(
     if protocol == "yolo":
         from ioukit.metrics.yolo import match_yolo
 
-        return match_yolo(gt, pred, thresholds)
+        return match_yolo(gt, pred, thresholds, similarity)
     ignore = gt.crowd | gt.ignore | gt.difficult
     return _grouping.match_dataset(
         gt,
@@ -135,6 +135,7 @@ def _match(
         rule="coco" if protocol == "coco" else "voc",
         gt_ignore=ignore,
         gt_crowd=gt.crowd if protocol == "coco" else np.zeros(len(gt), dtype=bool),
+        similarity=similarity,
     )
 
 
@@ -231,7 +232,13 @@ def _f1(precision: np.ndarray | float, recall: np.ndarray | float) -> np.ndarray
 
 
 def pr_curves(
-    gt: Dataset, pred: Dataset, /, *, iou_threshold: float = 0.5, protocol: str = "coco"
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    iou_threshold: float = 0.5,
+    protocol: str = "coco",
+    similarity: Any = None,
 ) -> Curves:
     """Per-class PR curves on a recall grid and P/R/F1 on a 1000-point confidence grid.
 
@@ -240,6 +247,8 @@ def pr_curves(
     gt, pred : Dataset
     iou_threshold : float, default 0.5
     protocol : {"coco", "voc07", "voc10", "yolo"}
+    similarity : Similarity, optional
+        Match with this pipeline similarity (rotated IoU, probiou...) instead of box IoU.
         Matching rule (see the module docstring).
 
     Returns
@@ -262,7 +271,7 @@ def pr_curves(
     ([1.0, 1.0, 0.0], 0.657)
     """
     return curves_from_matches(
-        _match(gt, pred, iou_threshold, protocol),
+        _match(gt, pred, iou_threshold, protocol, similarity),
         iou_threshold,
         ultralytics_image_index=pred.image_index if protocol == "yolo" else None,
     )

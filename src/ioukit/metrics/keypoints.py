@@ -852,8 +852,13 @@ def keypoint_errors(result: Any, /, *, threshold: float = 0.5) -> KeypointErrors
     return KeypointErrors(names, visible, mean, miss, float(outcome.thresholds[t[0]]))
 
 
-def make_keypoint_protocol(protocol: str, /, **options: Any) -> KeypointProtocol:
-    """The keypoint protocol ``protocol`` (``"coco"`` or ``"crowdpose"``) built from options.
+def make_keypoint_protocol(protocol: str, /, **options: Any) -> Any:
+    """The keypoint protocol ``protocol`` (``"coco"``, ``"crowdpose"`` or ``"yolo"``) built
+    from options.
+
+    ``"yolo"``: Ultralytics' pose validation (:class:`~ioukit.evaluation.protocols.YOLOProtocol`
+    with :class:`~ioukit.evaluation.ultralytics.UltralyticsOKS`); options ``iou_thresholds``,
+    ``stable_ties`` and ``sigmas`` (default COCO's for 17 keypoints, else ``1 / K``).
 
     Raises
     ------
@@ -865,17 +870,35 @@ def make_keypoint_protocol(protocol: str, /, **options: Any) -> KeypointProtocol
     >>> make_keypoint_protocol("voc10")
     Traceback (most recent call last):
     ...
-    ValueError: iou_type: 'keypoints' needs protocol 'coco' or 'crowdpose', got 'voc10'
+    ValueError: iou_type: 'keypoints' needs protocol 'coco', 'crowdpose' or 'yolo', got 'voc10'
     """
+    if protocol == "yolo":
+        return _yolo_keypoints(**options)
     factories = {"coco": KeypointProtocol.from_options, "crowdpose": CrowdPoseProtocol.from_options}
     if protocol not in factories:
         raise ValueError(
-            f"iou_type: 'keypoints' needs protocol 'coco' or 'crowdpose', got {protocol!r}"
+            f"iou_type: 'keypoints' needs protocol 'coco', 'crowdpose' or 'yolo', got {protocol!r}"
         )
     try:
         return factories[protocol](**options)
     except TypeError as exc:
         raise ValueError(f"options of protocol {protocol!r} (keypoints): {exc}") from None
+
+
+def _yolo_keypoints(
+    *, iou_thresholds: object = None, stable_ties: bool = False, sigmas: object = None, **bad: Any
+) -> Any:
+    from ioukit.evaluation.protocols import make_protocol
+    from ioukit.evaluation.ultralytics import UltralyticsOKS
+
+    if bad:
+        raise ValueError(
+            f"options of protocol 'yolo' (keypoints): unexpected {', '.join(sorted(bad))}"
+        )
+    sig = None if sigmas is None else tuple(check_sigmas(sigmas).tolist())
+    base = make_protocol("yolo", iou_type="keypoints", iou_thresholds=iou_thresholds,
+                         stable_ties=stable_ties)  # fmt: skip
+    return dataclasses.replace(base, similarity=UltralyticsOKS(sig))
 
 
 def _register() -> None:

@@ -97,29 +97,26 @@ class ClassRow:
 class EvaluationResult:
     """Numbers of one evaluation, with the ground truth and predictions they came from.
 
-        Attributes
-        ----------
-        result : ProtocolResult
-            The protocol's raw output.
-        ground_truth, predictions : Dataset
-            The evaluated data (canonical columnar form).
+    Attributes
+    ----------
+    result : ProtocolResult
+        The protocol's raw output.
+    ground_truth, predictions : Dataset
+        The evaluated data (canonical columnar form).
 
-        Examples
-        --------
-        >>> from ioukit.metrics.protocol import ProtocolResult
-
-    if TYPE_CHECKING:
-        from ioukit.evaluation.outcome import MatchOutcome
-        >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
-        >>> images = ImageTable.from_lists([1], ["a"])
-        >>> cats = CategoryTable.from_lists([1], ["cat"])
-        >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
-        >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
-        >>> r.stats, r.precision is None
-        ({'mAP': 0.5}, True)
-        >>> print(r.summary())
-        voc10
-          mAP  0.500
+    Examples
+    --------
+    >>> from ioukit.metrics.protocol import ProtocolResult
+    >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
+    >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
+    >>> r.stats, r.precision is None
+    ({'mAP': 0.5}, True)
+    >>> print(r.summary())
+    voc10
+      mAP  0.500
     """
 
     result: ProtocolResult
@@ -241,6 +238,15 @@ class EvaluationResult:
             t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
             if t.size:
                 return np.asarray(o.iou[o.status[:, 0, t[0]] == TRUE_POSITIVE, t[0]])
+        similarity = self._similarity()
+        if similarity is not None:
+            from ioukit.metrics.curves import _match
+
+            m = _match(
+                self.ground_truth, self.predictions, iou_threshold, self.protocol, similarity
+            )
+            iou = m.iou if m.iou is not None else np.full(m.matched.shape, np.nan)
+            return np.asarray(iou[0][m.tp[0]])
         from ioukit.diagnostics import greedy_match
 
         matched, ious, _ = greedy_match(
@@ -262,6 +268,7 @@ class EvaluationResult:
             self.predictions,
             iou_threshold=iou_threshold,
             score_threshold=score_threshold,
+            similarity=self._similarity(confusion=True),
         )
 
     def curves(self, *, iou_threshold: float = 0.5) -> Any:
@@ -278,6 +285,63 @@ class EvaluationResult:
             )
             if matches is not None:
                 return curves_from_matches(matches, iou_threshold)
+        protocol = self.protocol if self.protocol in ("coco", "voc07", "voc10", "yolo") else "voc10"
         return pr_curves(
-            self.ground_truth, self.predictions, iou_threshold=iou_threshold, protocol=self.protocol
+            self.ground_truth,
+            self.predictions,
+            iou_threshold=iou_threshold,
+            protocol=protocol,
+            similarity=self._similarity(),
         )
+
+    def _similarity(self, *, confusion: bool = False) -> Any:
+        """The similarity to rematch with when ``outcome`` does not serve (None: box IoU).
+
+        ``iou_type`` ``"rotated"``: the exact rotated IoU; ``"probiou"``: Ultralytics' float32
+        probiou under ``protocol="yolo"``, else
+        :class:`ioukit.evaluation.rotated.ProbIoUSimilarity`; ``"keypoints"`` under ``"yolo"``:
+        Ultralytics' OKS for curves and IoUs, its box IoU for the confusion matrix (as
+        ``PoseValidator``).
+        """
+        iou_type = self.params.get("iou_type")
+        if iou_type == "keypoints" and self.protocol == "yolo" and not confusion:
+            from ioukit.evaluation.ultralytics import UltralyticsOKS
+
+            sigmas = self.params.get("sigmas")
+            return UltralyticsOKS(None if sigmas is None else tuple(sigmas))
+        if iou_type not in ("rotated", "probiou"):
+            return None
+        if self.protocol == "yolo":
+            from ioukit.evaluation.ultralytics import yolo_similarity
+
+            return yolo_similarity(str(iou_type))
+        from ioukit.evaluation.similarity import get_similarity
+
+        return get_similarity(str(iou_type))
+
+    def error_analysis(self, **options: Any) -> Any:
+        """TIDE error analysis of this evaluation's own match (``ioukit.metrics.errors``).
+
+        Options as :func:`ioukit.metrics.errors.error_analysis`; returns ``ErrorAnalysis``.
+        """
+        from ioukit.metrics.errors import error_analysis
+
+        return error_analysis(self, **options)
+
+    def per_image(self, **options: Any) -> Any:
+        """Per-image TP/FP/FN, AP and mean IoU (:func:`ioukit.metrics.per_image.per_image`)."""
+        from ioukit.metrics.per_image import per_image
+
+        return per_image(self, **options)
+
+    def thresholds(self, **options: Any) -> Any:
+        """F1-optimal confidences (:func:`ioukit.metrics.thresholds.optimal_thresholds`)."""
+        from ioukit.metrics.thresholds import optimal_thresholds
+
+        return optimal_thresholds(self, **options)
+
+    def lrp(self, **options: Any) -> Any:
+        """Optimal LRP and its components (:func:`ioukit.metrics.lrp.lrp`)."""
+        from ioukit.metrics.lrp import lrp
+
+        return lrp(self, **options)

@@ -190,12 +190,15 @@ def float32_values(thresholds: np.ndarray) -> np.ndarray:
     return np.asarray(thresholds, dtype=np.float64).astype(np.float32).astype(np.float64)
 
 
-def match_yolo(gt: Dataset, pred: Dataset, iou_thresholds: np.ndarray) -> _grouping.DatasetMatches:
+def match_yolo(
+    gt: Dataset, pred: Dataset, iou_thresholds: np.ndarray, similarity: Any = None
+) -> _grouping.DatasetMatches:
     """Ultralytics matching of a whole dataset (crowds dropped, confidence-greedy).
 
     IoU is Ultralytics' float32 ``box_iou`` (:class:`~ioukit.evaluation.similarity.Float32BoxIoU`),
     compared with the float32 thresholds; IoU ties (in float32) go to the first ground truth
-    (``MatchRule(tie="first")``).
+    (``MatchRule(tie="first")``). ``similarity``: another one (Ultralytics' pose OKS or OBB
+    probiou, :mod:`ioukit.evaluation.ultralytics`).
     """
     none = np.zeros(len(gt), dtype=bool)
     return _grouping.match_dataset(
@@ -208,11 +211,18 @@ def match_yolo(gt: Dataset, pred: Dataset, iou_thresholds: np.ndarray) -> _group
         gt_keep=~gt.crowd,
         eps=_grouping.ULTRALYTICS_EPS,
         float32=True,
+        similarity=similarity,
     )
 
 
 def evaluate_yolo(
-    gt: Dataset, pred: Dataset, /, *, iou_thresholds: object = None, stable_ties: bool = False
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    iou_thresholds: object = None,
+    stable_ties: bool = False,
+    similarity: Any = None,
 ) -> ProtocolResult:
     """Ultralytics ``yolo val`` metrics of ``pred`` against ``gt``.
 
@@ -225,6 +235,9 @@ def evaluate_yolo(
         False: predictions ordered by Ultralytics' own ``np.argsort(-conf)`` (float32, NumPy's
         default unstable sort), so tied scores give Ultralytics' numbers, which themselves
         depend on NumPy's sort; True: ties keep row order (a stable, reproducible order).
+    similarity : Similarity, optional
+        Default Ultralytics' float32 box IoU; :func:`ioukit.evaluation.ultralytics.yolo_similarity`
+        gives the pose (OKS) and OBB (probiou) ones.
 
     Returns
     -------
@@ -265,7 +278,7 @@ def evaluate_yolo(
         raise DataFormatError(
             f"iou_thresholds: expected one or more numbers in [0, 1], got {thresholds.tolist()}"
         )
-    matches = match_yolo(gt, pred, thresholds)
+    matches = match_yolo(gt, pred, thresholds, similarity)
     num_labels = matches.num_gt()
     # a model's confidences are float32: ties, order and curves are those of float32 values
     conf = matches.scores.astype(np.float32).astype(np.float64)
