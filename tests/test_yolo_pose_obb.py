@@ -26,7 +26,8 @@ IOUV = np.linspace(0.5, 0.95, 10)
 COCO_SIGMA = np.array(
     [0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07]
 ).tolist()
-OKS_SIGMA = np.array([*COCO_SIGMA, 0.87, 0.87, 0.89, 0.89]) / 10.0
+OKS_SIGMA = np.array([*COCO_SIGMA, 0.87, 0.87, 0.89, 0.89], dtype=np.float32) / np.float32(10)
+# as Ultralytics 8.4 defines it: float32 tenths divided by 10 in float32
 
 F = np.float32
 

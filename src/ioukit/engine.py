@@ -21,7 +21,7 @@ from ioukit.metrics.result import EvaluationResult
 
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 
-PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
+PROTOCOLS = ("coco", "voc07", "voc10", "yolo", "lvis")
 
 
 def _ground_truth(
@@ -90,7 +90,10 @@ def evaluate(
     predictions : Dataset, list of dict or path
         Detections: a Dataset sharing ``gt``'s image table, a list of COCO result dicts
         (``image_id``, ``category_id``, ``bbox`` xywh, ``score``) or a path to such a file.
-    protocol : {"coco", "voc07", "voc10", "yolo"}
+    protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
+        ``"lvis"``: ``gt`` is an LVIS file, dict or
+        :class:`~ioukit.io.lvis.LVISGroundTruth`; see :func:`ioukit.metrics.lvis.evaluate_lvis`
+        (options ``fixed_ap``, ``max_dets``).
     iou_type : {"bbox", "segm"}
         ``"segm"`` (COCO protocol): mask IoU of the ``segmentation`` fields (GT polygons or
         RLE, results RLE or polygons), as pycocotools' ``COCOeval(iouType="segm")``.
@@ -123,6 +126,10 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
+    if protocol == "lvis":  # LVIS files carry federated labels: read by ioukit.io.lvis
+        from ioukit.metrics.lvis import run_lvis
+
+        return run_lvis(gt, predictions, iou_type=iou_type, **options)
     if protocol == "crowdpose":
         iou_type = "keypoints"
     runner = _protocol(protocol, iou_type, options)

@@ -36,6 +36,7 @@ examples:
   ioukit eval --gt instances_val.json --pred results.json --json report.json
   ioukit eval --gt labels/val --pred runs/detect/predict/labels --protocol yolo --images images/val
   ioukit eval --gt Annotations --pred results --protocol voc07 --plots plots/
+  ioukit eval --gt lvis_v1_val.json --pred results.json --protocol lvis [--fixed-ap]
   ioukit eval --gt person_keypoints_val.json --pred kp_results.json --iou-type keypoints
 
 Outputs (--json, --csv, --plots) are written together at the end or not at all, never onto an
@@ -207,17 +208,23 @@ def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
         "eval",
-        help="evaluate detections (COCO, VOC, YOLO protocols)",
+        help="evaluate detections (COCO, VOC, YOLO, LVIS protocols)",
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_reading_arguments(parser)
     parser.add_argument(
         "--protocol",
-        choices=("coco", "voc07", "voc10", "yolo", "crowdpose", "dota", "mmrotate"),
+        choices=("coco", "voc07", "voc10", "yolo", "crowdpose", "dota", "mmrotate", "lvis"),
         default="coco",
         help="crowdpose: keypoints with CrowdPose's easy/medium/hard split; dota / mmrotate: "
-        "oriented boxes (with --iou-type rotated or probiou)",
+        "oriented boxes (with --iou-type rotated or probiou); lvis: LVIS JSON (federated "
+        "labels, APr/APc/APf)",
+    )
+    parser.add_argument(
+        "--fixed-ap",
+        action="store_true",
+        help="lvis: Fixed AP (no per-image cap, top 10 000 results per class)",
     )
     parser.add_argument(
         "--iou-type",
@@ -348,12 +355,27 @@ def run(args: argparse.Namespace) -> int:
 
         _figure()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
+    lvis_gt: Any = None
+    if args.fixed_ap and args.protocol != "lvis":
+        raise ValueError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
+    if args.protocol == "lvis":
+        for option, given in (("--plots", args.plots), ("--per-image", per_image_path)):
+            if given is not None:  # they re-match without LVIS's federated filter
+                raise ValueError(f"{option}: not available with --protocol lvis yet")
     keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
     options: dict[str, Any] = {}
     if args.workers is not None:
         return _report_sharded(args, plan, evaluate_shards(args, options))
     with enabled_progress(progress_enabled(args)):
-        if keypoints:
+        if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
+            from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
+
+            if args.skip_unknown:
+                raise ValueError("--protocol lvis: --skip-unknown is not supported")
+            lvis_gt = read_lvis_ground_truth(args.gt, keep_segmentation=args.iou_type == "segm")
+            gt = lvis_gt.dataset
+            pred = read_lvis_results(args.pred, lvis_gt, iou_type=args.iou_type)
+        elif keypoints:
             from ioukit.cli._keypoints import keypoint_options, read_keypoint_args
 
             options = keypoint_options(args)
@@ -367,15 +389,22 @@ def run(args: argparse.Namespace) -> int:
             gt = read_ground_truth_arg(args)
             pred = read_predictions_arg(args, gt, unknowns=unknowns)
     iou_type = "keypoints" if keypoints else args.iou_type
-    result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
+    if lvis_gt is not None:
+        result = evaluate(lvis_gt, pred, protocol="lvis", iou_type=iou_type, fixed_ap=args.fixed_ap)
+    else:
+        result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
     findings: tuple[Any, ...] = ()
     if not args.quiet:
         note = sizes_note(gt)
         if note:
             print(note, file=sys.stderr)
-        # the diagnostics read the evaluation's own box match (no second matching)
-        outcome = result.outcome if iou_type == "bbox" else None
-        findings = tuple(diagnose(gt, pred, unknowns=unknowns, outcome=outcome))
+        # the diagnostics read the evaluation's own box match (no second matching); LVIS's
+        # outcome covers only the results it keeps, so its checks match on their own, with
+        # LVIS's cap of 300 per image (Fixed AP: none)
+        lvis = lvis_gt is not None
+        outcome = result.outcome if iou_type == "bbox" and not lvis else None
+        cap = {"max_dets": 10**9 if args.fixed_ap else 300} if lvis else {}
+        findings = tuple(diagnose(gt, pred, unknowns=unknowns, outcome=outcome, **cap))
         if findings:
             print(format_findings(findings), file=sys.stderr)
     analysis = per_image_table = None

@@ -564,3 +564,12 @@ def _openimages(challenge: bool) -> Callable[..., Any]:
 
 register_protocol("openimages", _openimages(False))
 register_protocol("openimages_challenge", _openimages(True))
+
+
+def _lvis(**options: Any) -> EvaluationProtocol:
+    from ioukit.metrics.lvis import LVISProtocol  # LVIS (#13): imported on first use
+
+    return LVISProtocol.from_options(**options)
+
+
+register_protocol("lvis", _lvis, iou_types=("bbox", "segm"))

@@ -90,7 +90,10 @@ def ultralytics_sigmas(num_keypoints: int, sigmas: object = None) -> np.ndarray:
     if sigmas is not None:
         return check_sigmas(sigmas, int(num_keypoints))
     if num_keypoints == 17:
-        return np.array(COCO_SIGMAS, dtype=np.float64)
+        # Ultralytics' OKS_SIGMA: the COCO sigmas x 10 as float32, divided by 10 in float32;
+        # some differ from float32(sigma) by an ulp
+        tenfold = np.array(COCO_SIGMAS, dtype=np.float64) * 10
+        return (np.round(tenfold, 2).astype(np.float32) / np.float32(10)).astype(np.float64)
     return np.ones(int(num_keypoints)) / int(num_keypoints)
 
 

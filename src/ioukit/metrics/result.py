@@ -176,6 +176,10 @@ class EvaluationResult:
 
     def summary(self) -> str:
         """The familiar text block (COCO: pycocotools' 12 lines; others: a short table)."""
+        if self.protocol == "lvis":  # lvis-api's print_results block
+            from ioukit.metrics.lvis import format_summary
+
+            return format_summary(self.result)
         layout = self.result.params.get("stat_layout")
         if self.protocol != "coco" or not layout:
             width = max((len(k) for k in self.result.stats), default=0)
