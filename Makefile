@@ -39,7 +39,7 @@ test: lint
 FUZZ_EXAMPLES ?= 3000
 fuzz: $(VENV)/.installed-test
 	IOUKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/test_fuzz_readers.py tests/test_convert_roundtrip.py
+		tests/io/test_fuzz_readers.py tests/io/test_convert_roundtrip.py
 
 $(BENCH_VENV)/.installed: pyproject.toml $(KERNEL_SOURCES)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 2; }

@@ -1,7 +1,8 @@
 """The hostile-input corpus (issue #16): every case a file or folder under
 ``tests/data/bad_inputs/hostile/<case>/`` and one entry of ``cases.json`` there.
 
-Run ``python -m tests.bad_inputs_corpus`` to (re)write the files; ``tests/test_hostile_corpus.py``
+Run ``python -m tests.bad_inputs_corpus`` to (re)write the files;
+``tests/io/test_hostile_corpus.py``
 checks that the files on disk are exactly what this module describes, then runs every case
 through ``ioukit eval`` (or ``convert``/``check``) and expects exit status 2 (unless the case
 says otherwise), one stderr line naming the file and the place, nothing written, no hang.

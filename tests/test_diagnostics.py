@@ -8,7 +8,7 @@ import pytest
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.diagnostics import diagnose, greedy_match, pairwise_in_groups
 from ioukit.io import Unknowns
-from tests.test_io_formats import make_pair
+from tests.io.test_io_formats import make_pair
 
 
 @pytest.fixture(scope="module")

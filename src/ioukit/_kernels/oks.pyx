@@ -28,7 +28,7 @@ visible keypoints of ``g`` (``v > 0``), or K when there is none.
 
 Groups are shared between OpenMP threads when ``parallel`` is set (the caller decides from the
 number of terms), with a dynamic schedule so that a core held by another process slows only
-its own chunks. The plain-Python oracle is ``tests/test_keypoints_oks.py::oks_twin``.
+its own chunks. The plain-Python oracle is ``tests/metrics/test_keypoints_oks.py::oks_twin``.
 """
 
 from cython.parallel cimport prange

@@ -19,7 +19,7 @@ Boxes are xyxy float64. IoU = inter / ((area_pred + area_gt) - inter) and IoA = 
 area_pred, with inter = clamp(dy) * clamp(dx): the reference's operation order, so every
 value is bit-identical to it. Built with ``-ffp-contract=off``.
 
-The plain-Python oracle is ``tests/test_openimages_kernel.py::match_groups_py``.
+The plain-Python oracle is ``tests/kernels/test_openimages_kernel.py::match_groups_py``.
 """
 
 import numpy as np

@@ -21,7 +21,7 @@ axis-aligned envelope ``(N, 4)`` and a flag for zero-area boxes. The IoU of one 
 A convex n-gon clipped by one half-plane has at most ``1.5 n`` vertices (each new vertex
 needs an outside neighbour), so 4 -> 6 -> 9 -> 13 -> 19 <= ``_CAPACITY``.
 
-The plain-Python oracle (tests/test_rotated_kernels.py) repeats these operations one by one and
+The plain-Python oracle (tests/rotated_oracle.py) repeats these operations one by one and
 is tested bit-identical. Built with ``-ffp-contract=off``.
 """
 

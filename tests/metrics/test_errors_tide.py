@@ -12,10 +12,9 @@ import pytest
 import ioukit
 from ioukit.errors import DataFormatError
 from ioukit.metrics.errors import MAIN_ERRORS, SPECIAL_ERRORS, error_analysis
-
-from .conftest import CONFORMANCE, load_conformance
-from .errors_data import random_coco, with_masks
-from .tidecv_reference import compare, run_tidecv
+from tests.conftest import CONFORMANCE, load_conformance
+from tests.errors_data import random_coco, with_masks
+from tests.tidecv_reference import compare, run_tidecv
 
 FIXTURE = CONFORMANCE / "coco" / "val2014_100"
 

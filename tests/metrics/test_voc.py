@@ -14,7 +14,7 @@ from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError
 from ioukit.metrics.voc import evaluate_voc
 
-DATA = Path(__file__).parent / "data" / "conformance"
+DATA = Path(__file__).parents[1] / "data" / "conformance"
 
 
 def _datasets(

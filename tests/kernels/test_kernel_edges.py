@@ -105,7 +105,7 @@ def test_group_mask_iou_threaded_equals_serial(monkeypatch: pytest.MonkeyPatch) 
     from ioukit._kernels import rle
     from ioukit.io.coco import read_coco_ground_truth, read_coco_results
     from ioukit.metrics.coco import evaluate_coco
-    from tests.test_segm_parity import generate
+    from tests.metrics.test_segm_parity import generate
 
     gt, res = generate(5, n_images=8, crowd=0.2, empty_masks=0.1)
     gt_ds = read_coco_ground_truth(gt, keep_segmentation=True)

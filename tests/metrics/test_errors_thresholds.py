@@ -12,8 +12,7 @@ import ioukit
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome
 from ioukit.metrics.thresholds import best_f1_threshold, optimal_thresholds
-
-from .errors_data import random_coco
+from tests.errors_data import random_coco
 
 
 def _counts(gt: Any, res: list[dict[str, Any]], cat: int | None) -> tuple[int, int, int]:

@@ -26,7 +26,7 @@ from ioukit.metrics.openimages import (
     match_openimages,
 )
 
-DATA = Path(__file__).parent / "data" / "conformance" / "openimages"
+DATA = Path(__file__).parents[1] / "data" / "conformance" / "openimages"
 NAMES = ["cat", "dog", "elephant"]
 
 

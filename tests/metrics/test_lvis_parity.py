@@ -17,7 +17,7 @@ from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 from ioukit.metrics.lvis import evaluate_lvis
 from tests.lvis_reference import STAT_KEYS, compare, generate, import_lvis, run_lvis_api
 
-CONFORMANCE = Path(__file__).parent / "data" / "conformance" / "lvis"
+CONFORMANCE = Path(__file__).parents[1] / "data" / "conformance" / "lvis"
 
 
 def ours(gt: dict[str, Any], results: list[dict[str, Any]], **options: Any) -> dict[str, float]:

@@ -3,7 +3,7 @@
 The twins transcribe ``ultralytics/utils/metrics.py`` ``kpt_iou`` and ``batch_probiou`` (float32
 torch tensors there, float32 NumPy here, the same operation order), ``PoseValidator`` /
 ``OBBValidator._process_batch`` (area = GT box w * h * 0.53; sigmas COCO for K == 17, else 1/K)
-and the greedy confidence-order matching + ``ap_per_class`` of tests/test_yolo.py's oracle.
+and the greedy confidence-order matching + ``ap_per_class`` of tests/metrics/test_yolo.py's oracle.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def twin_yolo(
     gt: Dataset, pred: Dataset, sim: Callable[[np.ndarray, np.ndarray], np.ndarray]
 ) -> dict[str, float]:
     """Greedy confidence-order matching per image on ``sim(gt_rows, pred_rows)`` (N, M) float32
-    compared with float32 thresholds, first GT on ties; then ap_per_class (tests/test_yolo.py)."""
+    compared with float32 thresholds, first GT on ties; then ap_per_class
+    (tests/metrics/test_yolo.py)."""
     thr32 = IOUV.astype(F).astype(np.float64)
     tps, confs, pcls = [], [], []
     for i in range(len(gt.images)):

@@ -12,7 +12,7 @@ import pytest
 
 from ioukit.cli import main
 
-DATA = Path(__file__).parent / "data" / "bad_inputs"
+DATA = Path(__file__).parents[1] / "data" / "bad_inputs"
 GOOD = DATA / "good"
 
 # case -> (arguments after "eval", text the one stderr line must contain)

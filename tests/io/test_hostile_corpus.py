@@ -269,8 +269,8 @@ def test_whole_corpus_under_a_memory_limit(tmp_path: Path) -> None:
     code = f"""
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
-sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
-from tests.test_hostile_corpus import CASES, _argv
+sys.path.insert(0, {str(Path(__file__).parents[2])!r})
+from tests.io.test_hostile_corpus import CASES, _argv
 from ioukit.cli import main
 from pathlib import Path
 failed = []

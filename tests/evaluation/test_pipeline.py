@@ -296,7 +296,7 @@ def test_evaluator_update_is_atomic_under_threads() -> None:
 
 
 def _pair(seed: int) -> tuple[Dataset, Dataset]:
-    from tests.test_io_formats import make_pair
+    from tests.io.test_io_formats import make_pair
 
     return make_pair(seed=seed, n_images=30)
 

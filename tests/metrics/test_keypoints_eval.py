@@ -18,7 +18,7 @@ from ioukit.metrics.keypoints import CROWDPOSE_SIGMAS, KeypointProtocol, make_ke
 from tests.keypoints_data import make_keypoint_set
 
 TOL = 1e-12
-DATA = Path(__file__).parent / "data" / "conformance"
+DATA = Path(__file__).parents[1] / "data" / "conformance"
 KEYS = ["AP", "AP50", "AP75", "APm", "APl", "AR", "AR50", "AR75", "ARm", "ARl"]
 
 

@@ -15,7 +15,7 @@ from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError
 from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_results
 
-CONFORMANCE = Path(__file__).parent / "data" / "conformance" / "lvis"
+CONFORMANCE = Path(__file__).parents[1] / "data" / "conformance" / "lvis"
 
 GT: dict[str, Any] = {
     "images": [

@@ -15,8 +15,7 @@ import pytest
 import ioukit
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.metrics.per_image import COLUMNS, per_image
-
-from .errors_data import random_coco
+from tests.errors_data import random_coco
 
 
 def _table(gt: dict[str, Any], res: list[dict[str, Any]], **kw: Any) -> Any:

@@ -12,7 +12,7 @@ import pytest
 
 from ioukit.engine import Evaluator, evaluate
 
-DATA = Path(__file__).parent / "data" / "conformance"
+DATA = Path(__file__).parents[1] / "data" / "conformance"
 COCO = DATA / "coco"
 KEYS = ["AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl"]
 

@@ -9,9 +9,9 @@ import pytest
 
 from ioukit.cli import main
 from ioukit.io import write_dataset
-from tests.test_io_formats import fake_images, make_pair
+from tests.io.test_io_formats import fake_images, make_pair
 
-CONFORMANCE = Path(__file__).parent / "data" / "conformance"
+CONFORMANCE = Path(__file__).parents[1] / "data" / "conformance"
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ import pytest
 
 from ioukit.cli import main
 from ioukit.metrics.per_image import COLUMNS
-
-from .errors_data import random_coco
+from tests.errors_data import random_coco
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """ioukit's float32 OKS and probiou against Ultralytics' own ``kpt_iou`` and ``batch_probiou``.
 
 Skipped where ultralytics is not installed (the normal test venv); run it with
-``.venv-bench/bin/python -m pytest -q tests/test_ultralytics_pose_obb_parity.py``. The
-protocol-level numbers are checked against plain twins in tests/test_yolo_pose_obb.py.
+``.venv-bench/bin/python -m pytest -q tests/metrics/test_ultralytics_pose_obb_parity.py``. The
+protocol-level numbers are checked against plain twins in tests/metrics/test_yolo_pose_obb.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ with warnings.catch_warnings():
     torch = pytest.importorskip("torch")
     from ultralytics.utils.metrics import OKS_SIGMA, batch_probiou, kpt_iou
 
-from tests.test_yolo_pose_obb import _obb, _pose, _xywhr
+from tests.metrics.test_yolo_pose_obb import _obb, _pose, _xywhr
 
 
 @pytest.mark.parametrize(("seed", "k"), [(0, 17), (1, 5)])

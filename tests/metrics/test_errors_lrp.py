@@ -19,8 +19,7 @@ import pytest
 import ioukit
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.metrics.lrp import lrp, lrp_curve
-
-from .errors_data import random_coco
+from tests.errors_data import random_coco
 
 
 def reference_lrp(
@@ -193,7 +192,7 @@ def test_curve_and_bad_tau() -> None:
 
 
 def test_segm_result_uses_masks() -> None:
-    from .errors_data import with_masks
+    from tests.errors_data import with_masks
 
     gt, res = with_masks(*random_coco(3, n_images=8))
     r = ioukit.evaluate(gt, res, iou_type="segm")
@@ -206,7 +205,7 @@ def test_segm_result_uses_masks() -> None:
 
 @pytest.mark.parametrize("seed", range(2))
 def test_segm_equals_reference_twin(seed: int) -> None:
-    from .errors_data import with_masks
+    from tests.errors_data import with_masks
 
     gt, res = with_masks(*random_coco(seed, n_images=10))
     ref = reference_lrp(gt, res, "segm")

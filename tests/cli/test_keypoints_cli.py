@@ -10,8 +10,8 @@ import pytest
 from ioukit.cli import main
 from tests.keypoints_data import make_keypoint_set
 
-FIXTURE = Path(__file__).parent / "data" / "conformance" / "keypoints"
-CROWDPOSE = Path(__file__).parent / "data" / "conformance" / "crowdpose"
+FIXTURE = Path(__file__).parents[1] / "data" / "conformance" / "keypoints"
+CROWDPOSE = Path(__file__).parents[1] / "data" / "conformance" / "crowdpose"
 
 
 def _eval(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

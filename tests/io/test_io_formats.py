@@ -14,7 +14,7 @@ from ioukit.errors import DataFormatError
 from ioukit.io import Unknowns, detect_format, read_ground_truth, read_predictions, write_dataset
 from ioukit.io.yolo import read_yolo_ground_truth
 
-CONFORMANCE = Path(__file__).parent / "data" / "conformance"
+CONFORMANCE = Path(__file__).parents[1] / "data" / "conformance"
 PADILLA = CONFORMANCE / "padilla_sample"
 TOY = CONFORMANCE / "padilla_toyexample"
 

@@ -18,7 +18,7 @@ from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 from ioukit.metrics.lvis import evaluate_lvis, format_summary
 from tests.lvis_reference import STAT_KEYS, compare, generate, run_lvis_api
 
-CONFORMANCE = Path(__file__).parent / "data" / "conformance" / "lvis"
+CONFORMANCE = Path(__file__).parents[1] / "data" / "conformance" / "lvis"
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,9 @@ def test_cli_errors(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
     assert "--per-image: not available with --protocol lvis" in capsys.readouterr().err
     assert main([*argv, "--errors"]) != 0
     assert "--errors: expected --protocol coco" in capsys.readouterr().err
-    coco_file = Path(__file__).parent / "data" / "conformance" / "coco" / "mmdet_dummy" / "gt.json"
+    coco_file = (
+        Path(__file__).parents[1] / "data" / "conformance" / "coco" / "mmdet_dummy" / "gt.json"
+    )
     assert (
         main(["eval", "--gt", str(coco_file), "--pred", str(res_path), "--protocol", "lvis"]) != 0
     )
