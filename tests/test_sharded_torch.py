@@ -1,5 +1,7 @@
 """Evaluator.compute() under torch.distributed: two gloo processes, each with its own images,
-both return the result of one Evaluator that saw rank 0's images and then rank 1's."""
+both return the result of one Evaluator that saw rank 0's images and then rank 1's, or (targets
+with image_id, images dealt to the ranks in a scrambled order) of ioukit.evaluate on the same
+data written as COCO JSON. COCO bbox/segm ship compact partial results (CocoPartial)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,32 @@ def _images(seed: int, n: int) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return preds, targets
 
 
+N_DEALT = 11
+
+
+def _all_images() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """N_DEALT images with labels 1..3, boxes on a quarter-pixel grid (exact as COCO xywh),
+    and image ids that are neither contiguous nor in arrival order."""
+    preds, targets = _images(11, N_DEALT)
+    ids = np.random.default_rng(12).permutation(N_DEALT) * 7 + 100
+    for p, t, image_id in zip(preds, targets, ids.tolist(), strict=True):
+        p["boxes"] = torch.round(p["boxes"] * 4) / 4
+        p["labels"] = p["labels"] + 1
+        t["labels"] = t["labels"] + 1
+        t["image_id"] = torch.tensor(image_id)
+    return preds, targets
+
+
+def _dealt(rank: int, image_id: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rank 0 gets 4 images, rank 1 the other 7, in a scrambled order."""
+    order = np.random.default_rng(13).permutation(N_DEALT)
+    mine = order[:4] if rank == 0 else order[4:]
+    preds, targets = _all_images()
+    if not image_id:
+        targets = [{k: v for k, v in t.items() if k != "image_id"} for t in targets]
+    return [preds[i] for i in mine], [targets[i] for i in mine]
+
+
 def _worker(rank: int, world: int, port: int, out: str) -> None:
     dist.init_process_group(
         "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world
@@ -54,6 +82,21 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
             r = ev.compute()
             assert r.precision is not None
             results[str(sync)] = {"stats": r.stats, "precision": r.precision.tolist()}
+        for image_id in (True, False):
+            ev = ioukit.Evaluator()
+            preds, targets = _dealt(rank, image_id)
+            ev.update(preds[:3], targets[:3])
+            ev.update(preds[3:], targets[3:])
+            r = ev.compute()
+            assert r.precision is not None
+            results[f"dealt{image_id}"] = {"stats": r.stats, "precision": r.precision.tolist()}
+        ev = ioukit.Evaluator()  # the same image_id on both ranks: both ranks raise
+        preds, targets = _dealt(0, True)
+        ev.update(preds[:1], [{**targets[0], "image_id": 5 + 0 * rank}])
+        try:
+            ev.compute()
+        except ioukit.DataFormatError as exc:
+            results["duplicate"] = str(exc)
         Path(out, f"rank{rank}.json").write_text(json.dumps(results))
     finally:
         dist.destroy_process_group()
@@ -92,6 +135,68 @@ def test_two_gloo_ranks_gather_and_agree(ranks: list[dict[str, Any]]) -> None:
         got = both["True"]
         assert got["stats"] == want.stats
         np.testing.assert_array_equal(np.array(got["precision"]), want.precision)
+
+
+def _as_coco_json(
+    tmp: Path, preds: list[dict[str, Any]], targets: list[dict[str, Any]]
+) -> tuple[Path, Path]:
+    """The Evaluator's inputs as a COCO ground-truth file and a results file."""
+    images, anns, results, labels = [], [], [], set()
+
+    def xywh(b: Any) -> list[float]:
+        x1, y1, x2, y2 = (float(v) for v in b)
+        return [x1, y1, x2 - x1, y2 - y1]
+
+    for p, t in zip(preds, targets, strict=True):
+        image_id = int(t["image_id"])
+        images.append({"id": image_id, "file_name": f"{image_id}.jpg"})
+        for box, label in zip(t["boxes"].tolist(), t["labels"].tolist(), strict=True):
+            x, y, w, h = xywh(box)
+            anns.append(
+                {"id": len(anns) + 1, "image_id": image_id, "category_id": label,
+                 "bbox": [x, y, w, h], "area": w * h, "iscrowd": 0}
+            )  # fmt: skip
+            labels.add(label)
+        for box, score, label in zip(
+            p["boxes"].tolist(), p["scores"].tolist(), p["labels"].tolist(), strict=True
+        ):
+            results.append(
+                {"image_id": image_id, "category_id": label, "bbox": xywh(box), "score": score}
+            )
+            labels.add(label)
+    cats = [{"id": c, "name": str(c)} for c in sorted(labels)]
+    gt_path, dt_path = tmp / "gt.json", tmp / "dt.json"
+    gt_path.write_text(json.dumps({"images": images, "annotations": anns, "categories": cats}))
+    dt_path.write_text(json.dumps(results))
+    return gt_path, dt_path
+
+
+def test_image_id_equals_evaluate_on_coco_json(ranks: list[dict[str, Any]], tmp_path: Path) -> None:
+    want = ioukit.evaluate(*_as_coco_json(tmp_path, *_all_images()))
+    assert want.precision is not None
+    assert want.stats["AP"] > 0
+    for both in ranks:
+        got = both["dealtTrue"]
+        assert got["stats"] == want.stats
+        np.testing.assert_array_equal(np.array(got["precision"]), want.precision)
+
+
+def test_without_image_id_images_are_numbered_rank_by_rank(ranks: list[dict[str, Any]]) -> None:
+    single = ioukit.Evaluator()
+    for rank in range(2):
+        single.update(*_dealt(rank, False))
+    want = single.compute()
+    assert want.precision is not None
+    for both in ranks:
+        got = both["dealtFalse"]
+        assert got["stats"] == want.stats
+        np.testing.assert_array_equal(np.array(got["precision"]), want.precision)
+
+
+def test_image_id_on_two_ranks_is_an_error_on_both(ranks: list[dict[str, Any]]) -> None:
+    for both in ranks:
+        assert "image_id 5 seen on rank 0" in both["duplicate"]
+        assert "rank 1" in both["duplicate"]
 
 
 def test_sync_false_keeps_each_rank_to_itself(ranks: list[dict[str, Any]]) -> None:

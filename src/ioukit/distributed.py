@@ -26,10 +26,13 @@ descending score, then image id, then rank in the image; Open Images: its refere
 so the numbers do not depend on how images were split. VOC ranks tied scores across images
 in input order, so for it "one process" means the shards concatenated in the given order.
 
-:func:`gather_datasets` is what :meth:`ioukit.Evaluator.compute` calls under an initialised
-``torch.distributed`` process group: ONE ``all_gather_object`` of each rank's columnar
-datasets, after which every rank evaluates the same data (images numbered rank by rank, in
-arrival order, as torchmetrics does).
+:func:`synced_evaluate` is what :meth:`ioukit.Evaluator.compute` calls under an initialised
+``torch.distributed`` process group: for COCO bbox/segm each rank matches its own images and
+ONE ``all_gather_object`` ships the compact :class:`CocoPartial` records (with each rank's
+ground truth, for the counts), merged on every rank as above; other protocols gather the
+columnar datasets (:func:`gather_datasets`) and every rank evaluates them. Images are
+numbered rank by rank in arrival order (torchmetrics' convention) or, when the targets carry
+``image_id``, identified by it.
 
 Dask and torch are optional and imported only when used (``pip install "ioukit[dask]"``).
 
@@ -67,6 +70,7 @@ __all__ = [
     "evaluate_sharded",
     "gather_datasets",
     "shard_images",
+    "synced_evaluate",
 ]
 
 _OPENIMAGES = ("openimages", "openimages_challenge")
@@ -328,7 +332,7 @@ def _coco_result(
     """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers)."""
     from types import SimpleNamespace
 
-    from ioukit.evaluation.accumulate import coco_accumulate
+    from ioukit.evaluation.accumulate import coco_accumulate_active
     from ioukit.evaluation.outcome import MatchOutcome
 
     # ground-truth counts and the per-class table's layout: from the whole ground truth
@@ -364,9 +368,10 @@ def _coco_result(
         area_names=empty.area_names,
     )
     dets = np.array(protocol.max_dets, dtype=np.int64)
-    precision, recall, scores = coco_accumulate(
+    arrays = coco_accumulate_active(
         outcome, recall_thresholds=np.array(protocol.recall_thresholds), max_dets=dets
     )
+    precision, recall = arrays.compact["precision"], arrays.compact["recall"]
     specs = protocol.stat_specs()
     stats = {sp.key: protocol._value(sp, precision, recall) for sp in specs}
     k = len(groups.category_ids)
@@ -379,7 +384,9 @@ def _coco_result(
         gt_class=groups.gt_class,
         pred_class=np.repeat(np.arange(k), num_pred),
     )
-    rows = protocol._per_class(gt, None, layout, outcome, specs, precision, recall)
+    rows = protocol._per_class(
+        gt, None, layout, outcome, specs, precision, recall, active=arrays.active
+    )
     params: dict[str, Any] = {
         "iou_thresholds": list(protocol.iou_thresholds),
         "recall_thresholds": list(protocol.recall_thresholds),
@@ -395,7 +402,7 @@ def _coco_result(
         "coco",
         stats,
         rows,
-        {"precision": precision, "recall": recall, "scores": scores},
+        arrays,
         params,
         outcome=outcome,
         stat_specs=specs,
@@ -603,18 +610,30 @@ def _process_group() -> Any:
     return dist if dist.get_world_size() > 1 else None
 
 
-def _renumbered(parts: Sequence[tuple[Dataset, Dataset]]) -> tuple[Dataset, Dataset]:
-    """Ground truth and predictions of every rank as one pair, images numbered rank by rank."""
+def _renumbered(
+    parts: Sequence[tuple[Dataset, Dataset]], *, by_image_id: bool = False
+) -> tuple[Dataset, Dataset]:
+    """Ground truth and predictions of every rank as one pair.
+
+    Images are numbered rank by rank (ids 0 .. n-1), or with ``by_image_id`` keep their ids
+    and are ordered by them (which rank held which image does not matter then).
+    """
     offsets = np.cumsum([0] + [len(g.images) for g, _ in parts])
     n = int(offsets[-1])
     has_size = any(np.isfinite(g.images.widths).any() for g, _ in parts)
     widths = np.concatenate([g.images.widths for g, _ in parts])
     heights = np.concatenate([g.images.heights for g, _ in parts])
+    ids = np.arange(n, dtype=np.int64)
+    order = np.arange(n)
+    if by_image_id:
+        ids = np.concatenate([g.images.ids for g, _ in parts]).astype(np.int64)
+        order = np.argsort(ids, kind="stable")
+        _check_unique_ids(ids, order, offsets)
     images = ImageTable.from_lists(
-        list(range(n)),
-        [str(i) for i in range(n)],
-        widths.tolist() if has_size else None,
-        heights.tolist() if has_size else None,
+        ids[order].tolist(),
+        [str(i) for i in ids[order].tolist()],
+        widths[order].tolist() if has_size else None,
+        heights[order].tolist() if has_size else None,
     )
     labels = np.union1d(
         np.concatenate([g.categories.ids for g, _ in parts]),
@@ -625,15 +644,39 @@ def _renumbered(parts: Sequence[tuple[Dataset, Dataset]]) -> tuple[Dataset, Data
     offsets_list = [int(o) for o in offsets[:-1]]
     gt = _concat([g for g, _ in parts], images, categories, offsets_list)
     pred = _concat([p for _, p in parts], images, categories, offsets_list)
+    if by_image_id:  # concatenated position -> row in the id-ordered table
+        row = np.empty(n, dtype=np.int64)
+        row[order] = np.arange(n)
+        gt = dataclasses.replace(gt, image_index=row[gt.image_index])
+        pred = dataclasses.replace(pred, image_index=row[pred.image_index])
     return gt, pred
 
 
-def gather_datasets(gt: Dataset, pred: Dataset, /) -> tuple[Dataset, Dataset]:
+def _check_unique_ids(ids: np.ndarray, order: np.ndarray, offsets: np.ndarray) -> None:
+    """DataFormatError naming both ranks (and positions) of an image id seen twice."""
+    dup = np.flatnonzero(np.diff(ids[order]) == 0)
+    if not dup.size:
+        return
+    first, second = (int(order[dup[0]]), int(order[dup[0] + 1]))
+    where = []
+    for pos in (first, second):
+        rank = int(np.searchsorted(offsets, pos, side="right")) - 1
+        where.append(f"rank {rank} (its image {pos - int(offsets[rank])} in arrival order)")
+    raise DataFormatError(
+        f"targets.image_id: image_id {int(ids[first])} seen on {where[0]} and on {where[1]}; "
+        f"each image must be given once, on one rank ({dup.size} such ids)"
+    )
+
+
+def gather_datasets(
+    gt: Dataset, pred: Dataset, /, *, by_image_id: bool = False
+) -> tuple[Dataset, Dataset]:
     """Every rank's ground truth and predictions, on every rank (torch.distributed).
 
     Without an initialised process group of two or more ranks, returns the pair unchanged.
     Otherwise one ``all_gather_object`` ships each rank's columnar datasets (a few arrays per
-    rank, not one tensor per image) and the images are renumbered rank by rank.
+    rank, not one tensor per image) and the images are renumbered rank by rank, or with
+    ``by_image_id`` keep their ids (each must be on one rank) and are ordered by them.
 
     Examples
     --------
@@ -649,5 +692,133 @@ def gather_datasets(gt: Dataset, pred: Dataset, /) -> tuple[Dataset, Dataset]:
     if dist is None:
         return gt, pred
     gathered: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, (gt, pred))
-    return _renumbered(gathered)
+    dist.all_gather_object(gathered, (gt, pred, bool(by_image_id)))
+    _check_same_mode([g[2] for g in gathered])
+    return _renumbered([(g[0], g[1]) for g in gathered], by_image_id=by_image_id)
+
+
+def _check_same_mode(by_id: Sequence[bool]) -> None:
+    if any(by_id) and not all(by_id):
+        raise DataFormatError(
+            f"targets.image_id: given on rank {list(by_id).index(True)} but not on rank "
+            f"{list(by_id).index(False)}; give it on every image of every rank or on none"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class _RankState:
+    """What one rank contributes to a synced COCO ``compute``: its ground truth (the summary
+    needs its per-class counts, categories and image ids) and its matched predictions."""
+
+    gt: Dataset
+    by_image_id: bool
+    partial: CocoPartial
+
+
+def _rank_state(
+    gt: Dataset, pred: Dataset, by_image_id: bool, iou_type: str, options: Mapping[str, Any]
+) -> _RankState:
+    """Match this rank's own images (pipeline groups, similarity, matcher)."""
+    return _RankState(gt, by_image_id, CocoPartial.from_match(gt, pred, iou_type, options))
+
+
+def _merge_ranks(
+    states: Sequence[_RankState], iou_type: str, options: Mapping[str, Any]
+) -> EvaluationResult:
+    """Every rank's states (rank order) into the result of one process; what each rank runs."""
+    from ioukit.evaluation.groups import class_rows
+    from ioukit.evaluation.protocols import make_protocol
+
+    by_id = [s.by_image_id for s in states]
+    _check_same_mode(by_id)
+    parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
+    gt, _ = _renumbered(parts, by_image_id=all(by_id) and bool(by_id))
+    use_cats = make_protocol("coco", iou_type=iou_type, **options).use_cats
+    cat_ids = np.unique(gt.categories.ids)
+    offset = 0
+    partials = []
+    for s in states:
+        p = s.partial
+        local = np.unique(s.gt.categories.ids)
+        num_pred = np.zeros(cat_ids.size, dtype=np.int64)
+        np.add.at(num_pred, class_rows(cat_ids, local), p.num_pred[: local.size])
+        partials.append(
+            dataclasses.replace(
+                p,
+                # rank by rank: a rank's local ids are its rows 0 .. n-1
+                image_id=p.image_id if s.by_image_id else p.image_id + offset,
+                class_row=(
+                    class_rows(cat_ids, p.category_id).astype(np.int32) if use_cats else p.class_row
+                ),
+                num_pred=num_pred,
+            )
+        )
+        offset += len(s.gt.images)
+    result = _coco_result(gt, partials, iou_type, options)
+    return EvaluationResult(result, gt, _empty_predictions(gt))
+
+
+def synced_evaluate(
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    by_image_id: bool = False,
+    protocol: str = "coco",
+    iou_type: str = "bbox",
+    **options: Any,
+) -> EvaluationResult:
+    """Evaluate every rank's images on every rank (what ``Evaluator.compute`` runs).
+
+    With ``protocol="coco"`` and ``iou_type`` bbox or segm each rank matches its own images
+    and ONE ``all_gather_object`` ships compact :class:`CocoPartial` records (about 42 bytes
+    per evaluated detection) with the rank's ground truth (for the per-class counts, the
+    category table and the image ids); every rank merges them as :func:`evaluate_sharded`
+    does. Other protocols gather the columnar datasets (:func:`gather_datasets`) and every
+    rank evaluates all of them. Without an initialised process group of two or more ranks:
+    :func:`ioukit.evaluate` on the pair.
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+        This rank's ground truth and predictions over one image table whose ids are 0 .. n-1
+        in arrival order, or (``by_image_id``) the images' own ids.
+    by_image_id : bool
+        The image ids identify images across ranks (each on one rank; the result is then
+        that of one process on the same data, whichever rank saw which image). False:
+        images are numbered rank by rank in arrival order (torchmetrics' convention).
+    protocol, iou_type, **options
+        As for :func:`ioukit.evaluate`.
+
+    Raises
+    ------
+    DataFormatError
+        An image id on two ranks (both are named), or image ids on some ranks only.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([0], ["0"])
+    >>> cats = CategoryTable.from_lists([1], ["1"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 2, 2]], image_index=[0],
+    ...                          category_id=[1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 2, 2]], image_index=[0],
+    ...                            category_id=[1], scores=[0.9])
+    >>> round(synced_evaluate(gt, pred).stats["AP"], 6)  # no process group: this rank alone
+    1.0
+    """
+    from ioukit.engine import evaluate
+
+    dist = _process_group()
+    if dist is None:
+        return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
+    if protocol != "coco" or iou_type not in _COCO_PARTIAL:
+        gt, pred = gather_datasets(gt, pred, by_image_id=by_image_id)
+        return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
+    from ioukit.engine import _protocol
+
+    _protocol(protocol, iou_type, options)  # every rank fails alike, before the collective
+    state = _rank_state(gt, pred, by_image_id, iou_type, options)
+    gathered: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, state)
+    return _merge_ranks(gathered, iou_type, options)

@@ -154,6 +154,17 @@ def evaluate(
     return EvaluationResult(runner.evaluate(gt_ds, pred_ds, iou_type=iou_type), gt_ds, pred_ds)
 
 
+def _image_id(target: Mapping[str, Any], name: str) -> int | None:
+    """A target's ``image_id`` as an int (int, NumPy or torch scalar), or None if absent."""
+    if not isinstance(target, Mapping) or "image_id" not in target:
+        return None
+    value = target["image_id"]
+    arr = _to_numpy(value, name, np.float64).reshape(-1)
+    if isinstance(value, bool) or arr.size != 1 or arr[0] != np.floor(arr[0]):
+        raise DataFormatError(f"{name}: expected one integer image id, got {value!r}")
+    return int(_to_numpy(value, name, np.int64).reshape(-1)[0])
+
+
 def _to_numpy(value: object, name: str, dtype: type, width: int | None = None) -> np.ndarray:
     detach = getattr(value, "detach", None)
     if detach is not None:  # torch tensor: no torch import needed
@@ -211,7 +222,10 @@ class Evaluator:
     takes two equally long lists of per-image dicts, predictions with ``boxes`` (N, 4),
     ``scores`` (N,), ``labels`` (N,), targets with ``boxes``, ``labels`` and optionally
     ``iscrowd`` and ``area`` (box area if missing). NumPy arrays, torch tensors or lists.
-    Images are numbered in arrival order; classes are the labels seen (ids = labels).
+    Images are numbered in arrival order, unless the targets carry an integer ``image_id``
+    (on every image or on none; each id once): then images are identified by it and the
+    result equals :func:`evaluate` on the same data written as COCO JSON. Classes are the
+    labels seen (ids = labels).
 
     With ``iou_type="segm"`` (COCO protocol) both sides carry ``masks`` (N, H, W) binary
     (bool or 0/1 integers; NumPy, torch on any device) instead of, or besides, ``boxes``.
@@ -237,9 +251,14 @@ class Evaluator:
         Format of the incoming boxes; for oriented boxes the default takes (N, 5) as
         ``cxcywhr`` and (N, 8) as ``xyxyxyxy``.
     sync : bool, default True
-        Under an initialised ``torch.distributed`` process group, ``compute`` gathers every
-        rank's images (one ``all_gather_object``; images numbered rank by rank) and every rank
-        returns the same result (every rank must call ``compute``, as with any collective).
+        Under an initialised ``torch.distributed`` process group, ``compute`` evaluates every
+        rank's images and every rank returns the same result (every rank must call
+        ``compute``, as with any collective). COCO bbox/segm: each rank matches its own images
+        and one ``all_gather_object`` ships compact partial results (about 42 bytes per
+        detection, plus each rank's ground truth); other protocols gather the datasets (see
+        :func:`ioukit.distributed.synced_evaluate`). Images are numbered rank by rank in
+        arrival order, or identified by the targets' ``image_id`` (then it does not matter
+        which rank saw which image; an id on two ranks is an error naming both).
         ``False``: this rank's images only.
     **options
         Protocol options, as for :func:`evaluate`.
@@ -321,6 +340,10 @@ class Evaluator:
         self._pred_rles: list[list[dict[str, Any]]] = []
         self._gt_rles: list[list[dict[str, Any]]] = []
         self._sizes: list[tuple[float, float]] = []
+        # targets' image_id (None: not given) and where each id arrived, for the error
+        self._image_ids: list[int | None] = []
+        self._id_where: dict[int, str] = {}
+        self._updates = 0
         # update/merge/reset/datasets are atomic: one image's predictions and targets are
         # appended together even when several threads update one Evaluator
         self._lock = threading.RLock()
@@ -337,6 +360,8 @@ class Evaluator:
             self._pred_rles.clear()
             self._gt_rles.clear()
             self._sizes.clear()
+            self._image_ids.clear()
+            self._id_where.clear()
 
     def _boxes(self, value: object, name: str) -> np.ndarray:
         boxes = _to_numpy(value, name, np.float64, 4)
@@ -385,6 +410,7 @@ class Evaluator:
         pred_rles: list[list[dict[str, Any]]] = []
         gt_rles: list[list[dict[str, Any]]] = []
         sizes: list[tuple[float, float]] = []
+        image_ids = [_image_id(t, f"targets[{i}].image_id") for i, t in enumerate(targets)]
         for i, (p, t) in enumerate(zip(predictions, targets, strict=True)):
             for key, where, d in (
                 *(("boxes", "predictions", p) for _ in box_key if not kp),
@@ -473,11 +499,42 @@ class Evaluator:
             extra = (t_kp,) if kp else (t_rot,) if self._oriented else fed
             gt_rows.append((gt_boxes, gt_labels, crowd, area, *extra))
         with self._lock:
+            where = f"update call {self._updates}, targets"
+            self._check_ids(image_ids, [f"{where}[{i}]" for i in range(len(image_ids))])
+            self._updates += 1
             self._pred.extend(pred_rows)
             self._gt.extend(gt_rows)
             self._pred_rles.extend(pred_rles)
             self._gt_rles.extend(gt_rles)
             self._sizes.extend(sizes)
+
+    def _check_ids(self, image_ids: Sequence[int | None], where: Sequence[str]) -> None:
+        """Record new images' ids (under the lock); DataFormatError before any change."""
+        if not image_ids:
+            return
+        given = [i is not None for i in image_ids]
+        ref = self._image_ids[0] is not None if self._image_ids else given[0]
+        for k, g in enumerate(given):
+            if g != ref:
+                raise DataFormatError(
+                    f"{where[k]}.image_id: {'given' if g else 'missing'} here but "
+                    f"{'missing' if g else 'given'} on "
+                    f"{'images added earlier' if self._image_ids else where[0]}; give image_id "
+                    "on every image or on none"
+                )
+        new: dict[int, str] = {}
+        for image_id, place in zip(image_ids, where, strict=True):
+            if image_id is None:
+                continue
+            first = self._id_where.get(image_id, new.get(image_id))
+            if first is not None:
+                raise DataFormatError(
+                    f"{place}.image_id: image_id {image_id} was already given by {first}; "
+                    "each image must be added once"
+                )
+            new[image_id] = place
+        self._id_where.update(new)
+        self._image_ids.extend(image_ids)
 
     @staticmethod
     def _image_size(pred: _Masks, target: _Masks, i: int) -> tuple[float, float]:
@@ -514,7 +571,9 @@ class Evaluator:
                 list(other._gt_rles),
                 list(other._sizes),
             )
+            ids = list(other._image_ids)
         with self._lock:
+            self._check_ids(ids, [f"other's image {k}" for k in range(len(ids))])
             self._pred.extend(parts[0])
             self._gt.extend(parts[1])
             self._pred_rles.extend(parts[2])
@@ -534,13 +593,14 @@ class Evaluator:
     def _datasets(self, category_ids: list[int] | None = None) -> tuple[Dataset, Dataset]:
         n_images = len(self._gt)
         segm = self.iou_type == "segm"
-        stems = [str(i) for i in range(n_images)]
+        ids = [i for i in self._image_ids if i is not None] or list(range(n_images))
+        stems = [str(i) for i in ids]
         if segm:
             heights = [s[0] for s in self._sizes]
             widths = [s[1] for s in self._sizes]
-            images = ImageTable.from_lists(list(range(n_images)), stems, widths, heights)
+            images = ImageTable.from_lists(ids, stems, widths, heights)
         else:
-            images = ImageTable.from_lists(list(range(n_images)), stems)
+            images = ImageTable.from_lists(ids, stems)
 
         def cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
             return np.concatenate(parts) if parts else empty
@@ -623,9 +683,18 @@ class Evaluator:
                 iou_type=self.iou_type,
                 options=self.options,
             )
-        gt, pred = self.datasets()
+        with self._lock:
+            gt, pred = self._datasets()
+            by_id = bool(self._image_ids) and self._image_ids[0] is not None
         if self.sync:
-            from ioukit.distributed import gather_datasets
+            from ioukit.distributed import synced_evaluate
 
-            gt, pred = gather_datasets(gt, pred)
+            return synced_evaluate(
+                gt,
+                pred,
+                by_image_id=by_id,
+                protocol=self.protocol,
+                iou_type=self.iou_type,
+                **self.options,
+            )
         return evaluate(gt, pred, protocol=self.protocol, iou_type=self.iou_type, **self.options)

@@ -25,6 +25,7 @@ def generate(
     empty_gt_images: float = 0.1,
     empty_pred_images: float = 0.1,
     extra_cats: bool = False,
+    unused_cats: int = 0,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A small COCO-like set; ``score_levels`` > 0 quantizes scores (heavy ties)."""
     rng = np.random.default_rng(seed)
@@ -84,6 +85,9 @@ def generate(
         if anns:
             anns[0]["category_id"] = 101
             res[:] = [r for r in res if r["category_id"] != 101]
+    # declared categories without any data, interleaved with the used ids
+    cats += [{"id": 2 + 2 * c, "name": f"unused{c}"} for c in range(unused_cats)]
+    cats.sort(key=lambda c: c["id"])
     rng.shuffle(res)
     return {"images": images, "annotations": anns, "categories": cats}, res
 
@@ -95,6 +99,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("crowds", {"n_images": 50, "crowd": 0.25}, {}),
     ("empty_images", {"n_images": 50, "empty_gt_images": 0.4, "empty_pred_images": 0.3}, {}),
     ("absent_classes", {"n_images": 40, "extra_cats": True}, {}),
+    ("declared_without_data", {"n_images": 40, "extra_cats": True, "unused_cats": 30}, {}),
     ("use_cats_false", {"n_images": 40, "score_levels": 5}, {"use_cats": False}),
     (
         "custom_thresholds",

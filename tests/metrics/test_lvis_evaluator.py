@@ -237,3 +237,19 @@ def test_segm_equals_evaluate_on_json(tmp_path: Path) -> None:
     assert ref.stats["AP"] > 0
     assert got.stats == ref.stats
     np.testing.assert_array_equal(got.precision, ref.precision)
+
+
+def test_image_ids_from_targets(tmp_path: Path) -> None:
+    gt, results = generate(4, n_images=12, n_cats=10)  # image ids not in file order
+    gt_path, res_path = tmp_path / "gt.json", tmp_path / "results.json"
+    gt_path.write_text(json.dumps(gt))
+    res_path.write_text(json.dumps(results))
+    ref = ioukit.evaluate(str(gt_path), str(res_path), protocol="lvis")
+    preds, targets = per_image(gt, results)
+    for t, im in zip(targets, gt["images"], strict=True):
+        t["image_id"] = im["id"]
+    ev = Evaluator(protocol="lvis", box_format="xywh", frequencies=frequencies(gt))
+    ev.update(preds, targets)
+    got = ev.compute()
+    assert got.stats == ref.stats
+    np.testing.assert_array_equal(got.precision, ref.precision)

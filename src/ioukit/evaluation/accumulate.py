@@ -13,11 +13,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 import numpy as np
 
 from ioukit.evaluation.outcome import MatchOutcome
 
-__all__ = ["COCO_RECALL_THRESHOLDS", "coco_accumulate", "sample_envelope"]
+__all__ = [
+    "COCO_RECALL_THRESHOLDS",
+    "ClassArrays",
+    "coco_accumulate",
+    "coco_accumulate_active",
+    "sample_envelope",
+]
 
 COCO_RECALL_THRESHOLDS = np.linspace(0.0, 1.0, 101)
 """pycocotools' 101 recall points ``np.linspace(0, 1, 101)``."""
@@ -67,27 +75,124 @@ def coco_accumulate(
     recall : ndarray, shape (T, K, A, M)
     scores : ndarray, shape (T, R, K, A, M)
         -1 where a class has no regular ground truth in the area range.
+
+    Notes
+    -----
+    Allocates the arrays for every one of the K classes; :func:`coco_accumulate_active`
+    computes only the classes with ground truth (memory bounded by the data).
+    """
+    arrays = coco_accumulate_active(outcome, recall_thresholds=recall_thresholds, max_dets=max_dets)
+    return arrays["precision"], arrays["recall"], arrays["scores"]
+
+
+def coco_accumulate_active(
+    outcome: MatchOutcome, /, *, recall_thresholds: np.ndarray, max_dets: np.ndarray
+) -> ClassArrays:
+    """:func:`coco_accumulate` computed for the active classes only.
+
+    A class without regular ground truth in every area range is -1 everywhere in
+    pycocotools' arrays, so only the classes with some (``outcome.gt_count.any(axis=1)``)
+    are accumulated; the full [.., K, ..] arrays are built on first access.
+
+    Parameters
+    ----------
+    outcome : MatchOutcome
+        In accumulation order.
+    recall_thresholds : ndarray, shape (R,)
+        Increasing, >= 0.
+    max_dets : ndarray of int64, shape (M,)
+        Increasing.
+
+    Returns
+    -------
+    ClassArrays
+        ``precision`` [T, R, K, A, M], ``recall`` [T, K, A, M], ``scores`` [T, R, K, A, M]
+        on access; ``compact`` the same over the active classes only.
     """
     from ioukit._kernels import match as kernels
 
     n_t = len(outcome.thresholds)
     n_k, n_a = outcome.gt_count.shape
     n_r, n_m = len(recall_thresholds), len(max_dets)
-    precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
-    recall = -np.ones((n_t, n_k, n_a, n_m))
-    scores = -np.ones((n_t, n_r, n_k, n_a, n_m))
-    start, end = outcome.class_bounds()
+    active = np.flatnonzero(np.asarray(outcome.gt_count).any(axis=1)).astype(np.int64)
+    n_c = len(active)
+    precision = -np.ones((n_t, n_r, n_c, n_a, n_m))
+    recall = -np.ones((n_t, n_c, n_a, n_m))
+    scores = -np.ones((n_t, n_r, n_c, n_a, n_m))
+    class_row = np.asarray(outcome.class_row)
+    start = np.searchsorted(class_row, active, side="left").astype(np.int64)
+    end = np.searchsorted(class_row, active, side="right").astype(np.int64)
     kernels.accumulate_coco(
         start,
         end,
         np.ascontiguousarray(outcome.rank),
         np.ascontiguousarray(outcome.status),
         np.ascontiguousarray(outcome.score),
-        np.ascontiguousarray(outcome.gt_count),
+        np.ascontiguousarray(outcome.gt_count[active], dtype=np.int64),
         np.ascontiguousarray(max_dets, dtype=np.int64),
         np.ascontiguousarray(recall_thresholds, dtype=np.float64),
         precision,
         recall,
         scores,
     )
-    return precision, recall, scores
+    return ClassArrays({"precision": precision, "recall": recall, "scores": scores}, active, n_k)
+
+
+_CLASS_AXIS = {"precision": 2, "recall": 1, "scores": 2}
+
+
+class ClassArrays(Mapping[str, np.ndarray]):
+    """COCO's ``precision``/``recall``/``scores`` kept for the active classes only.
+
+    A read-only mapping: ``arrays["precision"]`` is the full [T, R, K, A, M] array, built on
+    first access by scattering the compact one into a -1-filled array (then cached), so a
+    caller who never asks for it never allocates it.
+
+    Parameters
+    ----------
+    compact : Mapping[str, ndarray]
+        ``precision`` [T, R, C, A, M], ``recall`` [T, C, A, M], ``scores`` [T, R, C, A, M].
+    active : ndarray of int64, shape (C,)
+        Increasing class indices (into K) of the compact class axis.
+    n_classes : int
+        K.
+
+    Examples
+    --------
+    >>> c = ClassArrays({"recall": np.full((1, 1, 1, 1), 0.5)}, np.array([2]), 4)
+    >>> c["recall"][0, :, 0, 0].tolist()
+    [-1.0, -1.0, 0.5, -1.0]
+    >>> c.compact["recall"].shape
+    (1, 1, 1, 1)
+    """
+
+    def __init__(self, compact: Mapping[str, np.ndarray], active: np.ndarray, n_classes: int):
+        self.compact = dict(compact)
+        self.active = np.asarray(active, dtype=np.int64)
+        self.n_classes = int(n_classes)
+        self._full: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._full:
+            small = self.compact[name]
+            axis = _CLASS_AXIS.get(name, 2)
+            if len(self.active) == self.n_classes:
+                full = small
+            else:
+                shape = list(small.shape)
+                shape[axis] = self.n_classes
+                full = np.full(shape, -1.0, dtype=small.dtype)
+                index: list[slice | np.ndarray] = [slice(None)] * small.ndim
+                index[axis] = self.active
+                full[tuple(index)] = small
+            self._full[name] = full
+        return self._full[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.compact)
+
+    def __len__(self) -> int:
+        return len(self.compact)
+
+    def __repr__(self) -> str:
+        return f"ClassArrays({sorted(self.compact)}, active={len(self.active)}/{self.n_classes})"

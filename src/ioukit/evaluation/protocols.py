@@ -321,7 +321,7 @@ class COCOProtocol:
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
-        from ioukit.evaluation.accumulate import coco_accumulate
+        from ioukit.evaluation.accumulate import coco_accumulate_active
         from ioukit.evaluation.groups import Groups
         from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.similarity import get_similarity
@@ -342,12 +342,17 @@ class COCOProtocol:
             gt_never_matches=(gt.annotation_id == 0) if pyco else None,
         )
         dets = np.array(self.max_dets, dtype=np.int64)
-        precision, recall, scores = coco_accumulate(
+        arrays = coco_accumulate_active(
             outcome, recall_thresholds=np.array(self.recall_thresholds), max_dets=dets
         )
+        # the stats and per-class values read the active classes only: the full arrays
+        # differ by -1 columns, which the means skip (same values in the same order)
+        precision, recall = arrays.compact["precision"], arrays.compact["recall"]
         specs = self.stat_specs()
         stats = {s.key: self._value(s, precision, recall) for s in specs}
-        rows = self._per_class(gt, pred, groups, outcome, specs, precision, recall)
+        rows = self._per_class(
+            gt, pred, groups, outcome, specs, precision, recall, active=arrays.active
+        )
         params: dict[str, Any] = {
             "iou_thresholds": list(self.iou_thresholds),
             "recall_thresholds": list(self.recall_thresholds),
@@ -363,7 +368,7 @@ class COCOProtocol:
             "coco",
             stats,
             rows,
-            {"precision": precision, "recall": recall, "scores": scores},
+            arrays,
             params,
             outcome=outcome,
             stat_specs=specs,
@@ -405,10 +410,13 @@ class COCOProtocol:
         specs: tuple[StatSpec, ...],
         precision: np.ndarray,
         recall: np.ndarray,
+        *,
+        active: np.ndarray | None = None,
     ) -> tuple[dict[str, Any], ...]:
+        # precision/recall hold the classes ``active`` (all when None) of the K rows
         cat_ids = groups.category_ids
         n_cats = len(cat_ids)
-        n_k = precision.shape[2]
+        n_k = precision.shape[2] if active is None else (n_cats if self.use_cats else 1)
         p_cls = groups.pred_class
         regular = ~(
             gt.crowd if self.compat == "pycocotools" else gt.crowd | gt.ignore | gt.difficult
@@ -419,30 +427,29 @@ class COCOProtocol:
         names = dict(zip(gt.categories.ids.tolist(), gt.categories.names, strict=True))
         second = specs[1].max_dets
         ar_spec = StatSpec(f"AR{self.max_dets[-1]}", "AR", None, "all", second)
-        class_values = {
-            s.key: self._value(s, precision, recall, per_class=True).tolist()
-            for s in (*specs[:3], ar_spec)
-        }
-        rows: list[dict[str, Any]] = []
-        for k in range(n_k):
-            row: dict[str, Any] = (
-                {
-                    "category_id": int(cat_ids[k]),
-                    "name": names[int(cat_ids[k])],
-                    "num_gt": int(gt_counts[k]),
-                    "num_pred": int(num_pred[k]),
-                }
-                if self.use_cats
-                else {
-                    "category_id": -1,
-                    "name": "(all classes)",
-                    "num_gt": int(gt_counts.sum()),
-                    "num_pred": int(num_pred.sum()),
-                }
+        class_values: dict[str, list[float]] = {}
+        for s in (*specs[:3], ar_spec):
+            values = self._value(s, precision, recall, per_class=True)
+            if active is not None:
+                full = np.full(n_k, -1.0)
+                full[active] = values
+                values = full
+            class_values[s.key] = values.tolist()
+        if self.use_cats:
+            ids = cat_ids.tolist()
+            head = zip(
+                ids, [names[i] for i in ids], gt_counts.tolist(), num_pred.tolist(), strict=True
             )
-            for key, values in class_values.items():
-                row[key] = values[k]
-            rows.append(row)
+        else:
+            head = zip(
+                [-1], ["(all classes)"], [int(gt_counts.sum())], [int(num_pred.sum())], strict=True
+            )
+        keys = ("category_id", "name", "num_gt", "num_pred", *class_values)
+        # one plain-list pass (O(K) dict building, no per-class NumPy scalars)
+        rows = [
+            dict(zip(keys, (*first, *rest), strict=True))
+            for first, *rest in zip(head, *class_values.values(), strict=True)
+        ]
         return tuple(rows)
 
 

@@ -1,0 +1,117 @@
+"""What every rank runs after the all_gather of a synced COCO ``Evaluator.compute`` (compact
+partial results), without processes: ranks in a scrambled order, empty ranks, image_id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ioukit
+from ioukit.distributed import _merge_ranks, _rank_state
+
+
+def _image(rng: np.random.Generator, image_id: int | None, segm: bool) -> tuple[dict, dict]:
+    m, k = int(rng.integers(0, 4)), int(rng.integers(0, 5))
+    xy = rng.integers(0, 20, size=(m, 2)).astype(float)
+    gt = np.concatenate([xy, xy + rng.integers(2, 10, size=(m, 2))], axis=1)
+    src = rng.integers(0, max(m, 1), k)
+    pred = gt[src] if m else np.zeros((k, 4))
+    pred = pred + rng.integers(-1, 2, size=(k, 4))
+    pred[:, 2:] = np.maximum(pred[:, 2:], pred[:, :2] + 1)
+    p: dict[str, Any] = {
+        "scores": rng.choice([0.25, 0.5, 0.75], k),
+        "labels": rng.integers(1, 5, k),
+    }
+    t: dict[str, Any] = {"labels": rng.integers(1, 4, m), "iscrowd": rng.random(m) < 0.15}
+    if segm:
+        t["masks"] = rng.random((m, 8, 9)) < 0.5
+        p["masks"] = (t["masks"][src] if m else np.zeros((k, 8, 9), bool)) ^ (
+            rng.random((k, 8, 9)) < 0.1
+        )
+    else:
+        p["boxes"], t["boxes"] = pred, gt
+    if image_id is not None:
+        t["image_id"] = image_id
+    return p, t
+
+
+def _check(iou_type: str, image_id: bool, **options: Any) -> None:
+    rng = np.random.default_rng(7)
+    n = 14
+    ids = (rng.permutation(n) * 3 + 50).tolist()
+    images = [_image(rng, ids[i] if image_id else None, iou_type == "segm") for i in range(n)]
+    order = rng.permutation(n)
+    dealt = [order[:5], order[5:5], order[5:6], order[6:]]  # an empty rank, a one-image rank
+    states, single = [], ioukit.Evaluator(iou_type=iou_type, sync=False, **options)
+    for rows in dealt if not image_id else [np.arange(n)]:
+        for r in rows:
+            single.update([images[r][0]], [images[r][1]])
+    for rows in dealt:
+        ev = ioukit.Evaluator(iou_type=iou_type, sync=False, **options)
+        for r in rows:
+            ev.update([images[r][0]], [images[r][1]])
+        gt, pred = ev.datasets()
+        states.append(_rank_state(gt, pred, image_id, iou_type, options))
+    got = _merge_ranks(states, iou_type, options)
+    want = single.compute()
+    assert want.stats["AP"] > 0
+    assert got.stats == want.stats
+    assert got.precision is not None and want.precision is not None
+    np.testing.assert_array_equal(got.precision, want.precision)
+    np.testing.assert_array_equal(got.recall, want.recall)
+    np.testing.assert_array_equal(got.scores, want.scores)
+    assert got.per_class == want.per_class
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+@pytest.mark.parametrize("image_id", [True, False])
+def test_merged_ranks_equal_one_process(iou_type: str, image_id: bool) -> None:
+    _check(iou_type, image_id)
+
+
+def test_merged_ranks_equal_one_process_without_classes() -> None:
+    _check("bbox", True, use_cats=False)
+
+
+def _one(image_id: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    return (
+        [{"boxes": [[0, 0, 2, 2]], "scores": [0.5], "labels": [1]}],
+        [{"boxes": [[0, 0, 2, 2]], "labels": [1], "image_id": image_id}],
+    )
+
+
+def test_same_image_id_twice_names_both_places() -> None:
+    ev = ioukit.Evaluator()
+    ev.update(*_one(4))
+    with pytest.raises(ioukit.DataFormatError, match=r"update call 1, targets\[0\].image_id: "
+                       r"image_id 4 was already given by update call 0, targets\[0\]"):  # fmt: skip
+        ev.update(*_one(np.int64(4)))
+    assert len(ev) == 1
+    other = ioukit.Evaluator()
+    other.update(*_one(4))
+    with pytest.raises(ioukit.DataFormatError, match=r"other's image 0\.image_id: image_id 4"):
+        ev.merge(other)
+
+
+def test_image_id_on_some_images_only_is_an_error() -> None:
+    ev = ioukit.Evaluator()
+    ev.update(*_one(4))
+    p, t = _one(5)
+    del t[0]["image_id"]
+    with pytest.raises(ioukit.DataFormatError, match="missing here but given on images added"):
+        ev.update(p, t)
+
+
+@pytest.mark.parametrize("bad", [1.5, [1, 2], "x", True])
+def test_image_id_must_be_one_integer(bad: object) -> None:
+    with pytest.raises(ioukit.DataFormatError, match=r"targets\[0\].image_id"):
+        ioukit.Evaluator().update(*_one(bad))
+
+
+def test_image_id_sets_the_image_table() -> None:
+    ev = ioukit.Evaluator()
+    ev.update(*_one(np.int32(42)))
+    gt, _ = ev.datasets()
+    assert gt.images.ids.tolist() == [42]
