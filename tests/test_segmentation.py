@@ -155,3 +155,13 @@ def test_module_all() -> None:
         and getattr(getattr(segmentation, n), "__module__", "") == "ioukit.segmentation"
     }
     assert public == set(segmentation.__all__)
+
+
+def test_pixel_confusion_matrix_and_the_deprecated_name() -> None:
+    from ioukit.segmentation import confusion_matrix, pixel_confusion_matrix
+
+    want = pixel_confusion_matrix([0, 1, 1], [0, 0, 1], num_classes=2)
+    assert want.tolist() == [[1, 1], [0, 1]]  # [gt, pred]
+    with pytest.warns(DeprecationWarning, match="pixel_confusion_matrix"):
+        old = confusion_matrix([0, 1, 1], [0, 0, 1], num_classes=2)
+    np.testing.assert_array_equal(old, want)

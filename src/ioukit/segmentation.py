@@ -40,7 +40,13 @@ import numpy as np
 from ioukit._array import Array
 from ioukit.errors import MaskError
 
-__all__ = ["SegmentationMetric", "SegmentationResult", "confusion_matrix", "segmentation_iou"]
+__all__ = [
+    "SegmentationMetric",
+    "SegmentationResult",
+    "confusion_matrix",
+    "pixel_confusion_matrix",
+    "segmentation_iou",
+]
 
 
 @dataclass(frozen=True)
@@ -197,10 +203,13 @@ def _confusion_torch(pred: Any, gt: Any, num_classes: int, ignore: int | None) -
     return matrix.astype(np.int64)
 
 
-def confusion_matrix(
+def pixel_confusion_matrix(
     pred_labels: Array, gt_labels: Array, /, *, num_classes: int, ignore_index: int | None = 255
 ) -> np.ndarray:
-    """The (K, K) pixel confusion matrix ``[gt class, predicted class]``.
+    """The (K, K) pixel confusion matrix ``[gt class, predicted class]`` of label maps.
+
+    (Detection's :func:`ioukit.confusion_matrix` is ``[predicted, true]`` with a background row
+    and column; this function has its own name so that one name means one axis order.)
 
     Parameters
     ----------
@@ -216,7 +225,7 @@ def confusion_matrix(
 
     Examples
     --------
-    >>> confusion_matrix([0, 1, 1], [0, 0, 1], num_classes=2)
+    >>> pixel_confusion_matrix([0, 1, 1], [0, 0, 1], num_classes=2)
     array([[1, 1],
            [0, 1]])
     """
@@ -251,6 +260,30 @@ def _as_numpy(x: object, name: str) -> np.ndarray:
         raise MaskError(
             f"{name}: expected an array of integer class labels, got {type(x).__name__} ({exc})"
         ) from None
+
+
+def confusion_matrix(
+    pred_labels: Array, gt_labels: Array, /, *, num_classes: int, ignore_index: int | None = 255
+) -> np.ndarray:
+    """Deprecated name of :func:`pixel_confusion_matrix` (same arguments and result).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     confusion_matrix([0, 1], [0, 1], num_classes=2).tolist()
+    [[1, 0], [0, 1]]
+    """
+    import warnings
+
+    warnings.warn(
+        "ioukit.segmentation.confusion_matrix is renamed pixel_confusion_matrix (its axes are "
+        "[gt, pred]; ioukit.confusion_matrix for detection is [pred, true])",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return pixel_confusion_matrix(
+        pred_labels, gt_labels, num_classes=num_classes, ignore_index=ignore_index
+    )
 
 
 def segmentation_iou(
@@ -289,7 +322,7 @@ def segmentation_iou(
     >>> round(r.miou, 4), r.pixel_accuracy
     (0.5833, 0.75)
     """
-    matrix = confusion_matrix(
+    matrix = pixel_confusion_matrix(
         pred_labels, gt_labels, num_classes=num_classes, ignore_index=ignore_index
     )
     return SegmentationResult.from_confusion(matrix)
@@ -331,7 +364,7 @@ class SegmentationMetric:
 
     def update(self, pred_labels: Array, gt_labels: Array, /) -> None:
         """Add the pixels of one batch of label maps (any shape, the same for both)."""
-        self._matrix += confusion_matrix(
+        self._matrix += pixel_confusion_matrix(
             pred_labels, gt_labels, num_classes=self.num_classes, ignore_index=self.ignore_index
         )
 
