@@ -288,3 +288,12 @@ def test_segm_options_are_checked() -> None:
     pred, target = _one()
     with pytest.raises(DataFormatError, match=r"predictions\[0\]\.boxes: missing"):
         ev.update([pred], [target])
+
+
+def test_merge_compares_array_options_by_value() -> None:
+    a = Evaluator(iou_thresholds=np.array([0.5, 0.75]))
+    b = Evaluator(iou_thresholds=np.array([0.5, 0.75]))
+    a.merge(b)  # equal arrays: no "truth value of an array is ambiguous"
+    c = Evaluator(iou_thresholds=[0.5, 0.7])
+    with pytest.raises(ValueError, match="same protocol, iou_type and options"):
+        a.merge(c)

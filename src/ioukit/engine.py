@@ -215,6 +215,29 @@ class _Masks:
         return len(self.rles)
 
 
+def _same_options(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Equal option mappings; arrays and sequences compare by value (never an ambiguous
+    truth value)."""
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        x, y = a[key], b[key]
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            if not _same_options(x, y):
+                return False
+            continue
+        if isinstance(x, np.ndarray | list | tuple) or isinstance(y, np.ndarray | list | tuple):
+            try:
+                if not np.array_equal(np.asarray(x, dtype=object), np.asarray(y, dtype=object)):
+                    return False
+            except ValueError:
+                return False
+            continue
+        if x != y:
+            return False
+    return True
+
+
 class Evaluator:
     """Streaming evaluation: ``update`` per image or batch, ``merge`` workers, ``compute``.
 
@@ -555,11 +578,14 @@ class Evaluator:
         if (
             other.protocol != self.protocol
             or other.iou_type != self.iou_type
-            or other.options != self.options
+            or not _same_options(other.options, self.options)
             or other._frequencies != self._frequencies
         ):
             raise ValueError(
-                "other: expected an Evaluator with the same protocol, iou_type and options"
+                "other: expected an Evaluator with the same protocol, iou_type and options, got "
+                f"protocol={other.protocol!r}, iou_type={other.iou_type!r}, "
+                f"options={other.options!r} (this one: protocol={self.protocol!r}, "
+                f"iou_type={self.iou_type!r}, options={self.options!r})"
             )
         if other is self:
             raise ValueError("other: expected another Evaluator, got this one")

@@ -570,3 +570,15 @@ def test_nothing_to_evaluate() -> None:
     pooled = evaluate(coco_gt([[0, 0, 5, 5]]), dets([(1, 1, [0, 0, 5, 5], 1.0)]), use_cats=False)
     assert pooled.per_class[0]["category_id"] == -1
     assert pooled.per_class[0]["AP"] == pytest.approx(pooled.stats["AP"], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("area_ranges", "message"),
+    [
+        ("small", r"area_ranges: expected a mapping of name to \(low, high\)"),
+        ({"small": "0-100"}, r"area_ranges\['small'\]: expected \(low, high\) numbers"),
+    ],
+)
+def test_area_ranges_of_the_wrong_kind_name_the_option(area_ranges: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        evaluate(ground_truth_path(), predictions_path(), area_ranges=area_ranges)

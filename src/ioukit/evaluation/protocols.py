@@ -276,6 +276,11 @@ class COCOProtocol:
             ) from exc
         if not dets or dets[0] < 1:
             raise ValueError(f"max_dets: expected positive integers, got {max_dets!r}")
+        if area_ranges is not None and not isinstance(area_ranges, Mapping):
+            raise ValueError(
+                "area_ranges: expected a mapping of name to (low, high), e.g. "
+                f"{{'small': (0, 1024)}}, got {area_ranges!r}"
+            )
         ranges = dict(DEFAULT_AREA_RANGES if area_ranges is None else area_ranges)
         if "all" not in ranges:
             ranges = {"all": DEFAULT_AREA_RANGES["all"], **ranges}
