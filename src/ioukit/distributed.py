@@ -332,7 +332,6 @@ def _coco_result(
     """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers)."""
     from types import SimpleNamespace
 
-    from ioukit.evaluation.accumulate import coco_accumulate_active
     from ioukit.evaluation.outcome import MatchOutcome
 
     # ground-truth counts and the per-class table's layout: from the whole ground truth
@@ -367,13 +366,6 @@ def _coco_result(
         thresholds=empty.thresholds,
         area_names=empty.area_names,
     )
-    dets = np.array(protocol.max_dets, dtype=np.int64)
-    arrays = coco_accumulate_active(
-        outcome, recall_thresholds=np.array(protocol.recall_thresholds), max_dets=dets
-    )
-    precision, recall = arrays.compact["precision"], arrays.compact["recall"]
-    specs = protocol.stat_specs()
-    stats = {sp.key: protocol._value(sp, precision, recall) for sp in specs}
     k = len(groups.category_ids)
     num_pred = np.zeros(k, dtype=np.int64)
     for p in parts:
@@ -384,29 +376,8 @@ def _coco_result(
         gt_class=groups.gt_class,
         pred_class=np.repeat(np.arange(k), num_pred),
     )
-    rows = protocol._per_class(
-        gt, None, layout, outcome, specs, precision, recall, active=arrays.active
-    )
-    params: dict[str, Any] = {
-        "iou_thresholds": list(protocol.iou_thresholds),
-        "recall_thresholds": list(protocol.recall_thresholds),
-        "max_dets": list(protocol.max_dets),
-        "area_ranges": {name: [lo, hi] for name, lo, hi in protocol.area_ranges},
-        "use_cats": protocol.use_cats,
-        "compat": protocol.compat,
-        "category_ids": groups.category_ids.tolist() if protocol.use_cats else [-1],
-        "iou_type": iou_type,
-        "stat_layout": [sp.to_dict() for sp in specs],
-    }
-    return ProtocolResult(
-        "coco",
-        stats,
-        rows,
-        arrays,
-        params,
-        outcome=outcome,
-        stat_specs=specs,
-    )
+    result: ProtocolResult = protocol.summarize(gt, None, layout, outcome, iou_type=iou_type)
+    return result
 
 
 # ------------------------------------------------------------------------------ client side

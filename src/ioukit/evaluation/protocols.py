@@ -35,6 +35,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.match import MatchRule
+from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.metrics.protocol import ProtocolResult
 
 __all__ = [
@@ -326,7 +327,6 @@ class COCOProtocol:
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
-        from ioukit.evaluation.accumulate import coco_accumulate_active
         from ioukit.evaluation.groups import Groups
         from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.similarity import get_similarity
@@ -346,6 +346,27 @@ class COCOProtocol:
             gt_ignore=gt.crowd if pyco else gt.crowd | gt.ignore | gt.difficult,
             gt_never_matches=(gt.annotation_id == 0) if pyco else None,
         )
+        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
+
+    def summarize(
+        self,
+        gt: Dataset,
+        pred: Dataset | None,
+        layout: Any,
+        outcome: MatchOutcome,
+        /,
+        *,
+        iou_type: str = "bbox",
+    ) -> ProtocolResult:
+        """The second half of :meth:`evaluate`: accumulate ``outcome`` and build the result.
+
+        ``layout`` has the :class:`~ioukit.evaluation.groups.Groups` fields the per-class
+        table reads (``category_ids``, ``gt_rows``, ``gt_class``, ``pred_class``); ``pred``
+        may be None when the predictions stayed elsewhere (sharded evaluation merges
+        outcomes and calls this once). Same numbers as :meth:`evaluate` on the same outcome.
+        """
+        from ioukit.evaluation.accumulate import coco_accumulate_active
+
         dets = np.array(self.max_dets, dtype=np.int64)
         arrays = coco_accumulate_active(
             outcome, recall_thresholds=np.array(self.recall_thresholds), max_dets=dets
@@ -356,7 +377,7 @@ class COCOProtocol:
         specs = self.stat_specs()
         stats = {s.key: self._value(s, precision, recall) for s in specs}
         rows = self._per_class(
-            gt, pred, groups, outcome, specs, precision, recall, active=arrays.active
+            gt, pred, layout, outcome, specs, precision, recall, active=arrays.active
         )
         params: dict[str, Any] = {
             "iou_thresholds": list(self.iou_thresholds),
@@ -365,7 +386,7 @@ class COCOProtocol:
             "area_ranges": {n: [lo, hi] for n, lo, hi in self.area_ranges},
             "use_cats": self.use_cats,
             "compat": self.compat,
-            "category_ids": groups.category_ids.tolist() if self.use_cats else [-1],
+            "category_ids": layout.category_ids.tolist() if self.use_cats else [-1],
             "iou_type": iou_type,
             "stat_layout": [s.to_dict() for s in specs],
         }
@@ -409,7 +430,7 @@ class COCOProtocol:
     def _per_class(
         self,
         gt: Dataset,
-        pred: Dataset,
+        pred: Dataset | None,
         groups: Any,
         outcome: Any,
         specs: tuple[StatSpec, ...],
