@@ -39,6 +39,7 @@ __all__ = [
     "index_lookup",
     "load_class_names",
     "parse_image_size",
+    "prediction_category",
     "resolve_image_sizes",
     "unique_stems",
 ]
@@ -526,3 +527,42 @@ def stem_rows(images: ImageTable, source: str | Path = "ground truth") -> dict[s
                 "stem would be ambiguous; rename one or use COCO results (matched by image id)"
             )
     return rows
+
+
+def prediction_category(
+    row: int | None,
+    cls: int,
+    lookup: Mapping[str, int],
+    unknowns: Unknowns | None,
+    file: Path,
+    line: int,
+) -> int | None:
+    """Category id of a prediction line of image ``row`` (matched by ``file``'s stem) and class
+    index ``cls``; None when the line is skipped into ``unknowns``.
+
+    Without ``unknowns`` an image or class the ground truth lacks is an error naming the file
+    and line (the YOLO and YOLO pose readers share this rule).
+
+    >>> prediction_category(0, 1, {"1": 7}, None, Path("a.txt"), 3)
+    7
+    >>> prediction_category(None, 1, {"1": 7}, Unknowns(), Path("a.txt"), 3) is None
+    True
+    """
+    if row is None:
+        if unknowns is None:
+            raise DataFormatError(
+                f"{file}: line {line}: image {file.stem!r} is not in the ground truth "
+                "(images are matched by file stem)"
+            )
+        unknowns.add_image(file.stem)
+        return None
+    category = lookup.get(str(cls))
+    if category is None:
+        if unknowns is None:
+            raise DataFormatError(
+                f"{file}: line {line}: class {cls} is not a ground-truth class "
+                "(pass the class list with --classes)"
+            )
+        unknowns.add_class(cls)
+        return None
+    return category

@@ -42,6 +42,7 @@ from ioukit.io._build import (
     ground_truth_categories,
     index_lookup,
     load_class_names,
+    prediction_category,
     resolve_image_sizes,
     stem_rows,
     unique_stems,
@@ -257,22 +258,8 @@ def read_yolo_predictions(
         row = rows.get(file.stem)
         for line, tokens in iter_records(read_text(file)):
             cls, box, score = _parse_line(tokens, file, line, prediction=True)
-            if row is None:
-                if unknowns is None:
-                    raise DataFormatError(
-                        f"{file}: line {line}: image {file.stem!r} is not in the ground truth "
-                        "(images are matched by file stem)"
-                    )
-                unknowns.add_image(file.stem)
-                continue
-            category = lookup.get(str(cls))
-            if category is None:
-                if unknowns is None:
-                    raise DataFormatError(
-                        f"{file}: line {line}: class {cls} is not a ground-truth class "
-                        "(pass the class list with --classes)"
-                    )
-                unknowns.add_class(cls)
+            category = prediction_category(row, cls, lookup, unknowns, file, line)
+            if category is None or row is None:  # row None: category None (skipped or raised)
                 continue
             cols.add(row, category, _to_pixels(box, float(widths[row]), float(heights[row])), score)
     return cols.to_dataset(ground_truth.images, ground_truth.categories, predictions=True)

@@ -41,6 +41,7 @@ from ioukit.io._build import (
     find_class_file,
     ground_truth_categories,
     load_class_names,
+    prediction_category,
     prediction_category_lookup,
     resolve_image_sizes,
     stem_rows,
@@ -326,22 +327,8 @@ def read_yolo_pose_predictions(
                 )
             d = n // k if k else 2
             cls, box, score = _parse_line([*tokens[:5], tokens[-1]], file, line, prediction=True)
-            if row is None:
-                if unknowns is None:
-                    raise DataFormatError(
-                        f"{file}: line {line}: image {file.stem!r} is not in the ground truth "
-                        "(images are matched by file stem)"
-                    )
-                unknowns.add_image(file.stem)
-                continue
-            category = lookup.get(str(cls))
-            if category is None:
-                if unknowns is None:
-                    raise DataFormatError(
-                        f"{file}: line {line}: class {cls} is not a ground-truth class "
-                        "(pass the class list with --classes)"
-                    )
-                unknowns.add_class(cls)
+            category = prediction_category(row, cls, lookup, unknowns, file, line)
+            if category is None or row is None:  # row None: category None (skipped or raised)
                 continue
             w, h = float(widths[row]), float(heights[row])
             kp = _keypoints(tokens[5:-1], file, line, k, d, w, h)
