@@ -148,6 +148,17 @@ def _generate(args: argparse.Namespace, out: Path) -> tuple[Path, list[Path], in
     return gt_path, shards, n
 
 
+def _existing(args: argparse.Namespace, out: Path) -> tuple[Path, list[Path], int]:
+    """The files of an earlier run in ``out`` (``--reuse``)."""
+    openimages = args.protocol.startswith("openimages")
+    gt_path = out / ("boxes.csv" if openimages else "gt.json")
+    shards = [out / f"shard{s:03d}.{'csv' if openimages else 'json'}" for s in range(args.shards)]
+    missing = [str(p) for p in (gt_path, *shards) if not p.is_file()]
+    if missing:
+        raise SystemExit(f"--reuse: missing {', '.join(missing[:3])} (run once without --reuse)")
+    return gt_path, shards, -1
+
+
 def _ground_truth(protocol: str, gt_path: Path) -> Any:
     if protocol.startswith("openimages"):
         from ioukit.io.openimages import read_openimages_ground_truth
@@ -157,12 +168,12 @@ def _ground_truth(protocol: str, gt_path: Path) -> Any:
 
 
 def _single(protocol: str, gt_path: str, shards: list[str], queue: Any) -> None:
-    """Child process: one-process evaluation; puts (seconds, peak RSS bytes, stats)."""
+    """Child process: one-process evaluation; puts (seconds, CPU seconds, peak RSS, stats)."""
     _evaluate_all(protocol, gt_path, shards[:1])  # warm-up: imports, kernel loading
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     stats = _evaluate_all(protocol, gt_path, shards)
     seconds = time.perf_counter() - start
-    queue.put((seconds, _peak_rss(), stats))
+    queue.put((seconds, time.process_time() - cpu, _peak_rss(), stats))
 
 
 def _evaluate_all(protocol: str, gt_path: str, shards: list[str]) -> dict[str, float]:
@@ -207,6 +218,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--protocol", default="openimages_challenge")
     parser.add_argument("--scheduler", default=None, help="address of a running Dask scheduler")
     parser.add_argument("--data", default=None, help="folder for the generated files")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="use the files already in --data (written by an earlier run with the same sizes)",
+    )
     args = parser.parse_args(argv)
 
     from dask.distributed import Client, LocalCluster
@@ -216,11 +232,15 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.data or tempfile.mkdtemp(prefix="ioukit_sharded_"))
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    gt_path, shards, n_pred = _generate(args, out)
-    print(
-        f"generated {args.images} images, {n_pred} predictions, {args.shards} shards "
-        f"in {time.perf_counter() - t0:.1f} s ({out})"
-    )
+    if args.reuse:
+        gt_path, shards, n_pred = _existing(args, out)
+        print(f"reusing {len(shards)} shards in {out}")
+    else:
+        gt_path, shards, n_pred = _generate(args, out)
+        print(
+            f"generated {args.images} images, {n_pred} predictions, {args.shards} shards "
+            f"in {time.perf_counter() - t0:.1f} s ({out})"
+        )
 
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
@@ -230,7 +250,7 @@ def main(argv: list[str] | None = None) -> None:
     child.start()
     while True:
         try:
-            single_s, single_rss, single_stats = queue.get(timeout=1)
+            single_s, single_cpu, single_rss, single_stats = queue.get(timeout=1)
             break
         except Exception:
             if not child.is_alive():
@@ -252,9 +272,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         gt = _ground_truth(args.protocol, gt_path)
         ioukit.evaluate_sharded(gt, shards[:1], client=client, protocol=args.protocol)  # warm-up
-        start = time.perf_counter()
+        worker_cpu = client.run(time.process_time)
+        start, cpu = time.perf_counter(), time.process_time()
         r = ioukit.evaluate_sharded(gt, shards, client=client, protocol=args.protocol)
         sharded_s = time.perf_counter() - start
+        client_cpu = time.process_time() - cpu
+        after = client.run(time.process_time)
+        workers_cpu = sum(after[w] - worker_cpu[w] for w in after if w in worker_cpu)
         worker_rss = client.run(_peak_rss)
     finally:
         client.close()
@@ -296,6 +320,10 @@ def main(argv: list[str] | None = None) -> None:
         f"sharded        : {sharded_s:8.2f} s ({sharded_s / single_s:.2f}x), peak RSS per worker "
         + ", ".join(f"{v / 2**30:.2f} GiB" for v in worker_rss.values())
         + f", client {_peak_rss() / 2**30:.2f} GiB"
+    )
+    print(
+        f"CPU seconds    : single {single_cpu:.2f}; sharded {client_cpu + workers_cpu:.2f} "
+        f"(client {client_cpu:.2f}, workers {workers_cpu:.2f})"
     )
     print(f"identical stats: {r.stats == single_stats}  {r.stats}")
     print(

@@ -20,8 +20,12 @@ from ioukit.distributed import (
     _merge,
     _shard_partial,
     concat_predictions,
+    merge_order,
+    pack_status,
+    unpack_status,
 )
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
 from ioukit.metrics.openimages import ImageLabels
 
 
@@ -219,10 +223,68 @@ def test_coco_partial_is_compact_and_round_trips() -> None:
     gt, pred = _dataset(21, 6)
     part = CocoPartial.from_match(gt, pred, "bbox", {})
     assert len(part) > 0
-    # 8 score + 4 class + 4 rank + 8 image id + 8 category id + 2 x 5 status bytes
-    assert part.nbytes == 42 * len(part) + 8 * part.num_pred.size
+    # 8 score + 2 category row + 2 image rank (6 images) + 1 rank + 2 x 5 status bytes
+    assert part.nbytes == 23 * len(part) + 8 * part.num_pred.size
     _, _, outcome = _coco_match(gt, pred, "bbox", {})
     np.testing.assert_array_equal(part.status(), outcome.status)
+    np.testing.assert_array_equal(part.score, outcome.score)
+    np.testing.assert_array_equal(part.rank, outcome.rank)
+    np.testing.assert_array_equal(gt.categories.ids[part.category_row], outcome.category_id)
+    np.testing.assert_array_equal(np.sort(gt.images.ids)[part.image_rank], outcome.image_id)
+    order = np.arange(len(part))[::-1].copy()
+    np.testing.assert_array_equal(
+        unpack_status(part.status_bits, part.shape, order, chunk=3),
+        outcome.status[order],
+    )
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(0, 300),
+    a=st.integers(1, 5),
+    t=st.integers(1, 13),
+    chunk=st.integers(1, 64),
+)
+def test_status_bit_planes_round_trip(seed: int, n: int, a: int, t: int, chunk: int) -> None:
+    rng = np.random.default_rng(seed)
+    status = rng.choice([FALSE_POSITIVE, TRUE_POSITIVE, IGNORED], size=(n, a, t)).astype(np.int8)
+    bits = pack_status(status)
+    assert bits.shape == (n, 2 * ((a * t + 7) // 8))
+    flat = status.reshape(n, a * t)
+    np.testing.assert_array_equal(bits[:, 0::2], np.packbits(flat == TRUE_POSITIVE, axis=1))
+    np.testing.assert_array_equal(bits[:, 1::2], np.packbits(flat == IGNORED, axis=1))
+    np.testing.assert_array_equal(unpack_status(bits, (a, t), chunk=chunk), status)
+    order = rng.permutation(n)
+    np.testing.assert_array_equal(unpack_status(bits, (a, t), order, chunk=chunk), status[order])
+
+
+def _runs(seed: int, n_shards: int, ties: bool) -> tuple[np.ndarray, ...]:
+    """Records of ``n_shards`` shards (disjoint images), each in accumulation order."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 200))
+    cls = rng.integers(0, 4, n)
+    score = rng.choice([0.1, 0.5, -0.0, 0.0, 0.9], n) if ties else rng.random(n)
+    image = rng.integers(0, 12, n)
+    rank = rng.integers(0, 5, n)
+    shard = image % n_shards
+    parts = []
+    for s in range(n_shards):
+        rows = np.flatnonzero(shard == s)
+        rows = rows[np.lexsort((rank[rows], image[rows], -score[rows], cls[rows]))]
+        parts.append(rows)
+    rows = np.concatenate(parts)
+    return cls[rows], score[rows], image[rows], rank[rows]
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_shards=st.integers(1, 6), ties=st.booleans())
+def test_merge_order_equals_the_full_sort(seed: int, n_shards: int, ties: bool) -> None:
+    cls, score, image, rank = _runs(seed, n_shards, ties)
+    expected = np.lexsort((rank, image, -score, cls))
+    np.testing.assert_array_equal(merge_order(cls, score, image, 12), expected)
+    # keys too wide for one integer: the lexsort route gives the same order
+    np.testing.assert_array_equal(merge_order(cls, score, image, 2**61), expected)
 
 
 @pytest.mark.parametrize(

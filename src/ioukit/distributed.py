@@ -69,8 +69,11 @@ __all__ = [
     "concat_predictions",
     "evaluate_sharded",
     "gather_datasets",
+    "merge_order",
+    "pack_status",
     "shard_images",
     "synced_evaluate",
+    "unpack_status",
 ]
 
 _OPENIMAGES = ("openimages", "openimages_challenge")
@@ -210,23 +213,25 @@ def _shard_partial(
 class CocoPartial:
     """A shard's COCO match outcome, packed: what accumulation needs and nothing else.
 
-    One record per evaluated prediction (the first ``max_dets[-1]`` of each image and class):
-    score (8 bytes), class row and rank (4 + 4), image id and category id (8 + 8) and the
-    TRUE_POSITIVE / IGNORED status at every (area range, threshold) as two bit planes
-    (``2 * ceil(A * T / 8)`` bytes: 10 for COCO's 4 x 10), about 42 bytes per detection.
-    Plus the predictions per class (for the per-class table).
+    One record per evaluated prediction (the first ``max_dets[-1]`` of each image and class),
+    in accumulation order: score (8 bytes), the row of its category among the ground truth's
+    sorted category ids (2 bytes below 32 768 categories), the rank of its image among the
+    ground truth's sorted image ids (4; 2 below 32 768 images), its rank in its (image,
+    class) group (1 byte while ``max_dets`` stays below 256) and the TRUE_POSITIVE / IGNORED
+    status at every (area range, threshold) as two bit planes (``2 * ceil(A * T / 8)``
+    bytes: 10 for COCO's 4 x 10): 25 bytes per detection with the defaults. Plus the
+    predictions per class (for the per-class table).
 
     Built on a worker by :meth:`from_match` (the pipeline's groups, similarity and matcher);
-    merged on the client by sorting into pycocotools' accumulation order.
+    merged on the client by :func:`merge_order` (one integer sort of the already sorted
+    shards) into pycocotools' accumulation order.
     """
 
     score: np.ndarray
-    class_row: np.ndarray
+    category_row: np.ndarray
+    image_rank: np.ndarray
     rank: np.ndarray
-    image_id: np.ndarray
-    category_id: np.ndarray
-    tp_bits: np.ndarray
-    ignored_bits: np.ndarray
+    status_bits: np.ndarray
     num_pred: np.ndarray
     shape: tuple[int, int]
 
@@ -241,12 +246,10 @@ class CocoPartial:
                 a.nbytes
                 for a in (
                     self.score,
-                    self.class_row,
+                    self.category_row,
+                    self.image_rank,
                     self.rank,
-                    self.image_id,
-                    self.category_id,
-                    self.tp_bits,
-                    self.ignored_bits,
+                    self.status_bits,
                     self.num_pred,
                 )
             )
@@ -257,46 +260,161 @@ class CocoPartial:
         cls, gt: Dataset, pred: Dataset, iou_type: str, options: Mapping[str, Any]
     ) -> CocoPartial:
         """Match ``pred`` (some images' predictions) as ``COCOProtocol.evaluate`` does."""
-        from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
+        from ioukit.evaluation.groups import class_rows
 
         # only the ground truth of the shard's images: the others would form groups without
         # predictions, which add nothing but time (their counts come from the client)
         mine = np.isin(gt.image_index, np.unique(pred.image_index))
-        _, groups, outcome = _coco_match(_take(gt, np.flatnonzero(mine)), pred, iou_type, options)
+        protocol, groups, outcome = _coco_match(
+            _take(gt, np.flatnonzero(mine)), pred, iou_type, options
+        )
         k = len(groups.category_ids)
         num_pred = np.bincount(groups.pred_class, minlength=k)[:k].astype(np.int64)
-        n, a, t = outcome.status.shape
-        flat = outcome.status.reshape(n, a * t)
+        _, a, t = outcome.status.shape
+        image_rank = np.searchsorted(np.sort(gt.images.ids), outcome.image_id)
         return cls(
             score=outcome.score,
-            class_row=outcome.class_row.astype(np.int32),
-            rank=outcome.rank.astype(np.int32),
-            image_id=outcome.image_id,
-            category_id=outcome.category_id,
-            tp_bits=np.packbits(flat == TRUE_POSITIVE, axis=1),
-            ignored_bits=np.packbits(flat == IGNORED, axis=1),
+            category_row=_narrow(class_rows(groups.category_ids, outcome.category_id), k),
+            image_rank=_narrow(image_rank, len(gt.images)),
+            rank=_narrow(outcome.rank, protocol.max_dets[-1], unsigned=True),
+            status_bits=pack_status(outcome.status),
             num_pred=num_pred,
             shape=(a, t),
         )
 
     def status(self) -> np.ndarray:
         """The (N, A, T) int8 status array back."""
-        return _unpack_status(self.tp_bits, self.ignored_bits, self.shape)
+        return unpack_status(self.status_bits, self.shape)
 
 
-def _unpack_status(
-    tp_bits: np.ndarray, ignored_bits: np.ndarray, shape: tuple[int, int]
-) -> np.ndarray:
+def _narrow(values: np.ndarray, bound: int, *, unsigned: bool = False) -> np.ndarray:
+    """``values`` (in ``[0, bound)``) in the smallest integer dtype holding ``bound``."""
+    for dtype in (np.uint8, np.uint16, np.uint32) if unsigned else (np.int16, np.int32):
+        if bound <= np.iinfo(dtype).max:
+            return np.asarray(values).astype(dtype)
+    return np.asarray(values).astype(np.int64)
+
+
+def pack_status(status: np.ndarray) -> np.ndarray:
+    """(N, A, T) status codes as (N, 2 * ceil(A * T / 8)) uint8 bit planes.
+
+    Byte ``2 j`` holds the TRUE_POSITIVE bits of codes ``8 j .. 8 j + 7`` (first code in the
+    high bit, as ``np.packbits``), byte ``2 j + 1`` their IGNORED bits; the rest are
+    FALSE_POSITIVE. Interleaving the two planes lets :func:`unpack_status` read each pair of
+    bytes as one 16-bit table index.
+
+    Examples
+    --------
+    >>> pack_status(np.array([[[1, 2, 0]]], dtype=np.int8)).tolist()
+    [[128, 64]]
+    """
+    from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
+
+    n, a, t = status.shape
+    flat = np.asarray(status).reshape(n, a * t)
+    tp = np.packbits(flat == TRUE_POSITIVE, axis=1)
+    out = np.empty((n, 2 * tp.shape[1]), dtype=np.uint8)
+    out[:, 0::2] = tp
+    out[:, 1::2] = np.packbits(flat == IGNORED, axis=1)
+    return out
+
+
+def _status_table() -> np.ndarray:
+    """(65536,) uint64: the 8 int8 status codes of each (TRUE_POSITIVE, IGNORED) byte pair,
+    indexed by the pair read as one native uint16."""
     from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
 
+    bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(bool)
+    tp, ign = bits[:, None, :], bits[None, :, :]  # [tp byte, ignored byte, bit]
+    codes = np.where(tp, TRUE_POSITIVE, np.where(ign, IGNORED, FALSE_POSITIVE)).astype(np.int8)
+    pairs = np.stack(np.meshgrid(np.arange(256), np.arange(256), indexing="ij"), axis=-1)
+    index = pairs.astype(np.uint8).reshape(65536, 2).view(np.uint16).reshape(65536)
+    table = np.empty((65536, 8), dtype=np.int8)
+    table[index] = codes.reshape(65536, 8)
+    return table.view(np.uint64).reshape(65536)
+
+
+_STATUS_TABLE: list[np.ndarray] = []
+
+
+def unpack_status(
+    bits: np.ndarray,
+    shape: tuple[int, int],
+    order: np.ndarray | None = None,
+    *,
+    chunk: int = 1 << 16,
+) -> np.ndarray:
+    """The (N, A, T) int8 status of the records ``order`` (all, in order, when None).
+
+    ``bits`` as :func:`pack_status` writes them. Decoded a chunk of records at a time
+    through a 65 536-entry table (one lookup per byte pair gives 8 codes), so no
+    full-size temporary is made.
+
+    Examples
+    --------
+    >>> status = np.array([[[1, 2, 0]], [[0, 0, 1]]], dtype=np.int8)
+    >>> bool((unpack_status(pack_status(status), (1, 3)) == status).all())
+    True
+    """
+    if not _STATUS_TABLE:
+        _STATUS_TABLE.append(_status_table())
+    table = _STATUS_TABLE[0]
     a, t = shape
-    tp = np.unpackbits(tp_bits, axis=1, count=a * t)
-    ign = np.unpackbits(ignored_bits, axis=1, count=a * t)
-    if (FALSE_POSITIVE, TRUE_POSITIVE, IGNORED) == (0, 1, 2):  # the codes as bit planes
-        out = tp | (ign << 1)
-    else:  # pragma: no cover - only if the pipeline renumbers its codes
-        out = np.where(tp, TRUE_POSITIVE, np.where(ign, IGNORED, FALSE_POSITIVE))
-    return out.astype(np.int8).reshape(len(tp_bits), a, t)
+    bits = np.ascontiguousarray(bits, dtype=np.uint8)
+    n = len(bits) if order is None else len(order)
+    width = bits.shape[1] // 2 if bits.ndim == 2 else 0
+    out = np.empty((n, a * t), dtype=np.int8)
+    pairs = bits.view(np.uint16)  # (N, width): one table index per byte pair
+    for start in range(0, n, chunk):
+        rows = slice(start, min(start + chunk, n))
+        index = pairs[rows] if order is None else pairs[order[rows]]
+        codes = table[index].view(np.int8).reshape(len(index), width * 8)
+        out[rows] = codes[:, : a * t]
+    return out.reshape(n, a, t)
+
+
+def merge_order(
+    class_row: np.ndarray, score: np.ndarray, image_rank: np.ndarray, n_images: int
+) -> np.ndarray:
+    """Permutation of concatenated shards' records into accumulation order.
+
+    Each shard's records are in accumulation order (class row, descending score, image,
+    rank in the group) and no image is in two shards, so a STABLE sort by (class row,
+    descending score, image) reproduces one process's order (within an image the shard's
+    own rank order is kept). The three keys are packed in one integer (the score as its
+    dense rank) when they fit, and numpy's stable sort (timsort) merges the already sorted
+    runs of the shards in O(N log shards); otherwise a lexsort of the three.
+
+    Parameters
+    ----------
+    class_row, image_rank : ndarray of int, shape (N,)
+        Non-negative.
+    score : ndarray of float64, shape (N,)
+    n_images : int
+        Bound on ``image_rank``.
+
+    Returns
+    -------
+    ndarray of int64, shape (N,)
+
+    Examples
+    --------
+    >>> merge_order(np.array([0, 1, 0]), np.array([0.5, 0.9, 0.7]), np.array([3, 1, 2]), 4)
+    array([2, 0, 1])
+    """
+    neg = -np.asarray(score, dtype=np.float64)
+    if neg.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    levels = np.sort(neg, kind="stable")  # merges the shards' descending runs
+    levels = levels[np.r_[True, levels[1:] != levels[:-1]]]
+    dense = np.searchsorted(levels, neg)
+    classes = int(np.max(class_row)) + 1
+    if classes * levels.size * max(int(n_images), 1) < 2**62:
+        key = np.asarray(class_row, dtype=np.int64) * levels.size + dense
+        key *= max(int(n_images), 1)
+        key += image_rank
+        return np.argsort(key, kind="stable").astype(np.int64, copy=False)
+    return np.lexsort((image_rank, dense, class_row)).astype(np.int64, copy=False)
 
 
 def _coco_match(
@@ -329,7 +447,11 @@ def _coco_match(
 def _coco_result(
     gt: Dataset, partials: Sequence[CocoPartial], iou_type: str, options: Mapping[str, Any]
 ) -> ProtocolResult:
-    """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers)."""
+    """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers).
+
+    Every partial's ``category_row`` and ``image_rank`` refer to ``gt``'s sorted category
+    and image ids.
+    """
     from types import SimpleNamespace
 
     from ioukit.evaluation.outcome import MatchOutcome
@@ -339,25 +461,36 @@ def _coco_result(
     parts = list(partials)
     n = sum(len(p) for p in parts)
     a, t = len(protocol.area_ranges), len(protocol.iou_thresholds)
+    cat_ids = groups.category_ids
+    image_ids = np.sort(gt.images.ids)
     score = np.concatenate([empty.score, *(p.score for p in parts)])
-    class_row = np.concatenate([empty.class_row, *(p.class_row for p in parts)]).astype(np.int64)
-    image_id = np.concatenate([empty.image_id, *(p.image_id for p in parts)])
-    rank = np.concatenate([empty.rank, *(p.rank for p in parts)]).astype(np.int64)
-    order = np.lexsort((rank, image_id, -score, class_row))  # MatchOutcome.sort_key
-    width = (a * t + 7) // 8
-    tp_bits = np.concatenate([np.zeros((0, width), np.uint8), *(p.tp_bits for p in parts)])
-    ignored_bits = np.concatenate(
-        [np.zeros((0, width), np.uint8), *(p.ignored_bits for p in parts)]
+    category_row = np.concatenate(
+        [np.zeros(0, np.int64), *(p.category_row.astype(np.int64) for p in parts)]
     )
-    status = _unpack_status(tp_bits[order], ignored_bits[order], (a, t))  # sort packed, unpack once
-    category_id = np.concatenate([empty.category_id, *(p.category_id for p in parts)])
+    image_rank = np.concatenate(
+        [np.zeros(0, np.int64), *(p.image_rank.astype(np.int64) for p in parts)]
+    )
+    class_row = category_row if protocol.use_cats else np.zeros(n, dtype=np.int64)
+    order = merge_order(class_row, score, image_rank, len(image_ids))
+    score = score[order]
+    class_row = class_row[order]
+    category_id = cat_ids[category_row[order]]
+    del category_row
+    image_id = image_ids[image_rank[order]]
+    del image_rank
+    rank = np.concatenate([np.zeros(0, np.int64), *(p.rank for p in parts)])
+    rank = rank[order].astype(np.int64)
+    width = 2 * ((a * t + 7) // 8)
+    bits = np.concatenate([np.zeros((0, width), np.uint8), *(p.status_bits for p in parts)])
+    status = unpack_status(bits, (a, t), order)  # decoded in accumulation order
+    del bits, order
     outcome = MatchOutcome(
-        pred_row=np.full(n, -1, dtype=np.int64),  # the predictions stay on the workers
-        score=score[order],
-        class_row=class_row[order],
-        category_id=category_id[order],
-        image_id=image_id[order],
-        rank=rank[order],
+        pred_row=np.broadcast_to(np.int64(-1), (n,)),  # the predictions stay on the workers
+        score=score,
+        class_row=class_row,
+        category_id=category_id,
+        image_id=image_id,
+        rank=rank,
         status=status,
         matched_gt=np.broadcast_to(np.int64(-1), (n, t)),
         iou=np.broadcast_to(np.float64(np.nan), (n, t)),
@@ -698,29 +831,29 @@ def _merge_ranks(
 ) -> EvaluationResult:
     """Every rank's states (rank order) into the result of one process; what each rank runs."""
     from ioukit.evaluation.groups import class_rows
-    from ioukit.evaluation.protocols import make_protocol
 
     by_id = [s.by_image_id for s in states]
     _check_same_mode(by_id)
     parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
     gt, _ = _renumbered(parts, by_image_id=all(by_id) and bool(by_id))
-    use_cats = make_protocol("coco", iou_type=iou_type, **options).use_cats
     cat_ids = np.unique(gt.categories.ids)
+    image_ids = np.sort(gt.images.ids)
     offset = 0
     partials = []
     for s in states:
         p = s.partial
+        # a rank's rows refer to its own sorted category and image ids: to the merged ones
         local = np.unique(s.gt.categories.ids)
         num_pred = np.zeros(cat_ids.size, dtype=np.int64)
         np.add.at(num_pred, class_rows(cat_ids, local), p.num_pred[: local.size])
+        local_images = np.sort(s.gt.images.ids)[p.image_rank]
+        if not s.by_image_id:  # rank by rank: a rank's local ids are its rows 0 .. n-1
+            local_images = local_images + offset
         partials.append(
             dataclasses.replace(
                 p,
-                # rank by rank: a rank's local ids are its rows 0 .. n-1
-                image_id=p.image_id if s.by_image_id else p.image_id + offset,
-                class_row=(
-                    class_rows(cat_ids, p.category_id).astype(np.int32) if use_cats else p.class_row
-                ),
+                category_row=class_rows(cat_ids, local[p.category_row]),
+                image_rank=np.searchsorted(image_ids, local_images),
                 num_pred=num_pred,
             )
         )
