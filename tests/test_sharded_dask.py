@@ -100,7 +100,11 @@ def test_argument_errors() -> None:
     with pytest.raises(ValueError, match="segm"):
         evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="voc10", iou_type="segm")
     with pytest.raises(ValueError, match="evaluate_sharded supports"):
-        evaluate_sharded(COCO / "instances_val2014_100.json", [], iou_type="keypoints")
+        evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="lvis")
+    with pytest.raises(ValueError, match="evaluate_sharded supports"):
+        evaluate_sharded(
+            COCO / "instances_val2014_100.json", [], protocol="yolo", iou_type="keypoints"
+        )
     with pytest.raises(TypeError, match="list of paths"):
         evaluate_sharded(COCO / "instances_val2014_100.json", "shard.json")
 

@@ -12,7 +12,9 @@ import ioukit
 from ioukit.distributed import _merge_ranks, _rank_state
 
 
-def _image(rng: np.random.Generator, image_id: int | None, segm: bool) -> tuple[dict, dict]:
+def _image(
+    rng: np.random.Generator, image_id: int | None, segm: bool, rotated: bool = False
+) -> tuple[dict, dict]:
     m, k = int(rng.integers(0, 4)), int(rng.integers(0, 5))
     xy = rng.integers(0, 20, size=(m, 2)).astype(float)
     gt = np.concatenate([xy, xy + rng.integers(2, 10, size=(m, 2))], axis=1)
@@ -30,6 +32,9 @@ def _image(rng: np.random.Generator, image_id: int | None, segm: bool) -> tuple[
         p["masks"] = (t["masks"][src] if m else np.zeros((k, 8, 9), bool)) ^ (
             rng.random((k, 8, 9)) < 0.1
         )
+    elif rotated:  # cx, cy, w, h, angle; no crowd regions for rotated IoU
+        p["boxes"], t["boxes"] = _oriented(rng, pred), _oriented(rng, gt)
+        t["iscrowd"] = np.zeros(m, dtype=bool)
     else:
         p["boxes"], t["boxes"] = pred, gt
     if image_id is not None:
@@ -37,11 +42,20 @@ def _image(rng: np.random.Generator, image_id: int | None, segm: bool) -> tuple[
     return p, t
 
 
+def _oriented(rng: np.random.Generator, xyxy: np.ndarray) -> np.ndarray:
+    centre = (xyxy[:, :2] + xyxy[:, 2:]) / 2
+    angle = rng.choice([0.0, 15.0, 45.0], size=(len(xyxy), 1))
+    return np.concatenate([centre, xyxy[:, 2:] - xyxy[:, :2], angle], axis=1)
+
+
 def _check(iou_type: str, image_id: bool, **options: Any) -> None:
     rng = np.random.default_rng(7)
     n = 14
     ids = (rng.permutation(n) * 3 + 50).tolist()
-    images = [_image(rng, ids[i] if image_id else None, iou_type == "segm") for i in range(n)]
+    images = [
+        _image(rng, ids[i] if image_id else None, iou_type == "segm", iou_type == "rotated")
+        for i in range(n)
+    ]
     order = rng.permutation(n)
     dealt = [order[:5], order[5:5], order[5:6], order[6:]]  # an empty rank, a one-image rank
     states, single = [], ioukit.Evaluator(iou_type=iou_type, sync=False, **options)
@@ -65,7 +79,7 @@ def _check(iou_type: str, image_id: bool, **options: Any) -> None:
     assert got.per_class == want.per_class
 
 
-@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+@pytest.mark.parametrize("iou_type", ["bbox", "segm", "rotated"])
 @pytest.mark.parametrize("image_id", [True, False])
 def test_merged_ranks_equal_one_process(iou_type: str, image_id: bool) -> None:
     _check(iou_type, image_id)

@@ -302,3 +302,88 @@ def test_coco_options_merge_bit_for_bit(options: dict[str, Any]) -> None:
         shards = _shards(pred, seed + 1, 3)
         merged = _sharded(gt, shards, "coco", "bbox", options)
         _assert_same(merged, ioukit.evaluate(gt, pred, **options))
+
+
+def _rotated(gt: Dataset, pred: Dataset, seed: int) -> tuple[Dataset, Dataset]:
+    """The pair with a ``rotated`` column (the boxes' centre and size, a random angle); the
+    crowds become ``ignore`` (rotated IoU has no crowd regions)."""
+    rng = np.random.default_rng(seed)
+
+    def with_angle(d: Dataset) -> Dataset:
+        b = d.boxes
+        cxcywh = np.stack(
+            [
+                (b[:, 0] + b[:, 2]) / 2,
+                (b[:, 1] + b[:, 3]) / 2,
+                b[:, 2] - b[:, 0],
+                b[:, 3] - b[:, 1],
+            ],
+            axis=1,
+        )
+        angle = rng.choice([0.0, 10.0, 45.0, -30.0], size=(len(d), 1))
+        return dataclasses.replace(d, rotated=np.concatenate([cxcywh, angle], axis=1))
+
+    gt = dataclasses.replace(gt, ignore=gt.crowd, crowd=np.zeros(len(gt), dtype=bool))
+    return with_angle(gt), with_angle(pred)
+
+
+@pytest.mark.parametrize("iou_type", ["rotated", "probiou", "bbox-float32"])
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 8), n_shards=st.integers(1, 5))
+def test_other_similarities_merge_bit_for_bit(
+    iou_type: str, seed: int, n_images: int, n_shards: int
+) -> None:
+    gt, pred = _rotated(*_dataset(seed, n_images), seed)
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "coco", iou_type, {})
+    _assert_same(merged, ioukit.evaluate(gt, pred, iou_type=iou_type))
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"compat": "pycocotools"}, {"sigmas": [0.05] * 5, "max_dets": (5, 20)}]
+)
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 10), n_shards=st.integers(1, 5))
+def test_keypoints_merge_bit_for_bit(
+    options: dict[str, Any], seed: int, n_images: int, n_shards: int
+) -> None:
+    from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
+    from tests.keypoints_data import make_keypoint_set
+
+    k = len(options.get("sigmas", [0] * 17))
+    gt_dict, results = make_keypoint_set(
+        n_images, num_keypoints=k, num_classes=2, min_people=1, max_people=4, seed=seed % 2**31
+    )
+    gt = read_coco_keypoints(gt_dict)
+    pred = read_coco_keypoint_results(results, gt) if results else None
+    if pred is None:
+        return
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "coco", "keypoints", options)
+    single = ioukit.evaluate(gt, pred, iou_type="keypoints", **options)
+    _assert_same(merged, single)
+    assert merged.summary() == single.summary()
+
+
+def test_keypoint_shard_files(tmp_path: Any) -> None:
+    import json
+
+    from ioukit.distributed import _ground_truth
+    from tests.keypoints_data import make_keypoint_set
+
+    gt_dict, results = make_keypoint_set(12, num_classes=2, min_people=1, max_people=5, seed=3)
+    gt_path = tmp_path / "gt.json"
+    gt_path.write_text(json.dumps(gt_dict))
+    paths = []
+    for s in range(3):
+        path = tmp_path / f"shard{s}.json"
+        mine = [r for r in results if (r["image_id"] // 7) % 3 == s]
+        path.write_text(json.dumps(mine))
+        paths.append(str(path))
+    gt, options = _ground_truth(gt_path, "coco", "keypoints", {})
+    names = [str(p) for p in paths]
+    partials = [_shard_partial((gt, options), p, p, "coco", "keypoints") for p in paths]
+    merged = _merge(gt, partials, names, "coco", "keypoints", options)
+    single = ioukit.evaluate(gt_path, results, iou_type="keypoints")
+    _assert_same(merged, single)
+    assert merged.stats["AP"] > 0

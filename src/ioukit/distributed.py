@@ -10,9 +10,9 @@ What a worker sends back depends on the protocol:
 ==============================  ===========================================================
 protocol                        partial result
 ==============================  ===========================================================
-``coco`` (bbox, segm)           :class:`CocoPartial`: the pipeline's match outcome packed to
-                                42 bytes per evaluated detection (status as bit planes);
-                                grouping, similarity and matching run on the workers
+``coco`` (bbox, segm,           :class:`CocoPartial`: the pipeline's match outcome packed to
+keypoints, rotated, probiou,    25 bytes per evaluated detection (status as bit planes);
+bbox-float32)                   grouping, similarity and matching run on the workers
 ``openimages``,                 :class:`~ioukit.metrics.openimages.OpenImagesPartial`: the
 ``openimages_challenge``        matched records (21 bytes per counted detection)
 ``voc07``, ``voc10``, ``yolo``  the shard's validated predictions in columnar form (about 90
@@ -23,14 +23,16 @@ protocol                        partial result
 
 The client merges partials by sorting their records into the accumulation order (class, then
 descending score, then image id, then rank in the image; Open Images: its reference's order),
-so the numbers do not depend on how images were split. VOC ranks tied scores across images
-in input order, so for it "one process" means the shards concatenated in the given order.
+so the numbers do not depend on how images were split. Each shard's records arrive sorted, so
+for COCO this is one stable integer sort that merges the sorted runs (:func:`merge_order`).
+VOC ranks tied scores across images in input order, so for it "one process" means the shards
+concatenated in the given order.
 
 :func:`synced_evaluate` is what :meth:`ioukit.Evaluator.compute` calls under an initialised
-``torch.distributed`` process group: for COCO bbox/segm each rank matches its own images and
-ONE ``all_gather_object`` ships the compact :class:`CocoPartial` records (with each rank's
-ground truth, for the counts), merged on every rank as above; other protocols gather the
-columnar datasets (:func:`gather_datasets`) and every rank evaluates them. Images are
+``torch.distributed`` process group: for COCO (every similarity above) each rank matches its
+own images and ONE ``all_gather_object`` ships the compact :class:`CocoPartial` records (with
+each rank's ground truth, for the counts), merged on every rank as above; other protocols
+gather the columnar datasets (:func:`gather_datasets`) and every rank evaluates them. Images are
 numbered rank by rank in arrival order (torchmetrics' convention) or, when the targets carry
 ``image_id``, identified by it.
 
@@ -77,18 +79,17 @@ __all__ = [
 ]
 
 _OPENIMAGES = ("openimages", "openimages_challenge")
-_COCO_PARTIAL = ("bbox", "segm")
+_COCO_PARTIAL = ("bbox", "segm", "keypoints", "rotated", "probiou", "bbox-float32")
 """COCO similarities whose match outcome the workers compute."""
 _SUPPORTED = (
-    ("coco", "bbox"),
-    ("coco", "segm"),
+    *(("coco", t) for t in _COCO_PARTIAL),
     ("voc07", "bbox"),
     ("voc10", "bbox"),
     ("yolo", "bbox"),
     ("openimages", "bbox"),
     ("openimages_challenge", "bbox"),
 )
-"""(protocol, iou_type) pairs tested equal to one process (keypoints, rotated: not yet)."""
+"""(protocol, iou_type) pairs tested equal to one process."""
 
 
 def shard_images(pred: Dataset, /) -> np.ndarray:
@@ -183,7 +184,9 @@ def _read_shard(gt: Dataset, shard: object, name: str, protocol: str, iou_type: 
         return read_openimages_predictions(shard, gt)
     from ioukit.engine import _predictions
 
-    return _predictions(shard, gt, iou_type="segm" if iou_type == "segm" else "bbox")
+    return _predictions(
+        shard, gt, iou_type=iou_type if iou_type in ("segm", "keypoints") else "bbox"
+    )
 
 
 def _shard_partial(
@@ -420,25 +423,32 @@ def merge_order(
 def _coco_match(
     gt: Dataset, pred: Dataset, iou_type: str, options: Mapping[str, Any]
 ) -> tuple[Any, Any, Any]:
-    """(protocol, groups, outcome): the first half of ``COCOProtocol.evaluate``."""
+    """(protocol, groups, outcome): the first half of ``COCOProtocol.evaluate`` (and of
+    ``KeypointProtocol``'s, whose similarity is its own OKS and whose pycocotools mode also
+    ignores ground truths without keypoints)."""
+    from ioukit.engine import _protocol
     from ioukit.evaluation.groups import Groups
     from ioukit.evaluation.match import match_groups
-    from ioukit.evaluation.protocols import make_protocol
     from ioukit.evaluation.similarity import get_similarity
 
-    protocol = make_protocol("coco", iou_type=iou_type, **options)
+    protocol = _protocol("coco", iou_type, options)
     pyco = protocol.compat == "pycocotools"
     groups = Groups.build(gt, pred, use_cats=protocol.use_cats, max_det=protocol.max_dets[-1])
-    matrices = get_similarity(iou_type).matrices(gt, pred, groups)
+    if iou_type == "keypoints":
+        similarity = protocol.similarity()
+        ignore = gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult
+    else:
+        similarity = get_similarity(iou_type)
+        ignore = gt.crowd if pyco else gt.crowd | gt.ignore | gt.difficult
     outcome = match_groups(
         gt,
         pred,
         groups,
-        matrices,
+        similarity.matrices(gt, pred, groups),
         thresholds=np.array(protocol.iou_thresholds),
         rule=protocol.rule,
         area_ranges=protocol.area_ranges,
-        gt_ignore=gt.crowd if pyco else gt.crowd | gt.ignore | gt.difficult,
+        gt_ignore=ignore,
         gt_never_matches=(gt.annotation_id == 0) if pyco else None,
     )
     return protocol, groups, outcome
@@ -510,6 +520,16 @@ def _coco_result(
         pred_class=np.repeat(np.arange(k), num_pred),
     )
     result: ProtocolResult = protocol.summarize(gt, None, layout, outcome, iou_type=iou_type)
+    if iou_type == "keypoints":
+        # as KeypointProtocol.evaluate: per-class values from the full [.., K, ..] arrays
+        # (the compact ones sum in another order: last-bit differences), the OKS parameters
+        # TODO: KeypointProtocol's own summarize half when it has one
+        specs = protocol.stat_specs()
+        precision, recall = result.arrays["precision"], result.arrays["recall"]
+        rows = protocol._per_class(gt, None, layout, outcome, specs, precision, recall)
+        sigmas = None if protocol.sigmas is None else list(protocol.sigmas)
+        params = {**result.params, "sigmas": sigmas, "oks_area": protocol.oks_area}
+        result = dataclasses.replace(result, per_class=rows, params=params)
     return result
 
 
@@ -549,9 +569,11 @@ def _ground_truth(
         return gt.dataset, options
     from ioukit.engine import _ground_truth as read_gt
 
-    segm = iou_type == "segm"
     strict = protocol == "coco" and options.get("compat") == "pycocotools"
-    return read_gt(gt, require_iscrowd=strict, segm=segm), options
+    keypoints = iou_type == "keypoints"
+    return read_gt(
+        gt, require_iscrowd=strict, segm=iou_type == "segm", keypoints=keypoints
+    ), options
 
 
 def _client(client: Any, workers: int | None = None) -> tuple[Any, Any]:
@@ -608,7 +630,9 @@ def evaluate_sharded(
         Number of worker processes of the local cluster made when ``client`` is None.
     protocol : str
         Any protocol of :func:`ioukit.evaluate`.
-    iou_type : {"bbox", "segm"}
+    iou_type : {"bbox", "segm", "keypoints", "rotated", "probiou", "bbox-float32"}
+        Protocol ``"coco"`` takes all of them (keypoints: the shards are COCO keypoint results;
+        rotated/probiou: Datasets with a ``rotated`` column); the others ``"bbox"``.
     **options
         Protocol options, as for :func:`ioukit.evaluate`.
 
@@ -692,6 +716,8 @@ def _oi(protocol: str, options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _empty_predictions(gt: Dataset) -> Dataset:
+    """No predictions over ``gt``'s tables, with its optional geometry columns (empty)."""
+    keypoints = None if gt.keypoints is None else np.zeros((0, *gt.keypoints.shape[1:]))
     return Dataset.from_arrays(
         gt.images,
         gt.categories,
@@ -700,6 +726,8 @@ def _empty_predictions(gt: Dataset) -> Dataset:
         category_id=np.zeros(0, dtype=np.int64),
         scores=np.zeros(0),
         segmentation=None if gt.segmentation is None else (),
+        keypoints=keypoints,
+        rotated=None if gt.rotated is None else np.zeros((0, 5)),
     )
 
 
@@ -874,8 +902,8 @@ def synced_evaluate(
 ) -> EvaluationResult:
     """Evaluate every rank's images on every rank (what ``Evaluator.compute`` runs).
 
-    With ``protocol="coco"`` and ``iou_type`` bbox or segm each rank matches its own images
-    and ONE ``all_gather_object`` ships compact :class:`CocoPartial` records (about 42 bytes
+    With ``protocol="coco"`` (any of its similarities) each rank matches its own images
+    and ONE ``all_gather_object`` ships compact :class:`CocoPartial` records (about 25 bytes
     per evaluated detection) with the rank's ground truth (for the per-class counts, the
     category table and the image ids); every rank merges them as :func:`evaluate_sharded`
     does. Other protocols gather the columnar datasets (:func:`gather_datasets`) and every
