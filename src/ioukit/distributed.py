@@ -72,10 +72,8 @@ __all__ = [
     "evaluate_sharded",
     "gather_datasets",
     "merge_order",
-    "pack_status",
     "shard_images",
     "synced_evaluate",
-    "unpack_status",
 ]
 
 _OPENIMAGES = ("openimages", "openimages_challenge")
@@ -280,14 +278,14 @@ class CocoPartial:
             category_row=_narrow(class_rows(groups.category_ids, outcome.category_id), k),
             image_rank=_narrow(image_rank, len(gt.images)),
             rank=_narrow(outcome.rank, protocol.max_dets[-1], unsigned=True),
-            status_bits=pack_status(outcome.status),
+            status_bits=_pack_status(outcome.status),
             num_pred=num_pred,
             shape=(a, t),
         )
 
     def status(self) -> np.ndarray:
         """The (N, A, T) int8 status array back."""
-        return unpack_status(self.status_bits, self.shape)
+        return _unpack_status(self.status_bits, self.shape)
 
 
 def _narrow(values: np.ndarray, bound: int, *, unsigned: bool = False) -> np.ndarray:
@@ -298,17 +296,17 @@ def _narrow(values: np.ndarray, bound: int, *, unsigned: bool = False) -> np.nda
     return np.asarray(values).astype(np.int64)
 
 
-def pack_status(status: np.ndarray) -> np.ndarray:
+def _pack_status(status: np.ndarray) -> np.ndarray:
     """(N, A, T) status codes as (N, 2 * ceil(A * T / 8)) uint8 bit planes.
 
     Byte ``2 j`` holds the TRUE_POSITIVE bits of codes ``8 j .. 8 j + 7`` (first code in the
     high bit, as ``np.packbits``), byte ``2 j + 1`` their IGNORED bits; the rest are
-    FALSE_POSITIVE. Interleaving the two planes lets :func:`unpack_status` read each pair of
+    FALSE_POSITIVE. Interleaving the two planes lets :func:`_unpack_status` read each pair of
     bytes as one 16-bit table index.
 
     Examples
     --------
-    >>> pack_status(np.array([[[1, 2, 0]]], dtype=np.int8)).tolist()
+    >>> _pack_status(np.array([[[1, 2, 0]]], dtype=np.int8)).tolist()
     [[128, 64]]
     """
     from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
@@ -340,7 +338,7 @@ def _status_table() -> np.ndarray:
 _STATUS_TABLE: list[np.ndarray] = []
 
 
-def unpack_status(
+def _unpack_status(
     bits: np.ndarray,
     shape: tuple[int, int],
     order: np.ndarray | None = None,
@@ -349,14 +347,14 @@ def unpack_status(
 ) -> np.ndarray:
     """The (N, A, T) int8 status of the records ``order`` (all, in order, when None).
 
-    ``bits`` as :func:`pack_status` writes them. Decoded a chunk of records at a time
+    ``bits`` as :func:`_pack_status` writes them. Decoded a chunk of records at a time
     through a 65 536-entry table (one lookup per byte pair gives 8 codes), so no
     full-size temporary is made.
 
     Examples
     --------
     >>> status = np.array([[[1, 2, 0]], [[0, 0, 1]]], dtype=np.int8)
-    >>> bool((unpack_status(pack_status(status), (1, 3)) == status).all())
+    >>> bool((_unpack_status(_pack_status(status), (1, 3)) == status).all())
     True
     """
     if not _STATUS_TABLE:
@@ -492,7 +490,7 @@ def _coco_result(
     rank = rank[order].astype(np.int64)
     width = 2 * ((a * t + 7) // 8)
     bits = np.concatenate([np.zeros((0, width), np.uint8), *(p.status_bits for p in parts)])
-    status = unpack_status(bits, (a, t), order)  # decoded in accumulation order
+    status = _unpack_status(bits, (a, t), order)  # decoded in accumulation order
     del bits, order
     outcome = MatchOutcome(
         pred_row=np.broadcast_to(np.int64(-1), (n,)),  # the predictions stay on the workers
