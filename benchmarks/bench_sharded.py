@@ -223,6 +223,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="use the files already in --data (written by an earlier run with the same sizes)",
     )
+    parser.add_argument(
+        "--dask-defaults",
+        action="store_true",
+        help="start the local workers with Dask's default environment (MALLOC_TRIM_THRESHOLD_)",
+    )
     args = parser.parse_args(argv)
 
     from dask.distributed import Client, LocalCluster
@@ -261,13 +266,18 @@ def main(argv: list[str] | None = None) -> None:
         client = Client(args.scheduler)
         cluster = None
     else:
-        cluster = LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            memory_limit=0,
-        )
+        import dask
+
+        from ioukit.distributed import LOCAL_CLUSTER_CONFIG
+
+        with dask.config.set(LOCAL_CLUSTER_CONFIG if not args.dask_defaults else {}):
+            cluster = LocalCluster(
+                n_workers=args.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                memory_limit=0,
+            )
         client = Client(cluster)
     try:
         gt = _ground_truth(args.protocol, gt_path)

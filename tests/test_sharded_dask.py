@@ -114,3 +114,13 @@ def test_default_local_cluster(tmp_path: Path) -> None:
     shards = _write_shards(tmp_path, dets, 2)
     r = evaluate_sharded(COCO / "instances_val2014_100.json", shards)  # makes and closes one
     assert r.stats["AP"] == 0.5045806987249628
+
+
+def test_local_cluster_keeps_glibc_malloc_defaults() -> None:
+    import dask
+
+    from ioukit.distributed import LOCAL_CLUSTER_CONFIG
+
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        env = dask.config.get("distributed.nanny.pre-spawn-environ")
+        assert env.get("MALLOC_TRIM_THRESHOLD_") is None  # unset: dynamic mmap threshold
