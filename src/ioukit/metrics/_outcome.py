@@ -364,9 +364,9 @@ def coco_outcome(
         for n, a, b in zip(names, lo, hi, strict=True)
     ]
     first = outcomes[0]
-    status = np.stack([o.status[:, 0, 0] for o in outcomes], axis=1)
-    matched = np.stack([o.matched_gt[:, 0] for o in outcomes], axis=1)
-    miou = np.nan_to_num(np.stack([o.iou[:, 0] for o in outcomes], axis=1), nan=0.0)
+    status = np.stack([o.status_at(0) for o in outcomes], axis=1)
+    matched = np.stack([o.matched_gt_at(0) for o in outcomes], axis=1)
+    miou = np.nan_to_num(np.stack([o.iou_at(0) for o in outcomes], axis=1), nan=0.0)
     g_rows = groups.gt_rows
     g_ignore = gt.crowd[g_rows] | gt.ignore[g_rows] | gt.difficult[g_rows]
     g_area = gt.area[g_rows]
@@ -377,7 +377,7 @@ def coco_outcome(
         cat_ids=groups.category_ids.astype(np.int64),
         pred_rows=first.pred_row,
         pred_image=pred.image_index[first.pred_row],
-        pred_class=first.class_row,
+        pred_class=first.class_row.astype(np.int64),
         pred_score=first.score,
         status=status,
         matched_gt=matched,
@@ -420,11 +420,11 @@ def _from_outcome(
         cat_ids=cat_ids,
         pred_rows=rows,
         pred_image=pred.image_index[rows],
-        pred_class=np.asarray(outcome.class_row)[keep],
+        pred_class=np.asarray(outcome.class_row)[keep].astype(np.int64),
         pred_score=np.asarray(outcome.score)[keep],
-        status=np.asarray(outcome.status)[keep, 0, t][:, None],
-        matched_gt=np.asarray(outcome.matched_gt)[keep, t][:, None],
-        match_iou=np.nan_to_num(np.asarray(outcome.iou)[keep, t], nan=0.0)[:, None],
+        status=outcome.status_at(t)[keep][:, None],
+        matched_gt=outcome.matched_gt_at(t)[keep][:, None],
+        match_iou=np.nan_to_num(outcome.iou_at(t)[keep], nan=0.0)[:, None],
         gt_rows=g_rows,
         gt_image=gt.image_index[g_rows],
         gt_class=g_cls,
