@@ -287,6 +287,7 @@ def main(argv: list[str] | None = None) -> None:
         r = ioukit.evaluate_sharded(gt, shards, client=client, protocol=args.protocol)
         sharded_s = time.perf_counter() - start
         client_cpu = time.process_time() - cpu
+        client_rss = _peak_rss()  # before this script reads shard 0 below for the byte count
         after = client.run(time.process_time)
         workers_cpu = sum(after[w] - worker_cpu[w] for w in after if w in worker_cpu)
         worker_rss = client.run(_peak_rss)
@@ -329,7 +330,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"sharded        : {sharded_s:8.2f} s ({sharded_s / single_s:.2f}x), peak RSS per worker "
         + ", ".join(f"{v / 2**30:.2f} GiB" for v in worker_rss.values())
-        + f", client {_peak_rss() / 2**30:.2f} GiB"
+        + f", client {client_rss / 2**30:.2f} GiB"
     )
     print(
         f"CPU seconds    : single {single_cpu:.2f}; sharded {client_cpu + workers_cpu:.2f} "

@@ -18,14 +18,11 @@ from ioukit.distributed import (
     CocoPartial,
     _coco_match,
     _merge,
-    _pack_status,
     _shard_partial,
-    _unpack_status,
     concat_predictions,
     merge_order,
 )
 from ioukit.errors import DataFormatError
-from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
 from ioukit.metrics.openimages import ImageLabels
 
 
@@ -231,32 +228,8 @@ def test_coco_partial_is_compact_and_round_trips() -> None:
     np.testing.assert_array_equal(part.rank, outcome.rank)
     np.testing.assert_array_equal(gt.categories.ids[part.category_row], outcome.category_id)
     np.testing.assert_array_equal(np.sort(gt.images.ids)[part.image_rank], outcome.image_id)
-    order = np.arange(len(part))[::-1].copy()
-    np.testing.assert_array_equal(
-        _unpack_status(part.status_bits, part.shape, order, chunk=3),
-        outcome.status[order],
-    )
-
-
-@settings(max_examples=50, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n=st.integers(0, 300),
-    a=st.integers(1, 5),
-    t=st.integers(1, 13),
-    chunk=st.integers(1, 64),
-)
-def test_status_bit_planes_round_trip(seed: int, n: int, a: int, t: int, chunk: int) -> None:
-    rng = np.random.default_rng(seed)
-    status = rng.choice([FALSE_POSITIVE, TRUE_POSITIVE, IGNORED], size=(n, a, t)).astype(np.int8)
-    bits = _pack_status(status)
-    assert bits.shape == (n, 2 * ((a * t + 7) // 8))
-    flat = status.reshape(n, a * t)
-    np.testing.assert_array_equal(bits[:, 0::2], np.packbits(flat == TRUE_POSITIVE, axis=1))
-    np.testing.assert_array_equal(bits[:, 1::2], np.packbits(flat == IGNORED, axis=1))
-    np.testing.assert_array_equal(_unpack_status(bits, (a, t), chunk=chunk), status)
-    order = rng.permutation(n)
-    np.testing.assert_array_equal(_unpack_status(bits, (a, t), order, chunk=chunk), status[order])
+    np.testing.assert_array_equal(part.tp_bits, outcome.tp_bits)
+    np.testing.assert_array_equal(part.ignored_bits, outcome.ignored_bits)
 
 
 def _runs(seed: int, n_shards: int, ties: bool) -> tuple[np.ndarray, ...]:

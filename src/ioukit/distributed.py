@@ -235,8 +235,8 @@ class CocoPartial:
     sorted category ids (2 bytes below 32 768 categories), the rank of its image among the
     ground truth's sorted image ids (4; 2 below 32 768 images), its rank in its (image,
     class) group (1 byte while ``max_dets`` stays below 256) and the TRUE_POSITIVE / IGNORED
-    status at every (area range, threshold) as two bit planes (``2 * ceil(A * T / 8)``
-    bytes: 10 for COCO's 4 x 10): 25 bytes per detection with the defaults. Plus the
+    status at every (area range, threshold) as the outcome's two bit planes (``2 * ceil(A *
+    T / 8)`` bytes: 10 for COCO's 4 x 10): 25 bytes per detection with the defaults. Plus the
     predictions per class (for the per-class table).
 
     Built on a worker by :meth:`from_match` (the pipeline's groups, similarity and matcher);
@@ -248,7 +248,8 @@ class CocoPartial:
     category_row: np.ndarray
     image_rank: np.ndarray
     rank: np.ndarray
-    status_bits: np.ndarray
+    tp_bits: np.ndarray
+    ignored_bits: np.ndarray
     num_pred: np.ndarray
     shape: tuple[int, int]
 
@@ -266,7 +267,8 @@ class CocoPartial:
                     self.category_row,
                     self.image_rank,
                     self.rank,
-                    self.status_bits,
+                    self.tp_bits,
+                    self.ignored_bits,
                     self.num_pred,
                 )
             )
@@ -287,21 +289,28 @@ class CocoPartial:
         )
         k = len(groups.category_ids)
         num_pred = np.bincount(groups.pred_class, minlength=k)[:k].astype(np.int64)
-        _, a, t = outcome.status.shape
+        a, t = len(outcome.area_names), len(outcome.thresholds)
         image_rank = np.searchsorted(np.sort(gt.images.ids), outcome.image_id)
         return cls(
             score=outcome.score,
             category_row=_narrow(class_rows(groups.category_ids, outcome.category_id), k),
             image_rank=_narrow(image_rank, len(gt.images)),
             rank=_narrow(outcome.rank, protocol.max_dets[-1], unsigned=True),
-            status_bits=_pack_status(outcome.status),
+            tp_bits=outcome.tp_bits,  # the outcome's own bit planes (same layout)
+            ignored_bits=outcome.ignored_bits,
             num_pred=num_pred,
             shape=(a, t),
         )
 
     def status(self) -> np.ndarray:
         """The (N, A, T) int8 status array back."""
-        return _unpack_status(self.status_bits, self.shape)
+        from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
+
+        a, t = self.shape
+        tp = np.unpackbits(self.tp_bits, axis=1, count=a * t)
+        ign = np.unpackbits(self.ignored_bits, axis=1, count=a * t)
+        codes = tp * np.uint8(TRUE_POSITIVE) + ign * np.uint8(IGNORED)
+        return codes.view(np.int8).reshape(len(self), a, t)
 
 
 def _narrow(values: np.ndarray, bound: int, *, unsigned: bool = False) -> np.ndarray:
@@ -310,84 +319,6 @@ def _narrow(values: np.ndarray, bound: int, *, unsigned: bool = False) -> np.nda
         if bound <= np.iinfo(dtype).max:
             return np.asarray(values).astype(dtype)
     return np.asarray(values).astype(np.int64)
-
-
-def _pack_status(status: np.ndarray) -> np.ndarray:
-    """(N, A, T) status codes as (N, 2 * ceil(A * T / 8)) uint8 bit planes.
-
-    Byte ``2 j`` holds the TRUE_POSITIVE bits of codes ``8 j .. 8 j + 7`` (first code in the
-    high bit, as ``np.packbits``), byte ``2 j + 1`` their IGNORED bits; the rest are
-    FALSE_POSITIVE. Interleaving the two planes lets :func:`_unpack_status` read each pair of
-    bytes as one 16-bit table index.
-
-    Examples
-    --------
-    >>> _pack_status(np.array([[[1, 2, 0]]], dtype=np.int8)).tolist()
-    [[128, 64]]
-    """
-    from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
-
-    n, a, t = status.shape
-    flat = np.asarray(status).reshape(n, a * t)
-    tp = np.packbits(flat == TRUE_POSITIVE, axis=1)
-    out = np.empty((n, 2 * tp.shape[1]), dtype=np.uint8)
-    out[:, 0::2] = tp
-    out[:, 1::2] = np.packbits(flat == IGNORED, axis=1)
-    return out
-
-
-def _status_table() -> np.ndarray:
-    """(65536,) uint64: the 8 int8 status codes of each (TRUE_POSITIVE, IGNORED) byte pair,
-    indexed by the pair read as one native uint16."""
-    from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
-
-    bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(bool)
-    tp, ign = bits[:, None, :], bits[None, :, :]  # [tp byte, ignored byte, bit]
-    codes = np.where(tp, TRUE_POSITIVE, np.where(ign, IGNORED, FALSE_POSITIVE)).astype(np.int8)
-    pairs = np.stack(np.meshgrid(np.arange(256), np.arange(256), indexing="ij"), axis=-1)
-    index = pairs.astype(np.uint8).reshape(65536, 2).view(np.uint16).reshape(65536)
-    table = np.empty((65536, 8), dtype=np.int8)
-    table[index] = codes.reshape(65536, 8)
-    return table.view(np.uint64).reshape(65536)
-
-
-_STATUS_TABLE: list[np.ndarray] = []
-
-
-def _unpack_status(
-    bits: np.ndarray,
-    shape: tuple[int, int],
-    order: np.ndarray | None = None,
-    *,
-    chunk: int = 1 << 16,
-) -> np.ndarray:
-    """The (N, A, T) int8 status of the records ``order`` (all, in order, when None).
-
-    ``bits`` as :func:`_pack_status` writes them. Decoded a chunk of records at a time
-    through a 65 536-entry table (one lookup per byte pair gives 8 codes), so no
-    full-size temporary is made.
-
-    Examples
-    --------
-    >>> status = np.array([[[1, 2, 0]], [[0, 0, 1]]], dtype=np.int8)
-    >>> bool((_unpack_status(_pack_status(status), (1, 3)) == status).all())
-    True
-    """
-    if not _STATUS_TABLE:
-        _STATUS_TABLE.append(_status_table())
-    table = _STATUS_TABLE[0]
-    a, t = shape
-    bits = np.ascontiguousarray(bits, dtype=np.uint8)
-    n = len(bits) if order is None else len(order)
-    width = bits.shape[1] // 2 if bits.ndim == 2 else 0
-    out = np.empty((n, a * t), dtype=np.int8)
-    pairs = bits.view(np.uint16)  # (N, width): one table index per byte pair
-    for start in range(0, n, chunk):
-        rows = slice(start, min(start + chunk, n))
-        index = pairs[rows] if order is None else pairs[order[rows]]
-        codes = table[index].view(np.int8).reshape(len(index), width * 8)
-        out[rows] = codes[:, : a * t]
-    return out.reshape(n, a, t)
 
 
 def merge_order(
@@ -497,17 +428,21 @@ def _coco_result(
     class_row = category_row if protocol.use_cats else np.zeros(n, dtype=np.int64)
     order = merge_order(class_row, score, image_rank, len(image_ids))
     score = score[order]
-    class_row = class_row[order]
+    class_row = class_row[order].astype(np.int32)
     category_id = cat_ids[category_row[order]]
     del category_row
     image_id = image_ids[image_rank[order]]
     del image_rank
-    rank = np.concatenate([np.zeros(0, np.int64), *(p.rank for p in parts)])
-    rank = rank[order].astype(np.int64)
-    width = 2 * ((a * t + 7) // 8)
-    bits = np.concatenate([np.zeros((0, width), np.uint8), *(p.status_bits for p in parts)])
-    status = _unpack_status(bits, (a, t), order)  # decoded in accumulation order
-    del bits, order
+    rank = np.concatenate([np.zeros(0, np.int32), *(p.rank for p in parts)])
+    rank = rank[order].astype(np.int32)
+    width = (a * t + 7) // 8
+    tp_bits = np.concatenate([np.zeros((0, width), np.uint8), *(p.tp_bits for p in parts)])
+    tp_bits = tp_bits[order]
+    ignored_bits = np.concatenate(
+        [np.zeros((0, width), np.uint8), *(p.ignored_bits for p in parts)]
+    )
+    ignored_bits = ignored_bits[order]
+    del order
     outcome = MatchOutcome(
         pred_row=np.broadcast_to(np.int64(-1), (n,)),  # the predictions stay on the workers
         score=score,
@@ -515,9 +450,14 @@ def _coco_result(
         category_id=category_id,
         image_id=image_id,
         rank=rank,
-        status=status,
-        matched_gt=np.broadcast_to(np.int64(-1), (n, t)),
-        iou=np.broadcast_to(np.float64(np.nan), (n, t)),
+        tp_bits=tp_bits,  # the outcome's bit planes as they are (same layout)
+        ignored_bits=ignored_bits,
+        first_gt=np.broadcast_to(np.int64(-1), (n,)),  # the matches stay on the workers
+        first_iou=np.broadcast_to(np.float64(np.nan), (n,)),
+        same_bits=np.broadcast_to(np.uint8(0), (n, (t + 7) // 8)),
+        other_row=np.zeros(0, dtype=np.int64),
+        other_gt=np.zeros((0, t), dtype=np.int64),
+        other_iou=np.zeros((0, t)),
         gt_count=empty.gt_count,
         category_ids=empty.category_ids,
         thresholds=empty.thresholds,
