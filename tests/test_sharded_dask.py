@@ -100,7 +100,7 @@ def test_argument_errors() -> None:
     with pytest.raises(ValueError, match="segm"):
         evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="voc10", iou_type="segm")
     with pytest.raises(ValueError, match="evaluate_sharded supports"):
-        evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="lvis")
+        evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="crowdpose")
     with pytest.raises(ValueError, match="evaluate_sharded supports"):
         evaluate_sharded(
             COCO / "instances_val2014_100.json", [], protocol="yolo", iou_type="keypoints"
@@ -124,3 +124,17 @@ def test_local_cluster_keeps_glibc_malloc_defaults() -> None:
     with dask.config.set(LOCAL_CLUSTER_CONFIG):
         env = dask.config.get("distributed.nanny.pre-spawn-environ")
         assert env.get("MALLOC_TRIM_THRESHOLD_") is None  # unset: dynamic mmap threshold
+
+
+def test_lvis_through_shards(client: Any, tmp_path: Path) -> None:
+    from tests.lvis_reference import generate
+
+    gt, results = generate(11, n_images=20, n_cats=15, dets_per_image=(200, 380), score_levels=9)
+    gt_path = tmp_path / "lvis.json"
+    gt_path.write_text(json.dumps(gt))
+    shards = _write_shards(tmp_path, results, 3)
+    r = evaluate_sharded(gt_path, shards, client=client, protocol="lvis")
+    single = ioukit.evaluate(gt_path, results, protocol="lvis")
+    assert r.stats == single.stats and r.stats["AP"] > 0
+    assert r.per_class == single.per_class
+    assert r.summary() == single.summary()

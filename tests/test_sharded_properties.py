@@ -360,3 +360,71 @@ def test_keypoint_shard_files(tmp_path: Any) -> None:
     single = ioukit.evaluate(gt_path, results, iou_type="keypoints")
     _assert_same(merged, single)
     assert merged.stats["AP"] > 0
+
+
+@pytest.mark.parametrize(
+    ("kw", "options"),
+    [
+        ({}, {}),
+        ({"dets_per_image": (250, 420), "score_levels": 7}, {}),  # the per-image cap, ties
+        ({"score_levels": 5, "ignore": 0.1}, {"max_dets": 40}),
+    ],
+)
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_shards=st.integers(1, 5))
+def test_lvis_merge_bit_for_bit(
+    kw: dict[str, Any], options: dict[str, Any], seed: int, n_shards: int
+) -> None:
+    from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
+    from tests.lvis_reference import generate
+
+    gt_dict, results = generate(seed, n_images=10, n_cats=12, **kw)
+    gt = read_lvis_ground_truth(gt_dict)
+    pred = read_lvis_results(results, gt)
+    shards = _shards(pred, seed + 1, n_shards)
+    names = [f"shards[{i}]" for i in range(n_shards)]
+    partials = [
+        _shard_partial((gt, options), s, n, "lvis", "bbox")
+        for s, n in zip(shards, names, strict=True)
+    ]
+    merged = _merge(gt, partials, names, "lvis", "bbox", options)
+    single = ioukit.evaluate(gt, pred, protocol="lvis", **options)
+    _assert_same(merged, single)
+    assert merged.summary() == single.summary()
+
+
+def test_lvis_fixed_ap_is_refused() -> None:
+    with pytest.raises(ValueError, match="fixed_ap: Fixed AP keeps the top results"):
+        ioukit.evaluate_sharded({"images": []}, [], protocol="lvis", fixed_ap=True)
+
+
+def test_lvis_segm_shard_files(tmp_path: Any) -> None:
+    import json
+
+    mask_utils = pytest.importorskip("pycocotools.mask")
+    from ioukit.distributed import _ground_truth
+    from tests.lvis_reference import generate
+    from tests.metrics.test_lvis_api import _ellipse
+
+    gt_dict, results = generate(5, n_images=8, n_cats=8, dets_per_image=(5, 30), zero_area=0.0)
+    h, w = 480, 640
+    for a in gt_dict["annotations"]:
+        a["segmentation"] = [_ellipse(a["bbox"])]
+    for r in results:
+        m = mask_utils.merge(mask_utils.frPyObjects([_ellipse(r.pop("bbox"))], h, w))
+        r["segmentation"] = {"size": [h, w], "counts": m["counts"].decode("ascii")}
+    for im in gt_dict["images"]:
+        im["height"], im["width"] = h, w
+    gt_path = tmp_path / "gt.json"
+    gt_path.write_text(json.dumps(gt_dict))
+    paths = []
+    for s in range(3):
+        path = tmp_path / f"shard{s}.json"
+        path.write_text(json.dumps([r for r in results if r["image_id"] % 3 == s]))
+        paths.append(str(path))
+    gt, options = _ground_truth(gt_path, "lvis", "segm", {})
+    partials = [_shard_partial((gt, options), p, p, "lvis", "segm") for p in paths]
+    merged = _merge(gt, partials, paths, "lvis", "segm", options)
+    single = ioukit.evaluate(str(gt_path), results, protocol="lvis", iou_type="segm")
+    assert single.stats["AP"] > 0
+    _assert_same(merged, single)

@@ -13,6 +13,9 @@ protocol                        partial result
 ``coco`` (bbox, segm,           :class:`CocoPartial`: the pipeline's match outcome packed to
 keypoints, rotated, probiou,    25 bytes per evaluated detection (status as bit planes);
 bbox-float32)                   grouping, similarity and matching run on the workers
+``lvis`` (bbox, segm)           :class:`LVISPartial`: the same 25-byte records; lvis-api's
+                                per-image cap, federated filter and match on the workers
+                                (Fixed AP, a per-class cap over the dataset, is refused)
 ``openimages``,                 :class:`~ioukit.metrics.openimages.OpenImagesPartial`: the
 ``openimages_challenge``        matched records (21 bytes per counted detection)
 ``voc07``, ``voc10``, ``yolo``  the shard's validated predictions in columnar form (about 90
@@ -69,6 +72,7 @@ from ioukit.metrics.result import EvaluationResult
 __all__ = [
     "LOCAL_CLUSTER_CONFIG",
     "CocoPartial",
+    "LVISPartial",
     "concat_predictions",
     "evaluate_sharded",
     "gather_datasets",
@@ -87,6 +91,8 @@ _SUPPORTED = (
     ("yolo", "bbox"),
     ("openimages", "bbox"),
     ("openimages_challenge", "bbox"),
+    ("lvis", "bbox"),
+    ("lvis", "segm"),
 )
 """(protocol, iou_type) pairs tested equal to one process."""
 
@@ -181,7 +187,10 @@ def _concat(
 # ------------------------------------------------------------------------------ worker side
 
 
-def _read_shard(gt: Dataset, shard: object, name: str, protocol: str, iou_type: str) -> Dataset:
+def _read_shard(gt: Any, shard: object, name: str, protocol: str, iou_type: str) -> Dataset:
+    lvis_gt = None
+    if protocol == "lvis":  # LVIS ground truth: the Dataset and the federated labels
+        lvis_gt, gt = gt, gt.dataset
     if isinstance(shard, Dataset):
         if not shard.is_prediction:
             raise DataFormatError(f"{name}: expected predictions (with scores), got ground truth")
@@ -196,6 +205,10 @@ def _read_shard(gt: Dataset, shard: object, name: str, protocol: str, iou_type: 
         from ioukit.io.openimages import read_openimages_predictions
 
         return read_openimages_predictions(shard, gt)
+    if lvis_gt is not None:
+        from ioukit.io.lvis import read_lvis_results
+
+        return read_lvis_results(shard, lvis_gt, iou_type=iou_type)
     from ioukit.engine import _predictions
 
     return _predictions(
@@ -204,7 +217,7 @@ def _read_shard(gt: Dataset, shard: object, name: str, protocol: str, iou_type: 
 
 
 def _shard_partial(
-    shared: tuple[Dataset, dict[str, Any]],
+    shared: tuple[Any, dict[str, Any]],
     shard: object,
     name: str,
     protocol: str,
@@ -223,6 +236,8 @@ def _shard_partial(
         return images, part
     if protocol == "coco" and iou_type in _COCO_PARTIAL:
         return images, CocoPartial.from_match(gt, pred, iou_type, options)
+    if protocol == "lvis":
+        return images, LVISPartial.from_match(gt, pred, iou_type, options)
     return images, pred
 
 
@@ -279,8 +294,6 @@ class CocoPartial:
         cls, gt: Dataset, pred: Dataset, iou_type: str, options: Mapping[str, Any]
     ) -> CocoPartial:
         """Match ``pred`` (some images' predictions) as ``COCOProtocol.evaluate`` does."""
-        from ioukit.evaluation.groups import class_rows
-
         # only the ground truth of the shard's images: the others would form groups without
         # predictions, which add nothing but time (their counts come from the client)
         mine = np.isin(gt.image_index, np.unique(pred.image_index))
@@ -289,16 +302,33 @@ class CocoPartial:
         )
         k = len(groups.category_ids)
         num_pred = np.bincount(groups.pred_class, minlength=k)[:k].astype(np.int64)
+        return cls.from_outcome(gt, outcome, groups.category_ids, num_pred, protocol.max_dets[-1])
+
+    @classmethod
+    def from_outcome(
+        cls,
+        gt: Dataset,
+        outcome: Any,
+        category_ids: np.ndarray,
+        num_pred: np.ndarray,
+        rank_bound: int,
+    ) -> CocoPartial:
+        """Pack a :class:`~ioukit.evaluation.outcome.MatchOutcome` of predictions over
+        ``gt``'s image table (``category_ids``: the sorted ids class rows refer to; ranks
+        below ``rank_bound``)."""
+        from ioukit.evaluation.groups import class_rows
+
         a, t = len(outcome.area_names), len(outcome.thresholds)
         image_rank = np.searchsorted(np.sort(gt.images.ids), outcome.image_id)
+        k = len(category_ids)
         return cls(
             score=outcome.score,
-            category_row=_narrow(class_rows(groups.category_ids, outcome.category_id), k),
+            category_row=_narrow(class_rows(category_ids, outcome.category_id), k),
             image_rank=_narrow(image_rank, len(gt.images)),
-            rank=_narrow(outcome.rank, protocol.max_dets[-1], unsigned=True),
+            rank=_narrow(outcome.rank, rank_bound, unsigned=True),
             tp_bits=outcome.tp_bits,  # the outcome's own bit planes (same layout)
             ignored_bits=outcome.ignored_bits,
-            num_pred=num_pred,
+            num_pred=np.asarray(num_pred, dtype=np.int64),
             shape=(a, t),
         )
 
@@ -399,24 +429,121 @@ def _coco_match(
     return protocol, groups, outcome
 
 
-def _coco_result(
-    gt: Dataset, partials: Sequence[CocoPartial], iou_type: str, options: Mapping[str, Any]
-) -> ProtocolResult:
-    """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers).
+@dataclass(frozen=True, eq=False)
+class LVISPartial:
+    """A shard's LVIS match (``protocol="lvis"``): its records as a :class:`CocoPartial`
+    (25 bytes per evaluated result) plus the shard's numbers of results read and evaluated.
 
-    Every partial's ``category_row`` and ``image_rank`` refer to ``gt``'s sorted category
-    and image ids.
+    lvis-api's cap (the top ``max_dets`` results of each image), the positive-area rule, the
+    federated filter (an image's negative and not-exhaustive classes) and the match are all
+    per image, so a worker holding whole images applies them exactly; the client merges the
+    records and accumulates once. Fixed AP (the top results per class over the whole
+    dataset) is not per image and is refused.
     """
-    from types import SimpleNamespace
 
+    records: CocoPartial
+    n_read: int
+    n_evaluated: int
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the per-record arrays."""
+        return self.records.nbytes
+
+    @classmethod
+    def from_match(
+        cls, gt: Any, pred: Dataset, iou_type: str, options: Mapping[str, Any]
+    ) -> LVISPartial:
+        """``LVISProtocol.evaluate`` on ``pred`` (some images' results), its outcome packed."""
+        from ioukit.engine import _protocol
+
+        runner = _protocol("lvis", iou_type, options)
+        data = gt.dataset
+        mine = np.isin(data.image_index, np.unique(pred.image_index))
+        shard_gt = dataclasses.replace(gt, dataset=_take(data, np.flatnonzero(mine)))
+        result = runner.evaluate(shard_gt, pred, iou_type=iou_type)
+        category_ids = np.asarray(result.params["category_ids"], dtype=np.int64)
+        num_pred = np.array([row["num_pred"] for row in result.per_class], dtype=np.int64)
+        records = CocoPartial.from_outcome(
+            data, result.outcome, category_ids, num_pred, len(pred) + 1
+        )
+        return cls(records, len(pred), int(result.params["num_results_evaluated"]))
+
+
+class _Rows:
+    """Stands for the predictions where only their number is read."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def _lvis_result(
+    gt: Any, partials: Sequence[LVISPartial], iou_type: str, options: Mapping[str, Any]
+) -> ProtocolResult:
+    """The second half of ``LVISProtocol.evaluate`` on merged partials (same numbers)."""
+    from typing import cast
+
+    from ioukit.engine import _protocol
+    from ioukit.evaluation.accumulate import coco_accumulate_active
+
+    runner = _protocol("lvis", iou_type, options)
+    data = gt.dataset
+    # ground-truth counts (positive areas, crowds not read) and the category ids
+    base = runner.evaluate(gt, _empty_predictions(data), iou_type=iou_type)
+    category_ids = np.asarray(base.params["category_ids"], dtype=np.int64)
+    parts = [p.records for p in partials]
+    outcome = _merged_outcome(data, parts, base.outcome, category_ids)
+    # every result of an (image, class) is evaluated: the largest group is the only cut
+    largest = max([int(p.rank.max()) + 1 for p in parts if len(p)] + [1])
+    arrays = coco_accumulate_active(
+        outcome,
+        recall_thresholds=np.array(runner.recall_thresholds),
+        max_dets=np.array([largest], dtype=np.int64),
+    )
+    precision, recall = arrays.compact["precision"], arrays.compact["recall"]
+    num_pred = np.zeros(len(category_ids), dtype=np.int64)
+    for p in parts:
+        num_pred += p.num_pred
+    result: ProtocolResult = runner._result(
+        gt,
+        cast(Any, _Rows(sum(p.n_read for p in partials))),
+        sum(p.n_evaluated for p in partials),
+        category_ids,
+        num_pred,
+        outcome,
+        iou_type,
+        precision[..., 0],
+        recall[..., 0],
+        arrays.active,
+    )
+    return result
+
+
+def _merged_outcome(
+    gt: Dataset,
+    parts: Sequence[CocoPartial],
+    empty: Any,
+    category_ids: np.ndarray,
+    *,
+    use_cats: bool = True,
+) -> Any:
+    """One MatchOutcome of the partials' records in accumulation order (the predictions and
+    their matches stay on the workers: ``pred_row`` -1, no matched ground truth).
+
+    ``empty``: the outcome of ``gt`` against no predictions (its counts, category ids,
+    thresholds and area names are the merged outcome's); every partial's ``category_row``
+    and ``image_rank`` refer to ``category_ids`` and ``gt``'s sorted image ids.
+    """
     from ioukit.evaluation.outcome import MatchOutcome
 
-    # ground-truth counts and the per-class table's layout: from the whole ground truth
-    protocol, groups, empty = _coco_match(gt, _empty_predictions(gt), iou_type, options)
-    parts = list(partials)
     n = sum(len(p) for p in parts)
-    a, t = len(protocol.area_ranges), len(protocol.iou_thresholds)
-    cat_ids = groups.category_ids
+    a, t = len(empty.area_names), len(empty.thresholds)
     image_ids = np.sort(gt.images.ids)
     score = np.concatenate([empty.score, *(p.score for p in parts)])
     category_row = np.concatenate(
@@ -425,11 +552,11 @@ def _coco_result(
     image_rank = np.concatenate(
         [np.zeros(0, np.int64), *(p.image_rank.astype(np.int64) for p in parts)]
     )
-    class_row = category_row if protocol.use_cats else np.zeros(n, dtype=np.int64)
+    class_row = category_row if use_cats else np.zeros(n, dtype=np.int64)
     order = merge_order(class_row, score, image_rank, len(image_ids))
     score = score[order]
     class_row = class_row[order].astype(np.int32)
-    category_id = cat_ids[category_row[order]]
+    category_id = category_ids[category_row[order]]
     del category_row
     image_id = image_ids[image_rank[order]]
     del image_rank
@@ -443,7 +570,7 @@ def _coco_result(
     )
     ignored_bits = ignored_bits[order]
     del order
-    outcome = MatchOutcome(
+    return MatchOutcome(
         pred_row=np.broadcast_to(np.int64(-1), (n,)),  # the predictions stay on the workers
         score=score,
         class_row=class_row,
@@ -463,6 +590,22 @@ def _coco_result(
         thresholds=empty.thresholds,
         area_names=empty.area_names,
     )
+
+
+def _coco_result(
+    gt: Dataset, partials: Sequence[CocoPartial], iou_type: str, options: Mapping[str, Any]
+) -> ProtocolResult:
+    """The second half of ``COCOProtocol.evaluate`` on merged partials (same numbers).
+
+    Every partial's ``category_row`` and ``image_rank`` refer to ``gt``'s sorted category
+    and image ids.
+    """
+    from types import SimpleNamespace
+
+    # ground-truth counts and the per-class table's layout: from the whole ground truth
+    protocol, groups, empty = _coco_match(gt, _empty_predictions(gt), iou_type, options)
+    parts = list(partials)
+    outcome = _merged_outcome(gt, parts, empty, groups.category_ids, use_cats=protocol.use_cats)
     k = len(groups.category_ids)
     num_pred = np.zeros(k, dtype=np.int64)
     for p in parts:
@@ -509,7 +652,8 @@ def _check_disjoint(gt: Dataset, covered: Sequence[np.ndarray], names: Sequence[
 
 def _ground_truth(
     gt: object, protocol: str, iou_type: str, options: dict[str, Any]
-) -> tuple[Dataset, dict[str, Any]]:
+) -> tuple[Any, dict[str, Any]]:
+    """The ground truth every worker gets: a Dataset, or for LVIS an LVISGroundTruth."""
     from ioukit.io.openimages import OpenImagesGroundTruth
 
     if isinstance(gt, OpenImagesGroundTruth):
@@ -521,6 +665,18 @@ def _ground_truth(
         if gt.image_labels is not None and protocol == "openimages_challenge":
             options.setdefault("image_labels", gt.image_labels)
         return gt.dataset, options
+    if protocol == "lvis":
+        from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth
+
+        if isinstance(gt, LVISGroundTruth):
+            return gt, options
+        if isinstance(gt, str | os.PathLike | Mapping):
+            return read_lvis_ground_truth(gt, keep_segmentation=iou_type == "segm"), options
+        raise TypeError(
+            "gt: protocol='lvis' needs LVIS's labels (neg_category_ids, "
+            "not_exhaustive_category_ids, frequency): pass the LVIS file, its dict or "
+            f"ioukit.io.lvis.read_lvis_ground_truth(...), got {type(gt).__name__}"
+        )
     from ioukit.engine import _ground_truth as read_gt
 
     strict = protocol == "coco" and options.get("compat") == "pycocotools"
@@ -571,8 +727,9 @@ def evaluate_sharded(
 
     Parameters
     ----------
-    gt : Dataset, COCO dict or path, or OpenImagesGroundTruth
-        Read once on the client and broadcast to every worker.
+    gt : Dataset, COCO dict or path, OpenImagesGroundTruth or LVISGroundTruth
+        Read once on the client and broadcast to every worker (``protocol="lvis"``: an LVIS
+        file, dict or :class:`~ioukit.io.lvis.LVISGroundTruth`).
     shards : sequence of paths or Datasets
         Prediction files (COCO results JSON; Open Images predictions CSV for the Open Images
         protocols) or prediction Datasets over ``gt``'s images. Each image's predictions must
@@ -610,11 +767,16 @@ def evaluate_sharded(
     """
     from ioukit.engine import _protocol
 
-    _protocol(protocol, iou_type, options)  # every check of evaluate(), before any work
+    runner = _protocol(protocol, iou_type, options)  # every check of evaluate(), before work
     if (protocol, iou_type) not in _SUPPORTED:
         raise ValueError(
             f"protocol, iou_type: evaluate_sharded supports "
             f"{', '.join(f'{p}/{t}' for p, t in _SUPPORTED)}, got {protocol}/{iou_type}"
+        )
+    if protocol == "lvis" and runner.fixed_ap:
+        raise ValueError(
+            "fixed_ap: Fixed AP keeps the top results of each class over the whole dataset, "
+            "which no shard of images can apply on its own; evaluate it in one process"
         )
     if isinstance(shards, str | os.PathLike | Dataset | Mapping):
         raise TypeError("shards: expected a list of paths or Datasets, got a single one")
@@ -640,7 +802,7 @@ def evaluate_sharded(
 
 
 def _merge(
-    gt: Dataset,
+    gt: Any,
     results: Sequence[tuple[np.ndarray, Any]],
     names: Sequence[str],
     protocol: str,
@@ -650,6 +812,11 @@ def _merge(
     """Client side: check the shards are disjoint, merge their partial results."""
     from ioukit.engine import evaluate
 
+    if protocol == "lvis":
+        data = gt.dataset
+        _check_disjoint(data, [r[0] for r in results], names)
+        result = _lvis_result(gt, [r[1] for r in results], iou_type, options)
+        return EvaluationResult(result, data, _empty_predictions(data))
     _check_disjoint(gt, [r[0] for r in results], names)
     partials = [r[1] for r in results]
     if protocol in _OPENIMAGES:
@@ -658,7 +825,7 @@ def _merge(
         if not partials:
             empty = match_openimages(gt, _empty_predictions(gt), **_oi(protocol, options))
             partials, names = [empty], ["no shards"]
-        result: ProtocolResult = accumulate_openimages(gt, partials, names=names)
+        result = accumulate_openimages(gt, partials, names=names)
         return EvaluationResult(result, gt, _empty_predictions(gt))
     if protocol == "coco" and iou_type in _COCO_PARTIAL:
         result = _coco_result(gt, partials, iou_type, options)

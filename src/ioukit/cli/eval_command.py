@@ -277,8 +277,8 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="evaluate prediction shards on a local Dask cluster of N worker processes: --pred is "
         "a glob ('shards/*.json'), a folder of shard files or one file; each image's predictions "
-        "in one shard (needs ioukit[dask]; protocols coco (bbox, segm, keypoints), voc07, voc10, "
-        "yolo, openimages, openimages_challenge)",
+        "in one shard (needs ioukit[dask]; protocols coco (bbox, segm, keypoints), lvis, voc07, "
+        "voc10, yolo, openimages, openimages_challenge)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
     parser.set_defaults(run=run)
