@@ -76,3 +76,22 @@ def test_no_shard_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     args = ["eval", "--gt", str(ground_truth_path()), "--pred", str(tmp_path / "none*.json")]
     assert main([*args, "--workers", "1"]) == 2
     assert "no shard files" in capsys.readouterr().err
+
+
+def test_workers_with_lvis(tmp_path: Path) -> None:
+    from tests.lvis_reference import generate
+
+    gt, results = generate(2, n_images=9, n_cats=10)
+    gt_path = tmp_path / "lvis.json"
+    gt_path.write_text(json.dumps(gt))
+    images = sorted({r["image_id"] for r in results})
+    for k in range(2):
+        mine = set(images[k::2])
+        part = [r for r in results if r["image_id"] in mine]
+        (tmp_path / f"part{k}.json").write_text(json.dumps(part))
+    out = tmp_path / "report.json"
+    argv = ["eval", "--gt", str(gt_path), "--pred", str(tmp_path / "part*.json")]
+    status = main([*argv, "--protocol", "lvis", "--workers", "2", "--json", str(out)])
+    assert status == 0
+    expected = ioukit.evaluate(gt_path, results, protocol="lvis").stats
+    assert json.loads(out.read_text())["stats"] == expected
