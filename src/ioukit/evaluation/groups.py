@@ -132,6 +132,8 @@ class Groups:
         use_cats: bool = True,
         max_det: int = 100,
         pooled_order: str = "class",
+        gt_keep: np.ndarray | None = None,
+        pred_keep: np.ndarray | None = None,
     ) -> Groups:
         """Group ``gt`` and ``pred`` (which share an image table) by (image, class).
 
@@ -147,6 +149,9 @@ class Groups:
             With ``use_cats=False``: a group's rows ordered by class first (pycocotools, which
             concatenates the classes) or in file order (Ultralytics' class-agnostic
             confusion matrix); equal scores then keep that order.
+        gt_keep, pred_keep : ndarray of bool, shape (len(gt),) / (len(pred),), optional
+            Only these rows take part (as if the others were absent); row numbers stay
+            those of ``gt`` and ``pred``.
         """
         if pooled_order not in ("class", "file"):
             raise ValueError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
@@ -158,7 +163,8 @@ class Groups:
         image_rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))
 
         g_cls_all = class_rows(cat_ids, gt.category_id)
-        g_rows = np.flatnonzero(g_cls_all >= 0)
+        g_ok = g_cls_all >= 0
+        g_rows = np.flatnonzero(g_ok if gt_keep is None else g_ok & gt_keep)
         g_cls = g_cls_all[g_rows]
         g_img = image_rank[gt.image_index[g_rows]]
         g_order = np.argsort(g_img if by_file else g_img * max(n_cats, 1) + g_cls, kind="stable")
@@ -166,7 +172,8 @@ class Groups:
         g_key = g_img * n_cats + g_cls if use_cats else g_img
 
         p_cls_all = class_rows(cat_ids, pred.category_id)
-        p_rows = np.flatnonzero(p_cls_all >= 0)
+        p_ok = p_cls_all >= 0
+        p_rows = np.flatnonzero(p_ok if pred_keep is None else p_ok & pred_keep)
         p_cls = p_cls_all[p_rows]
         p_img = image_rank[pred.image_index[p_rows]]
         scores = pred.scores if pred.scores is not None else np.zeros(len(pred))

@@ -204,6 +204,91 @@ def match_dataset(
     )
 
 
+def match_records(
+    gt: Dataset,
+    pred: Dataset,
+    *,
+    thresholds: np.ndarray,
+    rule: Any,
+    similarity: Any,
+    gt_ignore: np.ndarray,
+    gt_keep: np.ndarray | None = None,
+) -> Any:
+    """Every prediction of a ground-truth category matched per (image, class) group, no
+    ``max_det`` cut: a :class:`~ioukit.evaluation.protocols.MatchedPredictions`.
+
+    The datasets are used as they are (no row subsets are built); images are matched in
+    chunks of at most :data:`CHUNK_PAIRS` pairs (bounded memory) whose outcomes are merged.
+    ``rule`` is a :class:`~ioukit.evaluation.match.MatchRule`; ``gt_keep`` drops ground truths
+    entirely (as if absent); ``gt_ignore`` ones are matched but not counted.
+    """
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.match import match_groups
+    from ioukit.evaluation.outcome import MatchOutcome
+    from ioukit.evaluation.protocols import MatchedPredictions
+
+    check_pair(gt, pred)
+    category_ids = np.unique(gt.categories.ids)
+    gt_class = class_rows(category_ids, gt.category_id)
+    pred_class = class_rows(category_ids, pred.category_id)
+    keep = gt_class >= 0 if gt_keep is None else (gt_keep & (gt_class >= 0))
+    known = pred_class >= 0
+    n_k = max(len(category_ids), 1)
+    g_rows_all, p_rows_all = np.flatnonzero(keep), np.flatnonzero(known)
+    g_img, p_img = gt.image_index[g_rows_all], pred.image_index[p_rows_all]
+    g_key = g_img * n_k + gt_class[g_rows_all]
+    p_key = p_img * n_k + pred_class[p_rows_all]
+    chunks = image_chunks(g_key, g_img, p_key, p_img, len(gt.images))
+    thresholds = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    parts = []
+    for images in chunks:
+        one = len(chunks) == 1
+        groups = Groups.build(
+            gt,
+            pred,
+            use_cats=True,
+            max_det=max(len(pred), 1),
+            gt_keep=keep if one else keep & images[gt.image_index],
+            pred_keep=None if one else known & images[pred.image_index],
+        )
+        matrices = similarity.matrices(gt, pred, groups)
+        parts.append(
+            match_groups(
+                gt, pred, groups, matrices, thresholds=thresholds, rule=rule, gt_ignore=gt_ignore
+            )
+        )
+    outcome = parts[0] if len(parts) == 1 else MatchOutcome.merge(parts)
+    other = np.flatnonzero(~known)
+    scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
+    return MatchedPredictions(
+        outcome=outcome,
+        other_row=other,
+        other_score=scores[other],
+        other_image_id=gt.images.ids[pred.image_index[other]],
+    )
+
+
+def image_rows(gt: Dataset, image_id: np.ndarray) -> np.ndarray:
+    """Rows of the image table of ``gt`` holding ``image_id`` (ids known to the table)."""
+    ids = gt.images.ids
+    sorter = np.argsort(ids, kind="stable")
+    return np.asarray(sorter[np.searchsorted(ids, image_id, sorter=sorter)], dtype=np.int64)
+
+
+def record_order(
+    class_row: np.ndarray, score: np.ndarray, row: np.ndarray, num_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Records grouped by class, descending score, ties by ``row`` (input order).
+
+    Returns ``(order, bounds)`` as :func:`class_order` (records with class -1 left out).
+    """
+    index = np.flatnonzero(class_row >= 0)
+    order = index[np.lexsort((row[index], -score[index], class_row[index]))]
+    counts = np.bincount(class_row[order], minlength=num_classes)
+    bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return order, bounds
+
+
 def _match_rows(
     gt: Dataset, pred: Dataset, g_rows: np.ndarray, p_rows: np.ndarray, thresholds: np.ndarray,
     rule: str, gt_ignore: np.ndarray, gt_crowd: np.ndarray, strict: bool, plus1: bool,

@@ -32,7 +32,7 @@ annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,11 +42,16 @@ from ioukit.metrics import _grouping
 from ioukit.metrics.ap import ultralytics_ap
 from ioukit.metrics.protocol import ProtocolResult
 
+if TYPE_CHECKING:
+    from ioukit.evaluation.protocols import MatchedPredictions
+
 __all__ = [
     "evaluate_yolo",
     "float32_threshold",
     "float32_values",
     "match_yolo",
+    "match_yolo_records",
+    "summarize_yolo",
     "ultralytics_class_curves",
     "ultralytics_order",
 ]
@@ -269,6 +274,12 @@ def evaluate_yolo(
     >>> round(r.stats["mAP50"], 3), round(r.stats["mAP50-95"], 3), round(r.stats["precision"], 3)
     (0.995, 0.995, 1.0)
     """
+    thresholds = _thresholds(iou_thresholds)
+    matched = match_yolo_records(gt, pred, iou_thresholds=thresholds, similarity=similarity)
+    return summarize_yolo(gt, matched, iou_thresholds=thresholds, stable_ties=stable_ties)
+
+
+def _thresholds(iou_thresholds: object) -> np.ndarray:
     thresholds = (
         DEFAULT_IOU_THRESHOLDS
         if iou_thresholds is None
@@ -278,17 +289,120 @@ def evaluate_yolo(
         raise DataFormatError(
             f"iou_thresholds: expected one or more numbers in [0, 1], got {thresholds.tolist()}"
         )
-    matches = match_yolo(gt, pred, thresholds, similarity)
-    num_labels = matches.num_gt()
+    return np.asarray(thresholds, dtype=np.float64)
+
+
+def match_yolo_records(
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    iou_thresholds: object = None,
+    similarity: Any = None,
+) -> MatchedPredictions:
+    """The first half of :func:`evaluate_yolo`: Ultralytics' match of every prediction.
+
+    Crowd ground truths are dropped; IoU is Ultralytics' float32 ``box_iou`` (or
+    ``similarity``) against the float32 thresholds, ties to the first ground truth. Returns a
+    :class:`~ioukit.evaluation.protocols.MatchedPredictions`: one outcome record per prediction
+    of a ground-truth category (area range ``"all"``, T thresholds) plus the predictions of
+    other categories, which Ultralytics' confidence sort sees too. Outcomes of disjoint image
+    shards merge (:meth:`MatchedPredictions.merge`); :func:`summarize_yolo` gives the numbers.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([0], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[0])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                            category_id=[0], scores=[0.9])
+    >>> match_yolo_records(gt, pred).outcome.status.shape
+    (1, 1, 10)
+    """
+    from ioukit.evaluation.match import MatchRule
+    from ioukit.evaluation.similarity import Float32BoxIoU
+
+    thresholds = _thresholds(iou_thresholds)
+    none = np.zeros(len(gt), dtype=bool)
+    result: MatchedPredictions = _grouping.match_records(
+        gt,
+        pred,
+        thresholds=float32_values(thresholds),
+        rule=MatchRule(tie="first", crowd=False, clamp=None),
+        similarity=similarity
+        if similarity is not None
+        else Float32BoxIoU(eps=_grouping.ULTRALYTICS_EPS),
+        gt_ignore=none,
+        gt_keep=~gt.crowd,
+    )
+    return result
+
+
+def summarize_yolo(
+    gt: Dataset,
+    matched: MatchedPredictions,
+    /,
+    *,
+    iou_thresholds: object = None,
+    stable_ties: bool = False,
+) -> ProtocolResult:
+    """The second half of :func:`evaluate_yolo`: numbers from a :func:`match_yolo_records` match.
+
+    Reads the ground truth only for its categories and the non-crowd labels per class.
+    Ultralytics' confidence layout is rebuilt from the records (image rows of ``gt``'s image
+    table, then descending confidence, ties by ``pred_row``), so a merge of disjoint image
+    shards gives the one-process numbers; ``stable_ties=True`` ranks ties by ``pred_row``
+    across images (after a merge, pass the shards' row offsets). ``iou_thresholds`` must be
+    those of the match.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([0], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[0])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                            category_id=[0], scores=[0.9])
+    >>> round(summarize_yolo(gt, match_yolo_records(gt, pred)).stats["mAP50"], 3)
+    0.995
+    """
+    from ioukit.evaluation.outcome import TRUE_POSITIVE
+
+    thresholds = _thresholds(iou_thresholds)
+    outcome = matched.outcome
+    if outcome.thresholds.size != thresholds.size:
+        raise DataFormatError(
+            f"iou_thresholds: expected the {outcome.thresholds.size} thresholds of the match, "
+            f"got {thresholds.size}"
+        )
+    category_ids, names = _grouping.sorted_categories(gt.categories)
+    num_classes = category_ids.size
+    gt_class = _grouping.class_rows(category_ids, gt.category_id)
+    num_labels = np.bincount(gt_class[~gt.crowd & (gt_class >= 0)], minlength=num_classes)
+    # every prediction (other categories too) in row order, as Ultralytics' arrays hold them
+    n = len(outcome)
+    all_rows = np.concatenate([outcome.pred_row, matched.other_row])
+    by_row = np.argsort(all_rows, kind="stable")
+    pred_class = np.concatenate([outcome.class_row, np.full(len(matched.other_row), -1)])[by_row]
+    scores = np.concatenate([outcome.score, matched.other_score])[by_row]
+    image_index = _grouping.image_rows(
+        gt, np.concatenate([outcome.image_id, matched.other_image_id])
+    )[by_row]
+    tp = np.zeros((thresholds.size, all_rows.size), dtype=bool)
+    tp[:, :n] = (outcome.status[:, 0, :] == TRUE_POSITIVE).T
+    tp = tp[:, by_row]
     # a model's confidences are float32: ties, order and curves are those of float32 values
-    conf = matches.scores.astype(np.float32).astype(np.float64)
+    conf = scores.astype(np.float32).astype(np.float64)
     curves = ultralytics_class_curves(
-        matches.tp,
-        matches.pred_class,
+        tp,
+        pred_class,
         conf,
         num_labels,
         stable_ties=stable_ties,
-        image_index=pred.image_index,
+        image_index=image_index,
     )
     has = curves.has_labels
     i = curves.best_index
@@ -306,11 +420,11 @@ def evaluate_yolo(
         "fitness": map5095,
         "confidence": float(CONFIDENCE_GRID[i]),
     }
-    num_pred = matches.num_pred()
+    num_pred = np.bincount(outcome.class_row, minlength=num_classes)
     rows: list[dict[str, Any]] = [
         {
-            "category_id": int(matches.category_ids[k]),
-            "name": matches.names[k],
+            "category_id": int(category_ids[k]),
+            "name": names[k],
             "num_gt": int(num_labels[k]),
             "num_pred": int(num_pred[k]),
             "precision": float(p[k]) if has[k] else -1.0,
