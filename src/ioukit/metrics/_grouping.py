@@ -121,13 +121,25 @@ def image_chunks(
     """Consecutive image-row ranges (as boolean image masks) whose same-key pairs stay within
     ``budget`` each (default :data:`CHUNK_PAIRS`; a single image above it is its own chunk)."""
     budget = CHUNK_PAIRS if budget is None else budget
-    keys, inverse = np.unique(np.concatenate([gt_key, pred_key]), return_inverse=True)
-    g_count = np.bincount(inverse[: len(gt_key)], minlength=len(keys))
-    p_count = np.bincount(inverse[len(gt_key) :], minlength=len(keys))
-    key_image = np.zeros(len(keys), dtype=np.int64)
-    key_image[inverse[: len(gt_key)]] = gt_image
-    key_image[inverse[len(gt_key) :]] = pred_image
-    pairs = np.bincount(key_image, weights=(g_count * p_count).astype(float), minlength=n_images)
+    span = int(max(gt_key.max(initial=0), pred_key.max(initial=0))) + 1
+    if span <= 4 * (len(gt_key) + len(pred_key)) + 1024:  # dense keys: counts by bincount
+        g_count = np.bincount(gt_key, minlength=span)
+        p_count = np.bincount(pred_key, minlength=span)
+        both = np.flatnonzero((g_count > 0) & (p_count > 0))
+        key_image = np.zeros(span, dtype=np.int64)
+        key_image[gt_key] = gt_image
+        weights = (g_count[both] * p_count[both]).astype(float)
+        pairs = np.bincount(key_image[both], weights=weights, minlength=n_images)
+    else:
+        keys, inverse = np.unique(np.concatenate([gt_key, pred_key]), return_inverse=True)
+        g_count = np.bincount(inverse[: len(gt_key)], minlength=len(keys))
+        p_count = np.bincount(inverse[len(gt_key) :], minlength=len(keys))
+        key_image = np.zeros(len(keys), dtype=np.int64)
+        key_image[inverse[: len(gt_key)]] = gt_image
+        key_image[inverse[len(gt_key) :]] = pred_image
+        pairs = np.bincount(
+            key_image, weights=(g_count * p_count).astype(float), minlength=n_images
+        )
     if pairs.sum() <= budget:
         return [np.ones(n_images, dtype=bool)]
     chunks, cum, start = [], np.cumsum(pairs), 0
@@ -271,8 +283,27 @@ def match_records(
 def image_rows(gt: Dataset, image_id: np.ndarray) -> np.ndarray:
     """Rows of the image table of ``gt`` holding ``image_id`` (ids known to the table)."""
     ids = gt.images.ids
+    image_id = np.asarray(image_id, dtype=np.int64)
+    if ids.size == 0 or image_id.size == 0:
+        return np.zeros(image_id.shape, dtype=np.int64)
+    low, high = int(ids.min()), int(ids.max())
+    if high - low <= 4 * (ids.size + image_id.size) + 1024:  # one lookup table
+        table = np.zeros(high - low + 1, dtype=np.int64)
+        table[ids - low] = np.arange(ids.size)
+        return np.asarray(table[image_id - low])
     sorter = np.argsort(ids, kind="stable")
     return np.asarray(sorter[np.searchsorted(ids, image_id, sorter=sorter)], dtype=np.int64)
+
+
+def row_order(rows: np.ndarray) -> np.ndarray:
+    """Stable ``argsort(rows)``; a scatter when ``rows`` is a permutation of ``0..N-1``."""
+    n = rows.size
+    if n and rows.min() == 0 and rows.max() == n - 1:
+        inverse = np.full(n, -1, dtype=np.int64)
+        inverse[rows] = np.arange(n)
+        if inverse.min() >= 0:  # every row hit once
+            return inverse
+    return np.argsort(rows, kind="stable")
 
 
 def record_order(
@@ -281,9 +312,32 @@ def record_order(
     """Records grouped by class, descending score, ties by ``row`` (input order).
 
     Returns ``(order, bounds)`` as :func:`class_order` (records with class -1 left out).
+    Records already in (class, descending score) order (a match outcome's accumulation order)
+    only have their tied runs put in row order.
+
+    Examples
+    --------
+    >>> order, bounds = record_order(np.array([0, 0, 1, -1]), np.array([0.5, 0.5, 0.2, 0.9]),
+    ...                              np.array([3, 1, 0, 2]), 2)
+    >>> order.tolist(), bounds.tolist()
+    ([1, 0, 2], [0, 2, 3])
     """
     index = np.flatnonzero(class_row >= 0)
-    order = index[np.lexsort((row[index], -score[index], class_row[index]))]
+    c, s, r = class_row[index], score[index], row[index]
+    order = None
+    if index.size > 1:
+        same_class = c[1:] == c[:-1]
+        tied = same_class & (s[1:] == s[:-1])
+        if np.all((c[1:] > c[:-1]) | (same_class & (s[1:] < s[:-1])) | tied):
+            # (class, -score) order already: only tied runs may need row order
+            if not np.any(tied & (r[1:] < r[:-1])):
+                order = index
+            elif r.min() >= 0 and index.size * (int(r.max()) + 1) < 2**62:
+                run = np.cumsum(np.r_[0, ~tied])
+                perm = np.argsort(run * (int(r.max()) + 1) + r, kind="stable")
+                order = index[perm]
+    if order is None:
+        order = index[np.lexsort((r, -s, c))]
     counts = np.bincount(class_row[order], minlength=num_classes)
     bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     return order, bounds

@@ -73,6 +73,30 @@ class _ClassCurves:
     best_index: int
 
 
+def _stable_class_sort(classes: np.ndarray, num_classes: int) -> np.ndarray:
+    """``np.argsort(classes, kind="stable")``; as int16 (NumPy's radix sort) when it fits."""
+    if num_classes < 2**15:
+        return np.argsort(classes.astype(np.int16), kind="stable")
+    return np.argsort(classes, kind="stable")
+
+
+def _layout(scores: np.ndarray, image_index: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-scores, image_index))`` for float32-valued ``scores``: one stable sort of
+    an unsigned key ``image << 32 | descending-order bits of the float32 value``."""
+    conf = scores.astype(np.float32)
+    if (
+        conf.size == 0
+        or not np.array_equal(conf, scores)
+        or image_index.min() < 0
+        or image_index.max() >= 2**31
+    ):
+        return np.lexsort((-scores, image_index))
+    bits = (conf + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0 (equal values, one key)
+    ordered = np.where(bits >> np.uint32(31) == 1, ~bits, bits | np.uint32(0x80000000))
+    key = (image_index.astype(np.uint64) << np.uint64(32)) | (~ordered).astype(np.uint64)
+    return np.argsort(key, kind="stable")
+
+
 def ultralytics_order(
     pred_class: np.ndarray,
     scores: np.ndarray,
@@ -100,12 +124,12 @@ def ultralytics_order(
     layout = (
         np.arange(len(scores))
         if image_index is None
-        else np.lexsort((-np.asarray(scores, dtype=np.float64), image_index))
+        else _layout(np.asarray(scores, dtype=np.float64), np.asarray(image_index))
     )
     conf = np.asarray(scores)[layout].astype(np.float32)
     everything = layout[np.argsort(-conf)]  # Ultralytics' exact call: quicksort, ties unspecified
     everything = everything[pred_class[everything] >= 0]
-    order = everything[np.argsort(pred_class[everything], kind="stable")]
+    order = everything[_stable_class_sort(pred_class[everything], num_classes)]
     counts = np.bincount(pred_class[order], minlength=num_classes)
     return order, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
@@ -139,13 +163,16 @@ def ultralytics_class_curves(
     p_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     r_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     pr_precision = np.zeros((num_classes, CONFIDENCE_GRID.size))
-    tp_sorted = tp[:, order].astype(np.float64)
+    # one running count over all classes; a class's counts are differences of it (integers,
+    # exact in float64, equal to Ultralytics' per-class cumsum of 0/1 floats)
+    tp_cum = np.cumsum(tp[:, order], axis=1, dtype=np.int64)
     for k in np.flatnonzero(has).tolist():
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if hi == lo:
             continue
-        tpc = np.cumsum(tp_sorted[:, lo:hi], axis=1)  # (T, n)
-        fpc = np.cumsum(1.0 - tp_sorted[:, lo:hi], axis=1)
+        base = tp_cum[:, lo - 1 : lo] if lo else 0
+        tpc = (tp_cum[:, lo:hi] - base).astype(np.float64)  # (T, n)
+        fpc = np.arange(1, hi - lo + 1, dtype=np.float64) - tpc
         recall = tpc / (num_labels[k] + _EPS)
         precision = tpc / (tpc + fpc)
         conf = scores[order[lo:hi]]
@@ -385,7 +412,7 @@ def summarize_yolo(
     # every prediction (other categories too) in row order, as Ultralytics' arrays hold them
     n = len(outcome)
     all_rows = np.concatenate([outcome.pred_row, matched.other_row])
-    by_row = np.argsort(all_rows, kind="stable")
+    by_row = _grouping.row_order(all_rows)
     pred_class = np.concatenate([outcome.class_row, np.full(len(matched.other_row), -1)])[by_row]
     scores = np.concatenate([outcome.score, matched.other_score])[by_row]
     image_index = _grouping.image_rows(
