@@ -116,3 +116,24 @@ def test_row_order(seed: int, n: int, permutation: bool) -> None:
     rng = np.random.default_rng(seed)
     rows = rng.permutation(n) if permutation else rng.integers(0, max(n, 1), n)
     np.testing.assert_array_equal(_grouping.row_order(rows), np.argsort(rows, kind="stable"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), t=st.integers(1, 10), n=st.integers(1, 400))
+def test_ultralytics_ap_rows_equal_ultralytics_ap(seed: int, t: int, n: int) -> None:
+    from ioukit.metrics.ap import ultralytics_ap
+    from ioukit.metrics.yolo import _ultralytics_ap_rows
+
+    rng = np.random.default_rng(seed)
+    tp = rng.random((t, n)) < rng.random((t, 1))
+    tpc = np.cumsum(tp, axis=1).astype(np.float64)
+    fpc = np.arange(1, n + 1) - tpc
+    recall = tpc / (rng.integers(1, 2 * n + 1) + 1e-16)
+    precision = tpc / (tpc + fpc)
+    ap, mpre, mrec = _ultralytics_ap_rows(recall, precision)
+    for i in range(t):
+        value, p0, r0 = ultralytics_ap(recall[i], precision[i], return_curves=True)  # type: ignore[misc]
+        assert ap[i] == value
+        if i == 0:
+            np.testing.assert_array_equal(mpre, p0)
+            np.testing.assert_array_equal(mrec, r0)

@@ -39,7 +39,6 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.metrics import _grouping
-from ioukit.metrics.ap import ultralytics_ap
 from ioukit.metrics.protocol import ProtocolResult
 
 if TYPE_CHECKING:
@@ -134,6 +133,33 @@ def ultralytics_order(
     return order, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
 
+_AP_GRID = np.linspace(0.0, 1.0, 101)
+_AP_STEP = _AP_GRID[1:] - _AP_GRID[:-1]
+
+
+def _ultralytics_ap_rows(
+    recall: np.ndarray, precision: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~ioukit.metrics.ap.ultralytics_ap` of each row of ``recall``/``precision``
+    (T, n), n >= 1, at once: (T,) APs (the same floats), and row 0's ``mpre``, ``mrec``."""
+    t, n = recall.shape
+    mrec = np.empty((t, n + 3))
+    mrec[:, 0] = 0.0
+    mrec[:, 1 : n + 1] = recall
+    mrec[:, n + 1] = recall[:, -1]
+    mrec[:, n + 2] = 1.0
+    mpre = np.empty((t, n + 3))
+    mpre[:, 0] = 1.0
+    mpre[:, 1 : n + 1] = precision
+    mpre[:, n + 1 :] = 0.0
+    mpre = np.maximum.accumulate(mpre[:, ::-1], axis=1)[:, ::-1]
+    y = np.empty((t, _AP_GRID.size))
+    for i in range(t):
+        y[i] = np.interp(_AP_GRID, mrec[i], mpre[i])
+    ap = np.sum(_AP_STEP * (y[:, 1:] + y[:, :-1]) / 2.0, axis=1)
+    return ap, mpre[0], mrec[0]
+
+
 def ultralytics_class_curves(
     tp: np.ndarray,
     pred_class: np.ndarray,
@@ -165,7 +191,7 @@ def ultralytics_class_curves(
     pr_precision = np.zeros((num_classes, CONFIDENCE_GRID.size))
     # one running count over all classes; a class's counts are differences of it (integers,
     # exact in float64, equal to Ultralytics' per-class cumsum of 0/1 floats)
-    tp_cum = np.cumsum(tp[:, order], axis=1, dtype=np.int64)
+    tp_cum = np.cumsum(tp[:, order], axis=1, dtype=np.int64 if order.size >= 2**31 else np.int32)
     for k in np.flatnonzero(has).tolist():
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if hi == lo:
@@ -178,11 +204,8 @@ def ultralytics_class_curves(
         conf = scores[order[lo:hi]]
         r_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, recall[0], left=0)
         p_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, precision[0], left=1)
-        for t in range(num_t):
-            value, mpre, mrec = ultralytics_ap(recall[t], precision[t], return_curves=True)  # type: ignore[misc]
-            ap[k, t] = value
-            if t == 0:
-                pr_precision[k] = np.interp(CONFIDENCE_GRID, mrec, mpre)
+        ap[k], mpre, mrec = _ultralytics_ap_rows(recall, precision)
+        pr_precision[k] = np.interp(CONFIDENCE_GRID, mrec, mpre)
     f1_curve = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
     best = int(_grouping.smooth(f1_curve[has].mean(0), 0.1).argmax()) if has.any() else 0
     return _ClassCurves(ap, p_curve, r_curve, f1_curve, pr_precision, has, num_labels, best)
