@@ -191,13 +191,15 @@ def ultralytics_class_curves(
     pr_precision = np.zeros((num_classes, CONFIDENCE_GRID.size))
     # one running count over all classes; a class's counts are differences of it (integers,
     # exact in float64, equal to Ultralytics' per-class cumsum of 0/1 floats)
-    tp_cum = np.cumsum(tp[:, order], axis=1, dtype=np.int64 if order.size >= 2**31 else np.int32)
+    count_type = np.int64 if order.size >= 2**31 else np.int32
+    tp_cum: np.ndarray = np.cumsum(tp[:, order], axis=1, dtype=count_type)
     for k in np.flatnonzero(has).tolist():
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if hi == lo:
             continue
-        base = tp_cum[:, lo - 1 : lo] if lo else 0
-        tpc = (tp_cum[:, lo:hi] - base).astype(np.float64)  # (T, n)
+        tpc = tp_cum[:, lo:hi].astype(np.float64)  # (T, n)
+        if lo:
+            tpc -= tp_cum[:, lo - 1 : lo]
         fpc = np.arange(1, hi - lo + 1, dtype=np.float64) - tpc
         recall = tpc / (num_labels[k] + _EPS)
         precision = tpc / (tpc + fpc)
