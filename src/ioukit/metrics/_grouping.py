@@ -355,24 +355,43 @@ def _match_rows(
     from ioukit.evaluation.outcome import IGNORED
     from ioukit.evaluation.similarity import BoxIoU, Float32BoxIoU
 
-    extra_g, extra_p = (
-        ({}, {}) if custom is None else (_columns(gt, g_rows), _columns(pred, p_rows))
-    )
-    sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows], **extra_g)
-    sub_pred = _subset(pred, p_rows, **extra_p)
+    crowd_rows = gt_crowd[g_rows]
+    no_crowd = not crowd_rows.any()
+    # the datasets as they are (no row subsets, nothing re-validated) whenever the crowd flags
+    # the similarity and the matcher read there are those asked for
+    whole = np.array_equal(crowd_rows, gt.crowd[g_rows]) or (custom is None and no_crowd)
+    if whole:
+        sub_gt, sub_pred = gt, pred
+        g_keep = np.zeros(len(gt), dtype=bool)
+        g_keep[g_rows] = True
+        p_keep = np.zeros(len(pred), dtype=bool)
+        p_keep[p_rows] = True
+        keep: dict[str, Any] = {"gt_keep": g_keep, "pred_keep": p_keep}
+        ignore = gt_ignore
+    else:
+        extra_g, extra_p = (
+            ({}, {}) if custom is None else (_columns(gt, g_rows), _columns(pred, p_rows))
+        )
+        sub_gt = _subset(gt, g_rows, crowd=crowd_rows, **extra_g)
+        sub_pred = _subset(pred, p_rows, **extra_p)
+        keep = {}
+        ignore = gt_ignore[g_rows]
     groups = Groups.build(
         sub_gt,
         sub_pred,
         use_cats=not class_agnostic,
-        max_det=max(len(p_rows), 1),
+        max_det=max(len(sub_pred), 1),
         pooled_order="file",  # class-agnostic matching keeps file order (Ultralytics)
+        **keep,
     )
     similarity = (
         custom
         if custom is not None
         else Float32BoxIoU(eps=eps)
         if float32
-        else BoxIoU(pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False)
+        else BoxIoU(
+            crowd=not no_crowd, pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False
+        )
     )
     matrices = similarity.matrices(sub_gt, sub_pred, groups)
     tie = {"coco": "last", "first": "first", "voc": "argmax"}[rule]
@@ -382,12 +401,20 @@ def _match_rows(
         groups,
         matrices,
         thresholds=thresholds,
-        rule=MatchRule(strict=strict, tie=tie, clamp=1.0 - 1e-10 if tie == "last" else None),
-        gt_ignore=gt_ignore[g_rows],
+        rule=MatchRule(
+            strict=strict,
+            tie=tie,
+            crowd=not no_crowd,
+            clamp=1.0 - 1e-10 if tie == "last" else None,
+        ),
+        gt_ignore=ignore,
     )
     matched, ignored, iou = out
-    rows = p_rows[outcome.pred_row]
-    matched[:, rows] = np.append(g_rows, -1)[outcome.matched_gt].T
+    if whole:
+        rows, hit = outcome.pred_row, outcome.matched_gt.T
+    else:
+        rows, hit = p_rows[outcome.pred_row], np.append(g_rows, -1)[outcome.matched_gt].T
+    matched[:, rows] = hit
     ignored[:, rows] = (outcome.status[:, 0, :] == IGNORED).T
     iou[:, rows] = outcome.iou.T
 
