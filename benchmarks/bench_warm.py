@@ -107,15 +107,21 @@ def main() -> int:
                     into[p + ".stats"] = res[p]["stats"]
         rows = []
         for p in args.protocols:
-            row = [p, f"{this[p] * 1000:.0f} ms"]
+            row = [p, f"{this[p] * 1000:.0f} ms", f"{this[p + '.cpu'] * 1000:.0f} ms"]
             if args.compare:
                 same = this[p + ".stats"] == other[p + ".stats"]
                 status |= 0 if same else 1
-                row += [f"{other[p] * 1000:.0f} ms", f"{other[p] / this[p]:.2f}x", str(same)]
+                row += [
+                    f"{other[p] * 1000:.0f} ms",
+                    f"{other[p + '.cpu'] * 1000:.0f} ms",
+                    f"{other[p] / this[p]:.2f}x",
+                    f"{other[p + '.cpu'] / this[p + '.cpu']:.2f}x",
+                    str(same),
+                ]
             rows.append(row)
-        header = ["protocol", "this"] + (
-            ["other", "other/this", "same stats"] if args.compare else []
-        )
+        header = ["protocol", "this wall", "this cpu"]
+        if args.compare:
+            header += ["other wall", "other cpu", "wall other/this", "cpu other/this", "same"]
         title = f"coco_like {size} images, {info['n_pred']} predictions, best of {args.repeat}"
         print_table(title, header, rows)
     return status

@@ -130,7 +130,7 @@ def test_ultralytics_ap_rows_equal_ultralytics_ap(seed: int, t: int, n: int) -> 
     fpc = np.arange(1, n + 1) - tpc
     recall = tpc / (rng.integers(1, 2 * n + 1) + 1e-16)
     precision = tpc / (tpc + fpc)
-    ap, mpre, mrec = _ultralytics_ap_rows(recall, precision)
+    ap, _, mpre, mrec = _ultralytics_ap_rows(recall, precision)
     for i in range(t):
         value, p0, r0 = ultralytics_ap(recall[i], precision[i], return_curves=True)  # type: ignore[misc]
         assert ap[i] == value

@@ -70,6 +70,8 @@ class _ClassCurves:
     has_labels: np.ndarray  # (K,) bool
     num_labels: np.ndarray  # (K,)
     best_index: int
+    precision: np.ndarray  # (T, K, 101) Ultralytics' interpolated envelope, -1: no labels
+    recall: np.ndarray  # (T, K) final recall, -1: no labels
 
 
 def _stable_class_sort(classes: np.ndarray, num_classes: int) -> np.ndarray:
@@ -139,9 +141,10 @@ _AP_STEP = _AP_GRID[1:] - _AP_GRID[:-1]
 
 def _ultralytics_ap_rows(
     recall: np.ndarray, precision: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`~ioukit.metrics.ap.ultralytics_ap` of each row of ``recall``/``precision``
-    (T, n), n >= 1, at once: (T,) APs (the same floats), and row 0's ``mpre``, ``mrec``."""
+    (T, n), n >= 1, at once: (T,) APs (the same floats), the (T, 101) interpolated envelopes
+    they integrate, and row 0's ``mpre``, ``mrec``."""
     t, n = recall.shape
     mrec = np.empty((t, n + 3))
     mrec[:, 0] = 0.0
@@ -157,7 +160,7 @@ def _ultralytics_ap_rows(
     for i in range(t):
         y[i] = np.interp(_AP_GRID, mrec[i], mpre[i])
     ap = np.sum(_AP_STEP * (y[:, 1:] + y[:, :-1]) / 2.0, axis=1)
-    return ap, mpre[0], mrec[0]
+    return ap, y, mpre[0], mrec[0]
 
 
 def ultralytics_class_curves(
@@ -189,6 +192,8 @@ def ultralytics_class_curves(
     p_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     r_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     pr_precision = np.zeros((num_classes, CONFIDENCE_GRID.size))
+    sampled = np.where(has[None, :, None], 0.0, -1.0) * np.ones((num_t, num_classes, _AP_GRID.size))
+    final_recall = np.where(has[None, :], 0.0, -1.0) * np.ones((num_t, num_classes))
     # one running count over all classes; a class's counts are differences of it (integers,
     # exact in float64, equal to Ultralytics' per-class cumsum of 0/1 floats)
     count_type = np.int64 if order.size >= 2**31 else np.int32
@@ -206,11 +211,14 @@ def ultralytics_class_curves(
         conf = scores[order[lo:hi]]
         r_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, recall[0], left=0)
         p_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, precision[0], left=1)
-        ap[k], mpre, mrec = _ultralytics_ap_rows(recall, precision)
+        ap[k], sampled[:, k], mpre, mrec = _ultralytics_ap_rows(recall, precision)
+        final_recall[:, k] = recall[:, -1]
         pr_precision[k] = np.interp(CONFIDENCE_GRID, mrec, mpre)
     f1_curve = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
     best = int(_grouping.smooth(f1_curve[has].mean(0), 0.1).argmax()) if has.any() else 0
-    return _ClassCurves(ap, p_curve, r_curve, f1_curve, pr_precision, has, num_labels, best)
+    return _ClassCurves(
+        ap, p_curve, r_curve, f1_curve, pr_precision, has, num_labels, best, sampled, final_recall
+    )
 
 
 def float32_threshold(thresholds: np.ndarray, *, strict: bool) -> np.ndarray:
@@ -306,7 +314,12 @@ def evaluate_yolo(
         with ``precision``, ``recall``, ``F1``, ``AP50``, ``AP50-95`` (-1 for classes without
         labels). ``arrays``: ``AP`` (K, T), ``p_curve``/``r_curve``/``f1_curve`` (K, 1000)
         over ``confidence`` (1000,), ``pr_precision`` (K, 1000) over the same grid read as
-        recall, ``iou_thresholds`` (T,).
+        recall, ``iou_thresholds`` (T,); ``precision`` (T, K, 101) the precision envelope
+        Ultralytics integrates for each AP (interpolated at ``recall_thresholds``
+        ``np.linspace(0, 1, 101)``) and ``recall`` (T, K) the final recall, both -1 for
+        classes without labels. ``outcome``: the match
+        (:class:`~ioukit.evaluation.outcome.MatchOutcome`, every prediction of a ground-truth
+        category), which curves and diagnostics reuse.
 
     Raises
     ------
@@ -499,6 +512,10 @@ def summarize_yolo(
             "pr_precision": curves.pr_precision,
             "confidence": CONFIDENCE_GRID.copy(),
             "iou_thresholds": thresholds.copy(),
+            "precision": curves.precision,
+            "recall": curves.recall,
+            "recall_thresholds": _AP_GRID.copy(),
         },
         params={"iou_thresholds": thresholds.tolist(), "stable_ties": bool(stable_ties)},
+        outcome=outcome,
     )
