@@ -361,8 +361,8 @@ def curves_from_outcome(
     category_ids, names = _grouping.sorted_categories(gt.categories)
     matched = np.full((1, len(pred)), -1, dtype=np.int64)
     iou = np.full((1, len(pred)), np.nan)
-    matched[0, outcome.pred_row] = outcome.matched_gt[:, t[0]]
-    iou[0, outcome.pred_row] = outcome.iou[:, t[0]]
+    matched[0, outcome.pred_row] = outcome.matched_gt_at(int(t[0]))
+    iou[0, outcome.pred_row] = outcome.iou_at(int(t[0]))
     gt_class = _grouping.class_rows(category_ids, gt.category_id)
     matches = _grouping.DatasetMatches(
         category_ids=category_ids,

@@ -210,7 +210,7 @@ def summarize_voc(
     regular = ~(gt.difficult | gt.ignore | gt.crowd) & (gt_class >= 0)
     num_gt = np.bincount(gt_class[regular], minlength=num_classes)
     num_pred = np.bincount(outcome.class_row, minlength=num_classes)
-    status = outcome.status[:, 0, 0]
+    status = outcome.status_at(0, 0)
     counted_class = np.where(status != IGNORED, outcome.class_row, -1)
     order, bounds = _grouping.record_order(
         counted_class, outcome.score, outcome.pred_row, num_classes

@@ -434,8 +434,6 @@ def summarize_yolo(
     >>> round(summarize_yolo(gt, match_yolo_records(gt, pred)).stats["mAP50"], 3)
     0.995
     """
-    from ioukit.evaluation.outcome import TRUE_POSITIVE
-
     thresholds = _thresholds(iou_thresholds)
     outcome = matched.outcome
     if outcome.thresholds.size != thresholds.size:
@@ -457,7 +455,8 @@ def summarize_yolo(
         gt, np.concatenate([outcome.image_id, matched.other_image_id])
     )[by_row]
     tp = np.zeros((thresholds.size, all_rows.size), dtype=bool)
-    tp[:, :n] = (outcome.status[:, 0, :] == TRUE_POSITIVE).T
+    # area range 0's bits are 0..T-1 (``MatchOutcome.tp_bits``: bit ``a * T + t``)
+    tp[:, :n] = np.unpackbits(outcome.tp_bits, axis=1, count=thresholds.size).T.astype(bool)
     tp = tp[:, by_row]
     # a model's confidences are float32: ties, order and curves are those of float32 values
     conf = scores.astype(np.float32).astype(np.float64)
