@@ -7,6 +7,13 @@ pred, iou_type=...)`` method that runs the pipeline stages:
 
     Groups.build -> get_similarity(iou_type).matrices -> match -> accumulate -> summarize
 
+Each protocol splits in two public halves so that the matching can run where the predictions
+are (sharded evaluation) and the summary once: ``COCOProtocol.summarize(gt, pred, layout,
+outcome)``; ``VOCProtocol.match(gt, pred)`` / ``YOLOProtocol.match(gt, pred)`` return a
+:class:`MatchedPredictions` (outcomes of disjoint image shards merge with
+:meth:`MatchedPredictions.merge`) that their ``summarize(gt, None, matched)`` turns into the
+numbers, bit for bit those of ``evaluate``.
+
 :func:`register_protocol` adds a protocol (LVIS, Open Images, DOTA, crowdpose register theirs
 the same way); :func:`make_protocol` is the one place where ``protocol``, ``iou_type`` and the
 protocol's options are validated, for :func:`ioukit.evaluate`, :class:`ioukit.Evaluator`
