@@ -165,3 +165,15 @@ def test_yolo_summarize_checks_thresholds() -> None:
     gt, pred = _data(3, 3)
     with pytest.raises(DataFormatError, match="iou_thresholds"):
         summarize_yolo(gt, match_yolo_records(gt, pred), iou_thresholds=[0.5])
+
+
+@pytest.mark.parametrize("name", ["voc10", "yolo"])
+def test_matched_predictions_travel_by_pickle(name: str) -> None:
+    """What a Dask worker or torch.distributed ships: the match survives a pickle round trip."""
+    import pickle
+
+    gt, pred = _data(4, 5, other_category=True)
+    protocol = make_protocol(name)
+    matched = protocol.match(gt, pred)
+    back = pickle.loads(pickle.dumps(matched))
+    _same(protocol.summarize(gt, None, back), protocol.evaluate(gt, pred))
