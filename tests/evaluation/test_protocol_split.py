@@ -177,3 +177,23 @@ def test_matched_predictions_travel_by_pickle(name: str) -> None:
     matched = protocol.match(gt, pred)
     back = pickle.loads(pickle.dumps(matched))
     _same(protocol.summarize(gt, None, back), protocol.evaluate(gt, pred))
+
+
+@pytest.mark.parametrize(("name", "options"), PROTOCOLS)
+def test_chunked_matching_gives_the_same_numbers(
+    name: str, options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Images matched in many small chunks (bounded memory) merge to the same result."""
+    gt, pred = _data(7, 10, other_category=True)
+    protocol = make_protocol(name, **options)
+    whole = protocol.evaluate(gt, pred)
+    monkeypatch.setattr("ioukit.metrics._grouping.CHUNK_PAIRS", 3)
+    from ioukit.metrics import _grouping
+
+    g = np.flatnonzero(gt.category_id >= 0)
+    chunks = _grouping.image_chunks(
+        gt.image_index[g] * 10 + gt.category_id[g], gt.image_index[g],
+        pred.image_index * 10 + pred.category_id, pred.image_index, len(gt.images),
+    )  # fmt: skip
+    assert len(chunks) > 1
+    _same(protocol.evaluate(gt, pred), whole)
