@@ -82,8 +82,9 @@ def _stable_class_sort(classes: np.ndarray, num_classes: int) -> np.ndarray:
 
 
 def _layout(scores: np.ndarray, image_index: np.ndarray) -> np.ndarray:
-    """``np.lexsort((-scores, image_index))`` for float32-valued ``scores``: one stable sort of
-    an unsigned key ``image << 32 | descending-order bits of the float32 value``."""
+    """``np.lexsort((-scores, image_index))`` (``image_index``: any small non-negative ints);
+    for float32-valued ``scores`` one stable sort of an unsigned key
+    ``image << 32 | descending-order bits of the float32 value``."""
     conf = scores.astype(np.float32)
     if (
         conf.size == 0
@@ -182,10 +183,11 @@ def ultralytics_class_curves(
     num_classes = num_labels.size
     num_t = tp.shape[0]
     has = num_labels > 0
-    if stable_ties:
-        order, bounds = _grouping.class_order(
-            pred_class, scores, np.ones(pred_class.size, dtype=bool), num_classes
-        )
+    if stable_ties:  # _grouping.class_order; one uint64-key sort for float32 confidences
+        index = np.flatnonzero(pred_class >= 0)
+        order = index[_layout(np.asarray(scores)[index], pred_class[index])]
+        counts = np.bincount(pred_class[order], minlength=num_classes)
+        bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     else:
         order, bounds = ultralytics_order(pred_class, scores, num_classes, image_index)
     ap = np.where(has[:, None], 0.0, -1.0) * np.ones((num_classes, num_t))
