@@ -428,3 +428,45 @@ def test_lvis_segm_shard_files(tmp_path: Any) -> None:
     single = ioukit.evaluate(str(gt_path), results, protocol="lvis", iou_type="segm")
     assert single.stats["AP"] > 0
     _assert_same(merged, single)
+
+
+def _other_category(pred: Dataset, seed: int) -> Dataset:
+    """``pred`` over a category table with one class the ground truth lacks (some rows)."""
+    rng = np.random.default_rng(seed)
+    cats = CategoryTable.from_lists([1, 2, 5, 9], ["a", "b", "c", "x"])
+    category_id = np.where(rng.random(len(pred)) < 0.15, 9, pred.category_id)
+    return dataclasses.replace(pred, categories=cats, category_id=category_id)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "options"),
+    [
+        ("voc10", {"pixel_inclusive": True, "strict_threshold": True}),
+        ("voc07", {"exact_grid": True, "iou_threshold": 0.3}),
+        ("yolo", {"stable_ties": True}),
+        ("yolo", {"iou_thresholds": [0.3, 0.5]}),
+    ],
+)
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 8), n_shards=st.integers(1, 5))
+def test_voc_yolo_options_merge_bit_for_bit(
+    protocol: str, options: dict[str, Any], seed: int, n_images: int, n_shards: int
+) -> None:
+    gt, pred = _dataset(seed, n_images)
+    pred = _other_category(pred, seed + 3)
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, protocol, "bbox", options)
+    single = ioukit.evaluate(gt, concat_predictions(shards), protocol=protocol, **options)
+    _assert_same(merged, single)
+
+
+def test_matched_partial_is_compact() -> None:
+    from ioukit.distributed import MatchedPartial
+
+    gt, pred = _dataset(21, 6)
+    for protocol, per_record in (("voc10", 8 + 2 + 2 + 1 + 1 + 2), ("yolo", 8 + 2 + 2 + 1 + 1 + 4)):
+        part = MatchedPartial.from_match(gt, pred, protocol, "bbox", {})
+        assert len(part) == len(pred) > 0  # every prediction of a ground-truth category
+        # score, class row, image rank, row and rank in the shard (1 byte each here), 2 bit
+        # planes of 1 (VOC: one threshold) or 2 bytes (YOLO: ten)
+        assert part.nbytes == per_record * len(part)

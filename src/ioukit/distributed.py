@@ -18,10 +18,9 @@ bbox-float32)                   grouping, similarity and matching run on the wor
                                 (Fixed AP, a per-class cap over the dataset, is refused)
 ``openimages``,                 :class:`~ioukit.metrics.openimages.OpenImagesPartial`: the
 ``openimages_challenge``        matched records (21 bytes per counted detection)
-``voc07``, ``voc10``, ``yolo``  the shard's validated predictions in columnar form (about 90
-                                bytes per detection); reading runs on the workers, matching
-                                on the client, until these protocols run on the pipeline's
-                                matcher too (#10)
+``voc07``, ``voc10``, ``yolo``  :class:`MatchedPartial`: ``protocol.match`` on the workers,
+                                packed to about 22-24 bytes per detection; the client merges
+                                and calls ``protocol.summarize`` once
 ==============================  ===========================================================
 
 The client merges partials by sorting their records into the accumulation order (class, then
@@ -73,6 +72,7 @@ __all__ = [
     "LOCAL_CLUSTER_CONFIG",
     "CocoPartial",
     "LVISPartial",
+    "MatchedPartial",
     "concat_predictions",
     "evaluate_sharded",
     "gather_datasets",
@@ -238,7 +238,7 @@ def _shard_partial(
         return images, CocoPartial.from_match(gt, pred, iou_type, options)
     if protocol == "lvis":
         return images, LVISPartial.from_match(gt, pred, iou_type, options)
-    return images, pred
+    return images, MatchedPartial.from_match(gt, pred, protocol, iou_type, options)
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,6 +341,154 @@ class CocoPartial:
         ign = np.unpackbits(self.ignored_bits, axis=1, count=a * t)
         codes = tp * np.uint8(TRUE_POSITIVE) + ign * np.uint8(IGNORED)
         return codes.view(np.int8).reshape(len(self), a, t)
+
+
+@dataclass(frozen=True, eq=False)
+class MatchedPartial:
+    """A shard's VOC or YOLO match (``protocol.match``), packed for the client.
+
+    One record per prediction of a ground-truth category, in accumulation order: score (8
+    bytes), class row (2), image rank (4; 2 below 32 768 images), the prediction's row in
+    its shard and its rank in its (image, class) group (the narrowest unsigned types), and
+    the outcome's TRUE_POSITIVE / IGNORED bit planes (2 bytes for VOC's one threshold, 4 for
+    Ultralytics' ten): 22 bytes per detection for VOC and 24 for YOLO with a few million
+    predictions per shard (the columnar predictions shipped before were about 90). Plus the
+    rows, scores and image ids of the predictions of categories the ground truth lacks
+    (Ultralytics' confidence order sees them), the shard's number of predictions (its row
+    offset in the concatenation, the order VOC ranks tied scores by)
+    and the ground-truth counts of its match.
+    """
+
+    score: np.ndarray
+    class_row: np.ndarray
+    image_rank: np.ndarray
+    pred_row: np.ndarray
+    rank: np.ndarray
+    tp_bits: np.ndarray
+    ignored_bits: np.ndarray
+    other_row: np.ndarray
+    other_score: np.ndarray
+    other_image_id: np.ndarray
+    n_rows: int
+    gt_count: np.ndarray
+    category_ids: np.ndarray
+    thresholds: np.ndarray
+    area_names: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return int(self.score.size)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the per-record arrays (the other-category predictions included)."""
+        return int(
+            sum(
+                a.nbytes
+                for a in (
+                    self.score,
+                    self.class_row,
+                    self.image_rank,
+                    self.pred_row,
+                    self.rank,
+                    self.tp_bits,
+                    self.ignored_bits,
+                    self.other_row,
+                    self.other_score,
+                    self.other_image_id,
+                )
+            )
+        )
+
+    @classmethod
+    def from_match(
+        cls, gt: Dataset, pred: Dataset, protocol: str, iou_type: str, options: Mapping[str, Any]
+    ) -> MatchedPartial:
+        """``make_protocol(protocol).match`` on ``pred`` (some images' predictions), packed."""
+        from ioukit.engine import _protocol
+
+        runner = _protocol(protocol, iou_type, options)
+        mine = np.isin(gt.image_index, np.unique(pred.image_index))
+        matched = runner.match(_take(gt, np.flatnonzero(mine)), pred, iou_type=iou_type)
+        outcome = matched.outcome
+        k, n = len(outcome.category_ids), len(pred)
+        image_rank = np.searchsorted(np.sort(gt.images.ids), outcome.image_id)
+        return cls(
+            score=np.asarray(outcome.score, dtype=np.float64),
+            class_row=_narrow(outcome.class_row, k),
+            image_rank=_narrow(image_rank, len(gt.images)),
+            pred_row=_narrow(outcome.pred_row, n, unsigned=True),
+            rank=_narrow(outcome.rank, n + 1, unsigned=True),
+            tp_bits=outcome.tp_bits,
+            ignored_bits=outcome.ignored_bits,
+            other_row=np.asarray(matched.other_row, dtype=np.int64),
+            other_score=np.asarray(matched.other_score, dtype=np.float64),
+            other_image_id=np.asarray(matched.other_image_id, dtype=np.int64),
+            n_rows=n,
+            gt_count=np.asarray(outcome.gt_count, dtype=np.int64),
+            category_ids=np.asarray(outcome.category_ids, dtype=np.int64),
+            thresholds=np.asarray(outcome.thresholds, dtype=np.float64),
+            area_names=tuple(outcome.area_names),
+        )
+
+
+def _matched_result(
+    gt: Dataset,
+    partials: Sequence[MatchedPartial],
+    protocol: str,
+    iou_type: str,
+    options: Mapping[str, Any],
+) -> ProtocolResult:
+    """``summarize`` of the shards' matches merged: the one-process numbers."""
+    from ioukit.engine import _protocol
+    from ioukit.evaluation.outcome import MatchOutcome
+    from ioukit.evaluation.protocols import MatchedPredictions
+
+    runner = _protocol(protocol, iou_type, options)
+    parts = list(partials)
+    if not parts:
+        parts = [MatchedPartial.from_match(gt, _empty_predictions(gt), protocol, iou_type, options)]
+    first = parts[0]
+    offsets = np.cumsum([0] + [p.n_rows for p in parts])[:-1].tolist()
+    t = len(first.thresholds)
+    image_ids = np.sort(gt.images.ids)
+    score = np.concatenate([p.score for p in parts])
+    class_row = np.concatenate([p.class_row.astype(np.int64) for p in parts])
+    image_rank = np.concatenate([p.image_rank.astype(np.int64) for p in parts])
+    order = merge_order(class_row, score, image_rank, len(image_ids))
+    pred_row = np.concatenate(
+        [p.pred_row.astype(np.int64) + o for p, o in zip(parts, offsets, strict=True)]
+    )
+    rank = np.concatenate([p.rank.astype(np.int64) for p in parts])
+    n = len(order)
+    class_row = class_row[order]
+    outcome = MatchOutcome(
+        pred_row=pred_row[order],
+        score=score[order],
+        class_row=class_row.astype(np.int32),
+        category_id=first.category_ids[class_row],
+        image_id=image_ids[image_rank[order]],
+        rank=rank[order].astype(np.int32),
+        tp_bits=np.concatenate([p.tp_bits for p in parts])[order],
+        ignored_bits=np.concatenate([p.ignored_bits for p in parts])[order],
+        first_gt=np.broadcast_to(np.int64(-1), (n,)),  # the matches stay on the workers
+        first_iou=np.broadcast_to(np.float64(np.nan), (n,)),
+        same_bits=np.broadcast_to(np.uint8(0), (n, (t + 7) // 8)),
+        other_row=np.zeros(0, dtype=np.int64),
+        other_gt=np.zeros((0, t), dtype=np.int64),
+        other_iou=np.zeros((0, t)),
+        gt_count=np.sum([p.gt_count for p in parts], axis=0).astype(np.int64),
+        category_ids=first.category_ids,
+        thresholds=first.thresholds,
+        area_names=first.area_names,
+    )
+    matched = MatchedPredictions(
+        outcome,
+        np.concatenate([p.other_row + o for p, o in zip(parts, offsets, strict=True)]),
+        np.concatenate([p.other_score for p in parts]),
+        np.concatenate([p.other_image_id for p in parts]),
+    )
+    result: ProtocolResult = runner.summarize(gt, None, matched, iou_type=iou_type)
+    return result
 
 
 def _narrow(values: np.ndarray, bound: int, *, unsigned: bool = False) -> np.ndarray:
@@ -810,8 +958,6 @@ def _merge(
     options: dict[str, Any],
 ) -> EvaluationResult:
     """Client side: check the shards are disjoint, merge their partial results."""
-    from ioukit.engine import evaluate
-
     if protocol == "lvis":
         data = gt.dataset
         _check_disjoint(data, [r[0] for r in results], names)
@@ -829,9 +975,9 @@ def _merge(
         return EvaluationResult(result, gt, _empty_predictions(gt))
     if protocol == "coco" and iou_type in _COCO_PARTIAL:
         result = _coco_result(gt, partials, iou_type, options)
-        return EvaluationResult(result, gt, _empty_predictions(gt))
-    pred = concat_predictions(partials) if partials else _empty_predictions(gt)
-    return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
+    else:  # VOC, YOLO
+        result = _matched_result(gt, partials, protocol, iou_type, options)
+    return EvaluationResult(result, gt, _empty_predictions(gt))
 
 
 def _oi(protocol: str, options: Mapping[str, Any]) -> dict[str, Any]:
