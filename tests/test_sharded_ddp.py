@@ -129,3 +129,40 @@ def test_image_id_sets_the_image_table() -> None:
     ev.update(*_one(np.int32(42)))
     gt, _ = ev.datasets()
     assert gt.images.ids.tolist() == [42]
+
+
+@pytest.mark.parametrize("protocol", ["voc07", "voc10", "yolo"])
+@pytest.mark.parametrize("image_id", [True, False])
+def test_matched_ranks_equal_the_gathered_datasets(protocol: str, image_id: bool) -> None:
+    """VOC / YOLO ranks ship their packed match; the result is that of the old route (every
+    rank's datasets gathered, renumbered, evaluated), ties in input order included."""
+    from ioukit.distributed import (
+        MatchedPartial,
+        _MatchedRankState,
+        _merge_matched_ranks,
+        _renumbered,
+    )
+
+    rng = np.random.default_rng(11)
+    n = 14
+    ids = (rng.permutation(n) * 3 + 50).tolist()
+    images = [_image(rng, ids[i] if image_id else None, False) for i in range(n)]
+    order = rng.permutation(n)
+    dealt = [order[:5], order[5:5], order[5:6], order[6:]]  # an empty rank, a one-image rank
+    states, pairs = [], []
+    for rows in dealt:
+        ev = ioukit.Evaluator(protocol=protocol, sync=False)
+        for r in rows:
+            ev.update([images[r][0]], [images[r][1]])
+        gt, pred = ev.datasets()
+        pairs.append((gt, pred))
+        part = MatchedPartial.from_match(gt, pred, protocol, "bbox", {})
+        states.append(_MatchedRankState(gt, image_id, part))
+    got = _merge_matched_ranks(states, protocol, "bbox", {})
+    want = ioukit.evaluate(*_renumbered(pairs, by_image_id=image_id), protocol=protocol)
+    assert max(want.stats.values()) > 0
+    assert got.stats == want.stats
+    assert got.per_class == want.per_class
+    assert got.result.arrays.keys() == want.result.arrays.keys()
+    for key, value in got.result.arrays.items():
+        np.testing.assert_array_equal(value, want.result.arrays[key], err_msg=key)

@@ -90,6 +90,11 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
             r = ev.compute()
             assert r.precision is not None
             results[f"dealt{image_id}"] = {"stats": r.stats, "precision": r.precision.tolist()}
+        for protocol in ("voc10", "yolo"):  # packed VOC / YOLO matches gathered
+            ev = ioukit.Evaluator(protocol=protocol)
+            preds, targets = _dealt(rank, True)
+            ev.update(preds, targets)
+            results[protocol] = ev.compute().stats
         ev = ioukit.Evaluator()  # the same image_id on both ranks: both ranks raise
         preds, targets = _dealt(0, True)
         ev.update(preds[:1], [{**targets[0], "image_id": 5 + 0 * rank}])
@@ -243,3 +248,19 @@ def test_rank_concatenation_equals_one_evaluator_segm() -> None:
     assert got.stats == want.stats
     assert got.precision is not None and want.precision is not None
     np.testing.assert_array_equal(got.precision, want.precision)
+
+
+@pytest.mark.parametrize("protocol", ["voc10", "yolo"])
+def test_voc_yolo_ranks_equal_the_gathered_datasets(
+    ranks: list[dict[str, Any]], protocol: str
+) -> None:
+    from ioukit.distributed import _renumbered
+
+    pairs = []
+    for rank in range(2):
+        ev = ioukit.Evaluator(protocol=protocol, sync=False)
+        preds, targets = _dealt(rank, True)
+        ev.update(preds, targets)
+        pairs.append(ev.datasets())
+    want = ioukit.evaluate(*_renumbered(pairs, by_image_id=True), protocol=protocol).stats
+    assert ranks[0][protocol] == ranks[1][protocol] == want

@@ -33,8 +33,8 @@ concatenated in the given order.
 :func:`synced_evaluate` is what :meth:`ioukit.Evaluator.compute` calls under an initialised
 ``torch.distributed`` process group: for COCO (every similarity above) each rank matches its
 own images and ONE ``all_gather_object`` ships the compact :class:`CocoPartial` records (with
-each rank's ground truth, for the counts), merged on every rank as above; other protocols
-gather the columnar datasets (:func:`gather_datasets`) and every rank evaluates them. Images are
+each rank's ground truth, for the counts), merged on every rank as above; VOC and YOLO (bbox)
+ship :class:`MatchedPartial` the same way; other protocols gather the columnar datasets (:func:`gather_datasets`) and every rank evaluates them. Images are
 numbered rank by rank in arrival order (torchmetrics' convention) or, when the targets carry
 ``image_id``, identified by it.
 
@@ -82,6 +82,8 @@ __all__ = [
 ]
 
 _OPENIMAGES = ("openimages", "openimages_challenge")
+_MATCHED = ("voc07", "voc10", "yolo")
+"""Protocols with a ``match`` / ``summarize`` split (:class:`MatchedPartial`)."""
 _COCO_PARTIAL = ("bbox", "segm", "keypoints", "rotated", "probiou", "bbox-float32")
 """COCO similarities whose match outcome the workers compute."""
 _SUPPORTED = (
@@ -1161,6 +1163,53 @@ def _merge_ranks(
     return EvaluationResult(result, gt, _empty_predictions(gt))
 
 
+@dataclass(frozen=True, eq=False)
+class _MatchedRankState:
+    """What one rank contributes to a synced VOC / YOLO ``compute``: its ground truth (the
+    summary reads the merged ground truth's counts and categories) and its packed match."""
+
+    gt: Dataset
+    by_image_id: bool
+    partial: MatchedPartial
+
+
+def _merge_matched_ranks(
+    states: Sequence[_MatchedRankState], protocol: str, iou_type: str, options: Mapping[str, Any]
+) -> EvaluationResult:
+    """Every rank's VOC / YOLO states (rank order) into the result of one process."""
+    from ioukit.evaluation.groups import class_rows
+
+    by_id = [s.by_image_id for s in states]
+    _check_same_mode(by_id)
+    parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
+    gt, _ = _renumbered(parts, by_image_id=all(by_id) and bool(by_id))
+    cat_ids = np.unique(gt.categories.ids)
+    image_ids = np.sort(gt.images.ids)
+    offset = 0
+    partials = []
+    for s in states:
+        p = s.partial
+        # a rank's rows refer to its own sorted category and image ids: to the merged ones
+        rows = class_rows(cat_ids, p.category_ids)
+        gt_count = np.zeros((cat_ids.size, p.gt_count.shape[1]), dtype=np.int64)
+        np.add.at(gt_count, rows, p.gt_count)
+        shift = 0 if s.by_image_id else offset  # rank by rank: local ids are rows 0 .. n-1
+        local_images = np.sort(s.gt.images.ids)[p.image_rank] + shift
+        partials.append(
+            dataclasses.replace(
+                p,
+                class_row=rows[p.class_row],
+                image_rank=np.searchsorted(image_ids, local_images),
+                other_image_id=p.other_image_id + shift,
+                gt_count=gt_count,
+                category_ids=cat_ids,
+            )
+        )
+        offset += len(s.gt.images)
+    result = _matched_result(gt, partials, protocol, iou_type, options)
+    return EvaluationResult(result, gt, _empty_predictions(gt))
+
+
 def synced_evaluate(
     gt: Dataset,
     pred: Dataset,
@@ -1177,7 +1226,8 @@ def synced_evaluate(
     and ONE ``all_gather_object`` ships compact :class:`CocoPartial` records (about 25 bytes
     per evaluated detection) with the rank's ground truth (for the per-class counts, the
     category table and the image ids); every rank merges them as :func:`evaluate_sharded`
-    does. Other protocols gather the columnar datasets (:func:`gather_datasets`) and every
+    does. VOC and YOLO (bbox) ship :class:`MatchedPartial` records likewise (their numbers
+    are those of the ranks' datasets concatenated rank by rank). Other protocols gather the columnar datasets (:func:`gather_datasets`) and every
     rank evaluates all of them. Without an initialised process group of two or more ranks:
     :func:`ioukit.evaluate` on the pair.
 
@@ -1215,13 +1265,18 @@ def synced_evaluate(
     dist = _process_group()
     if dist is None:
         return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
-    if protocol != "coco" or iou_type not in _COCO_PARTIAL:
+    matched = protocol in _MATCHED and iou_type == "bbox"
+    if not matched and (protocol != "coco" or iou_type not in _COCO_PARTIAL):
         gt, pred = gather_datasets(gt, pred, by_image_id=by_image_id)
         return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
     from ioukit.engine import _protocol
 
     _protocol(protocol, iou_type, options)  # every rank fails alike, before the collective
-    state = _rank_state(gt, pred, by_image_id, iou_type, options)
     gathered: list[Any] = [None] * dist.get_world_size()
+    if matched:
+        part = MatchedPartial.from_match(gt, pred, protocol, iou_type, options)
+        dist.all_gather_object(gathered, _MatchedRankState(gt, by_image_id, part))
+        return _merge_matched_ranks(gathered, protocol, iou_type, options)
+    state = _rank_state(gt, pred, by_image_id, iou_type, options)
     dist.all_gather_object(gathered, state)
     return _merge_ranks(gathered, iou_type, options)
