@@ -34,9 +34,10 @@ concatenated in the given order.
 ``torch.distributed`` process group: for COCO (every similarity above) each rank matches its
 own images and ONE ``all_gather_object`` ships the compact :class:`CocoPartial` records (with
 each rank's ground truth, for the counts), merged on every rank as above; VOC and YOLO (bbox)
-ship :class:`MatchedPartial` the same way; other protocols gather the columnar datasets (:func:`gather_datasets`) and every rank evaluates them. Images are
-numbered rank by rank in arrival order (torchmetrics' convention) or, when the targets carry
-``image_id``, identified by it.
+ship :class:`MatchedPartial` the same way; other protocols gather the columnar datasets
+(:func:`gather_datasets`) and every rank evaluates them. Images are numbered rank by rank in
+arrival order (torchmetrics' convention) or, when the targets carry ``image_id``, identified
+by it.
 
 Dask and torch are optional and imported only when used (``pip install "ioukit[dask]"``).
 
@@ -1227,9 +1228,10 @@ def synced_evaluate(
     per evaluated detection) with the rank's ground truth (for the per-class counts, the
     category table and the image ids); every rank merges them as :func:`evaluate_sharded`
     does. VOC and YOLO (bbox) ship :class:`MatchedPartial` records likewise (their numbers
-    are those of the ranks' datasets concatenated rank by rank). Other protocols gather the columnar datasets (:func:`gather_datasets`) and every
-    rank evaluates all of them. Without an initialised process group of two or more ranks:
-    :func:`ioukit.evaluate` on the pair.
+    are those of the ranks' datasets concatenated rank by rank). Other protocols gather the
+    columnar datasets (:func:`gather_datasets`) and every rank evaluates all of them.
+    Without an initialised process group of two or more ranks: :func:`ioukit.evaluate` on
+    the pair.
 
     Parameters
     ----------
