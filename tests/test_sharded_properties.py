@@ -470,3 +470,29 @@ def test_matched_partial_is_compact() -> None:
         # score, class row, image rank, row and rank in the shard (1 byte each here), 2 bit
         # planes of 1 (VOC: one threshold) or 2 bytes (YOLO: ten)
         assert part.nbytes == per_record * len(part)
+
+
+@pytest.mark.parametrize("iou_type", ["rotated", "probiou"])
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 8), n_shards=st.integers(1, 5))
+def test_yolo_obb_merge_bit_for_bit(iou_type: str, seed: int, n_images: int, n_shards: int) -> None:
+    gt, pred = _rotated(*_dataset(seed, n_images), seed)
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "yolo", iou_type, {})
+    _assert_same(merged, ioukit.evaluate(gt, pred, protocol="yolo", iou_type=iou_type))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_images=st.integers(1, 10), n_shards=st.integers(1, 5))
+def test_yolo_pose_merge_bit_for_bit(seed: int, n_images: int, n_shards: int) -> None:
+    from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
+    from tests.keypoints_data import make_keypoint_set
+
+    gt_dict, results = make_keypoint_set(n_images, min_people=1, max_people=4, seed=seed)
+    if not results:
+        return
+    gt = read_coco_keypoints(gt_dict)
+    pred = read_coco_keypoint_results(results, gt)
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "yolo", "keypoints", {})
+    _assert_same(merged, ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints"))

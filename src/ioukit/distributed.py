@@ -19,8 +19,8 @@ bbox-float32)                   grouping, similarity and matching run on the wor
 ``openimages``,                 :class:`~ioukit.metrics.openimages.OpenImagesPartial`: the
 ``openimages_challenge``        matched records (21 bytes per counted detection)
 ``voc07``, ``voc10``, ``yolo``  :class:`MatchedPartial`: ``protocol.match`` on the workers,
-                                packed to about 22-24 bytes per detection; the client merges
-                                and calls ``protocol.summarize`` once
+(yolo: bbox, keypoints,         packed to about 22-24 bytes per detection; the client merges
+rotated, probiou)               and calls ``protocol.summarize`` once
 ==============================  ===========================================================
 
 The client merges partials by sorting their records into the accumulation order (class, then
@@ -92,6 +92,9 @@ _SUPPORTED = (
     ("voc07", "bbox"),
     ("voc10", "bbox"),
     ("yolo", "bbox"),
+    ("yolo", "rotated"),
+    ("yolo", "probiou"),
+    ("yolo", "keypoints"),
     ("openimages", "bbox"),
     ("openimages_challenge", "bbox"),
     ("lvis", "bbox"),
@@ -898,7 +901,8 @@ def evaluate_sharded(
         Any protocol of :func:`ioukit.evaluate`.
     iou_type : {"bbox", "segm", "keypoints", "rotated", "probiou", "bbox-float32"}
         Protocol ``"coco"`` takes all of them (keypoints: the shards are COCO keypoint results;
-        rotated/probiou: Datasets with a ``rotated`` column); the others ``"bbox"``.
+        rotated/probiou: Datasets with a ``rotated`` column), ``"yolo"`` bbox, keypoints,
+        rotated and probiou, ``"lvis"`` bbox and segm; the others ``"bbox"``.
     **options
         Protocol options, as for :func:`ioukit.evaluate`.
 
