@@ -103,7 +103,7 @@ def test_argument_errors() -> None:
         evaluate_sharded(COCO / "instances_val2014_100.json", [], protocol="crowdpose")
     with pytest.raises(ValueError, match="evaluate_sharded supports"):
         evaluate_sharded(
-            COCO / "instances_val2014_100.json", [], protocol="yolo", iou_type="keypoints"
+            COCO / "instances_val2014_100.json", [], protocol="dota", iou_type="rotated"
         )
     with pytest.raises(TypeError, match="list of paths"):
         evaluate_sharded(COCO / "instances_val2014_100.json", "shard.json")
