@@ -484,16 +484,24 @@ class OKS:
         xywh = _box_xywh(gt, g_rows)
         # "box": faster-coco-eval's gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
         area = xywh[:, 3] * xywh[:, 2] * 0.53 if self.oks_area == "box" else gt.area[g_rows]
+        # only the kept predictions (max_dets per group) of groups with ground truth are read:
+        # gather their x, y alone (crowded images keep ~1/6 of the results; the full
+        # (P, K, 3) gather cost more than the OKS itself)
+        count = np.where(groups.gt_end > groups.gt_start, groups.kept_count, 0).astype(np.intp)
+        start = np.zeros(len(count), dtype=np.intp)
+        np.cumsum(count[:-1], out=start[1:])
+        kept = np.arange(int(count.sum()), dtype=np.intp)
+        kept += np.repeat(np.asarray(groups.pred_start, dtype=np.intp) - start, count)
         values, offsets = _group_oks(
-            pred_kp[groups.pred_rows],
+            pred_kp[groups.pred_rows[kept], :, :2],
             gt_kp[g_rows],
             xywh,
             area,
             variances,
             gt_start=groups.gt_start,
             gt_end=groups.gt_end,
-            pred_start=groups.pred_start,
-            pred_count=groups.kept_count,
+            pred_start=start,
+            pred_count=count,
         )
         return GroupMatrices(values, offsets)
 
@@ -577,10 +585,7 @@ class KeypointProtocol(COCOProtocol):
         """The :class:`OKS` this protocol matches with."""
         return OKS(self.sigmas, self.oks_area)
 
-    def _arrays(
-        self, gt: Dataset, pred: Dataset
-    ) -> tuple[Groups, MatchOutcome, np.ndarray, np.ndarray, np.ndarray]:
-        from ioukit.evaluation.accumulate import coco_accumulate
+    def _match(self, gt: Dataset, pred: Dataset) -> tuple[Groups, MatchOutcome]:
         from ioukit.evaluation.groups import Groups
         from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.protocols import check_pair
@@ -601,12 +606,18 @@ class KeypointProtocol(COCOProtocol):
             gt_ignore=gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult,
             gt_never_matches=(gt.annotation_id == 0) if pyco else None,
         )
-        precision, recall, scores = coco_accumulate(
+        return groups, outcome
+
+    def _precision(self, gt: Dataset, pred: Dataset) -> np.ndarray:
+        """The full ``precision`` [T, R, K, A, M] of ``gt`` against ``pred``."""
+        from ioukit.evaluation.accumulate import coco_accumulate
+
+        outcome = self._match(gt, pred)[1]
+        return coco_accumulate(
             outcome,
             recall_thresholds=np.array(self.recall_thresholds),
             max_dets=np.array(self.max_dets, dtype=np.int64),
-        )
-        return groups, outcome, precision, recall, scores
+        )[0]
 
     def evaluate(
         self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
@@ -614,21 +625,25 @@ class KeypointProtocol(COCOProtocol):
         """Run the pipeline with OKS; ``ProtocolResult`` with the 10 stats, per-class rows."""
         if iou_type != "keypoints":
             raise ValueError(f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}")
-        groups, outcome, precision, recall, scores = self._arrays(gt, pred)
-        specs = self.stat_specs()
-        stats = {s.key: self._value(s, precision, recall) for s in specs}
-        rows = self._per_class(gt, pred, groups, outcome, specs, precision, recall)
-        return ProtocolResult(
-            "coco",
-            stats,
-            rows,
-            {"precision": precision, "recall": recall, "scores": scores},
-            self._params(groups, specs),
-            outcome=outcome,
-            stat_specs=specs,
-        )
+        groups, outcome = self._match(gt, pred)
+        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
 
-    def _params(self, groups: Groups, specs: tuple[StatSpec, ...]) -> dict[str, Any]:
+    def summarize(
+        self,
+        gt: Dataset,
+        pred: Dataset | None,
+        layout: Any,
+        outcome: MatchOutcome,
+        /,
+        *,
+        iou_type: str = "keypoints",
+    ) -> ProtocolResult:
+        """COCO's :meth:`~ioukit.evaluation.protocols.COCOProtocol.summarize` (classes with
+        ground truth accumulated, full arrays built on access), with the keypoint params."""
+        result = super().summarize(gt, pred, layout, outcome, iou_type="keypoints")
+        return dataclasses.replace(result, params=self._params(layout, self.stat_specs()))
+
+    def _params(self, groups: Any, specs: tuple[StatSpec, ...]) -> dict[str, Any]:
         return {
             "iou_thresholds": list(self.iou_thresholds),
             "recall_thresholds": list(self.recall_thresholds),
@@ -745,7 +760,7 @@ class CrowdPoseProtocol(KeypointProtocol):
         for key, chosen in splits.items():
             sub_gt = _subset(gt, np.flatnonzero(chosen[gt.image_index]))
             sub_pred = _subset(pred, np.flatnonzero(chosen[pred.image_index]))
-            precision = self._arrays(sub_gt, sub_pred)[2]
+            precision = self._precision(sub_gt, sub_pred)
             stats[key] = float(np.mean(precision[:, :, :, 0, :]))
         params = dict(result.params)
         params["crowd_index_splits"] = list(CROWD_INDEX_SPLITS)
