@@ -313,6 +313,16 @@ def _group_oks(
     group_terms = pred_count * (cum[gt_end] - cum[gt_start])
     term_offsets = np.zeros(n_groups + 1, dtype=np.intp)
     np.cumsum(group_terms, out=term_offsets[1:])
+    if _fused_exp():
+        # one pass per prediction row (terms in a per-thread scratch row, NumPy's exp loop)
+        rows_terms = cum[gt_end] - cum[gt_start]
+        threads = _threads() if int(term_offsets[-1]) >= _PARALLEL_MIN_TERMS else 1
+        scratch = np.empty((threads, 2 * max(int(rows_terms.max(initial=0)), 1)))
+        kernel.oks_groups(
+            0, n_groups, gt_start, gt_end, pred_start, pred_count, gt, visible_index, n_terms,
+            outer_box, area_eps, pred, variances, offsets, values, scratch, threads > 1,
+        )  # fmt: skip
+        return values, offsets.astype(np.int64)
     first = 0
     while first < n_groups:
         # the largest run of groups whose terms fit in a chunk (at least one group)
@@ -334,6 +344,64 @@ def _group_oks(
         )  # fmt: skip
         first = last
     return values, offsets.astype(np.int64)
+
+
+_FUSED_EXP: list[bool] = []
+
+
+def _fused_exp() -> bool:
+    """Whether :func:`ioukit._kernels.oks.oks_groups` gives NumPy's exp bits here (cached).
+
+    The kernel calls the inner loop ``numpy.exp`` uses on float64 arrays (its first
+    ``'d->d'`` loop); this checks it against ``numpy.exp`` on values across the OKS range,
+    whole and in rows of every length up to 40 at every offset, and that ``numpy.exp`` is +0
+    below the kernel's ``UNDERFLOW`` (terms it does not pass to exp), once per process. When
+    not (or the loop cannot be taken) the three-pass path with ``numpy.exp`` itself runs.
+    """
+    if not _FUSED_EXP:
+        from ioukit._kernels import oks as kernel
+
+        ok = False
+        try:
+            kernel.set_exp_loop(list(np.exp.types).index("d->d"))
+            rng = np.random.default_rng(0)
+            sample = np.concatenate(
+                [
+                    -np.geomspace(1e-300, 800.0, 4096),
+                    rng.uniform(-40.0, 0.0, 8192),
+                    rng.uniform(-800.0, 0.0, 4096),
+                    [0.0, -0.0, -745.1332191019412, -745.1332191019411, -708.4, -709.8],
+                ]
+            )
+            want = np.exp(sample)
+            got = sample.copy()
+            kernel.exp_inplace(got)
+            ok = bool(np.array_equal(got.view(np.int64), want.view(np.int64)))
+            # the kernel writes +0 for terms below UNDERFLOW without calling exp
+            low = np.concatenate(
+                [[kernel.UNDERFLOW, -np.inf], -np.geomspace(-kernel.UNDERFLOW, 1e308, 4096)]
+            )
+            ok = ok and bool(np.all(np.exp(low).view(np.int64) == 0))
+            pos = 0
+            for n in range(1, 41):
+                for offset in range(8):
+                    part = sample[pos + offset : pos + offset + n].copy()
+                    kernel.exp_inplace(part)
+                    ok = ok and np.array_equal(
+                        part.view(np.int64), want[pos + offset : pos + offset + n].view(np.int64)
+                    )
+                pos += 48
+        except (ValueError, RuntimeError, TypeError):
+            ok = False
+        _FUSED_EXP.append(ok)
+    return _FUSED_EXP[0]
+
+
+def _threads() -> int:
+    """OpenMP threads of the OKS kernel on large inputs: the CPU count, at most 8."""
+    import os
+
+    return max(1, min(os.cpu_count() or 1, 8))
 
 
 def _host(value: object, name: str) -> np.ndarray:
@@ -484,16 +552,15 @@ class OKS:
         xywh = _box_xywh(gt, g_rows)
         # "box": faster-coco-eval's gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
         area = xywh[:, 3] * xywh[:, 2] * 0.53 if self.oks_area == "box" else gt.area[g_rows]
-        # only the kept predictions (max_dets per group) of groups with ground truth are read:
-        # gather their x, y alone (crowded images keep ~1/6 of the results; the full
-        # (P, K, 3) gather cost more than the OKS itself)
+        # only the kept predictions (max_dets per group) of groups with ground truth are read
+        # (crowded images keep ~1/6 of the results; gathering all cost more than the OKS)
         count = np.where(groups.gt_end > groups.gt_start, groups.kept_count, 0).astype(np.intp)
         start = np.zeros(len(count), dtype=np.intp)
         np.cumsum(count[:-1], out=start[1:])
         kept = np.arange(int(count.sum()), dtype=np.intp)
         kept += np.repeat(np.asarray(groups.pred_start, dtype=np.intp) - start, count)
         values, offsets = _group_oks(
-            pred_kp[groups.pred_rows[kept], :, :2],
+            np.take(pred_kp, groups.pred_rows[kept], axis=0),  # whole rows: a fast copy
             gt_kp[g_rows],
             xywh,
             area,
