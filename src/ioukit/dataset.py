@@ -321,7 +321,8 @@ class Dataset:
             value = getattr(self, name)
             if value is None:
                 continue
-            array = np.array(value, dtype=np.float64)
+            # no copy, as _column: the array is frozen (a (N, K, 3) keypoint copy cost 0.5 s)
+            array = np.ascontiguousarray(value, dtype=np.float64)
             ok = (
                 (array.ndim == 3 and array.shape[0] == n and array.shape[2] == 3)
                 if width is None
