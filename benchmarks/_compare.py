@@ -29,6 +29,12 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far (all threads)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def reference_run(tool: str, gt_file: str, dt_file: str, iou_type: str, n_stats: int) -> Any:
     """pycocotools or faster-coco-eval from the two files to ``e.stats[:n_stats]``.
 
@@ -67,46 +73,64 @@ def run_tool(script: str, tool: str, folder: Path) -> dict[str, Any] | None:
 
 
 def comparison_rows(results: dict[str, dict[str, Any]]) -> list[list[str]]:
-    """Table rows: tool, total, without import, peak RSS, time / ioukit, max |stat diff|."""
+    """Table rows: tool, total, without import, CPU, peak RSS, time / ioukit, CPU / ioukit,
+    max |stat diff|."""
     ours = results.get("ioukit")
     rows = []
     for tool, r in results.items():
         ratio = "1.0x" if ours is None else f"{r['total'] / ours['total']:.1f}x"
+        cpu = r.get("cpu", float("nan"))
+        cpu_ratio = "-" if ours is None else f"{cpu / ours.get('cpu', float('nan')):.1f}x"
         diff = (
             max(abs(a - b) for a, b in zip(r["stats"], ours["stats"], strict=True))
             if ours
             else float("nan")
         )
         rows.append(
-            [tool, fmt_time(r["total"]), fmt_time(r["run"]), f"{r['peak_mb']:.0f} MB", ratio,
-             f"{diff:.1e}"]
+            [tool, fmt_time(r["total"]), fmt_time(r["run"]), fmt_time(cpu),
+             f"{r['peak_mb']:.0f} MB", ratio, cpu_ratio, f"{diff:.1e}"]
         )  # fmt: skip
     return rows
 
 
-HEADER = ["tool", "total (fresh process)", "without import", "peak RSS", "time / ioukit",
-          "max |stat diff|"]  # fmt: skip
+HEADER = ["tool", "total (fresh process)", "without import", "CPU (all threads)", "peak RSS",
+          "time / ioukit", "CPU / ioukit", "max |stat diff|"]  # fmt: skip
+"""CPU time is less sensitive than wall time to other work on a shared machine; ioukit's
+kernels use up to 8 threads, so on an idle machine its wall time is below its CPU time."""
 
 
 def print_rounds(rounds: list[dict[str, dict[str, Any]]]) -> None:
-    """With several alternating rounds: each round's ratios, then the median ratio per tool."""
+    """With several alternating rounds: each round's ratios (wall, CPU), then the medians."""
     if len(rounds) < 2:
         return
     tools = [t for t in rounds[0] if t != "ioukit"]
+
+    def ratio(r: dict[str, dict[str, Any]], tool: str, key: str) -> float | None:
+        if tool not in r or "ioukit" not in r or key not in r[tool] or key not in r["ioukit"]:
+            return None
+        return float(r[tool][key] / r["ioukit"][key])
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}x"
+
     rows = []
     for i, r in enumerate(rounds, 1):
         if "ioukit" in r:
-            rows.append(
-                [str(i), fmt_time(r["ioukit"]["total"])]
-                + [f"{r[t]['total'] / r['ioukit']['total']:.1f}x" if t in r else "-" for t in tools]
-            )
+            ours = r["ioukit"]
+            row = [str(i), f"{fmt_time(ours['total'])} / {fmt_time(ours.get('cpu', 0.0))}"]
+            row += [f"{cell(ratio(r, t, 'total'))} / {cell(ratio(r, t, 'cpu'))}" for t in tools]
+            rows.append(row)
     medians = []
     for t in tools:
-        ratios = sorted(
-            r[t]["total"] / r["ioukit"]["total"] for r in rounds if t in r and "ioukit" in r
+        wall = [v for r in rounds if (v := ratio(r, t, "total")) is not None]
+        cpu = [v for r in rounds if (v := ratio(r, t, "cpu")) is not None]
+        medians.append(
+            f"{cell(statistics.median(wall) if wall else None)} / "
+            f"{cell(statistics.median(cpu) if cpu else None)}"
         )
-        medians.append(f"{statistics.median(ratios):.1f}x" if ratios else "-")
     rows.append(["median", "", *medians])
     print_table(
-        "alternating rounds (fresh processes): time / ioukit", ["round", "ioukit", *tools], rows
+        "alternating rounds (fresh processes): time / ioukit (wall / CPU)",
+        ["round", "ioukit (wall / CPU)", *tools],
+        rows,
     )

@@ -34,7 +34,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import numpy as np
 
-from _compare import HEADER, TOOLS, comparison_rows, peak_mb, reference_run, run_tool
+from _compare import (
+    HEADER,
+    TOOLS,
+    comparison_rows,
+    cpu_seconds,
+    peak_mb,
+    reference_run,
+    run_tool,
+)
 from _timing import best_of, fmt_time, have, print_table
 
 
@@ -62,7 +70,7 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
         result = evaluate(gt_file, dt_file)
         stats = list(result.stats.values())
         t2 = time.perf_counter()
-        out.update(total=t2 - t0, run=t2 - t1)
+        out.update(total=t2 - t0, run=t2 - t1, cpu=cpu_seconds())
         out["peak_mb"] = peak_mb()  # first run
         from ioukit.metrics.coco import evaluate_coco
 
@@ -71,7 +79,7 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
         out["warm"] = best_of(lambda: evaluate(gt_file, dt_file), repeat=2, min_time=0.0)
     else:
         run, stats = reference_run(tool, gt_file, dt_file, "bbox", 12)
-        out.update(total=time.perf_counter() - t0, run=run)
+        out.update(total=time.perf_counter() - t0, run=run, cpu=cpu_seconds())
     out.setdefault("peak_mb", peak_mb())
     out["stats"] = stats
     return out

@@ -31,6 +31,7 @@ from _compare import (
     HEADER,
     TOOLS,
     comparison_rows,
+    cpu_seconds,
     peak_mb,
     print_rounds,
     reference_run,
@@ -69,14 +70,14 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
         result = evaluate(gt_file, dt_file, iou_type="keypoints")
         stats = [float(v) for v in result.stats.values()][:10]
         run = time.perf_counter() - t1
-        out["total"] = time.perf_counter() - t0
+        out["total"], out["cpu"] = time.perf_counter() - t0, cpu_seconds()
         out["peak_mb"] = peak_mb()  # first run
         out["warm"] = best_of(
             lambda: evaluate(gt_file, dt_file, iou_type="keypoints"), repeat=2, min_time=0.0
         )
     else:
         run, stats = reference_run(tool, gt_file, dt_file, "keypoints", 10)
-        out["total"] = time.perf_counter() - t0
+        out["total"], out["cpu"] = time.perf_counter() - t0, cpu_seconds()
     out.setdefault("peak_mb", peak_mb())
     out.update(run=run, stats=stats)
     return out

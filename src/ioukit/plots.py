@@ -447,7 +447,8 @@ def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:
     from ioukit.metrics.keypoints import keypoint_errors
 
     errors = keypoint_errors(result, threshold=0.5)
-    figure = _figure(6.4, max(3.0, 0.3 * len(errors.names) + 1.2))
+    # joint names as tick labels: the constrained layout makes room for them
+    figure = _figure(6.4, max(3.0, 0.3 * len(errors.names) + 1.2), layout="constrained")
     ax = figure.subplots()
     y = np.arange(len(errors.names))
     ax.barh(y, np.nan_to_num(errors.similarity), color="tab:blue", label="mean similarity")
@@ -456,5 +457,5 @@ def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("per-keypoint similarity exp(-e) of matched pairs (OKS >= 0.5)")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper right")
     return _save(figure, path)
