@@ -771,18 +771,6 @@ def _coco_result(
         pred_class=np.repeat(np.arange(k), num_pred),
     )
     result: ProtocolResult = protocol.summarize(gt, None, layout, outcome, iou_type=iou_type)
-    from ioukit.evaluation.protocols import COCOProtocol
-
-    if iou_type == "keypoints" and type(protocol).summarize is COCOProtocol.summarize:
-        # a KeypointProtocol without its own summarize half evaluates as follows: per-class
-        # values from the full [.., K, ..] arrays (the compact ones sum in another order:
-        # last-bit differences), the OKS parameters; with one, summarize above did it
-        specs = protocol.stat_specs()
-        precision, recall = result.arrays["precision"], result.arrays["recall"]
-        rows = protocol._per_class(gt, None, layout, outcome, specs, precision, recall)
-        sigmas = None if protocol.sigmas is None else list(protocol.sigmas)
-        params = {**result.params, "sigmas": sigmas, "oks_area": protocol.oks_area}
-        result = dataclasses.replace(result, per_class=rows, params=params)
     return result
 
 
