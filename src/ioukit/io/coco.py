@@ -17,7 +17,6 @@ import gc
 import json
 import math
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -34,7 +33,6 @@ __all__ = [
     "check_segmentations",
     "read_coco_ground_truth",
     "read_coco_results",
-    "scanner_may_accept_invalid",
 ]
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
@@ -96,7 +94,6 @@ def _load(source: object, default_label: str) -> tuple[Any, str]:
     return source, default_label
 
 
-_RECORD_SEPARATOR = re.compile(rb"\}\s*,\s*\{")
 _CHUNK_BYTES = 1 << 20
 
 
@@ -107,6 +104,9 @@ def _array_chunks(data: bytes) -> Iterator[bytes] | None:
     value leaves unbalanced quotes or brackets, so that chunk fails to parse and the caller
     falls back to one whole parse. ``None`` when ``data`` is not an array.
     """
+    import re
+
+    separator = re.compile(rb"\}\s*,\s*\{")  # compiled on first use (re caches it)
     start = data.find(b"[")
     end = data.rfind(b"]")
     if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
@@ -116,7 +116,7 @@ def _array_chunks(data: bytes) -> Iterator[bytes] | None:
         pos = start + 1
         while True:
             match = (
-                _RECORD_SEPARATOR.search(data, pos + _CHUNK_BYTES, end)
+                separator.search(data, pos + _CHUNK_BYTES, end)
                 if pos + _CHUNK_BYTES < end
                 else None
             )
@@ -570,150 +570,23 @@ def _check_result_columns(
     return rows
 
 
-# The fast scanner reads the four result fields leniently and skips other values without
-# validating them. Before it runs, a file goes through a linear check for what valid JSON never
-# holds outside a string; any hit sends it to the strict parser (a hit inside a string only
-# costs speed). Bytes become 16 classes (white space dropped), adjacent class pairs become one
-# byte, and a table marks the impossible pairs and the halves of impossible triples.
-_Z, _D, _DOT, _MINUS, _PLUS, _E, _LETTER, _QUOTE = range(8)
-_COLON, _COMMA, _OPEN_LIST, _CLOSE_LIST, _OPEN_OBJ, _CLOSE_OBJ, _OTHER, _WORD = range(8, 16)
-_VALUE_START = (_COLON, _COMMA, _OPEN_LIST)  # a value follows (in a list, after a key)
-
-
-def _class_table() -> bytes:
-    table = bytearray([_OTHER] * 256)
-    table[ord("0")] = _Z
-    for ch in b"123456789":
-        table[ch] = _D
-    for ch, cls in zip(b".-+\":,[]{}", (_DOT, _MINUS, _PLUS, _QUOTE, _COLON, _COMMA,
-                                         _OPEN_LIST, _CLOSE_LIST, _OPEN_OBJ, _CLOSE_OBJ),
-                       strict=True):  # fmt: skip
-        table[ch] = cls
-    for ch in range(ord("A"), ord("Z") + 1):
-        table[ch] = _LETTER
-        table[ch + 32] = _LETTER
-    for ch in b"eE":
-        table[ch] = _E
-    for ch in b"tfn":  # true, false, null
-        table[ch] = _WORD
-    return bytes(table)
-
-
-_BAD, _S_ZERO, _ZERO_DIGIT, _S_MINUS, _MINUS_ZERO, _DIGIT_E, _E_BAD, _S_WORD = range(1, 9)
-
-
-def _pair_table() -> bytes:
-    table = bytearray(256)
-
-    def mark(a: int, b: int, value: int = _BAD) -> None:
-        table[a << 4 | b] = value
-
-    for s in _VALUE_START:
-        for x in (_DOT, _PLUS, _E, _LETTER, _OTHER, _COLON, _COMMA, _CLOSE_OBJ):
-            mark(s, x)  # .9  +1  NaN  'x'  ::  ,,  ,}
-        mark(s, _Z, _S_ZERO)
-        mark(s, _MINUS, _S_MINUS)
-        mark(s, _WORD, _S_WORD)  # true, false, null... or a bare word starting with t, f, n
-    mark(_OPEN_LIST, _CLOSE_OBJ)  # [}
-    mark(_COMMA, _CLOSE_LIST)  # trailing comma
-    for x in range(16):
-        if x not in (_QUOTE, _CLOSE_OBJ):
-            mark(_OPEN_OBJ, x)  # an object starts with a key
-        if x not in (_Z, _D):
-            mark(_MINUS, x)  # -Infinity, a lone minus
-            mark(_DOT, x)  # 1.
-    mark(_MINUS, _Z, _MINUS_ZERO)
-    mark(_Z, _Z, _ZERO_DIGIT)
-    mark(_Z, _D, _ZERO_DIGIT)
-    mark(_D, _E, _DIGIT_E)
-    mark(_Z, _E, _DIGIT_E)
-    for x in range(16):
-        if x not in (_Z, _D, _MINUS, _PLUS):
-            mark(_E, x, _E_BAD)  # 1e  (true/false end in e after a letter: not _DIGIT_E)
-    return bytes(table)
-
-
-_CLASSES = _class_table()
-_PAIRS = _pair_table()
-_IMPOSSIBLE = (
-    bytes([_BAD]),
-    bytes([_S_ZERO, _ZERO_DIGIT]),  # 001
-    bytes([_S_MINUS, _MINUS_ZERO, _ZERO_DIGIT]),  # -01
-    bytes([_DIGIT_E, _E_BAD]),  # 1e
-)
-_BARE_WORD = re.compile(rb"[:,\[]\s*+(?!true\b|false\b|null\b)[tfn]")
-_NOT_CONTROL = bytes(b for b in range(256) if b >= 0x20 or b in b"\t\n\r")
-_BAD_ESCAPE = re.compile(rb"""\\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))""")
-_BLOCK = 1 << 24
-
-
-def scanner_may_accept_invalid(data: bytes) -> bool:
-    """Whether ``data`` might be invalid JSON that the lenient fast scanner would accept.
-
-    ``True`` sends the file to the strict parser. Linear, a few C-level passes (about a fifth
-    of a full parse); a hit inside a string is a false alarm that only costs speed.
-
-    >>> scanner_may_accept_invalid(b'[{"image_id": 001}]'), scanner_may_accept_invalid(b"[1]")
-    (True, False)
-    """
-    if data.translate(None, _NOT_CONTROL):
-        return True  # raw control characters (also inside strings)
-    if b"\\" in data and _BAD_ESCAPE.search(data) is not None:
-        return True
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return True
-    carry = b""
-    words = False
-    for start in range(0, len(data), _BLOCK):
-        classes = carry + data[start : start + _BLOCK].translate(_CLASSES, b" \t\n\r")
-        c = np.frombuffer(classes, dtype=np.uint8)
-        pairs = ((c[:-1] << 4) | c[1:]).tobytes().translate(_PAIRS)
-        if any(p in pairs for p in _IMPOSSIBLE):
-            return True
-        words = words or bytes([_S_WORD]) in pairs
-        carry = classes[-3:]
-    # true/false/null as values: make sure none is a bare word (rare in results files)
-    return words and _BARE_WORD.search(data) is not None
-
-
 def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
-    """Columns of a results file by the fast scanner; None when it cannot handle the file."""
+    """Columns of a results file by the compiled scanner; None when it leaves the file to the
+    strict parser (which then accepts it, or refuses it with its own message: the scanner
+    accepts exactly what the strict parser accepts)."""
     from ioukit._kernels.coco_json import OK, scan_results
 
-    if scanner_may_accept_invalid(data):
-        return None
-
     buf = np.frombuffer(data, dtype=np.uint8)
-    capacity = int(np.count_nonzero(buf == ord("{")))
+    # every record takes at least 57 bytes ({"image_id":1,"category_id":1,"bbox":[1,1,1,1],
+    # "score":1}): an upper bound on their count without a pass over the bytes
+    capacity = len(data) // 57 + 1
     image_ids = np.empty(capacity, dtype=np.int64)
     category_ids = np.empty(capacity, dtype=np.int64)
     xywh = np.empty((capacity, 4), dtype=np.float64)
     scores = np.empty(capacity, dtype=np.float64)
-    slow = min(5 * capacity, 1 << 20)  # more slow numbers: general parser
-    slow_start = np.empty(slow, dtype=np.int64)
-    slow_end = np.empty(slow, dtype=np.int64)
-    slow_slot = np.empty(slow, dtype=np.int64)
-    code, n, n_slow = scan_results(
-        buf, image_ids, category_ids, xywh, scores, slow_start, slow_end, slow_slot
-    )
+    code, n = scan_results(buf, image_ids, category_ids, xywh, scores)
     if code != OK:
         return None
-    # numbers beyond the exact fast path: converted by Python's float, as json would
-    for start, end, slot in zip(
-        slow_start[:n_slow].tolist(),
-        slow_end[:n_slow].tolist(),
-        slow_slot[:n_slow].tolist(),
-        strict=True,
-    ):
-        record, field = divmod(slot, 5)
-        value = float(data[start:end])
-        if field == 4:
-            scores[record] = value
-        else:
-            xywh[record, field] = value
     xywh, scores = xywh[:n], scores[:n]
     image_ids, category_ids = image_ids[:n], category_ids[:n]
     _check_boxes(xywh, label, "results")
