@@ -48,6 +48,7 @@ __all__ = [
     "MaskIoU",
     "Similarity",
     "get_similarity",
+    "has_similarity",
     "register_similarity",
     "similarity_names",
 ]
@@ -111,7 +112,11 @@ def _provide(name: str | None = None) -> None:
 
 
 def has_similarity(name: str) -> bool:
-    """Whether ``name`` is registered or registers on first use (imports nothing)."""
+    """Whether ``name`` is registered or registers on first use (imports nothing).
+
+    >>> has_similarity("rotated"), has_similarity("cosine")
+    (True, False)
+    """
     return name in _REGISTRY or name in _PROVIDERS
 
 

@@ -416,6 +416,7 @@ def read_predictions(
     >>> g, p = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
     >>> _ = (g / "a.txt").write_text("cat 0 0 10 10\\n")
     >>> _ = (p / "a.txt").write_text("cat 0.8 0 0 10 10\\ndog 0.7 1 1 2 2\\n")
+    >>> from ioukit.io import Unknowns
     >>> skipped = Unknowns()
     >>> pred = read_predictions(p, read_ground_truth(g), unknowns=skipped)
     >>> len(pred), skipped.classes

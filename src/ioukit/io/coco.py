@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -213,7 +213,7 @@ def _float_column(
         if default is None:
             values = list(map(itemgetter(key), records))
         else:
-            values = [r.get(key, default) for r in records]
+            values = list(map(methodcaller("get", key, default), records))
         if not _only_types(values, _NUMBER_TYPES):
             raise TypeError(key)
         return np.fromiter(values, dtype=np.float64, count=len(records))
@@ -305,8 +305,13 @@ _INT64_MAX = (1 << 63) - 1
 
 def _annotation_ids(anns: list[Any], label: str) -> np.ndarray:
     """``id`` of every annotation (1..N where missing): integers in the int64 range."""
-    values = [a.get("id", i + 1) for i, a in enumerate(anns)]
-    if _only_types(values, (int,)) and all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in values):
+    try:
+        values = list(map(itemgetter("id"), anns))  # the common case: every one has an id
+    except (KeyError, TypeError):
+        values = [a.get("id", i + 1) for i, a in enumerate(anns)]
+    if _only_types(values, (int,)) and (
+        not values or (min(values) >= -_INT64_MAX - 1 and max(values) <= _INT64_MAX)
+    ):
         return np.asarray(values, dtype=np.int64).reshape(len(values))
     for i, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, int):
