@@ -37,6 +37,7 @@ from ioukit.io.coco import (
     _check_result_columns,
     _describe,
     _float_column,
+    _gc_paused,
     _int_column,
     _load,
     _only_types,
@@ -269,6 +270,14 @@ def read_coco_keypoints(
     >>> gt.keypoints.shape, gt.keypoints[0, 0].tolist(), bool(gt.ignore[0])
     ((1, 2, 3), [1.0, 2.0, 2.0], False)
     """
+    # the collector stays paused until the parsed JSON is freed (see read_coco_ground_truth)
+    with _gc_paused():
+        return _keypoint_ground_truth(source, require_iscrowd)
+
+
+def _keypoint_ground_truth(
+    source: str | os.PathLike[str] | Mapping[str, Any], require_iscrowd: bool
+) -> Dataset:
     data, label = _load(source, "ground_truth")
     try:
         base = read_coco_ground_truth(data, require_iscrowd=require_iscrowd)
@@ -336,6 +345,13 @@ def read_coco_keypoint_results(
     >>> pred.boxes.tolist(), pred.area.tolist()
     ([[2.0, 3.0, 7.0, 9.0]], [30.0])
     """
+    with _gc_paused():  # until the parsed JSON, if any, is freed
+        return _keypoint_results(source, ground_truth)
+
+
+def _keypoint_results(
+    source: str | os.PathLike[str] | Sequence[Mapping[str, Any]], ground_truth: Dataset
+) -> Dataset:
     gt_k = getattr(ground_truth, "keypoints", None)
     k = None if gt_k is None or gt_k.shape[1] == 0 else int(gt_k.shape[1])
     if isinstance(source, str | os.PathLike):
