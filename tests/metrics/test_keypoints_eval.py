@@ -6,6 +6,7 @@ import contextlib
 import copy
 import io
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -367,3 +368,19 @@ def test_evaluator_torch_and_crowdpose() -> None:
     streamed = ev.compute().stats
     direct = ioukit.evaluate(gt, results, protocol="crowdpose").stats
     assert streamed == direct
+
+
+def test_ground_truth_without_annotations_gives_minus_one_not_a_sigmas_error() -> None:
+    # K comes from the results when the ground truth has no annotation (pycocotools: -1 for
+    # every stat, as there is nothing to recall)
+    gt = {
+        "images": [{"id": 1, "width": 100, "height": 100}],
+        "annotations": [],
+        "categories": [{"id": 1, "name": "person", "keypoints": ["j"] * 17}],
+    }
+    results = [{"image_id": 1, "category_id": 1, "score": 0.9, "keypoints": [10, 10, 2] * 17}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the empty-annotations warning
+        for res in (results, []):
+            stats = ioukit.evaluate(gt, res, iou_type="keypoints").stats
+            assert set(stats.values()) == {-1.0}

@@ -547,7 +547,9 @@ class OKS:
         from ioukit.evaluation.similarity import GroupMatrices
 
         gt_kp, pred_kp = _keypoint_columns(gt, pred)
-        variances = (check_sigmas(self.sigmas, int(gt_kp.shape[1])) * 2) ** 2
+        # K of the data: a ground truth without annotations has no K of its own
+        k = gt_kp.shape[1] if len(gt_kp) else (pred_kp.shape[1] if len(pred_kp) else None)
+        variances = (check_sigmas(self.sigmas, None if k is None else int(k)) * 2) ** 2
         g_rows = groups.gt_rows
         xywh = _box_xywh(gt, g_rows)
         # "box": faster-coco-eval's gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
