@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError, MissingDependencyError
+from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
 from ioukit.metrics.protocol import ProtocolResult
 from ioukit.metrics.result import EvaluationResult
 
@@ -428,7 +428,7 @@ def _client(client: Any, workers: int | None = None) -> tuple[Any, Any]:
     if workers is not None and (
         isinstance(workers, bool) or int(workers) != workers or workers < 1
     ):
-        raise ValueError(f"workers: expected a positive number of processes, got {workers!r}")
+        raise ParameterError(f"workers: expected a positive number of processes, got {workers!r}")
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
@@ -499,7 +499,7 @@ def evaluate_sharded(
 
     _protocol(protocol, iou_type, options)  # every check of evaluate(), before any work
     if (protocol, iou_type) not in _SUPPORTED:
-        raise ValueError(
+        raise ParameterError(
             f"protocol, iou_type: evaluate_sharded supports "
             f"{', '.join(f'{p}/{t}' for p, t in _SUPPORTED)}, got {protocol}/{iou_type}"
         )

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable, check_boxes, check_finite
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics.result import EvaluationResult
 
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
@@ -327,7 +327,7 @@ class Evaluator:
             options = dict(options)
             self._frequencies = check_frequencies(options.pop("frequencies", None))
             if iou_type not in ("bbox", "segm"):
-                raise ValueError(
+                raise ParameterError(
                     f"iou_type: Evaluator(protocol='lvis') supports 'bbox' and 'segm', got "
                     f"{iou_type!r}"
                 )
@@ -335,7 +335,7 @@ class Evaluator:
         if protocol == "crowdpose":
             iou_type = "keypoints"
         if iou_type not in ("bbox", "segm", "keypoints", "rotated", "probiou"):
-            raise ValueError(
+            raise ParameterError(
                 "iou_type: Evaluator supports 'bbox', 'segm', 'keypoints', 'rotated' and "
                 f"'probiou', got {iou_type!r}"
             )
@@ -348,7 +348,7 @@ class Evaluator:
             from ioukit.evaluation.rotated import ROTATED_BOX_FORMATS
 
             if box_format not in (*ROTATED_BOX_FORMATS, "xyxy"):
-                raise ValueError(
+                raise ParameterError(
                     f"box_format: expected one of {', '.join(map(repr, ROTATED_BOX_FORMATS))} "
                     f"for iou_type={iou_type!r}, got {box_format!r}"
                 )
@@ -581,14 +581,14 @@ class Evaluator:
             or not _same_options(other.options, self.options)
             or other._frequencies != self._frequencies
         ):
-            raise ValueError(
+            raise ParameterError(
                 "other: expected an Evaluator with the same protocol, iou_type and options, got "
                 f"protocol={other.protocol!r}, iou_type={other.iou_type!r}, "
                 f"options={other.options!r} (this one: protocol={self.protocol!r}, "
                 f"iou_type={self.iou_type!r}, options={self.options!r})"
             )
         if other is self:
-            raise ValueError("other: expected another Evaluator, got this one")
+            raise ParameterError("other: expected another Evaluator, got this one")
         with other._lock:
             parts = (
                 list(other._pred),

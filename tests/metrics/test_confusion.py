@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
 from ioukit.synthetic import make_detections, to_datasets
 
@@ -160,7 +160,7 @@ def test_to_text_and_errors() -> None:
     text = cm.to_text()
     assert text.splitlines()[0].startswith("pred \\ true") and "background" in text
     assert len(text.splitlines()) == 5
-    with pytest.raises(DataFormatError, match="matching"):
+    with pytest.raises(ParameterError, match="matching"):
         confusion_matrix(gt, pred, matching="hungarian")
-    with pytest.raises(DataFormatError, match="score_threshold"):
+    with pytest.raises(ParameterError, match="score_threshold"):
         confusion_matrix(gt, pred, score_threshold=-0.1)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.matching import match_predictions
 from ioukit.metrics.curves import pr_curves, precision_recall_f1
 from ioukit.metrics.yolo import evaluate_yolo
@@ -158,7 +158,7 @@ def test_voc_protocol_and_errors() -> None:
     gt, pred = _random(5)
     c = pr_curves(gt, pred, protocol="voc10")
     assert c.precision.shape == (3, 101) and (c.precision[2] == -1).all()
-    with pytest.raises(DataFormatError, match="protocol"):
+    with pytest.raises(ParameterError, match="protocol"):
         pr_curves(gt, pred, protocol="pascal")
-    with pytest.raises(DataFormatError, match="iou_threshold"):
+    with pytest.raises(ParameterError, match="iou_threshold"):
         precision_recall_f1(gt, pred, iou_threshold=2.0)

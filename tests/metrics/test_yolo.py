@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.metrics.yolo import evaluate_yolo
 from ioukit.synthetic import make_detections, to_datasets
 
@@ -156,7 +156,7 @@ def test_custom_thresholds_and_errors() -> None:
     gt, pred = _random(5)
     r = evaluate_yolo(gt, pred, iou_thresholds=[0.3, 0.6])
     assert r.stats["mAP50"] == -1.0 and r.arrays["AP"].shape[1] == 2
-    with pytest.raises(DataFormatError, match="iou_thresholds"):
+    with pytest.raises(ParameterError, match="iou_thresholds"):
         evaluate_yolo(gt, pred, iou_thresholds=[1.5])
 
 

@@ -44,7 +44,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._build import ClassSource, Unknowns
 from ioukit.io._text import check_exists, iter_records, read_text
 
@@ -221,7 +221,9 @@ def _check_format(format: str, path: Path) -> str:
     if format == "auto":
         return detect_format(path)
     if format not in FORMATS:
-        raise ValueError(f"format: expected 'auto' or one of {', '.join(FORMATS)}, got {format!r}")
+        raise ParameterError(
+            f"format: expected 'auto' or one of {', '.join(FORMATS)}, got {format!r}"
+        )
     return format
 
 
@@ -510,7 +512,7 @@ def write_dataset(
         from ioukit.io.yolo_obb import write_yolo_obb
 
         return write_yolo_obb(dataset, path)
-    raise ValueError(
+    raise ParameterError(
         "format: expected 'coco', 'yolo', 'voc', 'dota', 'yolo_obb' or 'coco_rotated', "
         f"got {format!r}"
     )

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 
 __all__ = [
     "FALSE_POSITIVE",
@@ -322,11 +322,11 @@ def coco_outcome(
     from ioukit.evaluation import Groups, MatchRule, get_similarity
 
     if not 0.0 <= float(iou_threshold) <= 1.0:
-        raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+        raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     if int(max_dets) < 1:
-        raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
+        raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
     if iou_type not in ("bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
     if iou_type == "segm":
         for ds, name in ((gt, "gt"), (pred, "results")):
             if ds.segmentation is None:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS, voc07_ap, voc10_ap
@@ -75,8 +75,10 @@ def evaluate_voc(
 
     Raises
     ------
+    ParameterError
+        Unknown ``interpolation``, a threshold outside [0, 1].
     DataFormatError
-        Unknown ``interpolation``, a threshold outside [0, 1], or mismatched datasets.
+        Mismatched datasets.
 
     Examples
     --------
@@ -92,10 +94,10 @@ def evaluate_voc(
     ('voc10', 0.5, 1, 1)
     """
     if interpolation not in ("11point", "all"):
-        raise DataFormatError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
+        raise ParameterError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
     threshold = float(iou_threshold)
     if not 0.0 <= threshold <= 1.0:
-        raise DataFormatError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+        raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     difficult = gt.difficult | gt.ignore | gt.crowd
     matches = _grouping.match_dataset(
         gt,

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import ultralytics_ap
 from ioukit.metrics.protocol import ProtocolResult
@@ -253,8 +253,10 @@ def evaluate_yolo(
 
     Raises
     ------
+    ParameterError
+        Thresholds outside [0, 1].
     DataFormatError
-        Thresholds outside [0, 1] or mismatched datasets.
+        Mismatched datasets.
 
     Examples
     --------
@@ -275,7 +277,7 @@ def evaluate_yolo(
         else np.asarray(iou_thresholds, dtype=np.float64).reshape(-1)
     )
     if thresholds.size == 0 or not np.all((thresholds >= 0) & (thresholds <= 1)):
-        raise DataFormatError(
+        raise ParameterError(
             f"iou_thresholds: expected one or more numbers in [0, 1], got {thresholds.tolist()}"
         )
     matches = match_yolo(gt, pred, thresholds, similarity)
