@@ -192,23 +192,17 @@ class _Masks:
     def __init__(self, value: object, name: str) -> None:
         from ioukit import masks
 
-        host = masks._host_numpy(value, name)
+        host = masks.to_host(value, name=name)
         known = not (host.size == 0 and host.ndim != 3)
         if not known:  # e.g. [] or torch.zeros(0): no masks, size unknown
             host = np.zeros((0, 0, 0), dtype=np.uint8)
-        dense, _ = masks._binary_masks(host, name, allow_2d=False)
-        runs = masks._encode_runs(dense, name)
-        kernels = masks._kernels()
-        n = len(runs)
-        area = np.empty(n, dtype=np.int64)
-        kernels.area(runs.counts, runs.offsets, area)
-        xywh = np.empty((n, 4), dtype=np.float64)
-        kernels.to_bbox(runs.counts, runs.offsets, runs.heights, xywh)
-        self.rles: list[dict[str, Any]] = masks._to_dicts(runs)
-        self.area: np.ndarray = area.astype(np.float64)
+        runs = masks.encode_runs(host, name=name)
+        xywh = runs.to_bbox()
+        self.rles: list[dict[str, Any]] = runs.to_rles()
+        self.area: np.ndarray = runs.area().astype(np.float64)
         self.boxes: np.ndarray = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
         self.size: tuple[int, int] | None = (
-            (int(dense.shape[1]), int(dense.shape[2])) if known else None
+            (int(host.shape[1]), int(host.shape[2])) if known else None
         )
 
     def __len__(self) -> int:

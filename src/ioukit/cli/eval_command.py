@@ -355,9 +355,9 @@ def run(args: argparse.Namespace) -> int:
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
     # evaluation's own match or rematch with its similarity (EvaluationResult._similarity)
     if args.plots is not None:
-        from ioukit.plots import _figure
+        from ioukit.plots import require_matplotlib
 
-        _figure()  # a missing matplotlib fails now, not after the evaluation
+        require_matplotlib()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
     lvis_gt: Any = None
     if args.fixed_ap and args.protocol != "lvis":
