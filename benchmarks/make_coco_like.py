@@ -30,30 +30,7 @@ from ioukit.synthetic import make_detections
 SAMPLE_CLASSES = ("person", "car", "dog", "bicycle", "traffic light")
 
 
-def make_coco_like(
-    *,
-    num_images: int = 5000,
-    num_classes: int = 80,
-    gt_per_image: float = 7.2,
-    fp_per_image: float = 56.0,
-    max_dets: int = 100,
-    crowd_fraction: float = 0.01,
-    seed: int = 0,
-    class_names: tuple[str, ...] | None = None,
-    decimals: int = 2,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Return ``(ground_truth_dict, results_list)``: :func:`ioukit.synthetic.make_detections`."""
-    return make_detections(
-        num_images,
-        num_classes,
-        gt_per_image=gt_per_image,
-        fp_per_image=fp_per_image,
-        max_dets=max_dets,
-        crowd_fraction=crowd_fraction,
-        seed=seed,
-        class_names=class_names,
-        decimals=decimals,
-    )
+make_coco_like = make_detections  # the benchmark set's generator, moved into the package
 
 
 def make_sample() -> tuple[dict[str, Any], list[dict[str, Any]]]:

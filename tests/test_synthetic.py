@@ -12,11 +12,13 @@ import ioukit
 from ioukit.errors import ParameterError
 from ioukit.synthetic import (
     add_masks,
+    make_boxes,
     make_detections,
     make_exact_iou_detections,
     make_grid_detections,
     make_keypoints,
     make_lvis,
+    make_masks,
     make_rotated,
     to_datasets,
 )
@@ -140,3 +142,28 @@ def test_to_datasets_segm_keeps_segmentation() -> None:
 def test_to_datasets_refuses_other_iou_types() -> None:
     with pytest.raises(ParameterError, match="iou_type"):
         to_datasets(*make_detections(2, 2, seed=0), iou_type="rotated")
+
+
+def test_make_detections_empty_images_image_ids_and_score_levels() -> None:
+    ids = [int(i) for i in np.random.default_rng(0).permutation(40) * 5 + 3]
+    gt, res = make_detections(
+        40, 3, seed=4, image_ids=ids, empty_gt_images=0.5, empty_pred_images=0.5, score_levels=4
+    )
+    assert [im["id"] for im in gt["images"]] == ids
+    with_gt = {a["image_id"] for a in gt["annotations"]}
+    with_pred = {r["image_id"] for r in res}
+    assert with_gt < set(ids) and with_pred < set(ids)
+    assert {r["score"] for r in res} <= {0.25, 0.5, 0.75, 1.0}
+
+
+def test_make_boxes_and_masks() -> None:
+    rng = np.random.default_rng(5)
+    a, b = make_boxes(50, seed=rng, degenerate=0.2, duplicates=0.2), make_boxes(50, seed=rng)
+    assert not np.array_equal(a, b)  # a generator's stream continues
+    assert ((a[:, 2:] - a[:, :2]) == 0).all(axis=1).any()
+    assert (a == a[0]).all(axis=1).sum() > 1
+    assert make_boxes(4, dtype=np.float32, seed=0).dtype == np.float32
+    m = make_masks(6, 60, 80, seed=1)
+    assert m.shape == (6, 60, 80) and m.any(axis=(1, 2)).all()
+    plain = make_masks(6, 60, 80, seed=1, holes_every=0)
+    assert (m <= plain).all() and (m[0] != plain[0]).any() and (m[1] == plain[1]).all()

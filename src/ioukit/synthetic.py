@@ -19,7 +19,11 @@ take) or, for rotated boxes, as :class:`~ioukit.dataset.Dataset` pairs.
   classes, zero areas, ignore flags;
 - :func:`make_rotated`: rotated boxes ``(cx, cy, w, h, angle)`` with ``difficult`` flags, as
   two Datasets;
+- :func:`make_boxes`, :func:`make_masks`: arrays of boxes / binary masks for the IoU, NMS
+  and mask kernels;
 - :func:`to_datasets`: a (ground truth, results) pair of COCO dicts -> two Datasets.
+
+``seed`` is an int or a ``numpy.random.Generator`` (whose stream then continues).
 
 Examples
 --------
@@ -41,11 +45,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add_masks",
+    "make_boxes",
     "make_detections",
     "make_exact_iou_detections",
     "make_grid_detections",
     "make_keypoints",
     "make_lvis",
+    "make_masks",
     "make_rotated",
     "to_datasets",
 ]
@@ -103,9 +109,13 @@ def make_detections(
     seed: int = 0,
     class_names: Sequence[str] | None = None,
     category_ids: Sequence[int] | None = None,
+    image_ids: Sequence[int] | None = None,
     classes_without_gt: int = 0,
+    empty_gt_images: float = 0.0,
+    empty_pred_images: float = 0.0,
     decimals: int = 2,
     score_decimals: int = 3,
+    score_levels: int = 0,
 ) -> tuple[GroundTruth, Results]:
     """COCO-like ground truth and the predictions of a plausible detector.
 
@@ -132,11 +142,17 @@ def make_detections(
         ``num_classes`` names; default ``class_1``...
     category_ids : sequence of int, optional
         ``num_classes`` category ids (any order, e.g. non-contiguous); default ``1..num_classes``.
+    image_ids : sequence of int, optional
+        ``num_images`` image ids in table order (e.g. not sorted); default ``1..num_images``.
     classes_without_gt : int
         The last ``classes_without_gt`` classes get no ground truth (predictions may still
         name them).
+    empty_gt_images, empty_pred_images : float
+        Probability that an image has no ground truth / no predictions.
     decimals, score_decimals : int
         Rounding of the box coordinates / areas and of the scores (fewer decimals: more ties).
+    score_levels : int
+        > 0: scores rounded up to multiples of ``1 / score_levels`` instead (heavy ties).
 
     Returns
     -------
@@ -169,12 +185,14 @@ def make_detections(
     results: list[dict[str, Any]] = []
     ann_id = 1
     for img in range(num_images):
-        image_id = img + 1
+        image_id = img + 1 if image_ids is None else int(image_ids[img])
         width, height = IMAGE_SIZES[rng.integers(len(IMAGE_SIZES))]
         images.append(
             {"id": image_id, "file_name": f"{image_id:012d}.jpg", "width": width, "height": height}
         )
         n_gt = int(rng.poisson(gt_per_image))
+        if empty_gt_images and rng.random() < empty_gt_images:
+            n_gt = 0
         gt = _place(rng, _sizes(rng, n_gt, width, height), width, height)
         gt_cls = rng.choice(cat_ids, size=n_gt, p=gt_freq)
         crowd = rng.random(n_gt) < crowd_fraction
@@ -209,9 +227,15 @@ def make_detections(
         fp_score = rng.beta(1.5, 5.0, size=n_fp)
         boxes = np.concatenate([tp_boxes, fp_boxes])
         cls = np.concatenate([tp_cls, fp_cls])
-        score = np.round(np.concatenate([tp_score, fp_score]), score_decimals)
+        score = np.concatenate([tp_score, fp_score])
+        if score_levels:
+            score = np.ceil(score * score_levels) / score_levels
+        else:
+            score = np.round(score, score_decimals)
         keep = np.argsort(-score, kind="stable")[:max_dets]
         keep = keep[rng.permutation(len(keep))]  # file order is not score order
+        if empty_pred_images and rng.random() < empty_pred_images:
+            keep = keep[:0]
         for j in keep:
             x, y, w, h = (round(float(v), decimals) for v in boxes[j])
             results.append(
@@ -901,6 +925,107 @@ def make_rotated(
         )
 
     return make(g, img_g, cat_g, difficult=diff_g), make(p, img_p, cat_p, scores=scores)
+
+
+# ---------------------------------------------------------------- arrays: boxes, masks
+
+
+def make_boxes(
+    n: int,
+    *,
+    corner: tuple[float, float] = (0.0, 1000.0),
+    size: tuple[float, float] = (1.0, 120.0),
+    degenerate: float = 0.0,
+    duplicates: float = 0.0,
+    dtype: type = np.float64,
+    seed: int | np.random.Generator = 0,
+) -> np.ndarray:
+    """Random xyxy boxes, shape (n, 4), for IoU kernels, NMS and benchmarks.
+
+    Top-left corners uniform in ``corner`` (both axes), widths and heights uniform in
+    ``size``; then a fraction ``degenerate`` get zero width and height and a fraction
+    ``duplicates`` become copies of box 0 (exact IoU ties).
+
+    Parameters
+    ----------
+    n : int
+    corner, size : (float, float)
+        Ranges of the top-left corner and of the width/height.
+    degenerate, duplicates : float
+        Fractions of zero-size boxes and of copies of the first box.
+    dtype : type
+        Of the result (computed in float64).
+    seed : int or numpy.random.Generator
+        A seed, or a generator to draw from (its stream continues).
+
+    Returns
+    -------
+    ndarray, shape (n, 4)
+
+    Examples
+    --------
+    >>> b = make_boxes(5, seed=0)
+    >>> b.shape, bool((b[:, 2:] >= b[:, :2]).all())
+    ((5, 4), True)
+    """
+    rng = np.random.default_rng(seed)
+    xy = rng.uniform(corner[0], corner[1], size=(n, 2))
+    wh = rng.uniform(size[0], size[1], size=(n, 2))
+    if degenerate:
+        wh[rng.random(n) < degenerate] = 0
+    boxes = np.concatenate([xy, xy + wh], axis=1)
+    if duplicates:
+        boxes[rng.random(n) < duplicates] = boxes[0]
+    return boxes.astype(dtype)
+
+
+def make_masks(
+    n: int,
+    height: int,
+    width: int,
+    *,
+    radius: tuple[float, float] | None = None,
+    holes_every: int = 5,
+    seed: int | np.random.Generator = 0,
+) -> np.ndarray:
+    """Random elliptical binary masks, shape (n, height, width), some with holes.
+
+    Each mask is an ellipse with its centre uniform in the image and radii uniform in
+    ``radius`` (default 10 to a third of the side); every ``holes_every``-th mask (0: none)
+    is cut by a regular pattern of holes, which multiplies its runs.
+
+    Parameters
+    ----------
+    n, height, width : int
+    radius : (float, float), optional
+        Range of the radii; default ``(10, side / 3)`` per axis.
+    holes_every : int
+        Masks 0, k, 2k... get holes.
+    seed : int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of bool, shape (n, height, width)
+
+    Examples
+    --------
+    >>> m = make_masks(3, 40, 60, seed=0)
+    >>> m.shape, m.dtype.name, bool(m.any(axis=(1, 2)).all())
+    ((3, 40, 60), 'bool', True)
+    """
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:height, :width]
+    out = np.zeros((n, height, width), dtype=bool)
+    for i in range(n):
+        cy, cx = rng.uniform(0, height), rng.uniform(0, width)
+        if radius is None:
+            ry, rx = rng.uniform(10, height / 3), rng.uniform(10, width / 3)
+        else:
+            ry, rx = rng.uniform(*radius), rng.uniform(*radius)
+        out[i] = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 < 1
+        if holes_every and i % holes_every == 0:
+            out[i] &= ((yy // 7 + xx // 9) % 4) != 0
+    return out
 
 
 # ---------------------------------------------------------------- COCO dicts -> Datasets
