@@ -304,9 +304,9 @@ def _matched_and_twice(
             )
             position[rows] = np.arange(len(rows))
             matched = np.full(len(pred), -1, dtype=np.int64)
-            hit = outcome.status[:, 0, t[0]] == TRUE_POSITIVE
+            hit = outcome.status_at(int(t[0])) == TRUE_POSITIVE  # one column of the outcome
             at = position[outcome.pred_row[hit]]
-            matched[at[at >= 0]] = outcome.matched_gt[hit, t[0]][at >= 0]
+            matched[at[at >= 0]] = outcome.matched_gt_at(int(t[0]))[hit][at >= 0]
             return matched, (matched < 0) & (best_all >= threshold)
     if len(pred) == 0 or len(gt) == 0:
         return np.full(len(pred), -1, dtype=np.int64), np.zeros(len(pred), dtype=bool)

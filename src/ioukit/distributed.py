@@ -257,24 +257,21 @@ class CocoPartial:
         cls, gt: Dataset, pred: Dataset, iou_type: str, options: Mapping[str, Any]
     ) -> CocoPartial:
         """Match ``pred`` (some images' predictions) as ``COCOProtocol.evaluate`` does."""
-        from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
-
         # only the ground truth of the shard's images: the others would form groups without
         # predictions, which add nothing but time (their counts come from the client)
         mine = np.isin(gt.image_index, np.unique(pred.image_index))
         _, groups, outcome = _coco_match(_take(gt, np.flatnonzero(mine)), pred, iou_type, options)
         k = len(groups.category_ids)
         num_pred = np.bincount(groups.pred_class, minlength=k)[:k].astype(np.int64)
-        n, a, t = outcome.status.shape
-        flat = outcome.status.reshape(n, a * t)
+        a, t = len(outcome.area_names), len(outcome.thresholds)
         return cls(
             score=outcome.score,
             class_row=outcome.class_row.astype(np.int32),
             rank=outcome.rank.astype(np.int32),
             image_id=outcome.image_id,
             category_id=outcome.category_id,
-            tp_bits=np.packbits(flat == TRUE_POSITIVE, axis=1),
-            ignored_bits=np.packbits(flat == IGNORED, axis=1),
+            tp_bits=outcome.tp_bits,  # the outcome's own bit planes (same layout)
+            ignored_bits=outcome.ignored_bits,
             num_pred=num_pred,
             shape=(a, t),
         )
@@ -349,18 +346,22 @@ def _coco_result(
     ignored_bits = np.concatenate(
         [np.zeros((0, width), np.uint8), *(p.ignored_bits for p in parts)]
     )
-    status = _unpack_status(tp_bits[order], ignored_bits[order], (a, t))  # sort packed, unpack once
     category_id = np.concatenate([empty.category_id, *(p.category_id for p in parts)])
     outcome = MatchOutcome(
         pred_row=np.full(n, -1, dtype=np.int64),  # the predictions stay on the workers
         score=score[order],
-        class_row=class_row[order],
+        class_row=class_row[order].astype(np.int32),
         category_id=category_id[order],
         image_id=image_id[order],
-        rank=rank[order],
-        status=status,
-        matched_gt=np.broadcast_to(np.int64(-1), (n, t)),
-        iou=np.broadcast_to(np.float64(np.nan), (n, t)),
+        rank=rank[order].astype(np.int32),
+        tp_bits=tp_bits[order],  # the outcome's bit planes as they are (same layout)
+        ignored_bits=ignored_bits[order],
+        first_gt=np.full(n, -1, dtype=np.int64),  # the matches stay on the workers
+        first_iou=np.full(n, np.nan),
+        same_bits=np.zeros((n, (t + 7) // 8), dtype=np.uint8),
+        other_row=np.zeros(0, dtype=np.int64),
+        other_gt=np.zeros((0, t), dtype=np.int64),
+        other_iou=np.zeros((0, t)),
         gt_count=empty.gt_count,
         category_ids=empty.category_ids,
         thresholds=empty.thresholds,

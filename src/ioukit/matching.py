@@ -157,8 +157,9 @@ def match_predictions(
     # one group through the pipeline's matcher (ioukit.evaluation.match)
     order = np.argsort(-score, kind="stable")
     num_t = thresholds.size
-    status = np.empty((num_pred, 1, num_t), dtype=np.int8)
-    matched = np.empty((num_pred, num_t), dtype=np.int64)
+    width = (num_t + 7) // 8
+    ignored_bits = np.zeros((num_pred, width), dtype=np.uint8)
+    matched = np.empty((num_pred, num_t), dtype=np.int64)  # every row dense (dense_row)
     zero = np.zeros(1, dtype=np.int64)
     kernels.match_groups(
         zero,
@@ -179,14 +180,21 @@ def match_predictions(
         np.arange(num_gt, dtype=np.int64),
         int(strict_threshold),
         TIE_RULES.index("last" if rule == "coco" else "argmax"),
-        status,
+        zero,
+        np.zeros((num_pred, width), dtype=np.uint8),
+        ignored_bits,
+        np.empty(num_pred, dtype=np.int64),
+        np.empty(num_pred),
+        np.zeros((num_pred, width), dtype=np.uint8),
+        np.zeros(num_pred, dtype=np.uint8),
+        np.arange(num_pred, dtype=np.int64),
         matched,
         np.empty((num_pred, num_t)),
     )
     matched_gt = np.empty((num_t, num_pred), dtype=np.int64)
     matched_gt[:, order] = matched.T
     is_ignored = np.empty((num_t, num_pred), dtype=bool)
-    is_ignored[:, order] = (status[:, 0, :] == 2).T
+    is_ignored[:, order] = np.unpackbits(ignored_bits, axis=1, count=num_t).astype(bool).T
     tp = (matched_gt >= 0) & ~is_ignored
     return Matches(
         tp=tp,

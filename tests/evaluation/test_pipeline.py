@@ -4,6 +4,7 @@ thread-safe ``Evaluator.update`` (#16 item 5), mergeable match outcomes, registr
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import threading
 from pathlib import Path
@@ -338,21 +339,21 @@ def test_outcome_of_disjoint_shards_merges_to_the_whole() -> None:
         )
         o = outcome(g, p)
         parts.append((o, p_rows, g_rows))
-    mapped = [
-        MatchOutcome.take(
-            MatchOutcome(
-                **{
-                    **o.__dict__,
-                    "pred_row": pr[o.pred_row],
-                    "matched_gt": np.where(o.matched_gt >= 0, gr[np.maximum(o.matched_gt, 0)], -1),
-                }
-            ),
-            np.arange(len(o)),
+
+    def remap(o: MatchOutcome, pr: np.ndarray, gr: np.ndarray) -> MatchOutcome:
+        def g(rows: np.ndarray) -> np.ndarray:
+            return np.where(rows >= 0, gr[np.maximum(rows, 0)], -1)
+
+        moved = dataclasses.replace(
+            o, pred_row=pr[o.pred_row], first_gt=g(o.first_gt), other_gt=g(o.other_gt)
         )
-        for o, pr, gr in parts
-    ]
+        return moved.take(np.arange(len(o)))
+
+    mapped = [remap(o, pr, gr) for o, pr, gr in parts]
     merged = MatchOutcome.merge(mapped)
-    for name in ("pred_row", "score", "class_row", "image_id", "rank", "status", "matched_gt"):
+    names = ("pred_row", "score", "class_row", "image_id", "rank", "status", "matched_gt")
+    compact = ("tp_bits", "ignored_bits", "first_gt", "first_iou", "same_bits", "other_row")
+    for name in names + compact + ("other_gt", "other_iou"):
         np.testing.assert_array_equal(getattr(merged, name), getattr(whole, name), err_msg=name)
     np.testing.assert_array_equal(merged.iou, whole.iou)
     np.testing.assert_array_equal(merged.gt_count, whole.gt_count)

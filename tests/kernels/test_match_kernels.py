@@ -76,12 +76,12 @@ def group_box_iou_f32_py(gt_start, gt_end, pred_start, kept, gt_boxes, pred_boxe
 
 def match_groups_py(gt_start, gt_end, pred_start, kept, iou_values, iou_offsets, gt_area,
                     gt_ignore, gt_crowd, gt_never, pred_area, thresholds, area_lo, area_hi,
-                    slot, gt_rows, strict, tie, n_rows):  # fmt: skip
+                    slot, gt_rows, strict, tie, n_rows, group_list=None):  # fmt: skip
     n_t, n_a = len(thresholds), len(area_lo)
     status = np.zeros((n_rows, n_a, n_t), dtype=np.int8)
     matched = np.full((n_rows, n_t), -1, dtype=np.int64)
     miou = np.full((n_rows, n_t), np.nan)
-    for group in range(len(gt_start)):
+    for group in range(len(gt_start)) if group_list is None else group_list:
         g0, p0 = int(gt_start[group]), int(pred_start[group])
         n_gt, n_pred = int(gt_end[group]) - g0, int(kept[group])
         if n_pred <= 0:
@@ -154,6 +154,50 @@ def match_groups_py(gt_start, gt_end, pred_start, kept, iou_values, iou_offsets,
                         else:
                             matched[row, t] = -1
                             miou[row, t] = np.nan
+    return status, matched, miou
+
+
+def match_groups_compact_py(*args):
+    """The kernel's outputs (status bits, the match once, dense rows) from the dense twin,
+    written plainly: the rows of the groups ``group_list`` only."""
+    pred_start, kept, slot = args[2], args[3], args[14]
+    (group_list, tp_bits, ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
+     other_gt, other_iou) = args[18:28]  # fmt: skip
+    n_rows = tp_bits.shape[0]
+    status, matched, miou = match_groups_py(*args[:18], n_rows, group_list)
+    n_t = matched.shape[1]
+    for group in group_list:
+        for d in range(int(kept[group])):
+            row = int(slot[int(pred_start[group]) + d])
+            flat = status[row].reshape(-1)
+            tp_bits[row] |= np.packbits(flat == 1, bitorder="big")[: tp_bits.shape[1]]
+            ign_bits[row] |= np.packbits(flat == 2, bitorder="big")[: ign_bits.shape[1]]
+            hits = [t for t in range(n_t) if matched[row, t] >= 0]
+            first = int(matched[row, hits[0]]) if hits else -1
+            first_gt[row] = first
+            first_iou[row] = miou[row, hits[0]] if hits else np.nan
+            same = [t in hits and matched[row, t] == first for t in range(n_t)]
+            same_bits[row] |= np.packbits(np.array(same, dtype=bool))[: same_bits.shape[1]]
+            if any(t in hits and not same[t] for t in range(n_t)):
+                has_other[row] = 1
+            if len(dense_row) and dense_row[row] >= 0:
+                other_gt[dense_row[row]] = matched[row]
+                other_iou[dense_row[row]] = miou[row]
+
+
+def dense_of(tp_bits, ign_bits, first_gt, first_iou, same_bits, dense_row, other_gt, other_iou,
+             n_a, n_t):  # fmt: skip
+    """(status, matched, iou) dense, from the kernel's compact outputs."""
+    n = tp_bits.shape[0]
+    tp = np.unpackbits(tp_bits, axis=1, count=n_a * n_t).astype(np.int8)
+    ign = np.unpackbits(ign_bits, axis=1, count=n_a * n_t).astype(np.int8)
+    status = (tp + 2 * ign).reshape(n, n_a, n_t)
+    same = np.unpackbits(same_bits, axis=1, count=n_t).astype(bool)
+    matched = np.where(same, first_gt[:, None], -1)
+    miou = np.where(same, first_iou[:, None], np.nan)
+    rows = np.flatnonzero(dense_row >= 0)
+    matched[rows] = other_gt[dense_row[rows]]
+    miou[rows] = other_iou[dense_row[rows]]
     return status, matched, miou
 
 
@@ -269,19 +313,35 @@ def test_match_groups_equals_twin(seed: int, strict: int, tie: int, threads: boo
     hi = np.array([1e10, 1024.0, 9216.0])
     slot = rng.permutation(n_p).astype(np.int64)
     gt_rows = rng.permutation(n_g).astype(np.int64) + 100
-    status = np.full((n_p, 3, 4), 9, dtype=np.int8)
-    matched = np.full((n_p, 4), -7, dtype=np.int64)
-    miou = np.full((n_p, 4), -7.0)
     u8 = np.uint8
-    kernels.match_groups(gs, ge, ps, kept, values, offsets, gt_area, ignore.view(u8),
-                         crowd.view(u8), never.view(u8), pred_area, thresholds, lo, hi, slot,
-                         gt_rows, strict, tie, status, matched, miou, threads)  # fmt: skip
-    want = match_groups_py(gs, ge, ps, kept, values, offsets, gt_area, ignore, crowd, never,
-                           pred_area, thresholds, lo, hi, slot, gt_rows, strict, tie,
-                           n_p)  # fmt: skip
-    np.testing.assert_array_equal(status, want[0])
-    np.testing.assert_array_equal(matched, want[1])
-    np.testing.assert_array_equal(miou, want[2])
+    inputs = (gs, ge, ps, kept, values, offsets, gt_area, ignore.view(u8), crowd.view(u8),
+              never.view(u8), pred_area, thresholds, lo, hi, slot, gt_rows, strict,
+              tie)  # fmt: skip
+    everything = np.arange(len(gs), dtype=np.int64)
+    outs = []
+    for run in (kernels.match_groups, match_groups_compact_py):
+        out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7),
+               np.full(n_p, -7.0), np.zeros((n_p, 1), u8), np.zeros(n_p, u8))  # fmt: skip
+        run(*inputs, everything, *out, np.zeros(0, np.int64), np.zeros((0, 4), np.int64),
+            np.zeros((0, 4)), *([threads] if run is kernels.match_groups else []))  # fmt: skip
+        # second pass: the groups of the rows that change ground truth, those rows dense
+        dense_row = np.full(n_p, -1)
+        other = np.flatnonzero(out[5])
+        dense_row[other] = np.arange(len(other))
+        full = (np.full((len(other), 4), -7), np.full((len(other), 4), -7.0))
+        group_of = np.searchsorted(ps, np.argsort(slot)[other], side="right") - 1
+        run(*inputs, np.unique(group_of).astype(np.int64), *out, dense_row, *full,
+            *([threads] if run is kernels.match_groups else []))  # fmt: skip
+        outs.append((*out, dense_row, *full))
+    for x, y in zip(*outs, strict=True):
+        np.testing.assert_array_equal(x, y)
+    want = match_groups_py(*inputs[:6], gt_area, ignore, crowd, never, *inputs[10:], n_p)
+    (tp_bits, ign_bits, first_gt, first_iou, same_bits, _, dense_row, other_gt,
+     other_iou) = outs[0]  # fmt: skip
+    got = dense_of(tp_bits, ign_bits, first_gt, first_iou, same_bits, dense_row, other_gt,
+                   other_iou, 3, 4)  # fmt: skip
+    for x, y in zip(got, want, strict=True):
+        np.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.parametrize("threads", [False, True])
@@ -296,15 +356,18 @@ def test_accumulate_coco_equals_twin(seed: int, threads: bool) -> None:
     # descending scores per class, with ties
     parts = [np.sort(rng.choice([0.2, 0.5, 0.9], c))[::-1] for c in counts]
     scores = np.ascontiguousarray(np.concatenate([*parts, np.zeros(0)]), dtype=np.float64)
-    rank = rng.integers(0, 4, n).astype(np.int64)
+    rank = rng.integers(0, 4, n).astype(np.int32)
     status = rng.integers(0, 3, (n, n_a, n_t)).astype(np.int8)
+    tp_bits = np.packbits(status.reshape(n, n_a * n_t) == 1, axis=1).reshape(n, 1)
+    ign_bits = np.packbits(status.reshape(n, n_a * n_t) == 2, axis=1).reshape(n, 1)
     gt = rng.integers(0, 5, (n_k, n_a)).astype(np.int64)
     dets = np.array([1, 2, 100], dtype=np.int64)
     rec = np.linspace(0, 1, 11)
     p = -np.ones((n_t, 11, n_k, n_a, 3))
     r = -np.ones((n_t, n_k, n_a, 3))
     s = -np.ones((n_t, 11, n_k, n_a, 3))
-    kernels.accumulate_coco(start, end, rank, status, scores, gt, dets, rec, p, r, s, threads)
+    kernels.accumulate_coco(start, end, rank, tp_bits, ign_bits, scores, gt, dets, rec, p, r, s,
+                            threads)  # fmt: skip
     wp, wr, ws = accumulate_coco_py(start, end, rank, status, scores, gt, dets, rec)
     np.testing.assert_array_equal(p, wp)
     np.testing.assert_array_equal(r, wr)
@@ -347,13 +410,17 @@ def patch_with_twins(monkeypatch: pytest.MonkeyPatch) -> None:
         out[:] = group_box_iou_f32_py(*args[:7], out.size, float(args[8]))
 
     def match_groups(*args: Any) -> None:
-        status, matched, miou = args[18:]
-        s, m, i = match_groups_py(*args[:18], status.shape[0])
-        status[...], matched[...], miou[...] = s, m, i
+        match_groups_compact_py(*args[:28])
 
     def accumulate_coco(*args: Any) -> None:
-        p, r, s = accumulate_coco_py(*args[:8])
-        args[8][...], args[9][...], args[10][...] = p, r, s
+        start, end, rank, tp_bits, ign_bits = args[:5]
+        precision = args[9]
+        n_a, n_t = args[6].shape[1], precision.shape[0]
+        tp = np.unpackbits(tp_bits, axis=1, count=n_a * n_t).astype(np.int8)
+        ign = np.unpackbits(ign_bits, axis=1, count=n_a * n_t).astype(np.int8)
+        status = (tp + 2 * ign).reshape(len(tp), n_a, n_t)
+        p, r, s = accumulate_coco_py(start, end, rank, status, *args[5:9])
+        args[9][...], args[10][...], args[11][...] = p, r, s
 
     for name, twin in (
         ("group_box_iou", group_box_iou),
@@ -396,27 +463,33 @@ def test_threads_give_identical_outputs_on_many_groups() -> None:
     slot = rng.permutation(n_p).astype(np.int64)
     rows = np.arange(n_g, dtype=np.int64)
     outs = []
+    u8 = np.uint8
     for threads in (False, True):
-        out = (np.empty((n_p, 3, 10), np.int8), np.empty((n_p, 10), np.int64), np.empty((n_p, 10)))
+        out = (np.zeros((n_p, 4), u8), np.zeros((n_p, 4), u8), np.empty(n_p, np.int64),
+               np.empty(n_p), np.zeros((n_p, 2), u8), np.zeros(n_p, u8),
+               np.arange(n_p, dtype=np.int64), np.empty((n_p, 10), np.int64),
+               np.empty((n_p, 10)))  # fmt: skip
         kernels.match_groups(gs, ge, ps, kept, values, offsets, area, ignore, crowd, never,
-                             p_area, thr, lo, hi, slot, rows, 0, 0, *out, threads)  # fmt: skip
+                             p_area, thr, lo, hi, slot, rows, 0, 0,
+                             np.arange(len(gs), dtype=np.int64), *out, threads)  # fmt: skip
         outs.append(out)
     for x, y in zip(*outs, strict=True):
         np.testing.assert_array_equal(x, y)
-    status = outs[0][0]
+    assert outs[0][5].any()  # some predictions change ground truth between thresholds
+    tp_bits, ign_bits = outs[0][:2]
     n_k = 300
     cls = np.sort(rng.integers(0, n_k, n_p))
     start = np.searchsorted(cls, np.arange(n_k)).astype(np.int64)
     end = np.searchsorted(cls, np.arange(n_k), side="right").astype(np.int64)
     scores = np.ascontiguousarray(-np.sort(-rng.random(n_p)))
-    rank = rng.integers(0, 5, n_p).astype(np.int64)
+    rank = rng.integers(0, 5, n_p).astype(np.int32)
     gt = rng.integers(0, 6, (n_k, 3)).astype(np.int64)
     dets = np.array([1, 10, 100], dtype=np.int64)
     acc = []
     for threads in (False, True):
         arrays = (-np.ones((10, 101, n_k, 3, 3)), -np.ones((10, n_k, 3, 3)),
                   -np.ones((10, 101, n_k, 3, 3)))  # fmt: skip
-        kernels.accumulate_coco(start, end, rank, status, scores, gt, dets,
+        kernels.accumulate_coco(start, end, rank, tp_bits, ign_bits, scores, gt, dets,
                                 np.linspace(0, 1, 101), *arrays, threads)  # fmt: skip
         acc.append(arrays)
     for x, y in zip(*acc, strict=True):

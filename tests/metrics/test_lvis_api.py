@@ -108,8 +108,6 @@ def test_cli_errors(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
     argv = ["eval", "--gt", str(gt_path), "--pred", str(res_path), "--protocol", "lvis"]
     assert main([*argv, "--plots", str(gt_path.parent / "plots")]) != 0
     assert "--plots: not available with --protocol lvis" in capsys.readouterr().err
-    assert main([*argv, "--per-image", str(gt_path.parent / "pi.csv")]) != 0
-    assert "--per-image: not available with --protocol lvis" in capsys.readouterr().err
     assert main([*argv, "--errors"]) != 0
     assert "--errors: expected --protocol coco" in capsys.readouterr().err
     coco_file = (
@@ -119,6 +117,34 @@ def test_cli_errors(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
         main(["eval", "--gt", str(coco_file), "--pred", str(res_path), "--protocol", "lvis"]) != 0
     )
     assert "neg_category_ids: missing" in capsys.readouterr().err
+
+
+def test_cli_per_image_reads_the_lvis_match(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--per-image`` with LVIS counts the evaluation's own match (cap, federated filter,
+    not-exhaustive rule): its totals are the outcome's at IoU 0.5, area "all"."""
+    import csv
+
+    from ioukit.evaluation.outcome import FALSE_POSITIVE
+    from ioukit.metrics.per_image import per_image
+
+    gt_path, res_path = files
+    out = tmp_path / "pi.csv"
+    argv = ["eval", "--gt", str(gt_path), "--pred", str(res_path), "--protocol", "lvis"]
+    assert main([*argv, "--quiet", "--per-image", str(out)]) == 0
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    r = evaluate(*files, protocol="lvis")
+    o = r.outcome
+    assert o is not None
+    t = int(np.flatnonzero(o.thresholds == 0.5)[0])
+    total = {k: sum(int(row[k]) for row in rows) for k in ("tp", "fp", "fn", "num_gt")}
+    assert total["tp"] == int(o.true_positive(t).sum()) > 0
+    assert total["fp"] == int((o.status_at(t) == FALSE_POSITIVE).sum())
+    assert total["num_gt"] == int(o.gt_count[:, 0].sum())
+    assert total["fn"] == total["num_gt"] - total["tp"]
+    # the library route: the same table; a request the LVIS match cannot serve is refused
+    assert repr(per_image(r).rows()) == repr(per_image(r, max_dets=5).rows())  # NaN cells
+    with pytest.raises(ValueError, match="LVIS evaluation holds"):
+        per_image(r, iou_threshold=0.33)
 
 
 def test_bad_arguments(files: tuple[Path, Path]) -> None:

@@ -8,8 +8,9 @@ accumulation.
 * :func:`match_groups` is the ONE matcher: greedy in descending score with an explicit
   threshold comparison (``>=`` / ``>``) and tie rule (last gt as pycocotools, first gt as
   Ultralytics, or the VOC devkit's argmax without fallback), crowd and ignore handling and
-  area-range ignore; it writes each prediction's status, matched gt and IoU;
-* :func:`accumulate_coco` turns statuses into pycocotools' precision/recall/scores arrays.
+  area-range ignore; it writes each prediction's status (two bit planes) and its match
+  (once per prediction, full rows only for the rare ones that change ground truth);
+* :func:`accumulate_coco` turns the status bits into pycocotools' precision/recall/scores arrays.
 
 Inputs are contiguous NumPy arrays already sorted by the caller (stable sorts outside, loops
 inside); bool arrays are passed as uint8 views; outputs are allocated by the caller. Built
@@ -23,7 +24,7 @@ import os
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport NAN
-from libc.stdint cimport int8_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
 TIE_LAST, TIE_FIRST, ARGMAX = 0, 1, 2
@@ -44,9 +45,6 @@ def _thread_count(n_items, threads):
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-cdef int8_t _FP = 0
-cdef int8_t _TP = 1
-cdef int8_t _IGN = 2
 cdef double _EPS = float(np.spacing(1))
 
 
@@ -175,9 +173,15 @@ cdef void _match_group(
     const int64_t[::1] gt_rows,
     int strict,
     int tie,
-    int8_t[:, :, ::1] status,
-    int64_t[:, ::1] matched,
-    double[:, ::1] matched_iou,
+    uint8_t[:, ::1] tp_bits,
+    uint8_t[:, ::1] ign_bits,
+    int64_t[::1] first_gt,
+    double[::1] first_iou,
+    uint8_t[:, ::1] same_bits,
+    uint8_t[::1] has_other,
+    const int64_t[::1] dense_row,
+    int64_t[:, ::1] other_gt,
+    double[:, ::1] other_iou,
     int64_t[:, ::1] order,
     uint8_t[:, ::1] ignore,
     uint8_t[::1] taken,
@@ -190,10 +194,11 @@ cdef void _match_group(
     cdef Py_ssize_t p0 = pred_start[group]
     cdef Py_ssize_t n_gt = gt_end[group] - g0
     cdef Py_ssize_t n_pred = kept[group]
-    cdef Py_ssize_t base_offset, a, b, t, d, j, k, m, source, g, row
+    cdef Py_ssize_t base_offset, a, b, t, d, j, k, m, source, g, row, bit, drow
+    cdef int64_t first, gt_row
     cdef double lo, hi, thr, best, value
     cdef bint same, out_of_range, is_ign, ok
-    cdef int8_t code
+    cdef bint dense = dense_row.shape[0] > 0
     if n_pred <= 0:
         return
     if n_gt == 0:
@@ -201,12 +206,16 @@ cdef void _match_group(
             row = slot[p0 + d]
             for a in range(n_area):
                 out_of_range = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
-                code = _IGN if out_of_range else _FP
+                if out_of_range:
+                    for t in range(n_thr):
+                        bit = a * n_thr + t
+                        ign_bits[row, bit >> 3] |= <uint8_t>(0x80 >> (bit & 7))
+            first_gt[row] = -1
+            first_iou[row] = NAN
+            if dense and dense_row[row] >= 0:
                 for t in range(n_thr):
-                    status[row, a, t] = code
-            for t in range(n_thr):
-                matched[row, t] = -1
-                matched_iou[row, t] = NAN
+                    other_gt[dense_row[row], t] = -1
+                    other_iou[dense_row[row], t] = NAN
         return
     base_offset = iou_offsets[group]
     for a in range(n_area):
@@ -289,6 +298,7 @@ cdef void _match_group(
                             taken[m] = 1
                     choice[a, t, d] = m
         for t in range(n_thr):
+            bit = a * n_thr + t
             for d in range(n_pred):
                 row = slot[p0 + d]
                 m = choice[source, t, d]
@@ -297,19 +307,39 @@ cdef void _match_group(
                 if not ok and (pred_area[p0 + d] < lo or pred_area[p0 + d] > hi):
                     is_ign = True
                 if is_ign:
-                    status[row, a, t] = _IGN
+                    ign_bits[row, bit >> 3] |= <uint8_t>(0x80 >> (bit & 7))
                 elif ok:
-                    status[row, a, t] = _TP
-                else:
-                    status[row, a, t] = _FP
-                if a == 0:
-                    if m >= 0:
-                        j = order[source, m]
-                        matched[row, t] = gt_rows[g0 + j]
-                        matched_iou[row, t] = iou_values[base_offset + d * n_gt + j]
+                    tp_bits[row, bit >> 3] |= <uint8_t>(0x80 >> (bit & 7))
+        if a == 0:
+            # the match (area range 0) once per prediction: the first threshold's, where it
+            # holds, and the rare other ground truths (dense rows, second pass)
+            for d in range(n_pred):
+                row = slot[p0 + d]
+                drow = dense_row[row] if dense else -1
+                first = -1
+                for t in range(n_thr):
+                    m = choice[source, t, d]
+                    if m < 0:
+                        if drow >= 0:
+                            other_gt[drow, t] = -1
+                            other_iou[drow, t] = NAN
+                        continue
+                    j = order[source, m]
+                    gt_row = gt_rows[g0 + j]
+                    value = iou_values[base_offset + d * n_gt + j]
+                    if first == -1:
+                        first = gt_row
+                        first_iou[row] = value
+                    if gt_row == first:
+                        same_bits[row, t >> 3] |= <uint8_t>(0x80 >> (t & 7))
                     else:
-                        matched[row, t] = -1
-                        matched_iou[row, t] = NAN
+                        has_other[row] = 1
+                    if drow >= 0:
+                        other_gt[drow, t] = gt_row
+                        other_iou[drow, t] = value
+                first_gt[row] = first
+                if first == -1:
+                    first_iou[row] = NAN
 
 
 @cython.cdivision(True)
@@ -332,17 +362,26 @@ def match_groups(
     const int64_t[::1] gt_rows,
     int strict,
     int tie,
-    int8_t[:, :, ::1] status,
-    int64_t[:, ::1] matched,
-    double[:, ::1] matched_iou,
+    const int64_t[::1] group_list,
+    uint8_t[:, ::1] tp_bits,
+    uint8_t[:, ::1] ign_bits,
+    int64_t[::1] first_gt,
+    double[::1] first_iou,
+    uint8_t[:, ::1] same_bits,
+    uint8_t[::1] has_other,
+    const int64_t[::1] dense_row,
+    int64_t[:, ::1] other_gt,
+    double[:, ::1] other_iou,
     threads=None,
 ):
-    """Match every group; write status [slot, a, t], matched gt [slot, t], its IoU [slot, t].
+    """Match the groups ``group_list``; write each prediction's status bits, its match once
+    and, for the rows ``dense_row`` names, its full match rows.
 
     Group ``i`` has ground truths ``gt_start[i]:gt_end[i]`` (group order) and its first
     ``kept[i]`` predictions ``pred_start[i]:`` (descending score, stable); its IoU matrix is
     ``iou_values[iou_offsets[i]:]`` row-major [kept_i, G_i]. Prediction ``p``'s results go to
-    row ``slot[p]``; ``matched`` holds ``gt_rows[position]`` (the caller's row numbering).
+    row ``slot[p]``; ground truths are reported as ``gt_rows[position]`` (the caller's row
+    numbering).
 
     For each area range ``a``, threshold ``t`` and prediction in order (``tie`` 0 or 1,
     greedy): ground truths that are ignored (``gt_ignore`` or area outside
@@ -356,19 +395,30 @@ def match_groups(
 
     Status: IGNORED when the match is an ignored ground truth, or when unmatched with the
     prediction's own area outside the range; TRUE_POSITIVE when matched (and the ground truth
-    is not ``gt_never``, pycocotools' id-0 bug); else FALSE_POSITIVE. ``matched``/``matched_iou``
-    (area range 0) hold the gt position the matcher chose (also for ignored matches) or -1/NaN.
+    is not ``gt_never``, pycocotools' id-0 bug); else FALSE_POSITIVE. Written as bits
+    ``a * T + t`` (``np.packbits`` order) of ``tp_bits`` / ``ign_bits`` [N, ceil(A*T/8)],
+    which the caller zeroes (bits are only set).
+
+    The match (area range 0, also ignored matches): ``first_gt``/``first_iou`` [N] hold the
+    ground truth and IoU at the first threshold with a match (-1/NaN when none), bit ``t`` of
+    ``same_bits`` [N, ceil(T/8)] (zeroed by the caller) is set where the match is that ground
+    truth, and ``has_other[row]`` is set to 1 when another threshold took another one. Rows
+    with ``dense_row[row] >= 0`` (``dense_row`` empty: none) also get their full rows
+    ``other_gt[dense_row[row], t]`` (-1 when none) and ``other_iou`` (NaN when none): the
+    caller matches the groups of the ``has_other`` rows again to fill them.
     """
-    cdef Py_ssize_t n_groups = gt_start.shape[0]
+    cdef Py_ssize_t n_groups = group_list.shape[0]
     cdef Py_ssize_t n_thr = thresholds.shape[0]
     cdef Py_ssize_t n_area = area_lo.shape[0]
-    cdef Py_ssize_t max_g = 1, max_p = 1, group
-    for group in range(n_groups):
+    cdef Py_ssize_t max_g = 1, max_p = 1, i, group, n_items = 0
+    for i in range(n_groups):
+        group = group_list[i]
         if gt_end[group] - gt_start[group] > max_g:
             max_g = gt_end[group] - gt_start[group]
         if kept[group] > max_p:
             max_p = kept[group]
-    cdef int n_threads = _thread_count(status.shape[0], threads)
+        n_items += kept[group]
+    cdef int n_threads = _thread_count(n_items, threads)
     order_np = np.empty((n_threads, n_area, max_g), dtype=np.int64)
     ignore_np = np.empty((n_threads, n_area, max_g), dtype=np.uint8)
     taken_np = np.empty((n_threads, max_g), dtype=np.uint8)
@@ -379,20 +429,22 @@ def match_groups(
     cdef int64_t[:, :, :, ::1] choice = choice_np
     cdef int tid
     if n_threads > 1:
-        for group in prange(n_groups, nogil=True, schedule="dynamic", chunksize=256,
-                            num_threads=n_threads):
+        for i in prange(n_groups, nogil=True, schedule="dynamic", chunksize=256,
+                        num_threads=n_threads):
             tid = threadid()
-            _match_group(group, gt_start, gt_end, pred_start, kept, iou_values, iou_offsets,
-                         gt_area, gt_ignore, gt_crowd, gt_never, pred_area, thresholds,
-                         area_lo, area_hi, slot, gt_rows, strict, tie, status, matched,
-                         matched_iou, order[tid], ignore[tid], taken[tid], choice[tid])
+            _match_group(group_list[i], gt_start, gt_end, pred_start, kept, iou_values,
+                         iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
+                         thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
+                         ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
+                         other_gt, other_iou, order[tid], ignore[tid], taken[tid], choice[tid])
     else:
         with nogil:
-            for group in range(n_groups):
-                _match_group(group, gt_start, gt_end, pred_start, kept, iou_values,
+            for i in range(n_groups):
+                _match_group(group_list[i], gt_start, gt_end, pred_start, kept, iou_values,
                              iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
-                             thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, status,
-                             matched, matched_iou, order[0], ignore[0], taken[0], choice[0])
+                             thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
+                             ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
+                             other_gt, other_iou, order[0], ignore[0], taken[0], choice[0])
 
 
 @cython.cdivision(True)
@@ -400,8 +452,9 @@ cdef void _accumulate_class(
     Py_ssize_t k,
     const int64_t[::1] class_start,
     const int64_t[::1] class_end,
-    const int64_t[::1] rank,
-    const int8_t[:, :, ::1] status,
+    const int32_t[::1] rank,
+    const uint8_t[:, ::1] tp_bits,
+    const uint8_t[:, ::1] ign_bits,
     const double[::1] scores,
     const int64_t[:, ::1] num_regular_gt,
     const int64_t[::1] max_dets,
@@ -420,14 +473,15 @@ cdef void _accumulate_class(
 ) noexcept nogil:
     # one class; rb/pb/sb/count/... are this thread's scratch buffers
     cdef Py_ssize_t n_a = num_regular_gt.shape[1]
-    cdef Py_ssize_t n_thr = status.shape[2]
+    cdef Py_ssize_t n_thr = precision.shape[0]
     cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
     cdef Py_ssize_t n_m = max_dets.shape[0]
     cdef Py_ssize_t s0 = class_start[k]
     cdef Py_ssize_t s1 = class_end[k]
-    cdef Py_ssize_t a, t, m, i, j, r, n, n_tp
+    cdef Py_ssize_t a, t, m, i, j, r, n, n_tp, bit, byte
     cdef int64_t npig, rk
-    cdef int8_t code
+    cdef uint8_t mask
+    cdef bint is_tp, is_fp
     cdef double target, eps = _EPS
     for a in range(n_a):
         npig = num_regular_gt[k, a]
@@ -440,8 +494,12 @@ cdef void _accumulate_class(
                 tp[m] = 0.0
                 fp[m] = 0.0
                 first_score[m] = 0.0
+            bit = a * n_thr + t
+            byte = bit >> 3
+            mask = <uint8_t>(0x80 >> (bit & 7))
             for i in range(s0, s1):
-                code = status[i, a, t]
+                is_tp = (tp_bits[i, byte] & mask) != 0
+                is_fp = not is_tp and (ign_bits[i, byte] & mask) == 0
                 rk = rank[i]
                 m = n_m - 1
                 while m >= 0:
@@ -450,14 +508,14 @@ cdef void _accumulate_class(
                     if count[m] == 0:
                         first_score[m] = scores[i]
                     count[m] += 1
-                    if code == _TP:
+                    if is_tp:
                         tp[m] += 1.0
                         j = count_tp[m]
                         rb[m, j] = tp[m] / npig
                         pb[m, j] = tp[m] / (fp[m] + tp[m] + eps)
                         sb[m, j] = scores[i]
                         count_tp[m] = j + 1
-                    elif code == _FP:
+                    elif is_fp:
                         fp[m] += 1.0
                     m -= 1
             for m in range(n_m):
@@ -489,8 +547,9 @@ cdef void _accumulate_class(
 def accumulate_coco(
     const int64_t[::1] class_start,
     const int64_t[::1] class_end,
-    const int64_t[::1] rank,
-    const int8_t[:, :, ::1] status,
+    const int32_t[::1] rank,
+    const uint8_t[:, ::1] tp_bits,
+    const uint8_t[:, ::1] ign_bits,
     const double[::1] scores,
     const int64_t[:, ::1] num_regular_gt,
     const int64_t[::1] max_dets,
@@ -504,7 +563,8 @@ def accumulate_coco(
 
     Predictions of class ``k`` are ``class_start[k]:class_end[k]`` in accumulation order
     (class, descending score, ties by image rank then rank in group); ``rank`` is each one's
-    place in its group, ``status`` [N, A, T] its outcome, ``num_regular_gt`` [K, A] the
+    place in its group, ``tp_bits`` / ``ign_bits`` [N, ceil(A*T/8)] its outcome (bit
+    ``a * T + t``, ``np.packbits`` order; neither set: false positive), ``num_regular_gt`` [K, A] the
     non-ignored ground truths (cells with 0 stay untouched, -1). ``max_dets`` ascending;
     ``recall_thresholds`` increasing, >= 0.
 
@@ -519,7 +579,7 @@ def accumulate_coco(
     for k in range(n_k):
         if class_end[k] - class_start[k] > longest:
             longest = class_end[k] - class_start[k]
-    cdef int n_threads = _thread_count(status.shape[0], threads) if n_k > 1 else 1
+    cdef int n_threads = _thread_count(tp_bits.shape[0], threads) if n_k > 1 else 1
     cdef double[:, :, ::1] rb = np.empty((n_threads, n_m, longest))
     cdef double[:, :, ::1] pb = np.empty((n_threads, n_m, longest))
     cdef double[:, :, ::1] sb = np.empty((n_threads, n_m, longest))
@@ -533,14 +593,15 @@ def accumulate_coco(
         for k in prange(n_k, nogil=True, schedule="dynamic", chunksize=1,
                         num_threads=n_threads):
             tid = threadid()
-            _accumulate_class(k, class_start, class_end, rank, status, scores, num_regular_gt,
+            _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits, scores,
+                              num_regular_gt,
                               max_dets, recall_thresholds, precision, recall, score_out,
                               rb[tid], pb[tid], sb[tid], count[tid], count_tp[tid], tp[tid],
                               fp[tid], first_score[tid])
     else:
         with nogil:
             for k in range(n_k):
-                _accumulate_class(k, class_start, class_end, rank, status, scores,
-                                  num_regular_gt, max_dets, recall_thresholds, precision,
+                _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits,
+                                  scores, num_regular_gt, max_dets, recall_thresholds, precision,
                                   recall, score_out, rb[0], pb[0], sb[0], count[0],
                                   count_tp[0], tp[0], fp[0], first_score[0])

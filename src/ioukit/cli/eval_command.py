@@ -362,10 +362,11 @@ def run(args: argparse.Namespace) -> int:
     lvis_gt: Any = None
     if args.fixed_ap and args.protocol != "lvis":
         raise ParameterError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
-    if args.protocol == "lvis":
-        for option, given in (("--plots", args.plots), ("--per-image", per_image_path)):
-            if given is not None:  # they re-match without LVIS's federated filter
-                raise ParameterError(f"{option}: not available with --protocol lvis yet")
+    if args.protocol == "lvis" and args.plots is not None:  # the curves would match again
+        raise ParameterError(
+            "--plots: not available with --protocol lvis yet (the figures would match again "
+            "without LVIS's federated filter); --per-image reads the LVIS match"
+        )
     keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
     options: dict[str, Any] = {}
     if args.workers is not None:

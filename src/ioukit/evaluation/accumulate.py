@@ -125,8 +125,9 @@ def coco_accumulate_active(
     kernels.accumulate_coco(
         start,
         end,
-        np.ascontiguousarray(outcome.rank),
-        np.ascontiguousarray(outcome.status),
+        np.ascontiguousarray(outcome.rank, dtype=np.int32),
+        np.ascontiguousarray(outcome.tp_bits),
+        np.ascontiguousarray(outcome.ignored_bits),
         np.ascontiguousarray(outcome.score),
         np.ascontiguousarray(outcome.gt_count[active], dtype=np.int64),
         np.ascontiguousarray(max_dets, dtype=np.int64),

@@ -146,14 +146,19 @@ def match_groups(
     seq_cls = groups.pred_class[kept] if groups.use_cats else np.zeros(len(kept), dtype=np.int64)
     perm = np.argsort(seq_cls * groups.n_dense + groups.pred_dense[kept], kind="stable")
     seq, seq_cls = kept[perm], seq_cls[perm]
+    del kept, perm
     slot = np.zeros(len(groups.pred_rows), dtype=np.int64)
     slot[seq] = np.arange(len(seq))
 
-    # the kernel writes every row (each evaluated prediction has a slot)
-    status = np.empty((len(seq), n_a, n_t), dtype=np.int8)
-    matched = np.empty((len(seq), n_t), dtype=np.int64)
-    matched_iou = np.empty((len(seq), n_t))
-    kernels.match_groups(
+    # the kernel writes every row (each evaluated prediction has a slot); bits are only set
+    n = len(seq)
+    tp_bits = np.zeros((n, (n_a * n_t + 7) // 8), dtype=np.uint8)
+    ign_bits = np.zeros((n, (n_a * n_t + 7) // 8), dtype=np.uint8)
+    first_gt = np.empty(n, dtype=np.int64)
+    first_iou = np.empty(n)
+    same_bits = np.zeros((n, (n_t + 7) // 8), dtype=np.uint8)
+    has_other = np.zeros(n, dtype=np.uint8)
+    args = (
         groups.gt_start,
         groups.gt_end,
         groups.pred_start,
@@ -172,10 +177,29 @@ def match_groups(
         g_rows,
         int(rule.strict),
         TIE_RULES.index(rule.tie),
-        status,
-        matched,
-        matched_iou,
     )
+    outputs = (tp_bits, ign_bits, first_gt, first_iou, same_bits, has_other)
+    none = np.zeros(0, dtype=np.int64)
+    kernels.match_groups(
+        *args,
+        np.arange(len(groups.gt_start), dtype=np.int64),
+        *outputs,
+        none,
+        np.zeros((0, n_t), dtype=np.int64),
+        np.zeros((0, n_t)),
+    )
+    # the rare predictions that take another ground truth at another threshold: match their
+    # groups again, keeping those rows in full
+    other_row = np.flatnonzero(has_other).astype(np.int64)
+    other_gt = np.zeros((len(other_row), n_t), dtype=np.int64)
+    other_iou = np.zeros((len(other_row), n_t))
+    if len(other_row):
+        position = seq[other_row]  # rows into groups.pred_rows
+        group_of = np.searchsorted(groups.pred_start, position, side="right") - 1
+        dense_row = np.full(n, -1, dtype=np.int64)
+        dense_row[other_row] = np.arange(len(other_row))
+        kernels.match_groups(*args, np.unique(group_of), *outputs, dense_row, other_gt, other_iou)
+    del args, slot, has_other
     # gt counts per (class, area range): regular ground truths inside the range
     regular = ~g_ignore
     gt_k = groups.gt_class if groups.use_cats else np.zeros(len(g_rows), dtype=np.int64)
@@ -188,13 +212,18 @@ def match_groups(
     return MatchOutcome(
         pred_row=pred_rows,
         score=scores[pred_rows],
-        class_row=seq_cls,
+        class_row=seq_cls.astype(np.int32),
         category_id=pred.category_id[pred_rows],
         image_id=gt.images.ids[pred.image_index[pred_rows]],
-        rank=groups.rank[seq],
-        status=status,
-        matched_gt=matched,
-        iou=matched_iou,
+        rank=groups.rank[seq].astype(np.int32),
+        tp_bits=tp_bits,
+        ignored_bits=ign_bits,
+        first_gt=first_gt,
+        first_iou=first_iou,
+        same_bits=same_bits,
+        other_row=other_row,
+        other_gt=other_gt,
+        other_iou=other_iou,
         gt_count=gt_count,
         category_ids=groups.category_ids if groups.use_cats else np.array([-1], dtype=np.int64),
         thresholds=thresholds,

@@ -214,6 +214,10 @@ def _check(gt: Dataset, pred: Dataset) -> None:
         )
 
 
+_EVERY_RESULT = 2**62
+"""``max_dets`` of an LVIS outcome: every result it evaluated counts."""
+
+
 def resolve_pair(
     gt: Any, predictions: Dataset | None, iou_type: str | None
 ) -> tuple[Dataset, Dataset, str, Any]:
@@ -246,6 +250,14 @@ def resolve_pair(
             and list(params.get("area_ranges", {}).get("all", [])) == [0.0, 1e10]
         )
         outcome = getattr(gt, "outcome", None)
+        if getattr(gt, "protocol", None) == "lvis" and outcome is not None:
+            # LVIS: the only match with its rules (cap, federated filter, not exhaustive)
+            if kind != params.get("iou_type", "bbox"):
+                raise ParameterError(
+                    f"iou_type: expected the LVIS evaluation's {params.get('iou_type')!r}, "
+                    f"got {kind!r} (matching again would drop LVIS's federated rules)"
+                )
+            return ground_truth, preds, kind, (outcome, _EVERY_RESULT, "lvis")
         dets = params.get("max_dets") or [0]
         return (
             ground_truth,
@@ -296,10 +308,14 @@ def coco_outcome(
         The pipeline's similarity: box IoU, or mask IoU of the ``segmentation`` columns.
     rule : MatchRule, optional
         Default: COCO's (``>=``, last of equal IoUs, crowds absorb, ``1 - 1e-10`` clamp).
-    reuse : (MatchOutcome, int), optional
+    reuse : (MatchOutcome, int) or (MatchOutcome, int, "lvis"), optional
         An evaluation's outcome (COCO rule, area range "all" first) and its ``max_dets``: read
         instead of matching again when it holds ``iou_threshold``, only "all" is asked for and
-        its ``max_dets`` is at least ``max_dets``.
+        its ``max_dets`` is at least ``max_dets``. An LVIS evaluation's outcome (from
+        :func:`resolve_pair`) is always read: every result it evaluated counts (``max_dets``
+        does not apply), its regular ground truths are LVIS's (positive area, not ``ignore``;
+        ``iscrowd`` is not read); a request it cannot serve is an error (matching again
+        would drop the cap, the federated filter and the not-exhaustive rule).
 
     Returns
     -------
@@ -340,15 +356,26 @@ def coco_outcome(
     lo = np.array([float(ranges[n][0]) for n in names])
     hi = np.array([float(ranges[n][1]) for n in names])
 
-    if reuse is not None and rule is None and names == ("all",):
-        outcome, evaluated = reuse
+    lvis = reuse is not None and tuple(reuse[2:]) == ("lvis",)
+    if reuse is not None and (rule is None or lvis) and names == ("all",):
+        outcome, evaluated = reuse[0], int(reuse[1])
         table = (
-            _from_outcome(gt, pred, outcome, float(iou_threshold), int(max_dets), lo, hi)
-            if evaluated >= int(max_dets)
+            _from_outcome(
+                gt, pred, outcome, float(iou_threshold), evaluated if lvis else int(max_dets),
+                lo, hi, lvis=lvis,
+            )
+            if evaluated >= int(max_dets) or lvis
             else None
-        )
+        )  # fmt: skip
         if table is not None:
             return table
+    if lvis:
+        thresholds = np.asarray(reuse[0].thresholds).tolist()
+        raise ParameterError(
+            f"iou_threshold, area_ranges: an LVIS evaluation holds area range 'all' at "
+            f"{thresholds}, got {float(iou_threshold)!r} and {list(names)} (matching again "
+            "would drop LVIS's cap, federated filter and not-exhaustive rule)"
+        )
     groups = Groups.build(gt, pred, max_det=int(max_dets))
     matrices = get_similarity(iou_type).matrices(gt, pred, groups)
     outcomes = [
@@ -364,9 +391,9 @@ def coco_outcome(
         for n, a, b in zip(names, lo, hi, strict=True)
     ]
     first = outcomes[0]
-    status = np.stack([o.status[:, 0, 0] for o in outcomes], axis=1)
-    matched = np.stack([o.matched_gt[:, 0] for o in outcomes], axis=1)
-    miou = np.nan_to_num(np.stack([o.iou[:, 0] for o in outcomes], axis=1), nan=0.0)
+    status = np.stack([o.status_at(0) for o in outcomes], axis=1)
+    matched = np.stack([o.matched_gt_at(0) for o in outcomes], axis=1)
+    miou = np.nan_to_num(np.stack([o.iou_at(0) for o in outcomes], axis=1), nan=0.0)
     g_rows = groups.gt_rows
     g_ignore = gt.crowd[g_rows] | gt.ignore[g_rows] | gt.difficult[g_rows]
     g_area = gt.area[g_rows]
@@ -377,7 +404,7 @@ def coco_outcome(
         cat_ids=groups.category_ids.astype(np.int64),
         pred_rows=first.pred_row,
         pred_image=pred.image_index[first.pred_row],
-        pred_class=first.class_row,
+        pred_class=first.class_row.astype(np.int64),
         pred_score=first.score,
         status=status,
         matched_gt=matched,
@@ -398,8 +425,11 @@ def _from_outcome(
     max_dets: int,
     lo: np.ndarray,
     hi: np.ndarray,
+    *,
+    lvis: bool = False,
 ) -> MatchTable | None:
-    """The table of an evaluation's outcome (no new match), or None when it cannot serve."""
+    """The table of an evaluation's outcome (no new match), or None when it cannot serve.
+    ``lvis``: LVIS's regular ground truths (positive area, not ``ignore``; no crowd)."""
     t_index = np.flatnonzero(np.asarray(outcome.thresholds) == threshold)
     if len(t_index) == 0 or not outcome.area_names or outcome.area_names[0] != "all":
         return None
@@ -410,8 +440,11 @@ def _from_outcome(
     known = np.isin(gt.category_id, cat_ids)
     g_rows = np.flatnonzero(known)
     g_cls = np.searchsorted(cat_ids, gt.category_id[g_rows])
-    g_ignore = gt.crowd[g_rows] | gt.ignore[g_rows] | gt.difficult[g_rows]
     g_area = gt.area[g_rows]
+    if lvis:  # lvis-api: only 0 < area < inf takes part; iscrowd is not read
+        g_ignore = gt.ignore[g_rows] | gt.difficult[g_rows] | ~((g_area > 0) & (g_area < np.inf))
+    else:
+        g_ignore = gt.crowd[g_rows] | gt.ignore[g_rows] | gt.difficult[g_rows]
     g_regular = ~g_ignore[:, None] & (g_area[:, None] >= lo) & (g_area[:, None] <= hi)
     rows = np.asarray(outcome.pred_row)[keep]
     return MatchTable(
@@ -420,11 +453,11 @@ def _from_outcome(
         cat_ids=cat_ids,
         pred_rows=rows,
         pred_image=pred.image_index[rows],
-        pred_class=np.asarray(outcome.class_row)[keep],
+        pred_class=np.asarray(outcome.class_row)[keep].astype(np.int64),
         pred_score=np.asarray(outcome.score)[keep],
-        status=np.asarray(outcome.status)[keep, 0, t][:, None],
-        matched_gt=np.asarray(outcome.matched_gt)[keep, t][:, None],
-        match_iou=np.nan_to_num(np.asarray(outcome.iou)[keep, t], nan=0.0)[:, None],
+        status=outcome.status_at(t)[keep][:, None],
+        matched_gt=outcome.matched_gt_at(t)[keep][:, None],
+        match_iou=np.nan_to_num(outcome.iou_at(t)[keep], nan=0.0)[:, None],
         gt_rows=g_rows,
         gt_image=gt.image_index[g_rows],
         gt_class=g_cls,

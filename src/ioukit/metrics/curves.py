@@ -356,9 +356,9 @@ def matches_from_outcome(
     ignored = np.ones((1, len(pred)), dtype=bool)
     iou = np.full((1, len(pred)), np.nan)
     rows = outcome.pred_row
-    matched[0, rows] = outcome.matched_gt[:, t[0]]
-    ignored[0, rows] = outcome.status[:, 0, t[0]] == IGNORED
-    iou[0, rows] = outcome.iou[:, t[0]]
+    matched[0, rows] = outcome.matched_gt_at(int(t[0]))  # one column of the outcome
+    ignored[0, rows] = outcome.status_at(int(t[0])) == IGNORED
+    iou[0, rows] = outcome.iou_at(int(t[0]))
     return _grouping.DatasetMatches(
         category_ids=category_ids,
         names=names,

@@ -31,7 +31,6 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +40,6 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.match import MatchRule
-from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED
 from ioukit.io.lvis import FREQUENCY_GROUPS, LVISGroundTruth
 from ioukit.metrics.protocol import ProtocolResult
 from ioukit.metrics.result import EvaluationResult
@@ -243,23 +241,37 @@ def not_exhaustive(ground_truth: LVISGroundTruth, predictions: Dataset) -> np.nd
     return np.asarray(np.isin(keys, flagged) & (keys >= 0))
 
 
-def _subset(ds: Dataset, rows: np.ndarray, *, clear_crowd: bool = False) -> Dataset:
-    """Rows ``rows`` of ``ds`` as a new Dataset (every per-row column, whatever columns the
-    Dataset has); ``clear_crowd`` sets every crowd flag to False (LVIS has no crowd regions)."""
-    n = len(ds)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(ds):
-        if not f.init:
-            continue
-        value = getattr(ds, f.name)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n:
-            value = value[rows]
-        elif isinstance(value, tuple) and len(value) == n:
-            value = tuple(value[i] for i in rows.tolist())
-        values[f.name] = value
+def _only(ds: Dataset, keep: np.ndarray, *, clear_crowd: bool = False) -> Dataset:
+    """``ds`` as the pipeline should see it: the rows ``~keep`` get a category id that is not
+    in the category table (grouping leaves them out), nothing else is copied; ``clear_crowd``
+    sets every crowd flag to False (LVIS has no crowd regions).
+
+    A shallow view for :meth:`LVISProtocol.evaluate` only (it bypasses the Dataset check that
+    every category is known): the rows keep their numbers, so the outcome's ``pred_row`` and
+    matched ground-truth rows refer to the caller's datasets.
+    """
+    import copy
+
+    cats = np.asarray(ds.categories.ids, dtype=np.int64)
+    low = int(cats.min()) if cats.size else 0
+    unknown = low - 1 if low > np.iinfo(np.int64).min else int(cats.max()) + 1
+    view = copy.copy(ds)
+    object.__setattr__(view, "category_id", np.where(keep, ds.category_id, unknown))
     if clear_crowd:
-        values["crowd"] = np.zeros(len(rows), dtype=bool)
-    return type(ds)(**values)
+        object.__setattr__(view, "crowd", np.zeros(len(ds), dtype=bool))
+    return view
+
+
+def _not_exhaustive_rows(
+    ground_truth: LVISGroundTruth, pred: Dataset, rows: np.ndarray
+) -> np.ndarray:
+    """:func:`not_exhaustive` of the prediction rows ``rows`` only."""
+    cats = ground_truth.dataset.categories.ids
+    flagged = _pair_keys(
+        ground_truth.not_exhaustive_image_index, ground_truth.not_exhaustive_category_id, cats
+    )
+    keys = _pair_keys(pred.image_index[rows], pred.category_id[rows], cats)
+    return np.asarray(np.isin(keys, flagged) & (keys >= 0))
 
 
 def _mean_valid(values: np.ndarray, valid_classes: np.ndarray) -> float:
@@ -406,7 +418,7 @@ class LVISProtocol:
         iou_type: str = "bbox",
     ) -> ProtocolResult:
         """Run the pipeline on an LVIS ground truth; see :func:`evaluate_lvis`."""
-        from ioukit.evaluation.accumulate import coco_accumulate
+        from ioukit.evaluation.accumulate import coco_accumulate_active
         from ioukit.evaluation.groups import Groups
         from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.similarity import get_similarity
@@ -420,74 +432,42 @@ class LVISProtocol:
         if iou_type not in ("bbox", "segm"):
             raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
         gt_keep, pred_keep = self.select(gt, pred)
-        gt_sub = _subset(gt.dataset, np.flatnonzero(gt_keep), clear_crowd=True)
-        pred_sub = _subset(pred, np.flatnonzero(pred_keep))
+        # the rows that take no part are hidden from the pipeline (their category made
+        # unknown on a shallow view), not copied out: the outcome's rows are the caller's
+        gt_view = _only(gt.dataset, gt_keep, clear_crowd=True)
+        pred_view = _only(pred, pred_keep)
+        n_evaluated = int(np.count_nonzero(pred_keep))
+        del pred_keep
         # every surviving result of an (image, class) is evaluated: max_det never truncates
-        sizes = np.unique(
-            _pair_keys(pred_sub.image_index, pred_sub.category_id, gt.dataset.categories.ids),
-            return_counts=True,
-        )[1]
-        largest = max(int(sizes.max()) if sizes.size else 1, 1)
-        groups = Groups.build(gt_sub, pred_sub, use_cats=True, max_det=largest)
-        matrices = get_similarity(iou_type).matrices(gt_sub, pred_sub, groups)
+        groups = Groups.build(gt_view, pred_view, use_cats=True, max_det=max(len(pred), 1))
+        matrices = get_similarity(iou_type).matrices(gt_view, pred_view, groups)
         outcome = match_groups(
-            gt_sub,
-            pred_sub,
+            gt_view,
+            pred_view,
             groups,
             matrices,
             thresholds=np.array(self.iou_thresholds),
             rule=self.rule,
             area_ranges=self.area_ranges,
-            gt_ignore=gt_sub.ignore | gt_sub.difficult,
+            gt_ignore=gt_view.ignore | gt_view.difficult,
         )
-        # not exhaustively annotated: an unmatched result is ignored, not a false positive
-        flagged = not_exhaustive(gt, pred_sub)[outcome.pred_row]
-        # what the summary needs from the subsets; then they go (bounded peak memory)
+        # what the summary needs from the groups; then they go (bounded peak memory)
         cat_ids = groups.category_ids
         num_pred = np.bincount(groups.pred_class, minlength=len(cat_ids))[: len(cat_ids)]
-        n_evaluated = len(pred_sub)
-        del gt_sub, pred_sub, groups, matrices
-        if flagged.any():
-            status = outcome.status.copy()
-            part = status[flagged]
-            part[part == FALSE_POSITIVE] = IGNORED
-            status[flagged] = part
-            outcome = dataclasses.replace(outcome, status=status)
+        largest = max(int(groups.kept_count.max(initial=0)), 1)
+        del gt_view, pred_view, groups, matrices
+        # not exhaustively annotated: an unmatched result is ignored, not a false positive
+        outcome = outcome.ignore_false_positives(_not_exhaustive_rows(gt, pred, outcome.pred_row))
         # accumulate the classes with ground truth only (the others stay -1; LVIS files list
         # many classes without any): the same numbers with arrays [T, R, K', A]
-        cols = np.flatnonzero(outcome.gt_count[:, 0] > 0)
-        compact_row = np.full(len(outcome.category_ids), -1, dtype=np.int64)
-        compact_row[cols] = np.arange(cols.size)
-        records = np.flatnonzero(compact_row[outcome.class_row] >= 0)
-        # only what accumulation reads (class, rank, status, score): matched_gt and iou
-        # [N, T] are not copied (this outcome is private to the accumulation)
-        compact = dataclasses.replace(
+        arrays = coco_accumulate_active(
             outcome,
-            pred_row=outcome.pred_row[records],
-            score=outcome.score[records],
-            class_row=compact_row[outcome.class_row[records]],
-            category_id=outcome.category_id[records],
-            image_id=outcome.image_id[records],
-            rank=outcome.rank[records],
-            status=np.ascontiguousarray(outcome.status[records]),
-            matched_gt=outcome.matched_gt[:0],
-            iou=outcome.iou[:0],
-            gt_count=outcome.gt_count[cols],
-            category_ids=outcome.category_ids[cols],
-        )
-        precision, recall, _ = coco_accumulate(
-            compact,
             recall_thresholds=np.array(self.recall_thresholds),
             max_dets=np.array([largest], dtype=np.int64),
         )
-        del compact, records  # bounded peak memory: free before the remapping
-        # the outcome's rows refer to the datasets the caller passed, not to the subsets
-        # (matched_gt -1, "none", stays -1: it picks the appended -1)
-        outcome = dataclasses.replace(
-            outcome,
-            pred_row=np.flatnonzero(pred_keep)[outcome.pred_row],
-            matched_gt=np.append(np.flatnonzero(gt_keep), -1)[outcome.matched_gt],
-        )
+        cols = arrays.active
+        precision, recall = arrays.compact["precision"], arrays.compact["recall"]
+        del arrays
         return self._result(
             gt,
             pred,

@@ -240,8 +240,8 @@ class EvaluationResult:
 
             o = self.outcome
             t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
-            if t.size:
-                return np.asarray(o.iou[o.status[:, 0, t[0]] == TRUE_POSITIVE, t[0]])
+            if t.size:  # one column of the lean outcome (no dense [N, T] view built)
+                return np.asarray(o.iou_at(int(t[0]))[o.status_at(int(t[0])) == TRUE_POSITIVE])
         similarity = self._similarity()
         if similarity is not None:
             from ioukit.metrics.curves import _match
