@@ -20,6 +20,7 @@ from ioukit.synthetic import (
     make_lvis,
     make_masks,
     make_rotated,
+    make_rotated_boxes,
     to_datasets,
 )
 
@@ -167,3 +168,11 @@ def test_make_boxes_and_masks() -> None:
     assert m.shape == (6, 60, 80) and m.any(axis=(1, 2)).all()
     plain = make_masks(6, 60, 80, seed=1, holes_every=0)
     assert (m <= plain).all() and (m[0] != plain[0]).any() and (m[1] == plain[1]).all()
+
+
+def test_make_rotated_boxes_ranges() -> None:
+    b = make_rotated_boxes(200, centre=(5, 6), size=(1, 2), angle=(-10, 10), seed=3)
+    assert b.shape == (200, 5)
+    assert (b[:, :2] >= 5).all() and (b[:, :2] < 6).all()
+    assert (b[:, 2:4] >= 1).all() and (b[:, 2:4] < 2).all()
+    assert (np.abs(b[:, 4]) <= 10).all()

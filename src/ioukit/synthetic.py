@@ -19,8 +19,8 @@ take) or, for rotated boxes, as :class:`~ioukit.dataset.Dataset` pairs.
   classes, zero areas, ignore flags;
 - :func:`make_rotated`: rotated boxes ``(cx, cy, w, h, angle)`` with ``difficult`` flags, as
   two Datasets;
-- :func:`make_boxes`, :func:`make_masks`: arrays of boxes / binary masks for the IoU, NMS
-  and mask kernels;
+- :func:`make_boxes`, :func:`make_rotated_boxes`, :func:`make_masks`: arrays of boxes,
+  rotated boxes and binary masks for the IoU, NMS and mask kernels;
 - :func:`to_datasets`: a (ground truth, results) pair of COCO dicts -> two Datasets.
 
 ``seed`` is an int or a ``numpy.random.Generator`` (whose stream then continues).
@@ -53,6 +53,7 @@ __all__ = [
     "make_lvis",
     "make_masks",
     "make_rotated",
+    "make_rotated_boxes",
     "to_datasets",
 ]
 
@@ -869,14 +870,7 @@ def make_rotated(
     box_p: list[list[float]] = []
     for image in range(num_images):
         n = int(rng.integers(0, 9))
-        boxes = np.concatenate(
-            [
-                rng.uniform(0, 600, (n, 2)),
-                rng.uniform(10, 150, (n, 2)),
-                rng.uniform(-90, 90, (n, 1)),
-            ],
-            axis=1,
-        )
+        boxes = make_rotated_boxes(n, centre=(0, 600), size=(10, 150), seed=rng)
         cats = rng.integers(1, num_classes + 1, n)
         img_g += [image] * n
         cat_g += cats.tolist()
@@ -888,14 +882,7 @@ def make_rotated(
         jitter[:, 2:4] *= np.exp(rng.normal(0, 0.15, (len(jitter), 2)))
         jitter[:, 4] += rng.normal(0, 8, len(jitter))
         m = int(rng.integers(0, 4))
-        fps = np.concatenate(
-            [
-                rng.uniform(0, 600, (m, 2)),
-                rng.uniform(10, 150, (m, 2)),
-                rng.uniform(-90, 90, (m, 1)),
-            ],
-            axis=1,
-        )
+        fps = make_rotated_boxes(m, centre=(0, 600), size=(10, 150), seed=rng)
         dup = jitter[: int(rng.integers(0, 2))] + 1.0  # duplicates of matched objects
         p = np.concatenate([jitter, fps, dup])
         img_p += [image] * len(p)
@@ -977,6 +964,47 @@ def make_boxes(
     if duplicates:
         boxes[rng.random(n) < duplicates] = boxes[0]
     return boxes.astype(dtype)
+
+
+def make_rotated_boxes(
+    n: int,
+    *,
+    centre: tuple[float, float] = (0.0, 600.0),
+    size: tuple[float, float] = (10.0, 150.0),
+    angle: tuple[float, float] = (-90.0, 90.0),
+    seed: int | np.random.Generator = 0,
+) -> np.ndarray:
+    """Random rotated boxes ``(cx, cy, w, h, angle)`` (``cxcywhr``, degrees), shape (n, 5).
+
+    Centres (both axes), sizes (both sides) and angles uniform in their ranges, drawn in that
+    order.
+
+    Parameters
+    ----------
+    n : int
+    centre, size, angle : (float, float)
+        Ranges of the centre coordinates, of the width/height and of the angle in degrees.
+    seed : int or numpy.random.Generator
+
+    Returns
+    -------
+    ndarray, shape (n, 5)
+
+    Examples
+    --------
+    >>> b = make_rotated_boxes(3, angle=(0, 0), seed=0)
+    >>> b.shape, b[:, 4].tolist()
+    ((3, 5), [0.0, 0.0, 0.0])
+    """
+    rng = np.random.default_rng(seed)
+    return np.concatenate(
+        [
+            rng.uniform(centre[0], centre[1], (n, 2)),
+            rng.uniform(size[0], size[1], (n, 2)),
+            rng.uniform(angle[0], angle[1], (n, 1)),
+        ],
+        axis=1,
+    )
 
 
 def make_masks(
