@@ -1,9 +1,10 @@
 """Seeded synthetic detection data sets, for tests, benchmarks and demos.
 
 Like ``sklearn.datasets.make_*``: every function is a function of its arguments only (one
-``numpy.random.default_rng(seed)`` stream) and returns ground truth plus predictions, as COCO
-dicts (a ground-truth dict and a results list, what :func:`ioukit.evaluate` and the readers
-take) or, for rotated boxes, as :class:`~ioukit.dataset.Dataset` pairs.
+``numpy.random.default_rng(seed)`` stream). The ``make_*_detections``, ``make_keypoints`` and
+``make_lvis`` functions return ground truth plus predictions as COCO dicts (a ground-truth dict
+and a results list, what :func:`ioukit.evaluate` and the readers take), ``make_rotated`` a pair
+of :class:`~ioukit.dataset.Dataset`, the others arrays.
 
 - :func:`make_detections`: COCO-like boxes: Zipf classes, a COCO size mix, crowds, true and
   false positives with overlapping scores, a ``max_dets`` cap (the benchmark set);
@@ -107,7 +108,7 @@ def make_detections(
     fp_per_image: float = 56.0,
     max_dets: int = 100,
     crowd_fraction: float = 0.01,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
     class_names: Sequence[str] | None = None,
     category_ids: Sequence[int] | None = None,
     image_ids: Sequence[int] | None = None,
@@ -137,7 +138,7 @@ def make_detections(
         Predictions kept per image (the best scores).
     crowd_fraction : float
         Probability that a ground truth is a crowd region (``iscrowd`` 1).
-    seed : int
+    seed : int or numpy.random.Generator
         Seed of the one random stream.
     class_names : sequence of str, optional
         ``num_classes`` names; default ``class_1``...
@@ -260,7 +261,7 @@ def make_grid_detections(
     *,
     crowd_fraction: float = 0.1,
     crowded_image: bool = False,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
 ) -> tuple[GroundTruth, Results]:
     """Small sets on an integer grid, where IoU and score ties occur.
 
@@ -280,7 +281,7 @@ def make_grid_detections(
     crowded_image : bool
         Add 150 background predictions (scores in hundredths) to the first image, more than
         the 100-detection cap.
-    seed : int
+    seed : int or numpy.random.Generator
         Seed of the one random stream.
 
     Returns
@@ -368,7 +369,7 @@ def make_exact_iou_detections(
     ious: Sequence[float] = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95),
     objects_per_image: tuple[int, int] = (1, 6),
     score_levels: int = 4,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
 ) -> tuple[GroundTruth, Results]:
     """Predictions whose IoU with their ground truth is exactly one of ``ious``.
 
@@ -390,7 +391,7 @@ def make_exact_iou_detections(
         Bounds of the ground truths per image.
     score_levels : int
         Number of distinct scores.
-    seed : int
+    seed : int or numpy.random.Generator
         Seed of the one random stream.
 
     Returns
@@ -526,7 +527,7 @@ def make_keypoints(
     hidden_rate: float = 0.1,
     crowd_rate: float = 0.05,
     with_bbox: bool = False,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
 ) -> tuple[GroundTruth, Results]:
     """COCO person-keypoint ground truth and keypoint results.
 
@@ -553,7 +554,7 @@ def make_keypoints(
     with_bbox : bool
         Results carry a ``bbox`` (pycocotools' ``loadRes`` then takes their area from it, not
         from the keypoint extent).
-    seed : int
+    seed : int or numpy.random.Generator
         Seed of the one random stream.
 
     Returns
@@ -691,7 +692,7 @@ def make_lvis(
     score_levels: int = 0,
     zero_area: float = 0.01,
     ignore: float = 0.0,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
 ) -> tuple[GroundTruth, Results]:
     """An LVIS-like ground truth and results.
 
@@ -713,7 +714,7 @@ def make_lvis(
     zero_area, ignore : float
         Probabilities of a zero area (ground truth) or zero width (result), and of an
         ``ignore`` flag on a ground truth.
-    seed : int
+    seed : int or numpy.random.Generator
         Seed of the one random stream.
 
     Returns
@@ -828,7 +829,7 @@ def make_rotated(
     num_classes: int = 3,
     *,
     difficult_fraction: float = 0.15,
-    seed: int = 0,
+    seed: int | np.random.Generator = 0,
 ) -> tuple[Dataset, Dataset]:
     """Rotated ground truth and predictions, as Datasets with a ``rotated`` column.
 
@@ -843,7 +844,7 @@ def make_rotated(
         Image ids ``1..num_images``, category ids ``1..num_classes``.
     difficult_fraction : float
         Probability that a ground truth is ``difficult`` (DOTA, VOC).
-    seed : int
+    seed : int or numpy.random.Generator
         Seed of the one random stream.
 
     Returns
