@@ -176,3 +176,14 @@ def test_make_rotated_boxes_ranges() -> None:
     assert (b[:, :2] >= 5).all() and (b[:, :2] < 6).all()
     assert (b[:, 2:4] >= 1).all() and (b[:, 2:4] < 2).all()
     assert (np.abs(b[:, 4]) <= 10).all()
+
+
+def test_make_detections_clip_keeps_predictions_inside_images() -> None:
+    gt, res = make_detections(60, 4, seed=2, clip=True)
+    size = {im["id"]: (im["width"], im["height"]) for im in gt["images"]}
+    for r in res:
+        x, y, w, h = r["bbox"]
+        width, height = size[r["image_id"]]
+        assert x >= 0 and y >= 0 and x + w <= width + 0.01 and y + h <= height + 0.01
+    _, unclipped = make_detections(60, 4, seed=2)
+    assert any(r["bbox"][0] < 0 or r["bbox"][1] < 0 for r in unclipped)

@@ -118,6 +118,7 @@ def make_detections(
     decimals: int = 2,
     score_decimals: int = 3,
     score_levels: int = 0,
+    clip: bool = False,
 ) -> tuple[GroundTruth, Results]:
     """COCO-like ground truth and the predictions of a plausible detector.
 
@@ -155,6 +156,9 @@ def make_detections(
         Rounding of the box coordinates / areas and of the scores (fewer decimals: more ties).
     score_levels : int
         > 0: scores rounded up to multiples of ``1 / score_levels`` instead (heavy ties).
+    clip : bool
+        Clip the predictions to their image (jittered boxes may otherwise reach past its
+        edges, which formats with normalized coordinates cannot hold).
 
     Returns
     -------
@@ -238,6 +242,12 @@ def make_detections(
         keep = keep[rng.permutation(len(keep))]  # file order is not score order
         if empty_pred_images and rng.random() < empty_pred_images:
             keep = keep[:0]
+        if clip:
+            x2 = np.minimum(boxes[:, 0] + boxes[:, 2], width)
+            y2 = np.minimum(boxes[:, 1] + boxes[:, 3], height)
+            boxes[:, :2] = np.maximum(boxes[:, :2], 0.0)
+            boxes[:, 2] = np.maximum(x2 - boxes[:, 0], 0.0)
+            boxes[:, 3] = np.maximum(y2 - boxes[:, 1], 0.0)
         for j in keep:
             x, y, w, h = (round(float(v), decimals) for v in boxes[j])
             results.append(
