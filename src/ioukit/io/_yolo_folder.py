@@ -40,12 +40,22 @@ from ioukit.io._build import (
     unique_stems,
 )
 from ioukit.io._progress import track
-from ioukit.io._text import atomic_directory, check_exists, iter_records, read_text
+from ioukit.io._text import (
+    atomic_directory,
+    check_exists,
+    iter_records,
+    parse_class_index,
+    parse_number,
+    read_text,
+)
 
 __all__ = [
+    "TOLERANCE",
     "LabelFolder",
     "Record",
     "label_files",
+    "parse_box_label",
+    "parse_label",
     "pixel_box",
     "pixel_points",
     "prediction_folder",
@@ -147,6 +157,63 @@ def prediction_folder(
     row_of = stem_rows(ground_truth.images)
     rows = [row_of.get(p.stem) for p in files]
     return lookup, records(files, rows, "reading predictions")
+
+
+TOLERANCE = 1e-3
+"""Exporters round and Ultralytics clips: values up to 1.001 (and down to -0.001) still count
+as normalized."""
+
+
+def parse_label(
+    tokens: list[str],
+    path: Path,
+    line: int,
+    fields: Sequence[str],
+    *,
+    prediction: bool,
+    range_hint: str | None,
+) -> tuple[int, list[float], float | None]:
+    """Class index, the ``fields`` numbers and (predictions) the trailing ``conf`` of a line.
+
+    The line must hold exactly ``class``, ``fields`` and, for predictions, ``conf``. With a
+    ``range_hint`` every field must be normalized (within :data:`TOLERANCE` of [0, 1]); the
+    hint ends the message (what pixel values suggest). Errors name file and line.
+
+    >>> parse_label(["1", "0.5", "0.25", "0.9"], Path("a.txt"), 3, ("x", "y"), prediction=True,
+    ...             range_hint="pixels?")
+    (1, [0.5, 0.25], 0.9)
+    """
+    expected = 1 + len(fields) + int(prediction)
+    if len(tokens) != expected:
+        layout = " ".join(("class", *fields, *(("conf",) if prediction else ())))
+        raise DataFormatError(
+            f"{path}: line {line}: expected {expected} values ({layout}), got {len(tokens)}"
+        )
+    cls = parse_class_index(tokens[0], path, line)
+    values = [parse_number(t, path, line, f) for t, f in zip(tokens[1:], fields, strict=False)]
+    if range_hint is not None:
+        for value, name in zip(values, fields, strict=True):
+            if value > 1 + TOLERANCE or value < -TOLERANCE:
+                raise DataFormatError(
+                    f"{path}: line {line}: {name}: expected a coordinate normalized to [0, 1], "
+                    f"got {value:g} ({range_hint})"
+                )
+    score = parse_number(tokens[-1], path, line, "conf") if prediction else None
+    return cls, values, score
+
+
+def parse_box_label(
+    tokens: list[str], path: Path, line: int, *, prediction: bool, range_hint: str | None
+) -> tuple[int, tuple[float, float, float, float], float | None]:
+    """:func:`parse_label` of ``class cx cy w h [conf]``, also refusing a negative size."""
+    cls, (cx, cy, w, h), score = parse_label(
+        tokens, path, line, ("cx", "cy", "w", "h"), prediction=prediction, range_hint=range_hint
+    )
+    if w < 0 or h < 0:
+        raise DataFormatError(
+            f"{path}: line {line}: expected w >= 0 and h >= 0, got w={w:g} h={h:g}"
+        )
+    return cls, (cx, cy, w, h), score
 
 
 def pixel_box(

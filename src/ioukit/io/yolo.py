@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
 from ioukit.io._build import (
     ClassSource,
     Columns,
@@ -41,8 +40,8 @@ from ioukit.io._build import (
     prediction_category,
 )
 from ioukit.io._names import check_writable
-from ioukit.io._text import parse_class_index, parse_number
 from ioukit.io._yolo_folder import (
+    parse_box_label,
     pixel_box,
     prediction_folder,
     read_label_folder,
@@ -53,38 +52,11 @@ from ioukit.io._yolo_folder import (
 
 __all__ = ["read_yolo_ground_truth", "read_yolo_predictions", "write_yolo", "yolo_class_indices"]
 
-_TOLERANCE = 1e-3  # exporters round; values up to 1.001 still count as normalized
-_FIELDS = ("cx", "cy", "w", "h")
-
-
-def _parse_line(
-    tokens: list[str], path: Path, line: int, *, prediction: bool
-) -> tuple[int, tuple[float, float, float, float], float | None]:
-    expected = 6 if prediction else 5
-    if len(tokens) != expected:
-        layout = "class cx cy w h conf" if prediction else "class cx cy w h"
-        raise DataFormatError(
-            f"{path}: line {line}: expected {expected} values ({layout}), got {len(tokens)}"
-        )
-    cls = parse_class_index(tokens[0], path, line)
-    cx, cy, w, h = (
-        parse_number(t, path, line, f) for t, f in zip(tokens[1:5], _FIELDS, strict=True)
-    )
-    for value, name in ((cx, "cx"), (cy, "cy"), (w, "w"), (h, "h")):
-        if value > 1 + _TOLERANCE or value < -_TOLERANCE:
-            raise DataFormatError(
-                f"{path}: line {line}: {name}: expected a coordinate normalized to [0, 1], got "
-                f"{value:g} (pixel coordinates in a YOLO file? YOLO divides by the image size; "
-                "use --gt-format txt for pixel boxes)"
-            )
-    if w < 0 or h < 0:
-        raise DataFormatError(
-            f"{path}: line {line}: expected w >= 0 and h >= 0, got w={w:g} h={h:g}"
-        )
-    score: float | None = None
-    if prediction:
-        score = parse_number(tokens[5], path, line, "conf")
-    return cls, (cx, cy, w, h), score
+# what a coordinate above 1 suggests
+_HINT = (
+    "pixel coordinates in a YOLO file? YOLO divides by the image size; use --gt-format txt for "
+    "pixel boxes"
+)
 
 
 def read_yolo_ground_truth(
@@ -136,7 +108,7 @@ def read_yolo_ground_truth(
     parsed: list[tuple[int, int, tuple[float, float, float, float]]] = []
     for file, row, line, tokens in records(labels.files, labels.rows, "reading labels"):
         assert row is not None  # every label file is an image of the folder
-        cls, box, _ = _parse_line(tokens, file, line, prediction=False)
+        cls, box, _ = parse_box_label(tokens, file, line, prediction=False, range_hint=_HINT)
         parsed.append((row, cls, box))
     table, ids = ground_truth_categories(
         (str(c) for _, c, _ in parsed), labels.names, labels.folder, indices=True
@@ -199,7 +171,7 @@ def read_yolo_predictions(
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
     cols = Columns()
     for file, row, line, tokens in lines:
-        cls, box, score = _parse_line(tokens, file, line, prediction=True)
+        cls, box, score = parse_box_label(tokens, file, line, prediction=True, range_hint=_HINT)
         category = prediction_category(row, cls, lookup, unknowns, file, line)
         if category is None or row is None:  # row None: category None (skipped or raised)
             continue

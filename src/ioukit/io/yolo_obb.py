@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
 from ioukit.io._build import (
     ClassSource,
     Unknowns,
@@ -35,8 +34,8 @@ from ioukit.io._build import (
 )
 from ioukit.io._names import check_writable
 from ioukit.io._oriented import dataset_quads, quads_dataset
-from ioukit.io._text import parse_class_index, parse_number
 from ioukit.io._yolo_folder import (
+    parse_label,
     pixel_points,
     prediction_folder,
     read_label_folder,
@@ -47,29 +46,8 @@ from ioukit.io._yolo_folder import (
 
 __all__ = ["read_yolo_obb_ground_truth", "read_yolo_obb_predictions", "write_yolo_obb"]
 
-_TOLERANCE = 1e-3  # Ultralytics clips corners to the image; exporters round
+_HINT = "pixel corners are DOTA's format: use --gt-format dota"
 _CORNERS = ("x1", "y1", "x2", "y2", "x3", "y3", "x4", "y4")
-
-
-def _parse_line(
-    tokens: list[str], path: Path, line: int, *, prediction: bool
-) -> tuple[int, list[float], float | None]:
-    expected = 10 if prediction else 9
-    if len(tokens) != expected:
-        layout = "class x1 y1 x2 y2 x3 y3 x4 y4" + (" conf" if prediction else "")
-        raise DataFormatError(
-            f"{path}: line {line}: expected {expected} values ({layout}), got {len(tokens)}"
-        )
-    cls = parse_class_index(tokens[0], path, line)
-    corners = [parse_number(t, path, line, f) for t, f in zip(tokens[1:9], _CORNERS, strict=True)]
-    for value, name in zip(corners, _CORNERS, strict=True):
-        if value > 1 + _TOLERANCE or value < -_TOLERANCE:
-            raise DataFormatError(
-                f"{path}: line {line}: {name}: expected a coordinate normalized to [0, 1], got "
-                f"{value:g} (pixel corners are DOTA's format: use --gt-format dota)"
-            )
-    score = parse_number(tokens[9], path, line, "conf") if prediction else None
-    return cls, corners, score
 
 
 def read_yolo_obb_ground_truth(
@@ -114,7 +92,9 @@ def read_yolo_obb_ground_truth(
     quads: list[list[float]] = []
     for file, row, line, tokens in records(labels.files, labels.rows, "reading labels"):
         assert row is not None
-        cls, corners, _ = _parse_line(tokens, file, line, prediction=False)
+        cls, corners, _ = parse_label(
+            tokens, file, line, _CORNERS, prediction=False, range_hint=_HINT
+        )
         rows.append(row)
         marks.append(str(cls))
         quads.append(pixel_points(corners, float(images.widths[row]), float(images.heights[row])))
@@ -161,7 +141,9 @@ def read_yolo_obb_predictions(
     quads: list[list[float]] = []
     scores: list[float] = []
     for file, row, line, tokens in lines:
-        cls, corners, score = _parse_line(tokens, file, line, prediction=True)
+        cls, corners, score = parse_label(
+            tokens, file, line, _CORNERS, prediction=True, range_hint=_HINT
+        )
         category = prediction_category(row, cls, lookup, unknowns, file, line)
         if category is None or row is None:  # row None: category None (skipped or raised)
             continue

@@ -41,8 +41,14 @@ from ioukit.io._build import (
     load_yaml,
     prediction_category,
 )
-from ioukit.io._text import parse_class_index, parse_number, read_text
-from ioukit.io._yolo_folder import pixel_box, prediction_folder, read_label_folder, records
+from ioukit.io._text import read_text
+from ioukit.io._yolo_folder import (
+    parse_box_label,
+    pixel_box,
+    prediction_folder,
+    read_label_folder,
+    records,
+)
 from ioukit.io.coco_keypoints import _with_columns
 
 __all__ = ["read_kpt_shape", "read_yolo_pose_ground_truth", "read_yolo_pose_predictions"]
@@ -100,27 +106,6 @@ def _find_kpt_shape(folder: Path) -> tuple[int, int] | None:
                 if shape is not None:
                     return shape
     return None
-
-
-def _parse_line(
-    tokens: list[str], path: Path, line: int, *, prediction: bool
-) -> tuple[int, tuple[float, float, float, float], float | None]:
-    """Class, normalized (cx, cy, w, h) and conf of a pose line's box part.
-
-    Unlike detection labels, pose boxes (a keypoint extent) may reach outside the image, so
-    coordinates are not held to [0, 1]; sizes must be >= 0.
-    """
-    cls = parse_class_index(tokens[0], path, line)
-    cx, cy, w, h = (
-        parse_number(t, path, line, f)
-        for t, f in zip(tokens[1:5], ("cx", "cy", "w", "h"), strict=True)
-    )
-    if w < 0 or h < 0:
-        raise DataFormatError(
-            f"{path}: line {line}: expected w >= 0 and h >= 0, got w={w:g} h={h:g}"
-        )
-    score = parse_number(tokens[5], path, line, "conf") if prediction else None
-    return cls, (cx, cy, w, h), score
 
 
 def _keypoints(
@@ -220,7 +205,8 @@ def read_yolo_pose_ground_truth(
                 f"{file}: line {line}: expected {5 + k * d} values (class cx cy w h, then "
                 f"{layout} for each of {k} keypoints: kpt_shape [{k}, {d}]), got {len(tokens)}"
             )
-        cls, box, _ = _parse_line(tokens[:5], file, line, prediction=False)
+        # pose boxes (a keypoint extent) may reach outside the image: no [0, 1] check
+        cls, box, _ = parse_box_label(tokens[:5], file, line, prediction=False, range_hint=None)
         kp = _keypoints(tokens[5:], file, line, k, d, w, h)
         _check_visibility(kp, file, line)
         parsed.append((row, cls, pixel_box(box, w, h), kp))
@@ -285,7 +271,8 @@ def read_yolo_pose_predictions(
                 f"{len(tokens)}"
             )
         d = n // k if k else 2
-        cls, box, score = _parse_line([*tokens[:5], tokens[-1]], file, line, prediction=True)
+        box_part = [*tokens[:5], tokens[-1]]
+        cls, box, score = parse_box_label(box_part, file, line, prediction=True, range_hint=None)
         category = prediction_category(row, cls, lookup, unknowns, file, line)
         if category is None or row is None:  # row None: category None (skipped or raised)
             continue
