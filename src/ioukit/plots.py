@@ -375,7 +375,7 @@ def write_plots(
         )
     )
     if result.params.get("iou_type") == "keypoints" and result.outcome is not None:
-        # per-keypoint errors read the matched pairs (protocol yolo keeps no outcome)
+        # per-keypoint errors read the matched pairs (protocol yolo keeps its outcome too)
         written.append(plot_keypoint_errors(result, out / "keypoint_errors.png"))
     return written
 

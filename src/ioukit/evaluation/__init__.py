@@ -13,7 +13,9 @@ Stage map (module -> job)::
     evaluation.accumulate          precision/recall envelopes (COCO accumulate, compiled;
                                    101-point sampling); AP formulas in metrics.ap
     evaluation.protocols           COCOProtocol / VOCProtocol / YOLOProtocol as frozen dataclasses,
-                                   StatSpec summary layout, register_protocol / make_protocol
+                                   StatSpec summary layout, register_protocol / make_protocol;
+                                   each split in two halves for sharding: VOC/YOLO
+                                   match() -> MatchedPredictions (.merge), summarize()
     metrics.result                 EvaluationResult: named fields, .outcome for every reader
 
 Compiled kernels: ``ioukit._kernels.match`` (group box IoU float64/float32, ``match_groups``,
@@ -35,6 +37,7 @@ from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.protocols import (
     COCOProtocol,
+    MatchedPredictions,
     StatSpec,
     VOCProtocol,
     YOLOProtocol,
@@ -55,6 +58,7 @@ __all__ = [
     "Groups",
     "MatchOutcome",
     "MatchRule",
+    "MatchedPredictions",
     "Similarity",
     "StatSpec",
     "VOCProtocol",

@@ -43,18 +43,41 @@ def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
     ids = np.asarray(ids, dtype=np.int64)
     if category_ids.size == 0:
         return np.full(ids.shape, -1, dtype=np.int64)
+    low, high = int(category_ids[0]), int(category_ids[-1])
+    if ids.size > 64 and high - low <= 4 * ids.size + 1024 and low > -(2**62) and high < 2**62:
+        # small id range: one lookup table, one gather (no binary search per id)
+        table = np.full(high - low + 3, -1, dtype=np.int64)  # [0]: below, [-1]: above
+        table[category_ids - low + 1] = np.arange(category_ids.size)
+        return np.asarray(table[np.clip(ids, low - 1, high + 1) - (low - 1)])
     rows = np.minimum(np.searchsorted(category_ids, ids), category_ids.size - 1)
     return np.where(category_ids[rows] == ids, rows, -1).astype(np.int64)
 
 
-def _bounds(keys: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return (
-        np.searchsorted(keys, groups, side="left").astype(np.int64),
-        np.searchsorted(keys, groups, side="right").astype(np.int64),
-    )
+def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, start of each value's run) of a sorted array."""
+    if sorted_keys.size == 0:
+        return sorted_keys, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    return sorted_keys[starts], starts
+
+
+def _bounds(
+    values: np.ndarray, starts: np.ndarray, n: int, groups: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``searchsorted(keys, groups, "left"/"right")`` for sorted ``keys`` of length ``n``
+    given as their runs (binary search over the distinct values only)."""
+    j = np.searchsorted(values, groups)
+    start_ext = np.append(starts, n).astype(np.int64)
+    end_ext = np.append(starts[1:], [n, n]).astype(np.int64)
+    start = start_ext[j]
+    present = np.zeros(len(groups), dtype=bool)
+    inside = j < len(values)
+    present[inside] = values[j[inside]] == groups[inside]
+    return start, np.where(present, end_ext[j], start)
 
 
 def _sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # two sorted runs: the stable sort merges them in linear time
     both = np.sort(np.concatenate([a, b]), kind="stable")
     if both.size == 0:
         return both
@@ -133,6 +156,8 @@ class Groups:
         use_cats: bool = True,
         max_det: int = 100,
         pooled_order: str = "class",
+        gt_keep: np.ndarray | None = None,
+        pred_keep: np.ndarray | None = None,
     ) -> Groups:
         """Group ``gt`` and ``pred`` (which share an image table) by (image, class).
 
@@ -148,6 +173,9 @@ class Groups:
             With ``use_cats=False``: a group's rows ordered by class first (pycocotools, which
             concatenates the classes) or in file order (Ultralytics' class-agnostic
             confusion matrix); equal scores then keep that order.
+        gt_keep, pred_keep : ndarray of bool, shape (len(gt),) / (len(pred),), optional
+            Only these rows take part (as if the others were absent); row numbers stay
+            those of ``gt`` and ``pred``.
         """
         if pooled_order not in ("class", "file"):
             raise ParameterError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
@@ -159,7 +187,8 @@ class Groups:
         image_rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))
 
         g_cls_all = class_rows(cat_ids, gt.category_id)
-        g_rows = np.flatnonzero(g_cls_all >= 0)
+        g_ok = g_cls_all >= 0
+        g_rows = np.flatnonzero(g_ok if gt_keep is None else g_ok & gt_keep)
         g_cls = g_cls_all[g_rows]
         g_img = image_rank[gt.image_index[g_rows]]
         g_order = np.argsort(g_img if by_file else g_img * max(n_cats, 1) + g_cls, kind="stable")
@@ -167,13 +196,14 @@ class Groups:
         g_key = g_img * n_cats + g_cls if use_cats else g_img
 
         p_cls_all = class_rows(cat_ids, pred.category_id)
-        p_rows = np.flatnonzero(p_cls_all >= 0)
+        p_ok = p_cls_all >= 0
+        p_rows = np.flatnonzero(p_ok if pred_keep is None else p_ok & pred_keep)
         p_cls = p_cls_all[p_rows]
         p_img = image_rank[pred.image_index[p_rows]]
         scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
         p_score = scores[p_rows]
         # dense rank of -score (equal scores share a rank) turns each sort into one int64 sort
-        by_score = np.argsort(-p_score, kind="stable")
+        by_score = np.argsort(-p_score)  # ties share a rank: any order of them will do
         sorted_scores = p_score[by_score]
         dense = np.empty(len(p_rows), dtype=np.int64)
         dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
@@ -192,9 +222,11 @@ class Groups:
         )
         p_key = p_img * n_cats + p_cls if use_cats else p_img
 
-        keys = _sorted_union(g_key, p_key)
-        gt_start, gt_end = _bounds(g_key, keys)
-        pred_start, pred_end = _bounds(p_key, keys)
+        g_values, g_starts = _runs(g_key)
+        p_values, p_starts = _runs(p_key)
+        keys = _sorted_union(g_values, p_values)
+        gt_start, gt_end = _bounds(g_values, g_starts, len(g_key), keys)
+        pred_start, pred_end = _bounds(p_values, p_starts, len(p_key), keys)
         rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
         return cls(
             category_ids=cat_ids,

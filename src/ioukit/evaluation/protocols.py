@@ -7,6 +7,13 @@ pred, iou_type=...)`` method that runs the pipeline stages:
 
     Groups.build -> get_similarity(iou_type).matrices -> match -> accumulate -> summarize
 
+Each protocol splits in two public halves so that the matching can run where the predictions
+are (sharded evaluation) and the summary once: ``COCOProtocol.summarize(gt, pred, layout,
+outcome)``; ``VOCProtocol.match(gt, pred)`` / ``YOLOProtocol.match(gt, pred)`` return a
+:class:`MatchedPredictions` (outcomes of disjoint image shards merge with
+:meth:`MatchedPredictions.merge`) that their ``summarize(gt, None, matched)`` turns into the
+numbers, bit for bit those of ``evaluate``.
+
 :func:`register_protocol` adds a protocol (LVIS, Open Images, DOTA, crowdpose register theirs
 the same way); :func:`make_protocol` is the one place where ``protocol``, ``iou_type`` and the
 protocol's options are validated, for :func:`ioukit.evaluate`, :class:`ioukit.Evaluator`
@@ -42,6 +49,7 @@ __all__ = [
     "DEFAULT_AREA_RANGES",
     "COCOProtocol",
     "EvaluationProtocol",
+    "MatchedPredictions",
     "StatSpec",
     "VOCProtocol",
     "YOLOProtocol",
@@ -484,6 +492,62 @@ class COCOProtocol:
 # ------------------------------------------------------------------------------ VOC, YOLO
 
 
+@dataclass(frozen=True, eq=False)
+class MatchedPredictions:
+    """The first half of a VOC or YOLO evaluation: what their ``summarize`` reads.
+
+    Attributes
+    ----------
+    outcome : MatchOutcome
+        One record per prediction of a ground-truth category (no ``max_dets`` cut), area
+        range ``"all"``; ``pred_row`` are rows of the predictions dataset.
+    other_row : ndarray of int64, shape (U,)
+        Rows of the predictions whose category the ground truth lacks (never matched, not
+        counted; Ultralytics' confidence sort still sees them).
+    other_score : ndarray of float64, shape (U,)
+    other_image_id : ndarray of int64, shape (U,)
+
+    Examples
+    --------
+    >>> o = MatchOutcome.empty(np.array([1]), np.array([0.5]), ("all",))
+    >>> m = MatchedPredictions(o, np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int64))
+    >>> len(MatchedPredictions.merge([m, m]).outcome)
+    0
+    """
+
+    outcome: MatchOutcome
+    other_row: np.ndarray
+    other_score: np.ndarray
+    other_image_id: np.ndarray
+
+    @classmethod
+    def merge(
+        cls,
+        parts: Sequence[MatchedPredictions],
+        /,
+        *,
+        pred_row_offsets: Sequence[int] | None = None,
+    ) -> MatchedPredictions:
+        """Matches of disjoint image shards as one (:meth:`MatchOutcome.merge`).
+
+        ``pred_row_offsets``: added to each part's prediction rows, so that rows are those of
+        the shards' predictions concatenated (the input order VOC ranks ties by).
+        """
+        if not parts:
+            raise ValueError("parts: expected at least one MatchedPredictions, got none")
+        offsets = [0] * len(parts) if pred_row_offsets is None else list(pred_row_offsets)
+        if len(offsets) != len(parts):
+            raise ValueError("pred_row_offsets: expected one offset per part")
+        return cls(
+            outcome=MatchOutcome.merge([p.outcome for p in parts], pred_row_offsets=offsets),
+            other_row=np.concatenate(
+                [p.other_row + o for p, o in zip(parts, offsets, strict=True)]
+            ).astype(np.int64),
+            other_score=np.concatenate([p.other_score for p in parts]).astype(np.float64),
+            other_image_id=np.concatenate([p.other_image_id for p in parts]).astype(np.int64),
+        )
+
+
 @dataclass(frozen=True)
 class VOCProtocol:
     """PASCAL VOC: devkit argmax matching without fallback; 11-point (VOC07) or all-point AP.
@@ -505,12 +569,48 @@ class VOCProtocol:
         return MatchRule(strict=self.strict_threshold, tie="argmax", crowd=False, clamp=None)
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
-        """VOC mAP (see :func:`ioukit.metrics.voc.evaluate_voc`)."""
-        from ioukit.metrics.voc import evaluate_voc
+        """VOC mAP (see :func:`ioukit.metrics.voc.evaluate_voc`): :meth:`match`, then
+        :meth:`summarize`."""
+        return self.summarize(gt, pred, self.match(gt, pred, iou_type=iou_type), iou_type=iou_type)
 
-        return evaluate_voc(
+    def match(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> MatchedPredictions:
+        """The first half of :meth:`evaluate` (:func:`ioukit.metrics.voc.match_voc`).
+
+        Run it on each shard of images (on the workers), merge with
+        :meth:`MatchedPredictions.merge` (``pred_row_offsets``: the shards' offsets in their
+        concatenation, which is the input order VOC ranks tied scores by) and call
+        :meth:`summarize` once.
+        """
+        from ioukit.metrics.voc import match_voc
+
+        return match_voc(
             gt,
             pred,
+            iou_threshold=self.iou_threshold,
+            pixel_inclusive=self.pixel_inclusive,
+            strict_threshold=self.strict_threshold,
+        )
+
+    def summarize(
+        self,
+        gt: Dataset,
+        pred: Dataset | None,
+        matched: MatchedPredictions,
+        /,
+        *,
+        iou_type: str = "bbox",
+    ) -> ProtocolResult:
+        """The second half of :meth:`evaluate` (:func:`ioukit.metrics.voc.summarize_voc`).
+
+        ``pred`` may be None (the predictions stayed on the workers); the ground truth gives
+        the categories and the counts, so ``matched`` may come from shards matched against
+        parts of it. Same numbers as :meth:`evaluate` on the same match.
+        """
+        from ioukit.metrics.voc import summarize_voc
+
+        return summarize_voc(
+            gt,
+            matched,
             interpolation=self.interpolation,
             iou_threshold=self.iou_threshold,
             pixel_inclusive=self.pixel_inclusive,
@@ -540,20 +640,50 @@ class YOLOProtocol:
         return MatchRule(tie="first", crowd=False, clamp=None)
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
-        """Ultralytics metrics (see :func:`ioukit.metrics.yolo.evaluate_yolo`)."""
+        """Ultralytics metrics (see :func:`ioukit.metrics.yolo.evaluate_yolo`): :meth:`match`,
+        then :meth:`summarize`."""
+        return self.summarize(gt, pred, self.match(gt, pred, iou_type=iou_type), iou_type=iou_type)
+
+    def match(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> MatchedPredictions:
+        """The first half of :meth:`evaluate` (:func:`ioukit.metrics.yolo.match_yolo_records`).
+
+        Run it on each shard of images, merge with :meth:`MatchedPredictions.merge` and call
+        :meth:`summarize` once (``pred_row_offsets`` matter only with ``stable_ties=True``).
+        """
         from ioukit.evaluation.ultralytics import yolo_similarity
-        from ioukit.metrics.yolo import evaluate_yolo
+        from ioukit.metrics.yolo import match_yolo_records
 
         similarity = self.similarity if self.similarity is not None else yolo_similarity(iou_type)
-        result = evaluate_yolo(
-            gt,
-            pred,
-            iou_thresholds=self.iou_thresholds,
-            stable_ties=self.stable_ties,
-            similarity=similarity,
+        return match_yolo_records(
+            gt, pred, iou_thresholds=self.iou_thresholds, similarity=similarity
+        )
+
+    def summarize(
+        self,
+        gt: Dataset,
+        pred: Dataset | None,
+        matched: MatchedPredictions,
+        /,
+        *,
+        iou_type: str = "bbox",
+    ) -> ProtocolResult:
+        """The second half of :meth:`evaluate` (:func:`ioukit.metrics.yolo.summarize_yolo`).
+
+        ``pred`` may be None (the predictions stayed on the workers). Same numbers as
+        :meth:`evaluate` on the same match.
+        """
+        from ioukit.metrics.yolo import summarize_yolo
+
+        result = summarize_yolo(
+            gt, matched, iou_thresholds=self.iou_thresholds, stable_ties=self.stable_ties
         )
         params = {**result.params, "iou_type": iou_type}
         if iou_type == "keypoints":  # the OKS sigmas (None: Ultralytics' default for K)
+            similarity = self.similarity
+            if similarity is None:
+                from ioukit.evaluation.ultralytics import yolo_similarity
+
+                similarity = yolo_similarity(iou_type)
             params["sigmas"] = getattr(similarity, "sigmas", None)
         return dataclasses.replace(result, params=params)
 

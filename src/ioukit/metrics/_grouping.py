@@ -121,13 +121,25 @@ def image_chunks(
     """Consecutive image-row ranges (as boolean image masks) whose same-key pairs stay within
     ``budget`` each (default :data:`CHUNK_PAIRS`; a single image above it is its own chunk)."""
     budget = CHUNK_PAIRS if budget is None else budget
-    keys, inverse = np.unique(np.concatenate([gt_key, pred_key]), return_inverse=True)
-    g_count = np.bincount(inverse[: len(gt_key)], minlength=len(keys))
-    p_count = np.bincount(inverse[len(gt_key) :], minlength=len(keys))
-    key_image = np.zeros(len(keys), dtype=np.int64)
-    key_image[inverse[: len(gt_key)]] = gt_image
-    key_image[inverse[len(gt_key) :]] = pred_image
-    pairs = np.bincount(key_image, weights=(g_count * p_count).astype(float), minlength=n_images)
+    span = int(max(gt_key.max(initial=0), pred_key.max(initial=0))) + 1
+    if span <= 4 * (len(gt_key) + len(pred_key)) + 1024:  # dense keys: counts by bincount
+        g_count = np.bincount(gt_key, minlength=span)
+        p_count = np.bincount(pred_key, minlength=span)
+        both = np.flatnonzero((g_count > 0) & (p_count > 0))
+        key_image = np.zeros(span, dtype=np.int64)
+        key_image[gt_key] = gt_image
+        weights = (g_count[both] * p_count[both]).astype(float)
+        pairs = np.bincount(key_image[both], weights=weights, minlength=n_images)
+    else:
+        keys, inverse = np.unique(np.concatenate([gt_key, pred_key]), return_inverse=True)
+        g_count = np.bincount(inverse[: len(gt_key)], minlength=len(keys))
+        p_count = np.bincount(inverse[len(gt_key) :], minlength=len(keys))
+        key_image = np.zeros(len(keys), dtype=np.int64)
+        key_image[inverse[: len(gt_key)]] = gt_image
+        key_image[inverse[len(gt_key) :]] = pred_image
+        pairs = np.bincount(
+            key_image, weights=(g_count * p_count).astype(float), minlength=n_images
+        )
     if pairs.sum() <= budget:
         return [np.ones(n_images, dtype=bool)]
     chunks, cum, start = [], np.cumsum(pairs), 0
@@ -204,6 +216,133 @@ def match_dataset(
     )
 
 
+def match_records(
+    gt: Dataset,
+    pred: Dataset,
+    *,
+    thresholds: np.ndarray,
+    rule: Any,
+    similarity: Any,
+    gt_ignore: np.ndarray,
+    gt_keep: np.ndarray | None = None,
+) -> Any:
+    """Every prediction of a ground-truth category matched per (image, class) group, no
+    ``max_det`` cut: a :class:`~ioukit.evaluation.protocols.MatchedPredictions`.
+
+    The datasets are used as they are (no row subsets are built); images are matched in
+    chunks of at most :data:`CHUNK_PAIRS` pairs (bounded memory) whose outcomes are merged.
+    ``rule`` is a :class:`~ioukit.evaluation.match.MatchRule`; ``gt_keep`` drops ground truths
+    entirely (as if absent); ``gt_ignore`` ones are matched but not counted.
+    """
+    from ioukit.evaluation.groups import Groups
+    from ioukit.evaluation.match import match_groups
+    from ioukit.evaluation.outcome import MatchOutcome
+    from ioukit.evaluation.protocols import MatchedPredictions
+
+    check_pair(gt, pred)
+    category_ids = np.unique(gt.categories.ids)
+    gt_class = class_rows(category_ids, gt.category_id)
+    pred_class = class_rows(category_ids, pred.category_id)
+    keep = gt_class >= 0 if gt_keep is None else (gt_keep & (gt_class >= 0))
+    known = pred_class >= 0
+    n_k = max(len(category_ids), 1)
+    g_rows_all, p_rows_all = np.flatnonzero(keep), np.flatnonzero(known)
+    g_img, p_img = gt.image_index[g_rows_all], pred.image_index[p_rows_all]
+    g_key = g_img * n_k + gt_class[g_rows_all]
+    p_key = p_img * n_k + pred_class[p_rows_all]
+    chunks = image_chunks(g_key, g_img, p_key, p_img, len(gt.images))
+    thresholds = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    parts = []
+    for images in chunks:
+        one = len(chunks) == 1
+        groups = Groups.build(
+            gt,
+            pred,
+            use_cats=True,
+            max_det=max(len(pred), 1),
+            gt_keep=keep if one else keep & images[gt.image_index],
+            pred_keep=None if one else known & images[pred.image_index],
+        )
+        matrices = similarity.matrices(gt, pred, groups)
+        parts.append(
+            match_groups(
+                gt, pred, groups, matrices, thresholds=thresholds, rule=rule, gt_ignore=gt_ignore
+            )
+        )
+    outcome = parts[0] if len(parts) == 1 else MatchOutcome.merge(parts)
+    other = np.flatnonzero(~known)
+    scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
+    return MatchedPredictions(
+        outcome=outcome,
+        other_row=other,
+        other_score=scores[other],
+        other_image_id=gt.images.ids[pred.image_index[other]],
+    )
+
+
+def image_rows(gt: Dataset, image_id: np.ndarray) -> np.ndarray:
+    """Rows of the image table of ``gt`` holding ``image_id`` (ids known to the table)."""
+    ids = gt.images.ids
+    image_id = np.asarray(image_id, dtype=np.int64)
+    if ids.size == 0 or image_id.size == 0:
+        return np.zeros(image_id.shape, dtype=np.int64)
+    low, high = int(ids.min()), int(ids.max())
+    if high - low <= 4 * (ids.size + image_id.size) + 1024:  # one lookup table
+        table = np.zeros(high - low + 1, dtype=np.int64)
+        table[ids - low] = np.arange(ids.size)
+        return np.asarray(table[image_id - low])
+    sorter = np.argsort(ids, kind="stable")
+    return np.asarray(sorter[np.searchsorted(ids, image_id, sorter=sorter)], dtype=np.int64)
+
+
+def row_order(rows: np.ndarray) -> np.ndarray:
+    """Stable ``argsort(rows)``; a scatter when ``rows`` is a permutation of ``0..N-1``."""
+    n = rows.size
+    if n and rows.min() == 0 and rows.max() == n - 1:
+        inverse = np.full(n, -1, dtype=np.int64)
+        inverse[rows] = np.arange(n)
+        if inverse.min() >= 0:  # every row hit once
+            return inverse
+    return np.argsort(rows, kind="stable")
+
+
+def record_order(
+    class_row: np.ndarray, score: np.ndarray, row: np.ndarray, num_classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Records grouped by class, descending score, ties by ``row`` (input order).
+
+    Returns ``(order, bounds)`` as :func:`class_order` (records with class -1 left out).
+    Records already in (class, descending score) order (a match outcome's accumulation order)
+    only have their tied runs put in row order.
+
+    Examples
+    --------
+    >>> order, bounds = record_order(np.array([0, 0, 1, -1]), np.array([0.5, 0.5, 0.2, 0.9]),
+    ...                              np.array([3, 1, 0, 2]), 2)
+    >>> order.tolist(), bounds.tolist()
+    ([1, 0, 2], [0, 2, 3])
+    """
+    index = np.flatnonzero(class_row >= 0)
+    c, s, r = class_row[index], score[index], row[index]
+    order = None
+    if index.size > 1:
+        same_class = c[1:] == c[:-1]
+        tied = same_class & (s[1:] == s[:-1])
+        if np.all((c[1:] > c[:-1]) | (same_class & (s[1:] < s[:-1])) | tied):
+            # (class, -score) order already: only tied runs may need row order
+            if not np.any(tied & (r[1:] < r[:-1])):
+                order = index
+            elif r.min() >= 0 and index.size * (int(r.max()) + 1) < 2**62:
+                run = np.cumsum(np.r_[0, ~tied])
+                perm = np.argsort(run * (int(r.max()) + 1) + r, kind="stable")
+                order = index[perm]
+    if order is None:
+        order = index[np.lexsort((r, -s, c))]
+    counts = np.bincount(class_row[order], minlength=num_classes)
+    bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return order, bounds
+
+
 def _match_rows(
     gt: Dataset, pred: Dataset, g_rows: np.ndarray, p_rows: np.ndarray, thresholds: np.ndarray,
     rule: str, gt_ignore: np.ndarray, gt_crowd: np.ndarray, strict: bool, plus1: bool,
@@ -216,24 +355,43 @@ def _match_rows(
     from ioukit.evaluation.outcome import IGNORED
     from ioukit.evaluation.similarity import BoxIoU, Float32BoxIoU
 
-    extra_g, extra_p = (
-        ({}, {}) if custom is None else (_columns(gt, g_rows), _columns(pred, p_rows))
-    )
-    sub_gt = _subset(gt, g_rows, crowd=gt_crowd[g_rows], **extra_g)
-    sub_pred = _subset(pred, p_rows, **extra_p)
+    crowd_rows = gt_crowd[g_rows]
+    no_crowd = not crowd_rows.any()
+    # the datasets as they are (no row subsets, nothing re-validated) whenever the crowd flags
+    # the similarity and the matcher read there are those asked for
+    whole = np.array_equal(crowd_rows, gt.crowd[g_rows]) or (custom is None and no_crowd)
+    if whole:
+        sub_gt, sub_pred = gt, pred
+        g_keep = np.zeros(len(gt), dtype=bool)
+        g_keep[g_rows] = True
+        p_keep = np.zeros(len(pred), dtype=bool)
+        p_keep[p_rows] = True
+        keep: dict[str, Any] = {"gt_keep": g_keep, "pred_keep": p_keep}
+        ignore = gt_ignore
+    else:
+        extra_g, extra_p = (
+            ({}, {}) if custom is None else (_columns(gt, g_rows), _columns(pred, p_rows))
+        )
+        sub_gt = _subset(gt, g_rows, crowd=crowd_rows, **extra_g)
+        sub_pred = _subset(pred, p_rows, **extra_p)
+        keep = {}
+        ignore = gt_ignore[g_rows]
     groups = Groups.build(
         sub_gt,
         sub_pred,
         use_cats=not class_agnostic,
-        max_det=max(len(p_rows), 1),
+        max_det=max(len(sub_pred), 1),
         pooled_order="file",  # class-agnostic matching keeps file order (Ultralytics)
+        **keep,
     )
     similarity = (
         custom
         if custom is not None
         else Float32BoxIoU(eps=eps)
         if float32
-        else BoxIoU(pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False)
+        else BoxIoU(
+            crowd=not no_crowd, pixel_offset=1.0 if plus1 else 0.0, eps=eps, source_wh=False
+        )
     )
     matrices = similarity.matrices(sub_gt, sub_pred, groups)
     tie = {"coco": "last", "first": "first", "voc": "argmax"}[rule]
@@ -243,12 +401,20 @@ def _match_rows(
         groups,
         matrices,
         thresholds=thresholds,
-        rule=MatchRule(strict=strict, tie=tie, clamp=1.0 - 1e-10 if tie == "last" else None),
-        gt_ignore=gt_ignore[g_rows],
+        rule=MatchRule(
+            strict=strict,
+            tie=tie,
+            crowd=not no_crowd,
+            clamp=1.0 - 1e-10 if tie == "last" else None,
+        ),
+        gt_ignore=ignore,
     )
     matched, ignored, iou = out
-    rows = p_rows[outcome.pred_row]
-    matched[:, rows] = np.append(g_rows, -1)[outcome.matched_gt].T
+    if whole:
+        rows, hit = outcome.pred_row, outcome.matched_gt.T
+    else:
+        rows, hit = p_rows[outcome.pred_row], np.append(g_rows, -1)[outcome.matched_gt].T
+    matched[:, rows] = hit
     ignored[:, rows] = (outcome.status[:, 0, :] == IGNORED).T
     iou[:, rows] = outcome.iou.T
 

@@ -30,6 +30,7 @@ __all__ = [
     "Curves",
     "PrecisionRecallF1",
     "curves_from_matches",
+    "curves_from_outcome",
     "matches_from_outcome",
     "pr_curves",
     "precision_recall_f1",
@@ -337,6 +338,44 @@ def curves_from_matches(
         best_f1=float(mean_f1[best]),
         iou_threshold=float(iou_threshold),
     )
+
+
+def curves_from_outcome(
+    gt: Dataset, pred: Dataset, outcome: Any, iou_threshold: float, *, protocol: str = "coco"
+) -> Curves | None:
+    """:class:`Curves` from an evaluation's own match (None when the outcome does not hold
+    ``iou_threshold``); equal to :func:`pr_curves` with the same protocol.
+
+    ``protocol="yolo"``: the outcome of the yolo protocol (float32 thresholds, crowd ground
+    truths dropped, no ignored ones), with Ultralytics' confidence order.
+    """
+    if protocol != "yolo":
+        matches = matches_from_outcome(gt, pred, outcome, iou_threshold)
+        return None if matches is None else curves_from_matches(matches, iou_threshold)
+    from ioukit.metrics.yolo import float32_values
+
+    wanted = float32_values(np.array([float(iou_threshold)]))[0]
+    t = np.flatnonzero(outcome.thresholds == wanted)
+    if t.size == 0 or (len(outcome.category_ids) == 1 and outcome.category_ids[0] == -1):
+        return None
+    category_ids, names = _grouping.sorted_categories(gt.categories)
+    matched = np.full((1, len(pred)), -1, dtype=np.int64)
+    iou = np.full((1, len(pred)), np.nan)
+    matched[0, outcome.pred_row] = outcome.matched_gt_at(int(t[0]))
+    iou[0, outcome.pred_row] = outcome.iou_at(int(t[0]))
+    gt_class = _grouping.class_rows(category_ids, gt.category_id)
+    matches = _grouping.DatasetMatches(
+        category_ids=category_ids,
+        names=names,
+        gt_class=np.where(gt.crowd, -1, gt_class),
+        gt_ignore=np.zeros(len(gt), dtype=bool),
+        pred_class=_grouping.class_rows(category_ids, pred.category_id),
+        scores=pred.scores if pred.scores is not None else np.zeros(len(pred)),
+        matched=matched,
+        ignored=np.zeros((1, len(pred)), dtype=bool),
+        iou=iou,
+    )
+    return curves_from_matches(matches, iou_threshold, ultralytics_image_index=pred.image_index)
 
 
 def matches_from_outcome(

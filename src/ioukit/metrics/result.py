@@ -160,13 +160,14 @@ class EvaluationResult:
     @property
     def precision(self) -> np.ndarray | None:
         """Precision of every protocol that has it: COCO [T, R, K, A, M] (-1 for classes
-        without ground truth); VOC [K, 101], the envelope at the 101 recall points; None for
-        YOLO (its curves are ``result.arrays["p_curve"]`` etc.)."""
+        without ground truth); VOC [K, 101], the envelope at the 101 recall points; YOLO
+        [T, K, 101], the envelope Ultralytics integrates (confidence curves:
+        ``result.arrays["p_curve"]`` etc.)."""
         return self._array("precision")
 
     @property
     def recall(self) -> np.ndarray | None:
-        """Recall: COCO [T, K, A, M]; VOC [K], the final recall; None for YOLO."""
+        """Recall: COCO [T, K, A, M]; VOC [K], the final recall; YOLO [T, K], the final recall."""
         return self._array("recall")
 
     @property
@@ -281,14 +282,15 @@ class EvaluationResult:
         From the evaluation's own match (``outcome``) when it holds ``iou_threshold`` (COCO:
         the predictions within ``max_dets``); otherwise :func:`ioukit.metrics.curves.pr_curves`.
         """
-        from ioukit.metrics.curves import curves_from_matches, matches_from_outcome, pr_curves
+        from ioukit.metrics.curves import curves_from_outcome, pr_curves
 
         if self.outcome is not None:
-            matches = matches_from_outcome(
-                self.ground_truth, self.predictions, self.outcome, iou_threshold
-            )
-            if matches is not None:
-                return curves_from_matches(matches, iou_threshold)
+            own = curves_from_outcome(
+                self.ground_truth, self.predictions, self.outcome, iou_threshold,
+                protocol=self.protocol,
+            )  # fmt: skip
+            if own is not None:
+                return own
         protocol = self.protocol if self.protocol in ("coco", "voc07", "voc10", "yolo") else "voc10"
         return pr_curves(
             self.ground_truth,

@@ -22,7 +22,7 @@ Choices, each documented and switchable:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +33,10 @@ from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS, voc07_ap, voc10_ap
 from ioukit.metrics.protocol import ProtocolResult
 
-__all__ = ["evaluate_voc"]
+if TYPE_CHECKING:
+    from ioukit.evaluation.protocols import MatchedPredictions
+
+__all__ = ["evaluate_voc", "match_voc", "summarize_voc"]
 
 
 def evaluate_voc(
@@ -95,28 +98,127 @@ def evaluate_voc(
     """
     if interpolation not in ("11point", "all"):
         raise ParameterError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
+    matched = match_voc(
+        gt,
+        pred,
+        iou_threshold=iou_threshold,
+        pixel_inclusive=pixel_inclusive,
+        strict_threshold=strict_threshold,
+    )
+    return summarize_voc(
+        gt,
+        matched,
+        interpolation=interpolation,
+        iou_threshold=iou_threshold,
+        pixel_inclusive=pixel_inclusive,
+        strict_threshold=strict_threshold,
+        exact_grid=exact_grid,
+    )
+
+
+def _threshold(iou_threshold: float) -> float:
     threshold = float(iou_threshold)
     if not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
-    difficult = gt.difficult | gt.ignore | gt.crowd
-    matches = _grouping.match_dataset(
+    return threshold
+
+
+def match_voc(
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    iou_threshold: float = 0.5,
+    pixel_inclusive: bool = False,
+    strict_threshold: bool = False,
+) -> MatchedPredictions:
+    """The first half of :func:`evaluate_voc`: the devkit's match of every prediction.
+
+    Returns a :class:`~ioukit.evaluation.protocols.MatchedPredictions` whose outcome holds one
+    record per prediction of a ground-truth category (one threshold, one area range ``"all"``;
+    ``IGNORED`` marks matches to difficult ground truths). Outcomes of disjoint image shards
+    merge (:meth:`MatchedPredictions.merge`) and :func:`summarize_voc` gives the numbers.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                            category_id=[1], scores=[0.9])
+    >>> m = match_voc(gt, pred)
+    >>> len(m.outcome), m.outcome.status.shape
+    (1, (1, 1, 1))
+    """
+    from ioukit.evaluation.match import MatchRule
+    from ioukit.evaluation.similarity import BoxIoU
+
+    threshold = _threshold(iou_threshold)
+    result: MatchedPredictions = _grouping.match_records(
         gt,
         pred,
-        iou_thresholds=np.array([threshold]),
-        rule="voc",
-        gt_ignore=difficult,
-        gt_crowd=np.zeros(len(gt), dtype=bool),
-        strict=strict_threshold,
-        plus1=pixel_inclusive,
+        thresholds=np.array([threshold]),
+        rule=MatchRule(strict=bool(strict_threshold), tie="argmax", crowd=False, clamp=None),
+        similarity=BoxIoU(
+            crowd=False, pixel_offset=1.0 if pixel_inclusive else 0.0, source_wh=False
+        ),
+        gt_ignore=gt.difficult | gt.ignore | gt.crowd,
     )
-    num_classes = matches.category_ids.size
-    num_gt = matches.num_gt()
-    num_pred = matches.num_pred()
-    tp_flags = matches.tp[0]
-    counted = ~matches.ignored[0]
-    order, bounds = _grouping.class_order(matches.pred_class, matches.scores, counted, num_classes)
+    return result
 
-    tp_sorted = tp_flags[order].astype(np.int64)
+
+def summarize_voc(
+    gt: Dataset,
+    matched: MatchedPredictions,
+    /,
+    *,
+    interpolation: str = "11point",
+    iou_threshold: float = 0.5,
+    pixel_inclusive: bool = False,
+    strict_threshold: bool = False,
+    exact_grid: bool = False,
+) -> ProtocolResult:
+    """The second half of :func:`evaluate_voc`: numbers from a :func:`match_voc` outcome.
+
+    Reads the ground truth only for its categories and the number of non-difficult ground
+    truths per class (so a merged outcome of shards matched against parts of the ground truth
+    gives the one-process numbers). Predictions are ranked per class by descending score,
+    ties by ``outcome.pred_row`` (input order: after a merge, pass the shards' row offsets).
+    ``iou_threshold``, ``pixel_inclusive`` and ``strict_threshold`` go to ``params`` only.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [20, 20, 30, 30]],
+    ...                          image_index=[0, 0], category_id=[1, 1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                            category_id=[1], scores=[0.9])
+    >>> summarize_voc(gt, match_voc(gt, pred), interpolation="all").stats["mAP"]
+    0.5
+    """
+    from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
+
+    if interpolation not in ("11point", "all"):
+        raise ParameterError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
+    threshold = _threshold(iou_threshold)
+    outcome = matched.outcome
+    category_ids, names = _grouping.sorted_categories(gt.categories)
+    num_classes = category_ids.size
+    gt_class = _grouping.class_rows(category_ids, gt.category_id)
+    regular = ~(gt.difficult | gt.ignore | gt.crowd) & (gt_class >= 0)
+    num_gt = np.bincount(gt_class[regular], minlength=num_classes)
+    num_pred = np.bincount(outcome.class_row, minlength=num_classes)
+    status = outcome.status_at(0, 0)
+    counted_class = np.where(status != IGNORED, outcome.class_row, -1)
+    order, bounds = _grouping.record_order(
+        counted_class, outcome.score, outcome.pred_row, num_classes
+    )
+
+    tp_sorted = (status[order] == TRUE_POSITIVE).astype(np.int64)
     ap = np.full(num_classes, -1.0)
     final_recall = np.full(num_classes, -1.0)
     sampled = np.full((num_classes, COCO_RECALL_THRESHOLDS.size), -1.0)
@@ -147,8 +249,8 @@ def evaluate_voc(
     mean_ap = float(np.mean(ap[valid])) if valid.any() else -1.0
     rows: list[dict[str, Any]] = [
         {
-            "category_id": int(matches.category_ids[k]),
-            "name": matches.names[k],
+            "category_id": int(category_ids[k]),
+            "name": names[k],
             "num_gt": int(num_gt[k]),
             "num_pred": int(num_pred[k]),
             "AP": float(ap[k]),
@@ -168,7 +270,7 @@ def evaluate_voc(
             "recall_thresholds": COCO_RECALL_THRESHOLDS.copy(),
             "curve_recall": curve_recall,
             "curve_precision": curve_precision,
-            "curve_scores": matches.scores[order],
+            "curve_scores": outcome.score[order],
             "curve_bounds": bounds,
         },
         params={

@@ -32,21 +32,25 @@ annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.metrics import _grouping
-from ioukit.metrics.ap import ultralytics_ap
 from ioukit.metrics.protocol import ProtocolResult
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.protocols import MatchedPredictions
 
 __all__ = [
     "evaluate_yolo",
     "float32_threshold",
     "float32_values",
     "match_yolo",
+    "match_yolo_records",
+    "summarize_yolo",
     "ultralytics_class_curves",
     "ultralytics_order",
 ]
@@ -66,6 +70,33 @@ class _ClassCurves:
     has_labels: np.ndarray  # (K,) bool
     num_labels: np.ndarray  # (K,)
     best_index: int
+    precision: np.ndarray  # (T, K, 101) Ultralytics' interpolated envelope, -1: no labels
+    recall: np.ndarray  # (T, K) final recall, -1: no labels
+
+
+def _stable_class_sort(classes: np.ndarray, num_classes: int) -> np.ndarray:
+    """``np.argsort(classes, kind="stable")``; as int16 (NumPy's radix sort) when it fits."""
+    if num_classes < 2**15:
+        return np.argsort(classes.astype(np.int16), kind="stable")
+    return np.argsort(classes, kind="stable")
+
+
+def _layout(scores: np.ndarray, image_index: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-scores, image_index))`` (``image_index``: any small non-negative ints);
+    for float32-valued ``scores`` one stable sort of an unsigned key
+    ``image << 32 | descending-order bits of the float32 value``."""
+    conf = scores.astype(np.float32)
+    if (
+        conf.size == 0
+        or not np.array_equal(conf, scores)
+        or image_index.min() < 0
+        or image_index.max() >= 2**31
+    ):
+        return np.lexsort((-scores, image_index))
+    bits = (conf + np.float32(0.0)).view(np.uint32)  # -0.0 -> +0.0 (equal values, one key)
+    ordered = np.where(bits >> np.uint32(31) == 1, ~bits, bits | np.uint32(0x80000000))
+    key = (image_index.astype(np.uint64) << np.uint64(32)) | (~ordered).astype(np.uint64)
+    return np.argsort(key, kind="stable")
 
 
 def ultralytics_order(
@@ -95,14 +126,42 @@ def ultralytics_order(
     layout = (
         np.arange(len(scores))
         if image_index is None
-        else np.lexsort((-np.asarray(scores, dtype=np.float64), image_index))
+        else _layout(np.asarray(scores, dtype=np.float64), np.asarray(image_index))
     )
     conf = np.asarray(scores)[layout].astype(np.float32)
     everything = layout[np.argsort(-conf)]  # Ultralytics' exact call: quicksort, ties unspecified
     everything = everything[pred_class[everything] >= 0]
-    order = everything[np.argsort(pred_class[everything], kind="stable")]
+    order = everything[_stable_class_sort(pred_class[everything], num_classes)]
     counts = np.bincount(pred_class[order], minlength=num_classes)
     return order, np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+
+_AP_GRID = np.linspace(0.0, 1.0, 101)
+_AP_STEP = _AP_GRID[1:] - _AP_GRID[:-1]
+
+
+def _ultralytics_ap_rows(
+    recall: np.ndarray, precision: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~ioukit.metrics.ap.ultralytics_ap` of each row of ``recall``/``precision``
+    (T, n), n >= 1, at once: (T,) APs (the same floats), the (T, 101) interpolated envelopes
+    they integrate, and row 0's ``mpre``, ``mrec``."""
+    t, n = recall.shape
+    mrec = np.empty((t, n + 3))
+    mrec[:, 0] = 0.0
+    mrec[:, 1 : n + 1] = recall
+    mrec[:, n + 1] = recall[:, -1]
+    mrec[:, n + 2] = 1.0
+    mpre = np.empty((t, n + 3))
+    mpre[:, 0] = 1.0
+    mpre[:, 1 : n + 1] = precision
+    mpre[:, n + 1 :] = 0.0
+    mpre = np.maximum.accumulate(mpre[:, ::-1], axis=1)[:, ::-1]
+    y = np.empty((t, _AP_GRID.size))
+    for i in range(t):
+        y[i] = np.interp(_AP_GRID, mrec[i], mpre[i])
+    ap = np.sum(_AP_STEP * (y[:, 1:] + y[:, :-1]) / 2.0, axis=1)
+    return ap, y, mpre[0], mrec[0]
 
 
 def ultralytics_class_curves(
@@ -124,36 +183,44 @@ def ultralytics_class_curves(
     num_classes = num_labels.size
     num_t = tp.shape[0]
     has = num_labels > 0
-    if stable_ties:
-        order, bounds = _grouping.class_order(
-            pred_class, scores, np.ones(pred_class.size, dtype=bool), num_classes
-        )
+    if stable_ties:  # _grouping.class_order; one uint64-key sort for float32 confidences
+        index = np.flatnonzero(pred_class >= 0)
+        order = index[_layout(np.asarray(scores)[index], pred_class[index])]
+        counts = np.bincount(pred_class[order], minlength=num_classes)
+        bounds = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     else:
         order, bounds = ultralytics_order(pred_class, scores, num_classes, image_index)
     ap = np.where(has[:, None], 0.0, -1.0) * np.ones((num_classes, num_t))
     p_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     r_curve = np.zeros((num_classes, CONFIDENCE_GRID.size))
     pr_precision = np.zeros((num_classes, CONFIDENCE_GRID.size))
-    tp_sorted = tp[:, order].astype(np.float64)
+    sampled = np.where(has[None, :, None], 0.0, -1.0) * np.ones((num_t, num_classes, _AP_GRID.size))
+    final_recall = np.where(has[None, :], 0.0, -1.0) * np.ones((num_t, num_classes))
+    # one running count over all classes; a class's counts are differences of it (integers,
+    # exact in float64, equal to Ultralytics' per-class cumsum of 0/1 floats)
+    count_type = np.int64 if order.size >= 2**31 else np.int32
+    tp_cum: np.ndarray = np.cumsum(tp[:, order], axis=1, dtype=count_type)
     for k in np.flatnonzero(has).tolist():
         lo, hi = int(bounds[k]), int(bounds[k + 1])
         if hi == lo:
             continue
-        tpc = np.cumsum(tp_sorted[:, lo:hi], axis=1)  # (T, n)
-        fpc = np.cumsum(1.0 - tp_sorted[:, lo:hi], axis=1)
+        tpc = tp_cum[:, lo:hi].astype(np.float64)  # (T, n)
+        if lo:
+            tpc -= tp_cum[:, lo - 1 : lo]
+        fpc = np.arange(1, hi - lo + 1, dtype=np.float64) - tpc
         recall = tpc / (num_labels[k] + _EPS)
         precision = tpc / (tpc + fpc)
         conf = scores[order[lo:hi]]
         r_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, recall[0], left=0)
         p_curve[k] = np.interp(-CONFIDENCE_GRID, -conf, precision[0], left=1)
-        for t in range(num_t):
-            value, mpre, mrec = ultralytics_ap(recall[t], precision[t], return_curves=True)  # type: ignore[misc]
-            ap[k, t] = value
-            if t == 0:
-                pr_precision[k] = np.interp(CONFIDENCE_GRID, mrec, mpre)
+        ap[k], sampled[:, k], mpre, mrec = _ultralytics_ap_rows(recall, precision)
+        final_recall[:, k] = recall[:, -1]
+        pr_precision[k] = np.interp(CONFIDENCE_GRID, mrec, mpre)
     f1_curve = 2 * p_curve * r_curve / (p_curve + r_curve + _EPS)
     best = int(_grouping.smooth(f1_curve[has].mean(0), 0.1).argmax()) if has.any() else 0
-    return _ClassCurves(ap, p_curve, r_curve, f1_curve, pr_precision, has, num_labels, best)
+    return _ClassCurves(
+        ap, p_curve, r_curve, f1_curve, pr_precision, has, num_labels, best, sampled, final_recall
+    )
 
 
 def float32_threshold(thresholds: np.ndarray, *, strict: bool) -> np.ndarray:
@@ -249,7 +316,12 @@ def evaluate_yolo(
         with ``precision``, ``recall``, ``F1``, ``AP50``, ``AP50-95`` (-1 for classes without
         labels). ``arrays``: ``AP`` (K, T), ``p_curve``/``r_curve``/``f1_curve`` (K, 1000)
         over ``confidence`` (1000,), ``pr_precision`` (K, 1000) over the same grid read as
-        recall, ``iou_thresholds`` (T,).
+        recall, ``iou_thresholds`` (T,); ``precision`` (T, K, 101) the precision envelope
+        Ultralytics integrates for each AP (interpolated at ``recall_thresholds``
+        ``np.linspace(0, 1, 101)``) and ``recall`` (T, K) the final recall, both -1 for
+        classes without labels. ``outcome``: the match
+        (:class:`~ioukit.evaluation.outcome.MatchOutcome`, every prediction of a ground-truth
+        category), which curves and diagnostics reuse.
 
     Raises
     ------
@@ -271,6 +343,12 @@ def evaluate_yolo(
     >>> round(r.stats["mAP50"], 3), round(r.stats["mAP50-95"], 3), round(r.stats["precision"], 3)
     (0.995, 0.995, 1.0)
     """
+    thresholds = _thresholds(iou_thresholds)
+    matched = match_yolo_records(gt, pred, iou_thresholds=thresholds, similarity=similarity)
+    return summarize_yolo(gt, matched, iou_thresholds=thresholds, stable_ties=stable_ties)
+
+
+def _thresholds(iou_thresholds: object) -> np.ndarray:
     thresholds = (
         DEFAULT_IOU_THRESHOLDS
         if iou_thresholds is None
@@ -280,17 +358,119 @@ def evaluate_yolo(
         raise ParameterError(
             f"iou_thresholds: expected one or more numbers in [0, 1], got {thresholds.tolist()}"
         )
-    matches = match_yolo(gt, pred, thresholds, similarity)
-    num_labels = matches.num_gt()
+    return np.asarray(thresholds, dtype=np.float64)
+
+
+def match_yolo_records(
+    gt: Dataset,
+    pred: Dataset,
+    /,
+    *,
+    iou_thresholds: object = None,
+    similarity: Any = None,
+) -> MatchedPredictions:
+    """The first half of :func:`evaluate_yolo`: Ultralytics' match of every prediction.
+
+    Crowd ground truths are dropped; IoU is Ultralytics' float32 ``box_iou`` (or
+    ``similarity``) against the float32 thresholds, ties to the first ground truth. Returns a
+    :class:`~ioukit.evaluation.protocols.MatchedPredictions`: one outcome record per prediction
+    of a ground-truth category (area range ``"all"``, T thresholds) plus the predictions of
+    other categories, which Ultralytics' confidence sort sees too. Outcomes of disjoint image
+    shards merge (:meth:`MatchedPredictions.merge`); :func:`summarize_yolo` gives the numbers.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([0], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[0])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                            category_id=[0], scores=[0.9])
+    >>> match_yolo_records(gt, pred).outcome.status.shape
+    (1, 1, 10)
+    """
+    from ioukit.evaluation.match import MatchRule
+    from ioukit.evaluation.similarity import Float32BoxIoU
+
+    thresholds = _thresholds(iou_thresholds)
+    none = np.zeros(len(gt), dtype=bool)
+    result: MatchedPredictions = _grouping.match_records(
+        gt,
+        pred,
+        thresholds=float32_values(thresholds),
+        rule=MatchRule(tie="first", crowd=False, clamp=None),
+        similarity=similarity
+        if similarity is not None
+        else Float32BoxIoU(eps=_grouping.ULTRALYTICS_EPS),
+        gt_ignore=none,
+        gt_keep=~gt.crowd,
+    )
+    return result
+
+
+def summarize_yolo(
+    gt: Dataset,
+    matched: MatchedPredictions,
+    /,
+    *,
+    iou_thresholds: object = None,
+    stable_ties: bool = False,
+) -> ProtocolResult:
+    """The second half of :func:`evaluate_yolo`: numbers from a :func:`match_yolo_records` match.
+
+    Reads the ground truth only for its categories and the non-crowd labels per class.
+    Ultralytics' confidence layout is rebuilt from the records (image rows of ``gt``'s image
+    table, then descending confidence, ties by ``pred_row``), so a merge of disjoint image
+    shards gives the one-process numbers; ``stable_ties=True`` ranks ties by ``pred_row``
+    across images (after a merge, pass the shards' row offsets). ``iou_thresholds`` must be
+    those of the match.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([0], ["cat"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[0])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                            category_id=[0], scores=[0.9])
+    >>> round(summarize_yolo(gt, match_yolo_records(gt, pred)).stats["mAP50"], 3)
+    0.995
+    """
+    thresholds = _thresholds(iou_thresholds)
+    outcome = matched.outcome
+    if outcome.thresholds.size != thresholds.size:
+        raise ParameterError(
+            f"iou_thresholds: expected the {outcome.thresholds.size} thresholds of the match, "
+            f"got {thresholds.size}"
+        )
+    category_ids, names = _grouping.sorted_categories(gt.categories)
+    num_classes = category_ids.size
+    gt_class = _grouping.class_rows(category_ids, gt.category_id)
+    num_labels = np.bincount(gt_class[~gt.crowd & (gt_class >= 0)], minlength=num_classes)
+    # every prediction (other categories too) in row order, as Ultralytics' arrays hold them
+    n = len(outcome)
+    all_rows = np.concatenate([outcome.pred_row, matched.other_row])
+    by_row = _grouping.row_order(all_rows)
+    pred_class = np.concatenate([outcome.class_row, np.full(len(matched.other_row), -1)])[by_row]
+    scores = np.concatenate([outcome.score, matched.other_score])[by_row]
+    image_index = _grouping.image_rows(
+        gt, np.concatenate([outcome.image_id, matched.other_image_id])
+    )[by_row]
+    tp = np.zeros((thresholds.size, all_rows.size), dtype=bool)
+    # area range 0's bits are 0..T-1 (``MatchOutcome.tp_bits``: bit ``a * T + t``)
+    tp[:, :n] = np.unpackbits(outcome.tp_bits, axis=1, count=thresholds.size).T.astype(bool)
+    tp = tp[:, by_row]
     # a model's confidences are float32: ties, order and curves are those of float32 values
-    conf = matches.scores.astype(np.float32).astype(np.float64)
+    conf = scores.astype(np.float32).astype(np.float64)
     curves = ultralytics_class_curves(
-        matches.tp,
-        matches.pred_class,
+        tp,
+        pred_class,
         conf,
         num_labels,
         stable_ties=stable_ties,
-        image_index=pred.image_index,
+        image_index=image_index,
     )
     has = curves.has_labels
     i = curves.best_index
@@ -308,11 +488,11 @@ def evaluate_yolo(
         "fitness": map5095,
         "confidence": float(CONFIDENCE_GRID[i]),
     }
-    num_pred = matches.num_pred()
+    num_pred = np.bincount(outcome.class_row, minlength=num_classes)
     rows: list[dict[str, Any]] = [
         {
-            "category_id": int(matches.category_ids[k]),
-            "name": matches.names[k],
+            "category_id": int(category_ids[k]),
+            "name": names[k],
             "num_gt": int(num_labels[k]),
             "num_pred": int(num_pred[k]),
             "precision": float(p[k]) if has[k] else -1.0,
@@ -335,6 +515,10 @@ def evaluate_yolo(
             "pr_precision": curves.pr_precision,
             "confidence": CONFIDENCE_GRID.copy(),
             "iou_thresholds": thresholds.copy(),
+            "precision": curves.precision,
+            "recall": curves.recall,
+            "recall_thresholds": _AP_GRID.copy(),
         },
         params={"iou_thresholds": thresholds.tolist(), "stable_ties": bool(stable_ties)},
+        outcome=outcome,
     )
