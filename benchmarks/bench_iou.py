@@ -17,16 +17,14 @@ import numpy as np
 
 import ioukit
 from _timing import best_of, fmt_time, have, print_table
+from ioukit import synthetic
 
 QUICK = "--quick" in sys.argv
 SIZES = [1000, 4000] if QUICK else [1000, 4000, 10000]
 
 
 def make_boxes(n: int, seed: int, dtype: type) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    xy = rng.uniform(0, 1000, size=(n, 2))
-    wh = rng.uniform(1, 120, size=(n, 2))
-    return np.concatenate([xy, xy + wh], axis=1).astype(dtype)
+    return synthetic.make_boxes(n, dtype=dtype, seed=seed)
 
 
 def numpy_broadcast_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from _timing import best_of, fmt_time, have, print_table
-from ioukit import masks
+from ioukit import masks, synthetic
 
 QUICK = "--quick" in sys.argv
 H, W = 480, 640
@@ -28,16 +28,7 @@ COUNTS = [(20, 20), (100, 100)] if QUICK else [(20, 20), (100, 100), (300, 300)]
 
 
 def make_masks(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[:H, :W]
-    out = np.zeros((n, H, W), dtype=bool)
-    for i in range(n):
-        cy, cx = rng.uniform(0, H), rng.uniform(0, W)
-        ry, rx = rng.uniform(10, H / 3), rng.uniform(10, W / 3)
-        out[i] = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 < 1
-        if i % 5 == 0:
-            out[i] &= ((yy // 7 + xx // 9) % 4) != 0  # holes: many more runs
-    return out
+    return synthetic.make_masks(n, H, W, seed=seed)
 
 
 def numpy_dense_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

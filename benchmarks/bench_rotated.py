@@ -20,18 +20,12 @@ import numpy as np
 
 import ioukit
 from _timing import best_of, fmt_time, have, print_table
+from ioukit.synthetic import make_rotated_boxes
 
 
 def random_boxes(n: int, seed: int, spread: float = 1000.0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return np.concatenate(
-        [
-            rng.uniform(0, spread, (n, 2)),
-            rng.uniform(10, 120, (n, 2)),
-            rng.uniform(-90, 90, (n, 1)),
-        ],
-        axis=1,
-    )
+    return make_rotated_boxes(n, centre=(0, spread), size=(10, 120), seed=rng)
 
 
 def clustered(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -120,14 +114,7 @@ def generated_obb(n_images: int, seed: int = 0) -> tuple[list, list]:
     gts, preds = [], []
     for _ in range(n_images):
         n = int(rng.integers(1, 15))
-        gt = np.concatenate(
-            [
-                rng.uniform(0, 1000, (n, 2)),
-                rng.uniform(20, 120, (n, 2)),
-                rng.uniform(-90, 90, (n, 1)),
-            ],
-            axis=1,
-        )
+        gt = make_rotated_boxes(n, centre=(0, 1000), size=(20, 120), seed=rng)
         cls = rng.integers(0, 3, n)
         size = gt[:, 2:4]
         jitter = gt.copy()
@@ -135,14 +122,7 @@ def generated_obb(n_images: int, seed: int = 0) -> tuple[list, list]:
         jitter[:, 2:4] *= np.exp(rng.normal(0, 0.2, (n, 2)))
         jitter[:, 4] += np.degrees(rng.normal(0, 0.2, n))
         m = int(rng.integers(0, 5))
-        fp = np.concatenate(
-            [
-                rng.uniform(0, 1000, (m, 2)),
-                rng.uniform(20, 120, (m, 2)),
-                rng.uniform(-90, 90, (m, 1)),
-            ],
-            axis=1,
-        )
+        fp = make_rotated_boxes(m, centre=(0, 1000), size=(20, 120), seed=rng)
         boxes = np.concatenate([jitter, fp])
         classes = np.concatenate([cls, rng.integers(0, 3, m)])
         scores = np.concatenate([rng.uniform(0.3, 1, n), rng.uniform(0, 0.7, m)])

@@ -31,6 +31,7 @@ import ioukit
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.io import read_ground_truth, read_predictions, write_dataset
 from ioukit.io.dota import DOTA_V1_CLASSES
+from ioukit.synthetic import make_rotated_boxes
 
 
 def polyiou_shim(devkit: Path, build: Path) -> types.ModuleType:
@@ -90,14 +91,7 @@ def generated(seed: int, n_images: int = 40) -> tuple[Dataset, Dataset]:
     g_rows, g_cat, g_box, g_diff, p_rows, p_cat, p_box = [], [], [], [], [], [], []
     for image in range(n_images):
         n = int(rng.integers(1, 10))
-        boxes = np.concatenate(
-            [
-                rng.uniform(50, 900, (n, 2)),
-                rng.uniform(10, 120, (n, 2)),
-                rng.uniform(-90, 90, (n, 1)),
-            ],
-            axis=1,
-        )
+        boxes = make_rotated_boxes(n, centre=(50, 900), size=(10, 120), seed=rng)
         cats = rng.integers(0, len(names), n)
         g_rows += [image] * n
         g_cat += cats.tolist()
@@ -108,14 +102,7 @@ def generated(seed: int, n_images: int = 40) -> tuple[Dataset, Dataset]:
         jitter[:, 2:4] *= np.exp(rng.normal(0, 0.15, (n, 2)))
         jitter[:, 4] += rng.normal(0, 8, n)
         m = int(rng.integers(0, 4))
-        fps = np.concatenate(
-            [
-                rng.uniform(50, 900, (m, 2)),
-                rng.uniform(10, 120, (m, 2)),
-                rng.uniform(-90, 90, (m, 1)),
-            ],
-            axis=1,
-        )
+        fps = make_rotated_boxes(m, centre=(50, 900), size=(10, 120), seed=rng)
         p_rows += [image] * (n + m)
         p_cat += cats.tolist() + rng.integers(0, len(names), m).tolist()
         p_box += jitter.tolist() + fps.tolist()

@@ -1,8 +1,8 @@
 """Deterministic crowded person-keypoint data (COCO keypoints format) for the benchmarks.
 
-Wraps the generator of the keypoint tests (``tests/keypoints_data.py``): 8 to 20 persons per
-image in every size range, 17 keypoints with COCO-like visibility, persons without a visible
-keypoint, crowd regions, 4-12 results per person plus up to 30 false positives (about 130
+Wraps :func:`ioukit.synthetic.make_keypoints` (also the keypoint tests' generator): 8 to 20
+persons per image in every size range, 17 keypoints with COCO-like visibility, persons without
+a visible keypoint, crowd regions, 4-12 results per person plus up to 30 false positives (about 130
 results per image, most groups cut to 20), scores rounded to 2 decimals. About 7 000 ground
 truths and 65 000 results per 500 images, the size of the measurement quoted in issue #11.
 
@@ -17,20 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tests.keypoints_data import make_keypoint_set
+from ioukit.synthetic import make_keypoints
 
 
 def make_keypoints_like(
     num_images: int, *, seed: int = 0
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Ground-truth dict and results list of ``num_images`` crowded images."""
-    return make_keypoint_set(
+    return make_keypoints(
         num_images,
         min_people=8,
         max_people=20,

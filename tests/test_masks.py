@@ -328,13 +328,13 @@ def test_from_annotation_no_polygon_is_an_empty_mask() -> None:
 
 def test_kernels_match_python_twins(mask_set: np.ndarray) -> None:
     n, h, w = mask_set.shape
-    runs = masks._encode_runs(np.ascontiguousarray(mask_set.view(np.uint8)), "m")
+    runs = masks.encode_runs(mask_set, name="m")
     twin_counts = [py_encode(m) for m in mask_set]
     for i in range(n):
         counts = runs.counts[runs.offsets[i] : runs.offsets[i + 1]].tolist()
         assert counts == twin_counts[i]
         np.testing.assert_array_equal(py_decode(counts, h, w), mask_set[i])
-    dicts = masks._to_dicts(runs)
+    dicts = runs.to_rles()
     assert [d["counts"] for d in dicts] == [py_to_string(c) for c in twin_counts]
     assert [py_from_string(d["counts"]) for d in dicts] == twin_counts
     areas = np.empty(n, dtype=np.int64)

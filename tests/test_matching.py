@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.matching import match_predictions
 
 THRESHOLDS = np.linspace(0.5, 0.95, 10)
@@ -88,18 +88,26 @@ def test_caller_arrays_untouched() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "error", "message"),
     [
-        ({"iou": np.zeros(3), "scores": []}, "iou"),
-        ({"iou": np.zeros((2, 1)), "scores": [1.0]}, "scores"),
-        ({"iou": np.zeros((1, 1)), "scores": [1.0], "rule": "pascal"}, "rule"),
-        ({"iou": np.zeros((1, 1)), "scores": [1.0], "iou_thresholds": []}, "iou_thresholds"),
-        ({"iou": np.zeros((1, 2)), "scores": [1.0], "gt_crowd": [True]}, "gt_crowd"),
+        ({"iou": np.zeros(3), "scores": []}, DataFormatError, "iou"),
+        ({"iou": np.zeros((2, 1)), "scores": [1.0]}, DataFormatError, "scores"),
+        ({"iou": np.zeros((1, 1)), "scores": [1.0], "rule": "pascal"}, ParameterError, "rule"),
+        (
+            {"iou": np.zeros((1, 1)), "scores": [1.0], "iou_thresholds": []},
+            ParameterError,
+            "iou_thresholds",
+        ),
+        (
+            {"iou": np.zeros((1, 2)), "scores": [1.0], "gt_crowd": [True]},
+            DataFormatError,
+            "gt_crowd",
+        ),
     ],
 )
-def test_errors(kwargs: dict[str, object], message: str) -> None:
+def test_errors(kwargs: dict[str, object], error: type[Exception], message: str) -> None:
     iou, scores = kwargs.pop("iou"), kwargs.pop("scores")
-    with pytest.raises(DataFormatError, match=message):
+    with pytest.raises(error, match=message):
         match_predictions(iou, scores, **kwargs)  # type: ignore[arg-type]
 
 

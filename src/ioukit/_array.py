@@ -13,7 +13,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from ioukit.errors import BoxError
+from ioukit.errors import BoxError, ParameterError
 
 Array = Any  # an array of any array-API library; kept loose on purpose (see DESIGN.md)
 
@@ -21,9 +21,9 @@ _BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 
 
 def check_format(fmt: object, name: str = "fmt") -> str:
-    """Return ``fmt`` if it is a known box format, else raise ``ValueError``."""
+    """Return ``fmt`` if it is a known box format, else raise ``ParameterError``."""
     if fmt not in _BOX_FORMATS:
-        raise ValueError(
+        raise ParameterError(
             f"{name}: expected one of {', '.join(map(repr, _BOX_FORMATS))}, got {fmt!r}"
         )
     return str(fmt)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ioukit._array import Array, refuse_masked, short_repr
 from ioukit.boxes import prepare_boxes
-from ioukit.errors import BoxError
+from ioukit.errors import BoxError, ParameterError
 
 __all__ = ["check_number", "from_host", "host_boxes", "host_vector", "to_host"]
 
@@ -91,8 +91,8 @@ def host_vector(
 
 def check_number(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}: expected a number, got {value!r}")
+        raise ParameterError(f"{name}: expected a number, got {value!r}")
     number = float(value)
     if math.isnan(number):
-        raise ValueError(f"{name}: expected a number, got NaN")
+        raise ParameterError(f"{name}: expected a number, got NaN")
     return number

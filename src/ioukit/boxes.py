@@ -52,7 +52,7 @@ from ioukit._array import (
     namespace_of,
     validate_boxes,
 )
-from ioukit.errors import BoxError
+from ioukit.errors import BoxError, ParameterError
 
 __all__ = [
     "box_area",
@@ -98,9 +98,9 @@ def _check_image_size(image_size: object) -> tuple[float, float]:
     try:
         width, height = (float(v) for v in image_size)  # type: ignore[attr-defined]
     except (TypeError, ValueError):
-        raise ValueError(f"image_size: expected (width, height), got {image_size!r}") from None
+        raise ParameterError(f"image_size: expected (width, height), got {image_size!r}") from None
     if not (math.isfinite(width) and math.isfinite(height) and width > 0 and height > 0):
-        raise ValueError(
+        raise ParameterError(
             f"image_size: expected positive finite (width, height), got {image_size!r}"
         )
     return width, height
@@ -230,7 +230,7 @@ def box_convert(
         return _from_xyxy(xp, _scale(xp, xyxy, width, height), out_fmt)
     if normalized == "output":
         return _scale(xp, _from_xyxy(xp, xyxy, out_fmt), 1 / width, 1 / height)
-    raise ValueError(f"normalized: expected 'input' or 'output', got {normalized!r}")
+    raise ParameterError(f"normalized: expected 'input' or 'output', got {normalized!r}")
 
 
 def normalize_boxes(boxes: Array, /, image_size: Sequence[float]) -> Array:
@@ -347,7 +347,7 @@ def _angle_unit(angle_unit: object) -> Literal["degrees", "radians"]:
         return "degrees"
     if angle_unit == "radians":
         return "radians"
-    raise ValueError(f"angle_unit: expected 'degrees' or 'radians', got {angle_unit!r}")
+    raise ParameterError(f"angle_unit: expected 'degrees' or 'radians', got {angle_unit!r}")
 
 
 def _box_width(fmt: str) -> int:
@@ -510,10 +510,10 @@ def _convert_rotated(
     scale: tuple[float, float] | None = None
     if image_size is not None:
         if normalized not in ("input", "output"):
-            raise ValueError(f"normalized: expected 'input' or 'output', got {normalized!r}")
+            raise ParameterError(f"normalized: expected 'input' or 'output', got {normalized!r}")
         side = in_fmt if normalized == "input" else out_fmt
         if side in ("cxcywhr", "xywhr"):
-            raise ValueError(
+            raise ParameterError(
                 f"image_size: normalized {side!r} boxes are not supported (an angle cannot be "
                 "normalized); use 'xyxyxyxy' for the normalized side"
             )

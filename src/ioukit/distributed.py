@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError, MissingDependencyError
+from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
 from ioukit.metrics.protocol import ProtocolResult
 from ioukit.metrics.result import EvaluationResult
 
@@ -837,7 +837,7 @@ def _client(client: Any, workers: int | None = None) -> tuple[Any, Any]:
     if workers is not None and (
         isinstance(workers, bool) or int(workers) != workers or workers < 1
     ):
-        raise ValueError(f"workers: expected a positive number of processes, got {workers!r}")
+        raise ParameterError(f"workers: expected a positive number of processes, got {workers!r}")
     try:
         import dask
         from dask.distributed import Client, LocalCluster
@@ -914,7 +914,7 @@ def evaluate_sharded(
 
     runner = _protocol(protocol, iou_type, options)  # every check of evaluate(), before work
     if (protocol, iou_type) not in _SUPPORTED:
-        raise ValueError(
+        raise ParameterError(
             f"protocol, iou_type: evaluate_sharded supports "
             f"{', '.join(f'{p}/{t}' for p, t in _SUPPORTED)}, got {protocol}/{iou_type}"
         )

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable, check_boxes, check_finite
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics.result import EvaluationResult
 
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
@@ -191,23 +191,17 @@ class _Masks:
     def __init__(self, value: object, name: str) -> None:
         from ioukit import masks
 
-        host = masks._host_numpy(value, name)
+        host = masks.to_host(value, name=name)
         known = not (host.size == 0 and host.ndim != 3)
         if not known:  # e.g. [] or torch.zeros(0): no masks, size unknown
             host = np.zeros((0, 0, 0), dtype=np.uint8)
-        dense, _ = masks._binary_masks(host, name, allow_2d=False)
-        runs = masks._encode_runs(dense, name)
-        kernels = masks._kernels()
-        n = len(runs)
-        area = np.empty(n, dtype=np.int64)
-        kernels.area(runs.counts, runs.offsets, area)
-        xywh = np.empty((n, 4), dtype=np.float64)
-        kernels.to_bbox(runs.counts, runs.offsets, runs.heights, xywh)
-        self.rles: list[dict[str, Any]] = masks._to_dicts(runs)
-        self.area: np.ndarray = area.astype(np.float64)
+        runs = masks.encode_runs(host, name=name)
+        xywh = runs.to_bbox()
+        self.rles: list[dict[str, Any]] = runs.to_rles()
+        self.area: np.ndarray = runs.area().astype(np.float64)
         self.boxes: np.ndarray = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
         self.size: tuple[int, int] | None = (
-            (int(dense.shape[1]), int(dense.shape[2])) if known else None
+            (int(host.shape[1]), int(host.shape[2])) if known else None
         )
 
     def __len__(self) -> int:
@@ -326,7 +320,7 @@ class Evaluator:
             options = dict(options)
             self._frequencies = check_frequencies(options.pop("frequencies", None))
             if iou_type not in ("bbox", "segm"):
-                raise ValueError(
+                raise ParameterError(
                     f"iou_type: Evaluator(protocol='lvis') supports 'bbox' and 'segm', got "
                     f"{iou_type!r}"
                 )
@@ -334,7 +328,7 @@ class Evaluator:
         if protocol == "crowdpose":
             iou_type = "keypoints"
         if iou_type not in ("bbox", "segm", "keypoints", "rotated", "probiou"):
-            raise ValueError(
+            raise ParameterError(
                 "iou_type: Evaluator supports 'bbox', 'segm', 'keypoints', 'rotated' and "
                 f"'probiou', got {iou_type!r}"
             )
@@ -347,7 +341,7 @@ class Evaluator:
             from ioukit.evaluation.rotated import ROTATED_BOX_FORMATS
 
             if box_format not in (*ROTATED_BOX_FORMATS, "xyxy"):
-                raise ValueError(
+                raise ParameterError(
                     f"box_format: expected one of {', '.join(map(repr, ROTATED_BOX_FORMATS))} "
                     f"for iou_type={iou_type!r}, got {box_format!r}"
                 )
@@ -582,14 +576,14 @@ class Evaluator:
             or not _same_options(other.options, self.options)
             or other._frequencies != self._frequencies
         ):
-            raise ValueError(
+            raise ParameterError(
                 "other: expected an Evaluator with the same protocol, iou_type and options, got "
                 f"protocol={other.protocol!r}, iou_type={other.iou_type!r}, "
                 f"options={other.options!r} (this one: protocol={self.protocol!r}, "
                 f"iou_type={self.iou_type!r}, options={self.options!r})"
             )
         if other is self:
-            raise ValueError("other: expected another Evaluator, got this one")
+            raise ParameterError("other: expected another Evaluator, got this one")
         with other._lock:
             parts = (
                 list(other._pred),

@@ -6,8 +6,10 @@ All exceptions derive from :class:`IoukitError`; those about bad values also der
 
 Examples
 --------
->>> from ioukit.errors import BoxError, IoukitError
+>>> from ioukit.errors import BoxError, IoukitError, ParameterError
 >>> issubclass(BoxError, ValueError) and issubclass(BoxError, IoukitError)
+True
+>>> issubclass(ParameterError, ValueError)
 True
 """
 
@@ -19,6 +21,7 @@ __all__ = [
     "IoukitError",
     "MaskError",
     "MissingDependencyError",
+    "ParameterError",
 ]
 
 
@@ -39,6 +42,16 @@ class DataFormatError(IoukitError, ValueError):
 
     The message starts with the file (or argument) and the place inside it, e.g.
     ``gt.json: annotations[17].bbox: expected 4 numbers, got 3``.
+    """
+
+
+class ParameterError(IoukitError, ValueError):
+    """An option or argument has a value the function does not accept.
+
+    Raised for options (``protocol``, ``iou_type``, ``iou_thresholds``, ``area_ranges``,
+    ``max_dets``, ``sigmas``...), never for the content of a data file (that is
+    :class:`DataFormatError`). The message starts with the argument's name, then what was
+    expected and what arrived, e.g. ``iou_type: expected one of 'bbox', 'segm', got 'box'``.
     """
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from ioukit._array import Array
 from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
 from ioukit.boxes import _check_image_size
-from ioukit.errors import BoxError
+from ioukit.errors import BoxError, ParameterError
 
 __all__ = ["weighted_boxes_fusion"]
 
@@ -78,11 +78,11 @@ def _model_weights(weights: Sequence[float] | Array | None, models: int) -> np.n
         return np.ones(models)
     host = np.asarray(to_host(weights, "weights")[0], dtype=np.float64)
     if host.shape != (models,):
-        raise ValueError(
+        raise ParameterError(
             f"weights: expected one weight per model ({models},), got shape {host.shape}"
         )
     if not (np.isfinite(host).all() and (host > 0).all()):
-        raise ValueError(f"weights: expected positive finite numbers, got {host.tolist()}")
+        raise ParameterError(f"weights: expected positive finite numbers, got {host.tolist()}")
     return host
 
 
@@ -165,7 +165,7 @@ def weighted_boxes_fusion(
     (array([], shape=(0, 4), dtype=float64), array([], dtype=float64), array([], dtype=int64))
     """
     if conf_type not in _CONF_TYPES:
-        raise ValueError(
+        raise ParameterError(
             f"conf_type: expected one of {', '.join(map(repr, _CONF_TYPES))}, got {conf_type!r}"
         )
     threshold = check_number(iou_threshold, "iou_threshold")

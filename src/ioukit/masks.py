@@ -56,15 +56,20 @@ from ioukit._array import Array, short_repr
 from ioukit.errors import DataFormatError, MaskError
 
 __all__ = [
+    "RunLengths",
     "area",
     "decode",
     "encode",
+    "encode_runs",
     "from_annotation",
     "from_polygons",
     "mask_dice",
     "mask_iou",
     "merge",
+    "parse_rles",
+    "polygon_runs",
     "to_bbox",
+    "to_host",
 ]
 
 RLE = dict[str, Any]
@@ -80,16 +85,52 @@ PARALLEL_MIN_PAIRS = 4096
 
 
 @dataclass(frozen=True)
-class _Runs:
-    """N run-length encodings, flat: mask i has runs ``counts[offsets[i]:offsets[i + 1]]``."""
+class RunLengths:
+    """N run-length encodings in flat arrays: the batch form the kernels work on.
 
-    counts: np.ndarray  # (total,) int64
-    offsets: np.ndarray  # (N + 1,) int64
-    heights: np.ndarray  # (N,) int64
-    widths: np.ndarray  # (N,) int64
+    Mask ``i`` has the runs ``counts[offsets[i]:offsets[i + 1]]`` (column-major, starting with
+    a run of zeros) and the size ``heights[i] x widths[i]``. Built by :func:`encode_runs`,
+    :func:`parse_rles` and :func:`polygon_runs`; :meth:`to_rles` gives COCO dicts back.
+
+    Attributes
+    ----------
+    counts : ndarray of int64, shape (total,)
+    offsets : ndarray of int64, shape (N + 1,)
+    heights, widths : ndarray of int64, shape (N,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> runs = encode_runs(np.eye(3, dtype=bool)[None])
+    >>> len(runs), runs.counts.tolist(), runs.area().tolist()
+    (1, [0, 1, 3, 1, 3, 1], [3])
+    >>> runs.to_rles()
+    [{'size': [3, 3], 'counts': b'013000'}]
+    """
+
+    counts: np.ndarray
+    offsets: np.ndarray
+    heights: np.ndarray
+    widths: np.ndarray
 
     def __len__(self) -> int:
         return int(self.offsets.shape[0] - 1)
+
+    def area(self) -> np.ndarray:
+        """Pixels set in each mask, int64 array of shape (N,)."""
+        out = np.empty(len(self), dtype=np.int64)
+        _kernels().area(self.counts, self.offsets, out)
+        return out
+
+    def to_bbox(self) -> np.ndarray:
+        """Each mask's bounding box ``[x, y, w, h]`` (pycocotools' ``toBbox``), shape (N, 4)."""
+        out = np.empty((len(self), 4), dtype=np.float64)
+        _kernels().to_bbox(self.counts, self.offsets, self.heights, out)
+        return out
+
+    def to_rles(self) -> list[RLE]:
+        """COCO RLE dicts with compressed ``counts`` (bytes), as ``pycocotools.mask.encode``."""
+        return _to_dicts(self)
 
 
 def _kernels() -> Any:
@@ -146,7 +187,7 @@ def _binary_masks(x: object, name: str, *, allow_2d: bool) -> tuple[np.ndarray, 
     return np.ascontiguousarray(arr), single
 
 
-def _encode_runs(masks: np.ndarray, name: str) -> _Runs:
+def _encode_runs(masks: np.ndarray, name: str) -> RunLengths:
     """Run-length encode checked (N, H, W) uint8 masks."""
     rle = _kernels()
     n, h, w = masks.shape
@@ -165,7 +206,7 @@ def _encode_runs(masks: np.ndarray, name: str) -> _Runs:
     counts = np.empty(int(offsets[-1]), dtype=np.int64)
     words = masks.view(np.uint64) if w % 8 == 0 and w > 0 else np.empty((0, 0, 0), dtype=np.uint64)
     rle.encode_fill(masks, words, colcnt, rowflag, offsets, counts)
-    return _Runs(counts, offsets, np.full(n, h, dtype=np.int64), np.full(n, w, dtype=np.int64))
+    return RunLengths(counts, offsets, np.full(n, h, dtype=np.int64), np.full(n, w, dtype=np.int64))
 
 
 def _size_of(obj: dict[Any, Any], where: str) -> tuple[int, int]:
@@ -182,7 +223,7 @@ def _size_of(obj: dict[Any, Any], where: str) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def _parse_rles(objs: Sequence[object], name: str) -> _Runs:
+def _parse_rles(objs: Sequence[object], name: str) -> RunLengths:
     """Check and decode a sequence of RLE dicts (compressed or uncompressed counts)."""
     rle = _kernels()
     n = len(objs)
@@ -263,7 +304,7 @@ def _parse_rles(objs: Sequence[object], name: str) -> _Runs:
     else:
         counts_all, offsets = parsed_counts, parsed_offsets
     _check_sums(counts_all, offsets, heights, widths, name)
-    return _Runs(counts_all, offsets, heights, widths)
+    return RunLengths(counts_all, offsets, heights, widths)
 
 
 def _check_sums(
@@ -286,8 +327,8 @@ def _check_sums(
         )
 
 
-def _as_runs(x: object, name: str, *, dense_ok: bool = True) -> tuple[_Runs, bool]:
-    """Any accepted mask input as a :class:`_Runs`, and whether it was a single mask."""
+def _as_runs(x: object, name: str, *, dense_ok: bool = True) -> tuple[RunLengths, bool]:
+    """Any accepted mask input as a :class:`RunLengths`, and whether it was a single mask."""
     if isinstance(x, dict):
         return _parse_rles([x], name), True
     if isinstance(x, (list, tuple)) and (len(x) == 0 or isinstance(x[0], dict)):
@@ -300,7 +341,128 @@ def _as_runs(x: object, name: str, *, dense_ok: bool = True) -> tuple[_Runs, boo
     return _encode_runs(masks, name), single
 
 
-def _to_dicts(runs: _Runs) -> list[RLE]:
+def to_host(x: object, /, *, name: str = "masks") -> np.ndarray:
+    """``x`` as a NumPy array in host memory.
+
+    NumPy arrays are returned as they are; torch, CuPy and other array-API arrays are copied
+    to the host; anything else goes through ``np.asarray``.
+
+    Parameters
+    ----------
+    x : array_like
+        Masks (or any array) from any supported library.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    MaskError
+        When ``x`` cannot be made an array.
+
+    Examples
+    --------
+    >>> to_host([[0, 1]]).shape
+    (1, 2)
+    """
+    return _host_numpy(x, name)
+
+
+def encode_runs(masks: Array, /, *, name: str = "masks") -> RunLengths:
+    """Run-length encode binary masks of shape (N, H, W) into a :class:`RunLengths` batch.
+
+    Parameters
+    ----------
+    masks : array_like, shape (N, H, W)
+        Binary masks (bool, or integers/floats holding only 0 and 1), any library or layout.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    RunLengths
+        N encodings, all of size H x W.
+
+    Raises
+    ------
+    MaskError
+        Wrong number of dimensions, dtype, or a value other than 0 and 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> encode_runs(np.ones((2, 2, 2), dtype=bool)).counts.tolist()
+    [0, 4, 0, 4]
+    """
+    dense, _ = _binary_masks(masks, name, allow_2d=False)
+    return _encode_runs(dense, name)
+
+
+def parse_rles(rles: Sequence[object], /, *, name: str = "rles") -> RunLengths:
+    """Check and decode COCO RLE dicts (compressed or uncompressed ``counts``) into a batch.
+
+    Parameters
+    ----------
+    rles : sequence of dict
+        ``{"size": [H, W], "counts": str | bytes | list of int}``; sizes may differ.
+    name : str
+        The argument's name (or file and place) in error messages, e.g.
+        ``"gt.json: annotations"``; the index of the bad record is added.
+
+    Returns
+    -------
+    RunLengths
+
+    Raises
+    ------
+    DataFormatError
+        A record that is not an RLE dict, a bad size, a corrupt string, or run lengths that
+        do not sum to H * W.
+
+    Examples
+    --------
+    >>> parse_rles([{"size": [2, 2], "counts": [1, 2, 1]}]).area().tolist()
+    [2]
+    """
+    return _parse_rles(rles, name)
+
+
+def polygon_runs(
+    polygons: Iterable[object], /, height: int, width: int, *, name: str = "polygons"
+) -> RunLengths:
+    """Rasterise polygons as ``pycocotools.mask.frPyObjects``, one encoding per polygon.
+
+    Parameters
+    ----------
+    polygons : iterable of sequence of float
+        Flat coordinate lists ``[x1, y1, x2, y2, ...]``.
+    height, width : int
+        The image size.
+    name : str
+        The argument's name in error messages.
+
+    Returns
+    -------
+    RunLengths
+        One encoding per polygon (several polygons of one object are not merged).
+
+    Raises
+    ------
+    DataFormatError
+        A polygon of odd length, not numbers, or not finite.
+
+    Examples
+    --------
+    >>> polygon_runs([[0, 0, 4, 0, 4, 4, 0, 4]], 5, 5).area().tolist()
+    [16]
+    """
+    return _polygon_runs(polygons, height, width, name)
+
+
+def _to_dicts(runs: RunLengths) -> list[RLE]:
     rle = _kernels()
     n = len(runs)
     nbytes = np.empty(n, dtype=np.int64)
@@ -483,7 +645,7 @@ def merge(rles: Sequence[RLE], /, *, intersect: bool = False) -> RLE:
     scratch_b = np.empty(size, dtype=np.int64)
     counts = np.ascontiguousarray(runs.counts)
     m = _kernels().merge(counts, runs.offsets, bool(intersect), scratch_a, scratch_b)
-    merged = _Runs(
+    merged = RunLengths(
         scratch_a[:m].copy(),
         np.array([0, m], dtype=np.int64),
         np.array([h], dtype=np.int64),
@@ -492,7 +654,7 @@ def merge(rles: Sequence[RLE], /, *, intersect: bool = False) -> RLE:
     return _to_dicts(merged)[0]
 
 
-def _common_size(runs: _Runs, name: str) -> tuple[int, int]:
+def _common_size(runs: RunLengths, name: str) -> tuple[int, int]:
     h, w = int(runs.heights[0]), int(runs.widths[0])
     wrong = (runs.heights != h) | (runs.widths != w)
     if wrong.any():
@@ -516,7 +678,7 @@ def _check_image_size(height: object, width: object) -> tuple[int, int]:
     return int(height), int(width)  # type: ignore[call-overload]
 
 
-def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str) -> _Runs:
+def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str) -> RunLengths:
     rle = _kernels()
     items = list(polygons)
     try:  # fast path: one pass over all coordinates
@@ -556,7 +718,7 @@ def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str
     else:
         counts = np.empty(0, dtype=np.int64)
     heights = np.full(n, height, dtype=np.int64)
-    return _Runs(counts, offsets, heights, np.full(n, width, dtype=np.int64))
+    return RunLengths(counts, offsets, heights, np.full(n, width, dtype=np.int64))
 
 
 def from_polygons(polygons: Sequence[Sequence[float]], /, height: int, width: int) -> list[RLE]:
@@ -636,7 +798,7 @@ def from_annotation(segmentation: object, /, height: int, width: int) -> RLE:
     if isinstance(segmentation, (list, tuple)):
         runs = _polygon_runs(segmentation, h, w, "segmentation")
         if len(runs) == 0:
-            runs = _Runs(
+            runs = RunLengths(
                 np.array([h * w], dtype=np.int64), np.array([0, 1]), np.array([h]), np.array([w])
             )
             return _to_dicts(runs)[0]
@@ -658,7 +820,7 @@ def _is_dense_foreign(x: object) -> bool:
 
 
 def _intervals(
-    runs: _Runs, h: int
+    runs: RunLengths, h: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Foreground intervals, their offsets, half-open pixel boxes and areas of a batch."""
     rle = _kernels()

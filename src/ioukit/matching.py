@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 
 __all__ = ["Matches", "match_predictions"]
 
@@ -72,7 +72,7 @@ def _flags(value: object, length: int, name: str) -> np.ndarray:
 def _thresholds(value: object) -> np.ndarray:
     thresholds = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
     if thresholds.size == 0 or not np.all(np.isfinite(thresholds)):
-        raise DataFormatError(
+        raise ParameterError(
             f"iou_thresholds: expected one or more finite numbers, got {thresholds.tolist()}"
         )
     return thresholds
@@ -114,8 +114,10 @@ def match_predictions(
 
     Raises
     ------
+    ParameterError
+        An unknown rule, no or non-finite thresholds.
     DataFormatError
-        Shapes that do not agree, an unknown rule, no or non-finite thresholds.
+        Shapes that do not agree.
 
     Examples
     --------
@@ -140,7 +142,7 @@ def match_predictions(
             f"scores: expected shape ({num_pred},) to match iou {matrix.shape}, got {score.shape}"
         )
     if rule not in ("coco", "voc"):
-        raise DataFormatError(f"rule: expected 'coco' or 'voc', got {rule!r}")
+        raise ParameterError(f"rule: expected 'coco' or 'voc', got {rule!r}")
     thresholds = _thresholds(iou_thresholds)
     ignore = (
         _flags(gt_crowd, num_gt, "gt_crowd")

@@ -32,9 +32,25 @@ __all__ = [
     "plot_iou_histogram",
     "plot_keypoint_errors",
     "plot_pr_curves",
+    "require_matplotlib",
     "select_classes",
     "write_plots",
 ]
+
+
+def require_matplotlib() -> None:
+    """Raise now if matplotlib is missing (before a long evaluation that would end in plots).
+
+    Raises
+    ------
+    MissingDependencyError
+        matplotlib is not installed; the message gives the install command.
+
+    Examples
+    --------
+    >>> require_matplotlib()  # matplotlib installed: nothing happens
+    """
+    _figure()
 
 
 _MARGINS = {"left": 0.1, "right": 0.97, "bottom": 0.1, "top": 0.93}
@@ -424,7 +440,7 @@ def write_plots(
         The files written.
     """
     out = Path(folder)
-    _figure()  # fail early, before creating folders, when matplotlib is missing
+    require_matplotlib()  # fail early, before creating folders
     out.mkdir(parents=True, exist_ok=True)
     curves = result.curves(iou_threshold=iou_threshold)
     written = [plot_pr_curves(curves, out / "pr_curves.png")]

@@ -38,7 +38,7 @@ import array_api_compat
 import numpy as np
 
 from ioukit._array import Array
-from ioukit.errors import MaskError
+from ioukit.errors import MaskError, ParameterError
 
 __all__ = [
     "SegmentationMetric",
@@ -136,11 +136,11 @@ def _check_options(num_classes: object, ignore_index: object) -> tuple[int, int 
         or isinstance(num_classes, bool)
         or num_classes < 1
     ):
-        raise ValueError(f"num_classes: expected an integer >= 1, got {num_classes!r}")
+        raise ParameterError(f"num_classes: expected an integer >= 1, got {num_classes!r}")
     if ignore_index is not None and (
         not isinstance(ignore_index, (int, np.integer)) or isinstance(ignore_index, bool)
     ):
-        raise ValueError(f"ignore_index: expected an integer or None, got {ignore_index!r}")
+        raise ParameterError(f"ignore_index: expected an integer or None, got {ignore_index!r}")
     return int(num_classes), None if ignore_index is None else int(ignore_index)
 
 
@@ -373,7 +373,7 @@ class SegmentationMetric:
         if not isinstance(other, SegmentationMetric):
             raise TypeError(f"other: expected a SegmentationMetric, got {type(other).__name__}")
         if (other.num_classes, other.ignore_index) != (self.num_classes, self.ignore_index):
-            raise ValueError(
+            raise ParameterError(
                 f"other: expected num_classes={self.num_classes}, "
                 f"ignore_index={self.ignore_index}, got num_classes={other.num_classes}, "
                 f"ignore_index={other.ignore_index}"

@@ -24,6 +24,7 @@ import numpy as np
 
 from ioukit._array import Array, check_format
 from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
+from ioukit.errors import ParameterError
 
 __all__ = ["batched_nms", "batched_rotated_nms", "nms", "rotated_nms", "soft_nms"]
 
@@ -156,9 +157,13 @@ def batched_nms(
     limit = xyxy.shape[0]
     if max_detections is not None:
         if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
-            raise ValueError(f"max_detections: expected a non-negative int, got {max_detections!r}")
+            raise ParameterError(
+                f"max_detections: expected a non-negative int, got {max_detections!r}"
+            )
         if max_detections < 0:
-            raise ValueError(f"max_detections: expected a non-negative int, got {max_detections}")
+            raise ParameterError(
+                f"max_detections: expected a non-negative int, got {max_detections}"
+            )
         limit = min(limit, int(max_detections))
     candidates = None
     if score_threshold is not None:
@@ -249,10 +254,10 @@ def soft_nms(
     (array([], dtype=int64), array([], dtype=float64))
     """
     if method not in ("linear", "gaussian"):
-        raise ValueError(f"method: expected 'linear' or 'gaussian', got {method!r}")
+        raise ParameterError(f"method: expected 'linear' or 'gaussian', got {method!r}")
     sigma_value = check_number(sigma, "sigma")
     if not sigma_value > 0:
-        raise ValueError(f"sigma: expected a positive number, got {sigma!r}")
+        raise ParameterError(f"sigma: expected a positive number, got {sigma!r}")
     overlap = check_number(iou_threshold, "iou_threshold")
     cut = check_number(score_threshold, "score_threshold")
     check_format(fmt)
@@ -401,9 +406,13 @@ def batched_rotated_nms(
     limit = c.shape[0]
     if max_detections is not None:
         if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
-            raise ValueError(f"max_detections: expected a non-negative int, got {max_detections!r}")
+            raise ParameterError(
+                f"max_detections: expected a non-negative int, got {max_detections!r}"
+            )
         if max_detections < 0:
-            raise ValueError(f"max_detections: expected a non-negative int, got {max_detections}")
+            raise ParameterError(
+                f"max_detections: expected a non-negative int, got {max_detections}"
+            )
         limit = min(limit, int(max_detections))
     candidates = None
     if score_threshold is not None:

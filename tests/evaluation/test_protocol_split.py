@@ -159,11 +159,11 @@ def test_merge_checks_offsets() -> None:
 
 
 def test_yolo_summarize_checks_thresholds() -> None:
-    from ioukit.errors import DataFormatError
+    from ioukit.errors import ParameterError
     from ioukit.metrics.yolo import match_yolo_records, summarize_yolo
 
     gt, pred = _data(3, 3)
-    with pytest.raises(DataFormatError, match="iou_thresholds"):
+    with pytest.raises(ParameterError, match="iou_thresholds"):
         summarize_yolo(gt, match_yolo_records(gt, pred), iou_thresholds=[0.5])
 
 

@@ -12,73 +12,14 @@ import pytest
 import ioukit
 from ioukit import box_convert
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.synthetic import make_rotated
 
 shapely = pytest.importorskip("shapely")
 
 
 def generated(seed: int, n_images: int = 25, n_cats: int = 3) -> tuple[Dataset, Dataset]:
     """Rotated ground truth, jittered predictions plus false positives, distinct scores."""
-    rng = np.random.default_rng(seed)
-    img_g, cat_g, box_g, diff_g = [], [], [], []
-    img_p, cat_p, box_p = [], [], []
-    for image in range(n_images):
-        n = int(rng.integers(0, 9))
-        boxes = np.concatenate(
-            [
-                rng.uniform(0, 600, (n, 2)),
-                rng.uniform(10, 150, (n, 2)),
-                rng.uniform(-90, 90, (n, 1)),
-            ],
-            axis=1,
-        )
-        cats = rng.integers(1, n_cats + 1, n)
-        img_g += [image] * n
-        cat_g += cats.tolist()
-        box_g += boxes.tolist()
-        diff_g += (rng.uniform(size=n) < 0.15).tolist()
-        keep = rng.uniform(size=n) < 0.85
-        jitter = boxes[keep].copy()
-        jitter[:, :2] += rng.normal(0, 0.1, (len(jitter), 2)) * jitter[:, 2:4]
-        jitter[:, 2:4] *= np.exp(rng.normal(0, 0.15, (len(jitter), 2)))
-        jitter[:, 4] += rng.normal(0, 8, len(jitter))
-        m = int(rng.integers(0, 4))
-        fps = np.concatenate(
-            [
-                rng.uniform(0, 600, (m, 2)),
-                rng.uniform(10, 150, (m, 2)),
-                rng.uniform(-90, 90, (m, 1)),
-            ],
-            axis=1,
-        )
-        dup = jitter[: int(rng.integers(0, 2))] + 1.0  # duplicates of matched objects
-        p = np.concatenate([jitter, fps, dup])
-        img_p += [image] * len(p)
-        cat_p += cats[keep].tolist() + rng.integers(1, n_cats + 1, m).tolist()
-        cat_p += cats[keep][: len(dup)].tolist()
-        box_p += p.tolist()
-    images = ImageTable.from_lists(
-        list(range(1, n_images + 1)), [f"img{i:03d}" for i in range(n_images)]
-    )
-    categories = CategoryTable.from_lists(
-        list(range(1, n_cats + 1)), [f"c{i}" for i in range(n_cats)]
-    )
-    g = np.asarray(box_g, dtype=np.float64).reshape(-1, 5)
-    p = np.asarray(box_p, dtype=np.float64).reshape(-1, 5)
-    scores = (rng.permutation(len(p)) + 1.0) / (len(p) + 1)
-
-    def make(boxes: np.ndarray, image: list[int], cat: list[int], **extra: object) -> Dataset:
-        return Dataset.from_arrays(
-            images,
-            categories,
-            boxes=box_convert(boxes, "cxcywhr", "xyxy") if len(boxes) else np.zeros((0, 4)),
-            image_index=image,
-            category_id=cat,
-            area=boxes[:, 2] * boxes[:, 3],
-            rotated=boxes,
-            **extra,  # type: ignore[arg-type]
-        )
-
-    return make(g, img_g, cat_g, difficult=diff_g), make(p, img_p, cat_p, scores=scores)
+    return make_rotated(n_images, n_cats, seed=seed)
 
 
 def shapely_iou(dt: np.ndarray, gt: np.ndarray) -> np.ndarray:

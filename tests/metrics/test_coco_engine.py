@@ -18,6 +18,7 @@ from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.matching import match_predictions
 from ioukit.metrics.coco import evaluate_coco
 from ioukit.sample_data import ground_truth_path, predictions_path
+from ioukit.synthetic import make_grid_detections
 from tests.kernels.test_match_kernels import patch_with_twins
 
 EPS = float(np.spacing(1))
@@ -86,63 +87,7 @@ def dets(rows: list[tuple[int, int, list[float], float]]) -> list[dict[str, Any]
 
 
 def random_case(seed: int, n_images: int = 12, n_cats: int = 3) -> tuple[dict[str, Any], list]:
-    rng = np.random.default_rng(seed)
-    images, anns, res = [], [], []
-    for img in range(1, n_images + 1):
-        images.append({"id": img * 3, "file_name": f"{img}.jpg"})
-        n_gt = int(rng.integers(0, 6))
-        gt = np.c_[rng.integers(0, 60, (n_gt, 2)), rng.integers(3, 50, (n_gt, 2))].astype(float)
-        for b in gt:
-            anns.append(
-                {
-                    "id": len(anns) + 1,
-                    "image_id": img * 3,
-                    "category_id": int(rng.integers(1, n_cats + 1)),
-                    "bbox": b.tolist(),
-                    "area": float(b[2] * b[3] * rng.uniform(0.5, 1.5)),
-                    "iscrowd": int(rng.random() < 0.1),
-                }
-            )
-        for b in gt:
-            for _ in range(int(rng.integers(0, 3))):
-                jit = b + rng.integers(-4, 5, 4)
-                jit[2:] = np.maximum(jit[2:], 1)
-                res.append(
-                    {
-                        "image_id": img * 3,
-                        "category_id": int(rng.integers(1, n_cats + 1)),
-                        "bbox": jit.tolist(),
-                        "score": float(rng.integers(1, 6) / 5),
-                    }
-                )
-        for _ in range(int(rng.integers(0, 4))):
-            b = np.r_[rng.integers(0, 60, 2), rng.integers(3, 40, 2)].astype(float)
-            res.append(
-                {
-                    "image_id": img * 3,
-                    "category_id": int(rng.integers(1, n_cats + 1)),
-                    "bbox": b.tolist(),
-                    "score": float(rng.integers(1, 6) / 5),
-                }
-            )
-    cats = [{"id": c, "name": f"c{c}"} for c in range(1, n_cats + 1)]
-    return {"images": images, "annotations": anns, "categories": cats}, res
-
-
-# --------------------------------------------------------------------------- kernels vs twins
-@pytest.mark.parametrize("seed", range(30))
-def test_match_predictions_equals_pycocotools_loop(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    n_p, n_g = int(rng.integers(0, 7)), int(rng.integers(0, 7))
-    iou = rng.choice([0.0, 0.3, 0.5, 0.55, 0.75, 0.9, 1.0], size=(n_p, n_g))  # many ties
-    ignore = np.sort(rng.random(n_g) < 0.3)  # ignored last
-    crowd = ignore & (rng.random(n_g) < 0.7)
-    thr = np.linspace(0.5, 0.95, 10)
-    m = match_predictions(iou, np.linspace(1, 0.1, n_p), iou_thresholds=thr, gt_crowd=crowd,
-                          gt_ignore=ignore)  # fmt: skip
-    expected = match_group_twin(iou, ignore, crowd, np.minimum(thr, 1 - 1e-10))
-    np.testing.assert_array_equal(m.matched_gt, expected[0])
-    np.testing.assert_array_equal(m.ignored, expected[1])
+    return make_grid_detections(n_images, n_cats, seed=seed)
 
 
 def test_match_equal_iou_last_gt_wins_and_crowd_absorbs() -> None:

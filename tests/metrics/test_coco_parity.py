@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from ioukit.engine import evaluate
+from ioukit.synthetic import make_detections
 from tests.coco_reference import compare, run_faster_coco_eval, run_pycocotools
 
 pytest.importorskip("pycocotools")
@@ -27,57 +28,23 @@ def generate(
     extra_cats: bool = False,
     unused_cats: int = 0,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A small COCO-like set; ``score_levels`` > 0 quantizes scores (heavy ties)."""
+    """A small COCO-like set (:func:`ioukit.synthetic.make_detections`): non-contiguous class
+    ids, image ids not in sorted order; ``score_levels`` > 0 quantizes scores (heavy ties)."""
     rng = np.random.default_rng(seed)
-    images, anns, res = [], [], []
-    cat_ids = [1 + 2 * c for c in range(n_cats)]  # non-contiguous ids
-    for i in range(n_images):
-        image_id = int(rng.permutation(10 * n_images)[0]) if i == 0 else 10 * n_images + i
-        images.append({"id": image_id, "file_name": f"{image_id}.jpg", "width": 640, "height": 480})
-        n_gt = 0 if rng.random() < empty_gt_images else int(rng.integers(1, 9))
-        side = rng.choice(
-            [rng.uniform(3, 32), rng.uniform(32, 96), rng.uniform(96, 300)], size=n_gt
-        )
-        wh = np.c_[side * rng.uniform(0.6, 1.4, n_gt), side * rng.uniform(0.6, 1.4, n_gt)]
-        xy = rng.uniform(0, 300, (n_gt, 2))
-        gt = np.round(np.c_[xy, wh], 1)
-        cls = rng.choice(cat_ids, n_gt)
-        for b, c in zip(gt, cls, strict=True):
-            anns.append(
-                {
-                    "id": len(anns) + 1,
-                    "image_id": image_id,
-                    "category_id": int(c),
-                    "bbox": b.tolist(),
-                    "area": float(b[2] * b[3] * rng.uniform(0.4, 1.0)),
-                    "iscrowd": int(rng.random() < crowd),
-                }
-            )
-        if rng.random() < empty_pred_images:
-            continue
-        boxes, labels = [], []
-        for b, c in zip(gt, cls, strict=True):
-            for _ in range(int(rng.integers(0, 3))):
-                j = b.copy()
-                j[:2] += rng.normal(0, 0.1, 2) * b[2:]
-                j[2:] *= np.exp(rng.normal(0, 0.15, 2))
-                boxes.append(j)
-                labels.append(c if rng.random() < 0.9 else rng.choice(cat_ids))
-        for _ in range(int(rng.integers(0, 8))):
-            boxes.append(np.r_[rng.uniform(0, 400, 2), rng.uniform(4, 150, 2)])
-            labels.append(rng.choice(cat_ids))
-        for b, c in zip(boxes, labels, strict=True):
-            s = rng.random()
-            score = float(np.ceil(s * score_levels) / score_levels) if score_levels else s
-            res.append(
-                {
-                    "image_id": image_id,
-                    "category_id": int(c),
-                    "bbox": np.round(b, 2).tolist(),
-                    "score": round(score, 6),
-                }
-            )
-    cats = [{"id": c, "name": f"c{c}"} for c in cat_ids]
+    gt, res = make_detections(
+        n_images,
+        n_cats,
+        gt_per_image=4.5,
+        fp_per_image=4.0,
+        crowd_fraction=crowd,
+        category_ids=[1 + 2 * c for c in range(n_cats)],  # non-contiguous ids
+        image_ids=(rng.permutation(n_images) * 3 + 5).tolist(),  # not in table order
+        empty_gt_images=empty_gt_images,
+        empty_pred_images=empty_pred_images,
+        score_levels=score_levels,
+        seed=seed,
+    )
+    cats, anns = gt["categories"], gt["annotations"]
     if extra_cats:  # a class without GT (with predictions) and one without predictions
         cats += [{"id": 100, "name": "no_gt"}, {"id": 101, "name": "no_pred"}]
         for r in res[::7]:
@@ -89,7 +56,7 @@ def generate(
     cats += [{"id": 2 + 2 * c, "name": f"unused{c}"} for c in range(unused_cats)]
     cats.sort(key=lambda c: c["id"])
     rng.shuffle(res)
-    return {"images": images, "annotations": anns, "categories": cats}, res
+    return gt, res
 
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [

@@ -11,36 +11,25 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
+from ioukit.synthetic import make_detections, to_datasets
 
 
 def _random(seed: int) -> tuple[Dataset, Dataset]:
-    rng = np.random.default_rng(seed)
-    n_img = 30
-    img = ImageTable.from_lists(list(range(1, n_img + 1)), [f"i{i}" for i in range(n_img)])
-    cats = CategoryTable.from_lists([4, 2, 6], ["a", "b", "c"])
-    gt_img = rng.integers(0, n_img - 3, 80)  # the last images have no ground truth
-    xy = rng.uniform(0, 150, (gt_img.size, 2))
-    gt_boxes = np.hstack((xy, xy + rng.uniform(10, 60, (gt_img.size, 2))))
-    picks = rng.integers(0, gt_img.size, 150)
-    pred_boxes = gt_boxes[picks] + rng.normal(0, 7, (picks.size, 4))
-    pred_boxes[:, 2:] = np.maximum(pred_boxes[:, 2:], pred_boxes[:, :2] + 1)
-    pred_img = np.where(rng.random(picks.size) < 0.05, n_img - 1, gt_img[picks])
-    gt_cls = rng.choice([4, 2, 6], gt_img.size)
-    pred_cls = np.where(
-        rng.random(picks.size) < 0.7, gt_cls[picks], rng.choice([4, 2, 6], picks.size)
+    return to_datasets(
+        *make_detections(
+            30,
+            3,
+            gt_per_image=2.7,
+            fp_per_image=2.0,
+            crowd_fraction=0.0,
+            category_ids=[4, 2, 6],
+            class_names=["a", "b", "c"],
+            score_decimals=12,
+            seed=seed,
+        )
     )
-    gt = Dataset.from_arrays(img, cats, boxes=gt_boxes, image_index=gt_img, category_id=gt_cls)
-    pred = Dataset.from_arrays(
-        img,
-        cats,
-        boxes=pred_boxes,
-        image_index=pred_img,
-        category_id=pred_cls,
-        scores=rng.uniform(0, 1, picks.size),
-    )
-    return gt, pred
 
 
 def _oracle_legacy(gt: Dataset, pred: Dataset, iou_thres: float, conf: float) -> np.ndarray:
@@ -171,7 +160,7 @@ def test_to_text_and_errors() -> None:
     text = cm.to_text()
     assert text.splitlines()[0].startswith("pred \\ true") and "background" in text
     assert len(text.splitlines()) == 5
-    with pytest.raises(DataFormatError, match="matching"):
+    with pytest.raises(ParameterError, match="matching"):
         confusion_matrix(gt, pred, matching="hungarian")
-    with pytest.raises(DataFormatError, match="score_threshold"):
+    with pytest.raises(ParameterError, match="score_threshold"):
         confusion_matrix(gt, pred, score_threshold=-0.1)

@@ -8,41 +8,29 @@ import io
 import numpy as np
 import pytest
 
-from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.dataset import Dataset
+from ioukit.errors import ParameterError
 from ioukit.matching import match_predictions
 from ioukit.metrics.curves import pr_curves, precision_recall_f1
 from ioukit.metrics.yolo import evaluate_yolo
+from ioukit.synthetic import make_detections, to_datasets
 
 
 def _random(seed: int, crowds: bool = True) -> tuple[Dataset, Dataset]:
-    rng = np.random.default_rng(seed)
-    n_img = 25
-    img = ImageTable.from_lists(list(range(1, n_img + 1)), [f"i{i}" for i in range(n_img)])
-    cats = CategoryTable.from_lists([3, 1, 8], ["a", "b", "c"])
-    gt_img = np.sort(rng.integers(0, n_img, 70))
-    xy = rng.uniform(0, 200, (gt_img.size, 2)).round(1)
-    gt_boxes = np.hstack((xy, xy + rng.uniform(10, 80, (gt_img.size, 2)).round(1)))
-    gt_cls = rng.choice([3, 1], gt_img.size)  # class 8 has no ground truth
-    crowd = (rng.random(gt_img.size) < 0.08) if crowds else np.zeros(gt_img.size, dtype=bool)
-    picks = np.sort(rng.integers(0, gt_img.size, 140))
-    pred_boxes = (gt_boxes[picks] + rng.normal(0, 8, (picks.size, 4))).round(1)
-    pred_boxes[:, 2:] = np.maximum(pred_boxes[:, 2:], pred_boxes[:, :2] + 1)
-    pred_cls = np.where(
-        rng.random(picks.size) < 0.85, gt_cls[picks], rng.choice([3, 1, 8], picks.size)
+    # class 8 has no ground truth
+    return to_datasets(
+        *make_detections(
+            25,
+            3,
+            gt_per_image=2.8,
+            fp_per_image=1.5,
+            crowd_fraction=0.08 if crowds else 0.0,
+            category_ids=[3, 1, 8],
+            classes_without_gt=1,
+            score_decimals=12,
+            seed=seed,
+        )
     )
-    gt = Dataset.from_arrays(
-        img, cats, boxes=gt_boxes, image_index=gt_img, category_id=gt_cls, crowd=crowd
-    )
-    pred = Dataset.from_arrays(
-        img,
-        cats,
-        boxes=pred_boxes,
-        image_index=gt_img[picks],
-        category_id=pred_cls,
-        scores=rng.permutation(picks.size) / picks.size + 0.001,  # distinct scores
-    )
-    return gt, pred
 
 
 def _pycocotools_precision(gt: Dataset, pred: Dataset, threshold: float) -> np.ndarray:
@@ -170,7 +158,7 @@ def test_voc_protocol_and_errors() -> None:
     gt, pred = _random(5)
     c = pr_curves(gt, pred, protocol="voc10")
     assert c.precision.shape == (3, 101) and (c.precision[2] == -1).all()
-    with pytest.raises(DataFormatError, match="protocol"):
+    with pytest.raises(ParameterError, match="protocol"):
         pr_curves(gt, pred, protocol="pascal")
-    with pytest.raises(DataFormatError, match="iou_threshold"):
+    with pytest.raises(ParameterError, match="iou_threshold"):
         precision_recall_f1(gt, pred, iou_threshold=2.0)

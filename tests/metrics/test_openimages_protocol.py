@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import ioukit
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io.openimages import (
     read_openimages_ground_truth,
     read_openimages_hierarchy,
@@ -317,11 +317,11 @@ def test_max_dets_and_bad_options() -> None:
     )
     assert evaluate_openimages(gt, low).stats["mAP"] == 1.0  # score <= -10 dropped, as TF
     assert evaluate_openimages(gt, pred, max_dets=1).stats["mAP"] == 0.0
-    with pytest.raises(DataFormatError, match="max_dets"):
+    with pytest.raises(ParameterError, match="max_dets"):
         evaluate_openimages(gt, pred, max_dets=0)
-    with pytest.raises(DataFormatError, match="iou_threshold"):
+    with pytest.raises(ParameterError, match="iou_threshold"):
         evaluate_openimages(gt, pred, iou_threshold=1.5)
-    with pytest.raises(DataFormatError, match="group_of_weight"):
+    with pytest.raises(ParameterError, match="group_of_weight"):
         evaluate_openimages(gt, pred, group_of_weight=-1)
     with pytest.raises(TypeError, match="image_labels"):
         evaluate_openimages(gt, pred, image_labels=[1])  # type: ignore[arg-type]

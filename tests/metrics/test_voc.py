@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics.voc import evaluate_voc
 
 DATA = Path(__file__).parents[1] / "data" / "conformance"
@@ -221,9 +221,9 @@ def test_strict_threshold() -> None:
 
 def test_errors() -> None:
     gt, pred = _tiny()
-    with pytest.raises(DataFormatError, match="interpolation"):
+    with pytest.raises(ParameterError, match="interpolation"):
         evaluate_voc(gt, pred, interpolation="101")
-    with pytest.raises(DataFormatError, match="iou_threshold"):
+    with pytest.raises(ParameterError, match="iou_threshold"):
         evaluate_voc(gt, pred, iou_threshold=1.5)
     with pytest.raises(DataFormatError, match="pred"):
         evaluate_voc(gt, gt)

@@ -6,36 +6,27 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.metrics.yolo import evaluate_yolo
+from ioukit.synthetic import make_detections, to_datasets
 
 IOUV = np.linspace(0.5, 0.95, 10)
 
 
 def _random(seed: int, images: int = 30, classes: int = 4) -> tuple[Dataset, Dataset]:
-    rng = np.random.default_rng(seed)
-    img = ImageTable.from_lists(list(range(1, images + 1)), [f"i{i}" for i in range(images)])
-    cats = CategoryTable.from_lists([5, 2, 9, 7][:classes], ["a", "b", "c", "d"][:classes])
-    gt_img = rng.integers(0, images, images * 3)
-    xy = rng.uniform(0, 200, (gt_img.size, 2))
-    gt_boxes = np.hstack((xy, xy + rng.uniform(10, 80, (gt_img.size, 2))))
-    gt_cls = rng.choice(cats.ids[:-1], gt_img.size)  # the last class has no labels
-    picks = rng.integers(0, gt_img.size, images * 5)
-    pred_boxes = gt_boxes[picks] + rng.normal(0, 6, (picks.size, 4))
-    pred_boxes[:, 2:] = np.maximum(pred_boxes[:, 2:], pred_boxes[:, :2] + 1)
-    pred_cls = np.where(
-        rng.random(picks.size) < 0.85, gt_cls[picks], rng.choice(cats.ids, picks.size)
+    # the last class has no labels
+    gt, res = make_detections(
+        images,
+        classes,
+        gt_per_image=3.0,
+        fp_per_image=2.0,
+        crowd_fraction=0.0,
+        category_ids=[5, 2, 9, 7][:classes],
+        classes_without_gt=1,
+        score_decimals=12,
+        seed=seed,
     )
-    gt = Dataset.from_arrays(img, cats, boxes=gt_boxes, image_index=gt_img, category_id=gt_cls)
-    pred = Dataset.from_arrays(
-        img,
-        cats,
-        boxes=pred_boxes,
-        image_index=gt_img[picks],
-        category_id=pred_cls,
-        scores=rng.uniform(0.001, 1, picks.size),
-    )
-    return gt, pred
+    return to_datasets(gt, res)
 
 
 def _ul_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -165,7 +156,7 @@ def test_custom_thresholds_and_errors() -> None:
     gt, pred = _random(5)
     r = evaluate_yolo(gt, pred, iou_thresholds=[0.3, 0.6])
     assert r.stats["mAP50"] == -1.0 and r.arrays["AP"].shape[1] == 2
-    with pytest.raises(DataFormatError, match="iou_thresholds"):
+    with pytest.raises(ParameterError, match="iou_thresholds"):
         evaluate_yolo(gt, pred, iou_thresholds=[1.5])
 
 

@@ -8,17 +8,16 @@ import pytest
 from ioukit._kernels import iou_matrix
 from ioukit.overlap.family import KERNEL_MIN_ELEMENTS
 from ioukit.overlap.family import _pairwise as pairwise
+from ioukit.synthetic import make_boxes
 
 METRICS = ["iou", "dice", "giou", "diou", "ciou"]
 
 
 def random_boxes(rng: np.random.Generator, n: int, dtype: type) -> np.ndarray:
-    xy = rng.uniform(-50, 500, size=(n, 2))
-    wh = rng.uniform(0, 120, size=(n, 2))
-    wh[rng.random(n) < 0.05] = 0  # some degenerate boxes
-    boxes = np.concatenate([xy, xy + wh], axis=1)
-    boxes[rng.random(n) < 0.05] = boxes[0]  # some duplicates
-    return boxes.astype(dtype)
+    # some degenerate boxes, some duplicates of box 0
+    return make_boxes(
+        n, corner=(-50, 500), size=(0, 120), degenerate=0.05, duplicates=0.05, dtype=dtype, seed=rng
+    )
 
 
 @pytest.mark.parametrize("metric", METRICS)

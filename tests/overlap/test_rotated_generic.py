@@ -15,19 +15,13 @@ from ioukit.overlap.rotated import (
     rotated_box_iou_elementwise,
     rotated_box_iou_loss,
 )
+from ioukit.synthetic import make_rotated_boxes
 from tests.conftest import Backend
 
 
 def boxes(seed: int, n: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    out = np.concatenate(
-        [
-            rng.uniform(0, 15, size=(n, 2)),
-            rng.uniform(0.5, 12, size=(n, 2)),
-            rng.uniform(-180, 180, size=(n, 1)),
-        ],
-        axis=1,
-    )
+    out = make_rotated_boxes(n, centre=(0, 15), size=(0.5, 12), angle=(-180, 180), seed=rng)
     out[0, 2] = 0.0  # a zero-area box
     return out
 
@@ -188,10 +182,7 @@ def test_float32_generic_path_keeps_digits_far_from_the_origin() -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(11)
     n = 120
-    b = np.concatenate(
-        [rng.uniform(5000, 5100, (n, 2)), rng.uniform(2, 10, (n, 2)), rng.uniform(-90, 90, (n, 1))],
-        axis=1,
-    ).astype(np.float32)
+    b = make_rotated_boxes(n, centre=(5000, 5100), size=(2, 10), seed=rng).astype(np.float32)
     other = b[::-1].copy()
     want = rotated_box_iou(b.astype(np.float64), other.astype(np.float64))
     got = rotated_box_iou(torch.asarray(b), torch.asarray(other)).numpy()

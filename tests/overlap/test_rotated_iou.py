@@ -14,6 +14,7 @@ from ioukit.overlap.rotated import (
     rotated_box_iou_elementwise,
     rotated_box_iou_loss,
 )
+from ioukit.synthetic import make_rotated_boxes
 from tests.conftest import load_conformance
 from tests.rotated_oracle import pair_iou
 
@@ -22,10 +23,7 @@ shapely = pytest.importorskip("shapely")
 
 def random_boxes(rng: np.random.Generator, n: int, spread: float = 20.0) -> np.ndarray:
     """cxcywhr boxes (degrees) clustered so that many pairs overlap."""
-    centres = rng.uniform(0, spread, size=(n, 2))
-    sizes = rng.uniform(0.5, 15, size=(n, 2))
-    angles = rng.uniform(-180, 180, size=(n, 1))
-    return np.concatenate([centres, sizes, angles], axis=1)
+    return make_rotated_boxes(n, centre=(0, spread), size=(0.5, 15), angle=(-180, 180), seed=rng)
 
 
 def shapely_iou(corners1: np.ndarray, corners2: np.ndarray) -> np.ndarray:

@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ioukit.errors import ParameterError
+
 __all__ = [
     "add_keypoint_arguments",
     "convert_keypoints",
@@ -44,17 +46,17 @@ def parse_sigmas(value: str) -> list[float]:
 
     Raises
     ------
-    ValueError
+    ParameterError
         A token that is not a number (the message names it and where it came from).
 
     Examples
     --------
     >>> parse_sigmas("0.026, 0.025,0.035")
     [0.026, 0.025, 0.035]
-    >>> parse_sigmas("0.1,abc")
+    >>> parse_sigmas("0.1,abc")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: --sigmas: expected numbers separated by commas (or a file of them), got 'abc'
+    ioukit.errors.ParameterError: --sigmas: expected numbers separated by commas ..., got 'abc'
     """
     from ioukit.io._text import read_text
 
@@ -77,11 +79,11 @@ def parse_sigmas(value: str) -> list[float]:
         try:
             numbers.append(float(token))
         except ValueError:
-            raise ValueError(
+            raise ParameterError(
                 f"{where}: expected numbers separated by commas (or a file of them), got {token!r}"
             ) from None
     if not numbers:
-        raise ValueError(f"{where}: expected at least one number")
+        raise ParameterError(f"{where}: expected at least one number")
     return numbers
 
 
@@ -110,7 +112,7 @@ def read_keypoint_args(args: argparse.Namespace) -> tuple[Any, Any, dict[str, An
     from ioukit.io.yolo_pose import read_yolo_pose_ground_truth, read_yolo_pose_predictions
 
     if getattr(args, "skip_unknown", False):
-        raise ValueError("--iou-type keypoints: --skip-unknown is not supported")
+        raise ParameterError("--iou-type keypoints: --skip-unknown is not supported")
     formats = []
     for option, path, given in (
         ("--gt", args.gt, args.gt_format),
@@ -176,7 +178,7 @@ def convert_keypoints(args: argparse.Namespace) -> tuple[Any, Path]:
     from ioukit.io.keypoint_writers import write_coco_keypoints, write_yolo_pose
 
     if args.to not in ("coco", "yolo"):
-        raise ValueError(f"--keypoints: expected --to coco or yolo, got {args.to}")
+        raise ParameterError(f"--keypoints: expected --to coco or yolo, got {args.to}")
     if args.gt is None:
         dataset = _read_keypoint_side(args.src, args.src_format, "SRC", args)
     else:

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
+from ioukit.errors import ParameterError
 from ioukit.io._text import default_mode
 
 __all__ = ["OutputPlan", "check_not_input", "refuse_existing"]
@@ -60,7 +61,7 @@ def check_not_input(option: str, path: Path, inputs: Iterable[Path]) -> None:
     >>> check_not_input("--json", Path("gt.json"), [Path("gt.json")])
     Traceback (most recent call last):
     ...
-    ValueError: --json gt.json: refusing to write onto the input gt.json
+    ioukit.errors.ParameterError: --json gt.json: refusing to write onto the input gt.json
     """
     target = _resolved(path)
     for source in inputs:
@@ -70,9 +71,11 @@ def check_not_input(option: str, path: Path, inputs: Iterable[Path]) -> None:
             with contextlib.suppress(OSError):
                 same = os.path.samefile(path, source)
         if same:
-            raise ValueError(f"{option} {path}: refusing to write onto the input {source}")
+            raise ParameterError(f"{option} {path}: refusing to write onto the input {source}")
         if src.is_dir() and (src in target.parents or target == src):
-            raise ValueError(f"{option} {path}: refusing to write inside the input folder {source}")
+            raise ParameterError(
+                f"{option} {path}: refusing to write inside the input folder {source}"
+            )
 
 
 def refuse_existing(option: str, path: Path, *, force: bool, folder: bool = False) -> None:
@@ -136,7 +139,7 @@ class OutputPlan:
         for other, taken in (*self._files.items(), *self._folders.items()):
             t = _resolved(taken)
             if t == target or t in target.parents or target in t.parents:
-                raise ValueError(f"{option} {path}: the same place as {other} {taken}")
+                raise ParameterError(f"{option} {path}: the same place as {other} {taken}")
 
     def add_file(self, option: str, path: str | os.PathLike[str] | None) -> None:
         """Register an output file (``None``: not requested); raises if it may not be written."""

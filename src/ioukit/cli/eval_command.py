@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ioukit.errors import ParameterError
+
 __all__ = [
     "add_reading_arguments",
     "check_output_folder",
@@ -140,9 +142,9 @@ def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
     from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 
     if args.protocol != "coco":
-        raise ValueError(f"--iou-type segm: expected --protocol coco, got {args.protocol}")
+        raise ParameterError(f"--iou-type segm: expected --protocol coco, got {args.protocol}")
     if args.skip_unknown:
-        raise ValueError("--iou-type segm: --skip-unknown is not supported with masks")
+        raise ParameterError("--iou-type segm: --skip-unknown is not supported with masks")
     for option, path, given in (
         ("--gt", args.gt, args.gt_format),
         ("--pred", args.pred, args.pred_format),
@@ -311,14 +313,16 @@ def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
     from ioukit.distributed import evaluate_sharded
 
     if args.workers < 1:
-        raise ValueError(f"--workers: expected a positive number of processes, got {args.workers}")
+        raise ParameterError(
+            f"--workers: expected a positive number of processes, got {args.workers}"
+        )
     for option, value in (("--plots", args.plots), ("--per-image", args.per_image)):
         if value is not None:
-            raise ValueError(
+            raise ParameterError(
                 f"{option}: not available with --workers (the predictions stay on the workers)"
             )
     if args.errors:
-        raise ValueError(
+        raise ParameterError(
             "--errors: not available with --workers (the predictions stay on the workers)"
         )
     return evaluate_sharded(
@@ -348,19 +352,19 @@ def run(args: argparse.Namespace) -> int:
     per_image_path = getattr(args, "per_image", None)
     plan.add_file("--per-image", per_image_path)
     if getattr(args, "errors", False) and args.protocol != "coco":
-        raise ValueError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
+        raise ParameterError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
     # evaluation's own match or rematch with its similarity (EvaluationResult._similarity)
     if args.plots is not None:
-        from ioukit.plots import _figure
+        from ioukit.plots import require_matplotlib
 
-        _figure()  # a missing matplotlib fails now, not after the evaluation
+        require_matplotlib()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
     lvis_gt: Any = None
     if args.fixed_ap and args.protocol != "lvis":
-        raise ValueError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
+        raise ParameterError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
     if args.protocol == "lvis" and args.plots is not None:  # the curves would match again
-        raise ValueError(
+        raise ParameterError(
             "--plots: not available with --protocol lvis yet (the figures would match again "
             "without LVIS's federated filter); --per-image reads the LVIS match"
         )
@@ -373,7 +377,7 @@ def run(args: argparse.Namespace) -> int:
             from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 
             if args.skip_unknown:
-                raise ValueError("--protocol lvis: --skip-unknown is not supported")
+                raise ParameterError("--protocol lvis: --skip-unknown is not supported")
             lvis_gt = read_lvis_ground_truth(args.gt, keep_segmentation=args.iou_type == "segm")
             gt = lvis_gt.dataset
             pred = read_lvis_results(args.pred, lvis_gt, iou_type=args.iou_type)
@@ -384,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
             gt, pred, extra = read_keypoint_args(args)
             options.update(extra)
         elif args.sigmas is not None or args.oks_area is not None:
-            raise ValueError("--sigmas, --oks-area: need --iou-type keypoints")
+            raise ParameterError("--sigmas, --oks-area: need --iou-type keypoints")
         elif args.iou_type == "segm":
             gt, pred = read_segm_args(args)
         else:

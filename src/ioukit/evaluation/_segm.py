@@ -48,7 +48,7 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
 
 
 def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
-    """One batch of ``n`` run-length encodings from parts ``(positions, _Runs)``."""
+    """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
     from ioukit import masks
 
     lengths = np.zeros(n, dtype=np.int64)
@@ -67,7 +67,7 @@ def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
         counts[np.arange(runs.offsets[0], runs.offsets[0] + total) + shift] = runs.counts[
             runs.offsets[0] : runs.offsets[-1]
         ]
-    return masks._Runs(counts, offsets, heights, widths)
+    return masks.RunLengths(counts, offsets, heights, widths)
 
 
 def _mask_runs(
@@ -105,10 +105,10 @@ def _mask_runs(
             single.setdefault((int(h), int(w)), []).append(k)
         else:
             others.append(k)
-    parts: list[tuple[np.ndarray, masks._Runs]] = []
+    parts: list[tuple[np.ndarray, masks.RunLengths]] = []
     for (h, w), ks in single.items():
         try:
-            runs = masks._polygon_runs([segs[rows[k]][0] for k in ks], h, w, where)
+            runs = masks.polygon_runs([segs[rows[k]][0] for k in ks], h, w, name=where)
         except DataFormatError:
             others.extend(ks)  # the one-by-one path names the bad record
             continue
@@ -119,10 +119,10 @@ def _mask_runs(
         for k in others
     ]
     try:
-        parts.append((np.array(others, dtype=np.int64), masks._parse_rles(dicts, where)))
+        parts.append((np.array(others, dtype=np.int64), masks.parse_rles(dicts, name=where)))
     except DataFormatError:
         for k, d in zip(others, dicts, strict=True):
-            masks._parse_rles([d], f"{where}[{rows[k]}].segmentation")
+            masks.parse_rles([d], name=f"{where}[{rows[k]}].segmentation")
         raise
     runs = _combine_runs(n, parts)
     known = ~(np.isnan(heights) | np.isnan(widths))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.errors import ParameterError
 
 __all__ = ["Groups", "class_rows"]
 
@@ -177,7 +178,7 @@ class Groups:
             those of ``gt`` and ``pred``.
         """
         if pooled_order not in ("class", "file"):
-            raise ValueError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
+            raise ParameterError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
         by_file = not use_cats and pooled_order == "file"
         cat_ids = np.sort(gt.categories.ids)  # unique already; np.unique imports numpy.ma
         n_cats = len(cat_ids)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.errors import ParameterError
 from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.similarity import GroupMatrices
@@ -59,7 +60,7 @@ class MatchRule:
     >>> MatchRule(tie="best")
     Traceback (most recent call last):
     ...
-    ValueError: tie: expected one of 'last', 'first', 'argmax', got 'best'
+    ioukit.errors.ParameterError: tie: expected one of 'last', 'first', 'argmax', got 'best'
     """
 
     strict: bool = False
@@ -70,7 +71,7 @@ class MatchRule:
     def __post_init__(self) -> None:
         if self.tie not in TIE_RULES:
             choices = ", ".join(repr(t) for t in TIE_RULES)
-            raise ValueError(f"tie: expected one of {choices}, got {self.tie!r}")
+            raise ParameterError(f"tie: expected one of {choices}, got {self.tie!r}")
 
 
 def _u8(values: np.ndarray) -> np.ndarray:

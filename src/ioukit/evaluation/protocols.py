@@ -27,7 +27,7 @@ Examples
 >>> make_protocol("voc10", iou_type="segm")
 Traceback (most recent call last):
 ...
-ValueError: iou_type: protocol 'voc10' supports 'bbox', got 'segm'
+ioukit.errors.ParameterError: iou_type: protocol 'voc10' supports 'bbox', got 'segm'
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.match import MatchRule
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.metrics.protocol import ProtocolResult
@@ -158,9 +158,9 @@ def register_protocol(
         Allow replacing an existing registration.
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        raise ParameterError(f"name: expected a non-empty string, got {name!r}")
     if name in _REGISTRY and not replace:
-        raise ValueError(f"name: {name!r} is already registered (pass replace=True)")
+        raise ParameterError(f"name: {name!r} is already registered (pass replace=True)")
     _REGISTRY[name] = (factory, None if iou_types is None else tuple(iou_types))
 
 
@@ -188,7 +188,7 @@ def make_protocol(name: str, /, *, iou_type: str = "bbox", **options: Any) -> An
 
     Raises
     ------
-    ValueError
+    ParameterError
         Unknown protocol, an ``iou_type`` the protocol or the similarity registry does not
         know, or an unknown option (the message names it).
     """
@@ -196,20 +196,22 @@ def make_protocol(name: str, /, *, iou_type: str = "bbox", **options: Any) -> An
 
     _provide(name)
     if name not in _REGISTRY:
-        raise ValueError(f"protocol: expected one of {', '.join(protocol_names())}, got {name!r}")
+        raise ParameterError(
+            f"protocol: expected one of {', '.join(protocol_names())}, got {name!r}"
+        )
     factory, iou_types = _REGISTRY[name]
     allowed = iou_types
     if allowed is None:
         allowed = (iou_type,) if has_similarity(iou_type) else similarity_names()
     if iou_type not in allowed:
-        raise ValueError(
+        raise ParameterError(
             f"iou_type: protocol {name!r} supports {', '.join(repr(t) for t in allowed)}, "
             f"got {iou_type!r}"
         )
     try:
         return factory(**options)
     except TypeError as exc:
-        raise ValueError(f"options of protocol {name!r}: {exc}") from None
+        raise ParameterError(f"options of protocol {name!r}: {exc}") from None
 
 
 # ------------------------------------------------------------------------------ COCO
@@ -219,9 +221,9 @@ def _float_vector(values: object, name: str, *, low: float, high: float) -> tupl
     try:
         array = np.array(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a sequence of numbers, got {values!r}") from exc
+        raise ParameterError(f"{name}: expected a sequence of numbers, got {values!r}") from exc
     if array.size == 0 or not np.all((array >= low) & (array <= high)):
-        raise ValueError(f"{name}: expected numbers in [{low}, {high}], got {values!r}")
+        raise ParameterError(f"{name}: expected numbers in [{low}, {high}], got {values!r}")
     return tuple(array.tolist())
 
 
@@ -281,7 +283,7 @@ class COCOProtocol:
     ) -> COCOProtocol:
         """Validate the user's options (as :func:`ioukit.evaluate` takes them)."""
         if compat not in (None, "pycocotools"):
-            raise ValueError(f"compat: expected None or 'pycocotools', got {compat!r}")
+            raise ParameterError(f"compat: expected None or 'pycocotools', got {compat!r}")
         iou_thr = (
             tuple(np.linspace(0.5, 0.95, 10).tolist())
             if iou_thresholds is None
@@ -293,17 +295,19 @@ class COCOProtocol:
             else _float_vector(recall_thresholds, "recall_thresholds", low=0.0, high=1.0)
         )
         if np.any(np.diff(rec_thr) <= 0):
-            raise ValueError(f"recall_thresholds: expected increasing values, got {list(rec_thr)}")
+            raise ParameterError(
+                f"recall_thresholds: expected increasing values, got {list(rec_thr)}"
+            )
         try:
             dets = sorted(int(m) for m in max_dets)
         except (TypeError, ValueError) as exc:
-            raise ValueError(
+            raise ParameterError(
                 f"max_dets: expected a sequence of integers, got {max_dets!r}"
             ) from exc
         if not dets or dets[0] < 1:
-            raise ValueError(f"max_dets: expected positive integers, got {max_dets!r}")
+            raise ParameterError(f"max_dets: expected positive integers, got {max_dets!r}")
         if area_ranges is not None and not isinstance(area_ranges, Mapping):
-            raise ValueError(
+            raise ParameterError(
                 "area_ranges: expected a mapping of name to (low, high), e.g. "
                 f"{{'small': (0, 1024)}}, got {area_ranges!r}"
             )
@@ -316,11 +320,11 @@ class COCOProtocol:
             try:
                 pair = tuple(float(v) for v in ranges[n])
             except (TypeError, ValueError) as exc:
-                raise ValueError(
+                raise ParameterError(
                     f"area_ranges[{n!r}]: expected (low, high) numbers, got {ranges[n]!r}"
                 ) from exc
             if len(pair) != 2 or not pair[0] <= pair[1]:
-                raise ValueError(
+                raise ParameterError(
                     f"area_ranges[{n!r}]: expected (low, high) with low <= high, got {pair}"
                 )
             bounds.append((n, pair[0], pair[1]))

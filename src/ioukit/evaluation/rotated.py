@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import FALSE_POSITIVE, TRUE_POSITIVE
@@ -414,12 +414,16 @@ def _rotated_voc(
         compat: str | None = None,
     ) -> RotatedVOCProtocol:
         if compat not in (None, "devkit"):
-            raise ValueError(f"compat: expected None or 'devkit', got {compat!r}")
+            raise ParameterError(f"compat: expected None or 'devkit', got {compat!r}")
         if interpolation not in ("11point", "all"):
-            raise ValueError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
+            raise ParameterError(
+                f"interpolation: expected '11point' or 'all', got {interpolation!r}"
+            )
         threshold = float(iou_threshold)
         if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+            raise ParameterError(
+                f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}"
+            )
         return RotatedVOCProtocol(
             name, threshold, bool(strict_threshold), interpolation, with_gt_only, compat, mmdet
         )

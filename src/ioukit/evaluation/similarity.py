@@ -39,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.errors import ParameterError
 from ioukit.evaluation.groups import Groups
 
 __all__ = [
@@ -139,12 +140,12 @@ def register_similarity(
     >>> register_similarity("bbox", BoxIoU)
     Traceback (most recent call last):
     ...
-    ValueError: name: 'bbox' is already registered (pass replace=True)
+    ioukit.errors.ParameterError: name: 'bbox' is already registered (pass replace=True)
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        raise ParameterError(f"name: expected a non-empty string, got {name!r}")
     if name in _REGISTRY and not replace:
-        raise ValueError(f"name: {name!r} is already registered (pass replace=True)")
+        raise ParameterError(f"name: {name!r} is already registered (pass replace=True)")
     _REGISTRY[name] = factory
 
 
@@ -159,12 +160,14 @@ def get_similarity(name: str, /, **options: Any) -> Similarity:
 
     Raises
     ------
-    ValueError
+    ParameterError
         ``name`` is not registered (the message lists the registered names).
     """
     _provide(name)
     if name not in _REGISTRY:
-        raise ValueError(f"iou_type: expected one of {', '.join(similarity_names())}, got {name!r}")
+        raise ParameterError(
+            f"iou_type: expected one of {', '.join(similarity_names())}, got {name!r}"
+        )
     return _REGISTRY[name](**options)
 
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 
 if TYPE_CHECKING:
     from ioukit.evaluation.groups import Groups
@@ -319,7 +319,7 @@ def yolo_similarity(iou_type: str, /, *, sigmas: object = None) -> Any:
 
     Raises
     ------
-    ValueError
+    ParameterError
         Another ``iou_type``.
 
     Examples
@@ -340,7 +340,7 @@ def yolo_similarity(iou_type: str, /, *, sigmas: object = None) -> Any:
         from ioukit.evaluation.rotated import RotatedIoU
 
         return RotatedIoU()
-    raise ValueError(
+    raise ParameterError(
         "iou_type: protocol 'yolo' supports 'bbox', 'keypoints', 'probiou', 'rotated', "
         f"got {iou_type!r}"
     )

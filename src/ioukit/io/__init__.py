@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._text import check_exists, iter_records, read_text
 
 # pathlib and the dataset builder of the text formats load on first use: a COCO JSON
@@ -241,7 +241,9 @@ def _check_format(format: str, path: Path) -> str:
     if format == "auto":
         return detect_format(path)
     if format not in FORMATS:
-        raise ValueError(f"format: expected 'auto' or one of {', '.join(FORMATS)}, got {format!r}")
+        raise ParameterError(
+            f"format: expected 'auto' or one of {', '.join(FORMATS)}, got {format!r}"
+        )
     return format
 
 
@@ -531,7 +533,7 @@ def write_dataset(
         from ioukit.io.yolo_obb import write_yolo_obb
 
         return write_yolo_obb(dataset, path)
-    raise ValueError(
+    raise ParameterError(
         "format: expected 'coco', 'yolo', 'voc', 'dota', 'yolo_obb' or 'coco_rotated', "
         f"got {format!r}"
     )

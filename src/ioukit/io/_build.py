@@ -38,6 +38,7 @@ __all__ = [
     "image_sizes_from_folder",
     "index_lookup",
     "load_class_names",
+    "load_yaml",
     "parse_image_size",
     "prediction_category",
     "resolve_image_sizes",
@@ -129,21 +130,30 @@ def _class_name(value: object, path: Path | str, place: str) -> str:
     return str(value)
 
 
+def load_yaml(text: str, path: Path) -> Any:
+    """The document of an Ultralytics ``data.yaml``, parsed safely.
+
+    PyYAML's safe loader, after refusing anchors/aliases and deep nesting; a syntax error is a
+    :class:`DataFormatError` naming ``path``. Raises ``ImportError`` without PyYAML (the
+    callers then read the one key they need line by line).
+    """
+    import yaml
+
+    _check_yaml_tokens(yaml, text, path)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise DataFormatError(f"{path}: malformed YAML: {exc}".replace("\n", " ")) from None
+
+
 def _parse_yaml_names(text: str, path: Path) -> dict[int, str]:
     """The ``names`` entry of an Ultralytics ``data.yaml`` (list or ``{index: name}`` forms)."""
     try:
-        import yaml
+        doc = load_yaml(text, path)
     except ImportError:
-        yaml = None
-    if yaml is not None:
-        _check_yaml_tokens(yaml, text, path)
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise DataFormatError(f"{path}: malformed YAML: {exc}".replace("\n", " ")) from None
-        names = doc.get("names") if isinstance(doc, dict) else None
-    else:
         names = _tiny_yaml_names(text, path)
+    else:
+        names = doc.get("names") if isinstance(doc, dict) else None
     if isinstance(names, list):
         if len(names) > _MAX_CLASSES:
             raise DataFormatError(

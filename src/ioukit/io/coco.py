@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 
 __all__ = [
     "check_segmentations",
@@ -885,7 +885,7 @@ def read_coco_results(
     ([[1.0, 0.0, 2.0, 4.0]], [4.0])
     """
     if iou_type not in ("bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
     segm = iou_type == "segm"
     keep_segmentation = keep_segmentation or segm
     section = "results"

@@ -31,6 +31,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.io._text import atomic_directory, atomic_write_bytes
+from ioukit.io._yolo_folder import require_image_sizes
 from ioukit.io.coco_writer import _dumps, coco_dict
 from ioukit.io.yolo import yolo_class_indices
 
@@ -78,13 +79,8 @@ def write_yolo_pose(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
         An image size is unknown (normalized coordinates need it).
     """
     kp = _keypoints(dataset)
+    require_image_sizes(dataset, "YOLO")
     images = dataset.images
-    unknown = np.flatnonzero(~(np.isfinite(images.widths) & np.isfinite(images.heights)))
-    if len(unknown):
-        raise DataFormatError(
-            f"YOLO output needs image sizes, unknown for image {images.stems[int(unknown[0])]!r} "
-            "(pass --image-size WxH or --images DIR when reading)"
-        )
     index = yolo_class_indices(dataset)
     w = images.widths[dataset.image_index]
     h = images.heights[dataset.image_index]

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._text import check_exists, parse_number, read_text
 from ioukit.metrics.openimages import ImageLabels
 
@@ -422,7 +422,7 @@ def read_openimages_predictions(
         Predictions over ``gt``'s image and category tables, in file order.
     """
     if unknown not in ("error", "drop"):
-        raise ValueError(f"unknown: expected 'error' or 'drop', got {unknown!r}")
+        raise ParameterError(f"unknown: expected 'error' or 'drop', got {unknown!r}")
     p = check_exists(path, "predictions")
     img, lab, xyxy, _, scores = _read_boxes(p, with_score=True)
     row_of = {s: i for i, s in enumerate(gt.images.stems)}

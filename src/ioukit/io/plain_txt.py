@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from ioukit.dataset import Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._build import (
     ClassSource,
     Columns,
@@ -87,7 +87,7 @@ def _relative(records: list[_Record], coordinates: Coordinates) -> bool:
         values = np.asarray([r[3] for r in records])
         return bool(np.all((values >= 0) & (values <= 1)) and np.any(values != np.round(values)))
     if coordinates not in {"absolute", "relative"}:
-        raise ValueError(
+        raise ParameterError(
             f"coordinates: expected 'auto', 'absolute' or 'relative', got {coordinates!r}"
         )
     return coordinates == "relative"
@@ -116,7 +116,7 @@ def _to_xyxy(
 def _format(box_format: BoxFormat | None, relative: bool) -> str:
     fmt = box_format or ("cxcywh" if relative else "xywh")
     if fmt not in {"xywh", "xyxy", "cxcywh"}:
-        raise ValueError(f"box_format: expected 'xywh', 'xyxy' or 'cxcywh', got {box_format!r}")
+        raise ParameterError(f"box_format: expected 'xywh', 'xyxy' or 'cxcywh', got {box_format!r}")
     return fmt
 
 

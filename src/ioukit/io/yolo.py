@@ -31,102 +31,32 @@ from pathlib import Path
 
 import numpy as np
 
-from ioukit.dataset import Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.dataset import Dataset
 from ioukit.io._build import (
-    IMAGE_SUFFIXES,
     ClassSource,
     Columns,
     Unknowns,
-    find_class_file,
     ground_truth_categories,
-    index_lookup,
-    load_class_names,
     prediction_category,
-    resolve_image_sizes,
-    stem_rows,
-    unique_stems,
 )
 from ioukit.io._names import check_writable
-from ioukit.io._progress import track
-from ioukit.io._text import (
-    atomic_directory,
-    check_exists,
-    iter_records,
-    parse_class_index,
-    parse_number,
-    read_text,
+from ioukit.io._yolo_folder import (
+    parse_box_label,
+    pixel_box,
+    prediction_folder,
+    read_label_folder,
+    records,
+    require_image_sizes,
+    write_label_folder,
 )
 
 __all__ = ["read_yolo_ground_truth", "read_yolo_predictions", "write_yolo", "yolo_class_indices"]
 
-_TOLERANCE = 1e-3  # exporters round; values up to 1.001 still count as normalized
-_FIELDS = ("cx", "cy", "w", "h")
-
-
-def _label_files(folder: Path, what: str) -> list[Path]:
-    if not folder.is_dir():
-        raise DataFormatError(f"{what} {folder}: expected a folder of YOLO .txt files, got a file")
-    return unique_stems(
-        [
-            p
-            for p in folder.iterdir()
-            if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
-        ]
-    )
-
-
-def _sibling_images(folder: Path) -> Path | None:
-    parts = folder.resolve().parts
-    if "labels" not in parts:
-        return None
-    i = len(parts) - 1 - parts[::-1].index("labels")
-    candidate = Path(*parts[:i], "images", *parts[i + 1 :])
-    return candidate if candidate.is_dir() else None
-
-
-def _parse_line(
-    tokens: list[str], path: Path, line: int, *, prediction: bool
-) -> tuple[int, tuple[float, float, float, float], float | None]:
-    expected = 6 if prediction else 5
-    if len(tokens) != expected:
-        layout = "class cx cy w h conf" if prediction else "class cx cy w h"
-        raise DataFormatError(
-            f"{path}: line {line}: expected {expected} values ({layout}), got {len(tokens)}"
-        )
-    cls = parse_class_index(tokens[0], path, line)
-    cx, cy, w, h = (
-        parse_number(t, path, line, f) for t, f in zip(tokens[1:5], _FIELDS, strict=True)
-    )
-    for value, name in ((cx, "cx"), (cy, "cy"), (w, "w"), (h, "h")):
-        if value > 1 + _TOLERANCE or value < -_TOLERANCE:
-            raise DataFormatError(
-                f"{path}: line {line}: {name}: expected a coordinate normalized to [0, 1], got "
-                f"{value:g} (pixel coordinates in a YOLO file? YOLO divides by the image size; "
-                "use --gt-format txt for pixel boxes)"
-            )
-    if w < 0 or h < 0:
-        raise DataFormatError(
-            f"{path}: line {line}: expected w >= 0 and h >= 0, got w={w:g} h={h:g}"
-        )
-    score: float | None = None
-    if prediction:
-        score = parse_number(tokens[5], path, line, "conf")
-    return cls, (cx, cy, w, h), score
-
-
-def _to_pixels(
-    box: tuple[float, float, float, float], width: float, height: float
-) -> tuple[float, float, float, float]:
-    cx, cy, w, h = box
-    if width != width:  # unknown size: keep normalized units
-        width = height = 1.0
-    return (
-        (cx - w / 2) * width,
-        (cy - h / 2) * height,
-        (cx + w / 2) * width,
-        (cy + h / 2) * height,
-    )
+# what a coordinate above 1 suggests
+_HINT = (
+    "pixel coordinates in a YOLO file? YOLO divides by the image size; use --gt-format txt for "
+    "pixel boxes"
+)
 
 
 def read_yolo_ground_truth(
@@ -174,33 +104,23 @@ def read_yolo_ground_truth(
     >>> len(read_yolo_ground_truth(pathlib.Path(tempfile.mkdtemp())))
     0
     """
-    folder = check_exists(path, "ground truth")
-    files = _label_files(folder, "ground truth")
-    names = load_class_names(
-        classes if classes is not None else find_class_file(folder, folder.parent)
-    )
-    if images_dir is None and image_size is None:
-        images_dir = _sibling_images(folder)
-    stems = [p.stem for p in files]
-    if images_dir is not None and image_size is None:
-        image_dir = check_exists(images_dir, "--images")
-        extra = {p.stem for p in image_dir.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
-        stems = sorted(set(stems) | extra)
-    widths, heights = resolve_image_sizes(stems, image_size=image_size, images_dir=images_dir)
-    row_of = {s: i for i, s in enumerate(stems)}
+    labels = read_label_folder(path, image_size=image_size, images_dir=images_dir, classes=classes)
     parsed: list[tuple[int, int, tuple[float, float, float, float]]] = []
-    for file in track(files, total=len(files), description="reading labels"):
-        row = row_of[file.stem]
-        for line, tokens in iter_records(read_text(file)):
-            cls, box, _ = _parse_line(tokens, file, line, prediction=False)
-            parsed.append((row, cls, box))
+    for file, row, line, tokens in records(labels.files, labels.rows, "reading labels"):
+        assert row is not None  # every label file is an image of the folder
+        cls, box, _ = parse_box_label(tokens, file, line, prediction=False, range_hint=_HINT)
+        parsed.append((row, cls, box))
     table, ids = ground_truth_categories(
-        (str(c) for _, c, _ in parsed), names, folder, indices=True
+        (str(c) for _, c, _ in parsed), labels.names, labels.folder, indices=True
     )
-    images = ImageTable(np.arange(1, len(stems) + 1, dtype=np.int64), tuple(stems), widths, heights)
+    images = labels.images
     cols = Columns()
     for row, cls, box in parsed:
-        cols.add(row, ids[str(cls)], _to_pixels(box, float(widths[row]), float(heights[row])))
+        cols.add(
+            row,
+            ids[str(cls)],
+            pixel_box(box, float(images.widths[row]), float(images.heights[row])),
+        )
     return cols.to_dataset(images, table, predictions=False)
 
 
@@ -247,28 +167,22 @@ def read_yolo_predictions(
     >>> read_yolo_predictions(p, gt).scores.tolist()
     [0.9]
     """
-    folder = check_exists(path, "predictions")
-    files = _label_files(folder, "predictions")
-    class_file = classes if classes is not None else find_class_file(folder)
-    lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
-    rows = stem_rows(ground_truth.images)
+    lookup, lines = prediction_folder(path, ground_truth, classes)
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
     cols = Columns()
-    for file in track(files, total=len(files), description="reading predictions"):
-        row = rows.get(file.stem)
-        for line, tokens in iter_records(read_text(file)):
-            cls, box, score = _parse_line(tokens, file, line, prediction=True)
-            category = prediction_category(row, cls, lookup, unknowns, file, line)
-            if category is None or row is None:  # row None: category None (skipped or raised)
-                continue
-            cols.add(row, category, _to_pixels(box, float(widths[row]), float(heights[row])), score)
+    for file, row, line, tokens in lines:
+        cls, box, score = parse_box_label(tokens, file, line, prediction=True, range_hint=_HINT)
+        category = prediction_category(row, cls, lookup, unknowns, file, line)
+        if category is None or row is None:  # row None: category None (skipped or raised)
+            continue
+        cols.add(row, category, pixel_box(box, float(widths[row]), float(heights[row])), score)
     return cols.to_dataset(ground_truth.images, ground_truth.categories, predictions=True)
 
 
 def yolo_class_indices(dataset: Dataset) -> dict[int, int]:
     """Category id -> YOLO class index: ids already 0..K-1 stay, others go by sorted position.
 
-    >>> from ioukit.dataset import CategoryTable
+    >>> from ioukit.dataset import CategoryTable, ImageTable
     >>> yolo_class_indices(Dataset.from_arrays(ImageTable.from_lists([], []),
     ...     CategoryTable.from_lists([3, 1], ["b", "a"]), boxes=[], image_index=[], category_id=[]))
     {1: 0, 3: 1}
@@ -306,7 +220,7 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from ioukit.dataset import CategoryTable
+    >>> from ioukit.dataset import CategoryTable, ImageTable
     >>> gt = Dataset.from_arrays(ImageTable.from_lists([1], ["a"], [100], [50]),
     ...     CategoryTable.from_lists([1], ["cat"]), boxes=[[0, 0, 50, 50]], image_index=[0],
     ...     category_id=[1])
@@ -315,14 +229,8 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     '0 0.25 0.5 0.5 1.0\\n'
     """
     check_writable(dataset, "yolo")
+    require_image_sizes(dataset, "YOLO")
     images = dataset.images
-    unknown = np.flatnonzero(~(np.isfinite(images.widths) & np.isfinite(images.heights)))
-    if len(unknown):
-        raise DataFormatError(
-            f"YOLO output needs image sizes, unknown for image {images.stems[int(unknown[0])]!r} "
-            "(pass --image-size WxH or --images DIR when reading)"
-        )
-    index = yolo_class_indices(dataset)
     w = images.widths[dataset.image_index]
     h = images.heights[dataset.image_index]
     b = dataset.boxes
@@ -335,20 +243,4 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
         ],
         axis=1,
     )
-    lines: list[list[str]] = [[] for _ in range(len(images))]
-    classes = [index[int(c)] for c in dataset.category_id.tolist()]
-    scores = dataset.scores.tolist() if dataset.scores is not None else None
-    for i, (row, values) in enumerate(
-        zip(dataset.image_index.tolist(), norm.tolist(), strict=True)
-    ):
-        fields = [str(classes[i]), *(repr(v) for v in values)]
-        if scores is not None:
-            fields.append(repr(scores[i]))
-        lines[row].append(" ".join(fields))
-    names = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names, strict=True))
-    with atomic_directory(path) as tmp:
-        for stem, rows in zip(images.stems, lines, strict=True):
-            (tmp / f"{stem}.txt").write_text("".join(f"{r}\n" for r in rows), encoding="utf-8")
-        by_index = sorted((i, names[c]) for c, i in index.items())
-        (tmp / "classes.txt").write_text("".join(f"{n}\n" for _, n in by_index), encoding="utf-8")
-    return Path(path)
+    return write_label_folder(dataset, path, norm)

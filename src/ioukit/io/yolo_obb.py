@@ -25,69 +25,29 @@ from pathlib import Path
 
 import numpy as np
 
-from ioukit.dataset import Dataset, ImageTable
-from ioukit.errors import DataFormatError
+from ioukit.dataset import Dataset
 from ioukit.io._build import (
     ClassSource,
     Unknowns,
-    find_class_file,
     ground_truth_categories,
-    load_class_names,
-    prediction_category_lookup,
-    resolve_image_sizes,
-    stem_rows,
+    prediction_category,
 )
+from ioukit.io._names import check_writable
 from ioukit.io._oriented import dataset_quads, quads_dataset
-from ioukit.io._progress import track
-from ioukit.io._text import (
-    atomic_directory,
-    check_exists,
-    iter_records,
-    parse_class_index,
-    parse_number,
-    read_text,
+from ioukit.io._yolo_folder import (
+    parse_label,
+    pixel_points,
+    prediction_folder,
+    read_label_folder,
+    records,
+    require_image_sizes,
+    write_label_folder,
 )
 
 __all__ = ["read_yolo_obb_ground_truth", "read_yolo_obb_predictions", "write_yolo_obb"]
 
-_TOLERANCE = 1e-3  # Ultralytics clips corners to the image; exporters round
+_HINT = "pixel corners are DOTA's format: use --gt-format dota"
 _CORNERS = ("x1", "y1", "x2", "y2", "x3", "y3", "x4", "y4")
-
-
-def _label_files(folder: Path, what: str) -> list[Path]:
-    if not folder.is_dir():
-        raise DataFormatError(f"{what} {folder}: expected a folder of YOLO OBB .txt files")
-    return sorted(
-        (p for p in folder.iterdir() if p.suffix == ".txt" and p.name != "classes.txt"),
-        key=lambda p: p.stem,
-    )
-
-
-def _parse_line(
-    tokens: list[str], path: Path, line: int, *, prediction: bool
-) -> tuple[int, list[float], float | None]:
-    expected = 10 if prediction else 9
-    if len(tokens) != expected:
-        layout = "class x1 y1 x2 y2 x3 y3 x4 y4" + (" conf" if prediction else "")
-        raise DataFormatError(
-            f"{path}: line {line}: expected {expected} values ({layout}), got {len(tokens)}"
-        )
-    cls = parse_class_index(tokens[0], path, line)
-    corners = [parse_number(t, path, line, f) for t, f in zip(tokens[1:9], _CORNERS, strict=True)]
-    for value, name in zip(corners, _CORNERS, strict=True):
-        if value > 1 + _TOLERANCE or value < -_TOLERANCE:
-            raise DataFormatError(
-                f"{path}: line {line}: {name}: expected a coordinate normalized to [0, 1], got "
-                f"{value:g} (pixel corners are DOTA's format: use --gt-format dota)"
-            )
-    score = parse_number(tokens[9], path, line, "conf") if prediction else None
-    return cls, corners, score
-
-
-def _to_pixels(corners: list[float], width: float, height: float) -> list[float]:
-    if width != width:  # unknown size: keep normalized units
-        return corners
-    return [v * (width if k % 2 == 0 else height) for k, v in enumerate(corners)]
 
 
 def read_yolo_obb_ground_truth(
@@ -125,30 +85,26 @@ def read_yolo_obb_ground_truth(
     DataFormatError
         A malformed line (file and line named), a coordinate outside [0, 1].
     """
-    folder = check_exists(path, "ground truth")
-    files = _label_files(folder, "ground truth")
-    names = load_class_names(
-        classes if classes is not None else find_class_file(folder, folder.parent)
-    )
-    stems = [p.stem for p in files]
-    widths, heights = resolve_image_sizes(stems, image_size=image_size, images_dir=images_dir)
+    labels = read_label_folder(path, image_size=image_size, images_dir=images_dir, classes=classes)
+    images = labels.images
     rows: list[int] = []
-    labels: list[str] = []
+    marks: list[str] = []
     quads: list[list[float]] = []
-    for row, file in enumerate(track(files, total=len(files), description="reading labels")):
-        for line, tokens in iter_records(read_text(file)):
-            cls, corners, _ = _parse_line(tokens, file, line, prediction=False)
-            rows.append(row)
-            labels.append(str(cls))
-            quads.append(_to_pixels(corners, float(widths[row]), float(heights[row])))
-    table, ids = ground_truth_categories(labels, names, folder)
-    images = ImageTable(np.arange(1, len(stems) + 1, dtype=np.int64), tuple(stems), widths, heights)
+    for file, row, line, tokens in records(labels.files, labels.rows, "reading labels"):
+        assert row is not None
+        cls, corners, _ = parse_label(
+            tokens, file, line, _CORNERS, prediction=False, range_hint=_HINT
+        )
+        rows.append(row)
+        marks.append(str(cls))
+        quads.append(pixel_points(corners, float(images.widths[row]), float(images.heights[row])))
+    table, ids = ground_truth_categories(marks, labels.names, labels.folder, indices=True)
     if convex_hull and quads:
         from ioukit.overlap.rotated import convex_hull_quads
 
         quads = convex_hull_quads(np.asarray(quads).reshape(-1, 8)).tolist()
     return quads_dataset(
-        images, table, image_index=rows, category_id=[ids[x] for x in labels], quads=quads
+        images, table, image_index=rows, category_id=[ids[x] for x in marks], quads=quads
     )
 
 
@@ -178,39 +134,23 @@ def read_yolo_obb_predictions(
     Dataset
         Predictions sharing ``ground_truth``'s tables.
     """
-    folder = check_exists(path, "predictions")
-    files = _label_files(folder, "predictions")
-    class_file = classes if classes is not None else find_class_file(folder)
-    lookup = prediction_category_lookup(ground_truth.categories, load_class_names(class_file))
-    rows_of = stem_rows(ground_truth.images)
+    lookup, lines = prediction_folder(path, ground_truth, classes)
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
     rows: list[int] = []
     cats: list[int] = []
     quads: list[list[float]] = []
     scores: list[float] = []
-    for file in track(files, total=len(files), description="reading predictions"):
-        row = rows_of.get(file.stem)
-        for line, tokens in iter_records(read_text(file)):
-            cls, corners, score = _parse_line(tokens, file, line, prediction=True)
-            if row is None:
-                if unknowns is None:
-                    raise DataFormatError(
-                        f"{file}: line {line}: image {file.stem!r} is not in the ground truth"
-                    )
-                unknowns.add_image(file.stem)
-                continue
-            category = lookup.get(str(cls))
-            if category is None:
-                if unknowns is None:
-                    raise DataFormatError(
-                        f"{file}: line {line}: class {cls} is not a ground-truth class"
-                    )
-                unknowns.add_class(cls)
-                continue
-            rows.append(row)
-            cats.append(category)
-            quads.append(_to_pixels(corners, float(widths[row]), float(heights[row])))
-            scores.append(score if score is not None else 0.0)
+    for file, row, line, tokens in lines:
+        cls, corners, score = parse_label(
+            tokens, file, line, _CORNERS, prediction=True, range_hint=_HINT
+        )
+        category = prediction_category(row, cls, lookup, unknowns, file, line)
+        if category is None or row is None:  # row None: category None (skipped or raised)
+            continue
+        rows.append(row)
+        cats.append(category)
+        quads.append(pixel_points(corners, float(widths[row]), float(heights[row])))
+        scores.append(score if score is not None else 0.0)
     return quads_dataset(
         ground_truth.images,
         ground_truth.categories,
@@ -246,7 +186,7 @@ def write_yolo_obb(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from ioukit.dataset import CategoryTable
+    >>> from ioukit.dataset import CategoryTable, ImageTable
     >>> gt = Dataset.from_arrays(ImageTable.from_lists([1], ["a"], [100], [50]),
     ...     CategoryTable.from_lists([0], ["ship"]), boxes=[[0, 0, 50, 25]], image_index=[0],
     ...     category_id=[0])
@@ -254,36 +194,11 @@ def write_yolo_obb(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     >>> (out / "a.txt").read_text()
     '0 0.0 0.0 0.5 0.0 0.5 0.5 0.0 0.5\\n'
     """
-    from ioukit.io.yolo import yolo_class_indices
-
+    check_writable(dataset, "yolo")
+    require_image_sizes(dataset, "YOLO OBB")
     images = dataset.images
-    unknown = np.flatnonzero(~(np.isfinite(images.widths) & np.isfinite(images.heights)))
-    if len(unknown):
-        raise DataFormatError(
-            f"YOLO OBB output needs image sizes, unknown for image "
-            f"{images.stems[int(unknown[0])]!r} (pass --image-size WxH or --images DIR)"
-        )
-    index = yolo_class_indices(dataset)
     quads = dataset_quads(dataset)
-    w = images.widths[dataset.image_index][:, None]
-    h = images.heights[dataset.image_index][:, None]
     norm = quads.copy()
-    norm[:, 0::2] = quads[:, 0::2] / w
-    norm[:, 1::2] = quads[:, 1::2] / h
-    lines: list[list[str]] = [[] for _ in range(len(images))]
-    classes = [index[int(c)] for c in dataset.category_id.tolist()]
-    scores = dataset.scores.tolist() if dataset.scores is not None else None
-    for k, (row, values) in enumerate(
-        zip(dataset.image_index.tolist(), norm.tolist(), strict=True)
-    ):
-        fields = [str(classes[k]), *(repr(v) for v in values)]
-        if scores is not None:
-            fields.append(repr(scores[k]))
-        lines[row].append(" ".join(fields))
-    names = dict(zip(dataset.categories.ids.tolist(), dataset.categories.names, strict=True))
-    with atomic_directory(path) as tmp:
-        for stem, body in zip(images.stems, lines, strict=True):
-            (tmp / f"{stem}.txt").write_text("".join(f"{r}\n" for r in body), encoding="utf-8")
-        by_index = sorted((i, names[c]) for c, i in index.items())
-        (tmp / "classes.txt").write_text("".join(f"{n}\n" for _, n in by_index), encoding="utf-8")
-    return Path(path)
+    norm[:, 0::2] = quads[:, 0::2] / images.widths[dataset.image_index][:, None]
+    norm[:, 1::2] = quads[:, 1::2] / images.heights[dataset.image_index][:, None]
+    return write_label_folder(dataset, path, norm)

@@ -31,30 +31,25 @@ from pathlib import Path
 
 import numpy as np
 
-from ioukit.dataset import Dataset, ImageTable
+from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.io._build import (
-    IMAGE_SUFFIXES,
     ClassSource,
     Columns,
     Unknowns,
-    find_class_file,
     ground_truth_categories,
-    load_class_names,
+    load_yaml,
     prediction_category,
-    prediction_category_lookup,
-    resolve_image_sizes,
-    stem_rows,
 )
-from ioukit.io._text import (
-    check_exists,
-    iter_records,
-    parse_class_index,
-    parse_number,
-    read_text,
+from ioukit.io._text import read_text
+from ioukit.io._yolo_folder import (
+    parse_box_label,
+    pixel_box,
+    prediction_folder,
+    read_label_folder,
+    records,
 )
 from ioukit.io.coco_keypoints import _with_columns
-from ioukit.io.yolo import _label_files, _sibling_images, _to_pixels
 
 __all__ = ["read_kpt_shape", "read_yolo_pose_ground_truth", "read_yolo_pose_predictions"]
 
@@ -79,20 +74,14 @@ def read_kpt_shape(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     text = read_text(path)
     value: object = None
     try:
-        import yaml
+        doc = load_yaml(text, path)
     except ImportError:  # pragma: no cover - pyyaml is in the yaml extra
-        yaml = None
-    if yaml is not None:
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise DataFormatError(f"{path}: malformed YAML: {exc}".replace("\n", " ")) from None
-        value = doc.get("kpt_shape") if isinstance(doc, dict) else None
-    else:  # pragma: no cover
         for line in text.splitlines():
             key, _, rest = line.partition(":")
             if key.strip() == "kpt_shape":
                 value = [int(t) for t in rest.strip(" []\t").split(",") if t.strip()]
+    else:
+        value = doc.get("kpt_shape") if isinstance(doc, dict) else None
     if value is None:
         return None
     return _check_kpt_shape(value, f"{path}: kpt_shape")
@@ -117,27 +106,6 @@ def _find_kpt_shape(folder: Path) -> tuple[int, int] | None:
                 if shape is not None:
                     return shape
     return None
-
-
-def _parse_line(
-    tokens: list[str], path: Path, line: int, *, prediction: bool
-) -> tuple[int, tuple[float, float, float, float], float | None]:
-    """Class, normalized (cx, cy, w, h) and conf of a pose line's box part.
-
-    Unlike detection labels, pose boxes (a keypoint extent) may reach outside the image, so
-    coordinates are not held to [0, 1]; sizes must be >= 0.
-    """
-    cls = parse_class_index(tokens[0], path, line)
-    cx, cy, w, h = (
-        parse_number(t, path, line, f)
-        for t, f in zip(tokens[1:5], ("cx", "cy", "w", "h"), strict=True)
-    )
-    if w < 0 or h < 0:
-        raise DataFormatError(
-            f"{path}: line {line}: expected w >= 0 and h >= 0, got w={w:g} h={h:g}"
-        )
-    score = parse_number(tokens[5], path, line, "conf") if prediction else None
-    return cls, (cx, cy, w, h), score
 
 
 def _keypoints(
@@ -210,58 +178,41 @@ def read_yolo_pose_ground_truth(
         Naming file and line: a count other than ``5 + K * D``, a non-finite value, a
         visibility outside {0, 1, 2}, a bad ``kpt_shape``.
     """
-    folder = check_exists(path, "ground truth")
-    files = _label_files(folder, "ground truth")
-    names = load_class_names(
-        classes if classes is not None else find_class_file(folder, folder.parent)
-    )
+    labels = read_label_folder(path, image_size=image_size, images_dir=images_dir, classes=classes)
     shape = (
         _check_kpt_shape(kpt_shape, "kpt_shape")
         if kpt_shape is not None
-        else _find_kpt_shape(folder)
+        else _find_kpt_shape(labels.folder)
     )
-    if images_dir is None and image_size is None:
-        sibling = _sibling_images(folder)
-        if sibling is not None:
-            try:
-                import PIL  # noqa: F401
-            except ImportError:
-                sibling = None
-        images_dir = sibling
-    stems = [p.stem for p in files]
-    if images_dir is not None and image_size is None:
-        image_dir = check_exists(images_dir, "--images")
-        extra = {p.stem for p in image_dir.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
-        stems = sorted(set(stems) | extra)
-    widths, heights = resolve_image_sizes(stems, image_size=image_size, images_dir=images_dir)
-    row_of = {s: i for i, s in enumerate(stems)}
+    images = labels.images
     parsed: list[tuple[int, int, tuple[float, float, float, float], np.ndarray]] = []
-    for file in files:
-        row = row_of[file.stem]
-        w, h = float(widths[row]), float(heights[row])
-        for line, tokens in iter_records(read_text(file)):
-            if shape is None:
-                n = len(tokens) - 5
-                d = 3 if n > 0 and n % 3 == 0 else 2
-                if n <= 0 or n % d:
-                    raise DataFormatError(
-                        f"{file}: line {line}: expected class cx cy w h and then x y [v] per "
-                        f"keypoint, got {len(tokens)} values (pass kpt_shape)"
-                    )
-                shape = (n // d, d)
-            k, d = shape
-            if len(tokens) != 5 + k * d:
-                layout = "x y v" if d == 3 else "x y"
+    for file, row, line, tokens in records(labels.files, labels.rows, "reading labels"):
+        assert row is not None
+        w, h = float(images.widths[row]), float(images.heights[row])
+        if shape is None:
+            n = len(tokens) - 5
+            d = 3 if n > 0 and n % 3 == 0 else 2
+            if n <= 0 or n % d:
                 raise DataFormatError(
-                    f"{file}: line {line}: expected {5 + k * d} values (class cx cy w h, then "
-                    f"{layout} for each of {k} keypoints: kpt_shape [{k}, {d}]), got {len(tokens)}"
+                    f"{file}: line {line}: expected class cx cy w h and then x y [v] per "
+                    f"keypoint, got {len(tokens)} values (pass kpt_shape)"
                 )
-            cls, box, _ = _parse_line(tokens[:5], file, line, prediction=False)
-            kp = _keypoints(tokens[5:], file, line, k, d, w, h)
-            _check_visibility(kp, file, line)
-            parsed.append((row, cls, _to_pixels(box, w, h), kp))
-    table, ids = ground_truth_categories((str(c) for _, c, _, _ in parsed), names, folder)
-    images = ImageTable(np.arange(1, len(stems) + 1, dtype=np.int64), tuple(stems), widths, heights)
+            shape = (n // d, d)
+        k, d = shape
+        if len(tokens) != 5 + k * d:
+            layout = "x y v" if d == 3 else "x y"
+            raise DataFormatError(
+                f"{file}: line {line}: expected {5 + k * d} values (class cx cy w h, then "
+                f"{layout} for each of {k} keypoints: kpt_shape [{k}, {d}]), got {len(tokens)}"
+            )
+        # pose boxes (a keypoint extent) may reach outside the image: no [0, 1] check
+        cls, box, _ = parse_box_label(tokens[:5], file, line, prediction=False, range_hint=None)
+        kp = _keypoints(tokens[5:], file, line, k, d, w, h)
+        _check_visibility(kp, file, line)
+        parsed.append((row, cls, pixel_box(box, w, h), kp))
+    table, ids = ground_truth_categories(
+        (str(c) for _, c, _, _ in parsed), labels.names, labels.folder, indices=True
+    )
     cols = Columns()
     for row, cls, box, _ in parsed:
         cols.add(row, ids[str(cls)], box)
@@ -307,34 +258,29 @@ def read_yolo_pose_predictions(
     if gt_kp is None:
         raise DataFormatError("ground_truth: expected keypoints (read it as YOLO pose labels)")
     k = int(gt_kp.shape[1])
-    folder = check_exists(path, "predictions")
-    files = _label_files(folder, "predictions")
-    class_file = classes if classes is not None else find_class_file(folder)
-    lookup = prediction_category_lookup(ground_truth.categories, load_class_names(class_file))
-    rows = stem_rows(ground_truth.images)
+    lookup, lines = prediction_folder(path, ground_truth, classes)
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
     cols = Columns()
     kps: list[np.ndarray] = []
-    for file in files:
-        row = rows.get(file.stem)
-        for line, tokens in iter_records(read_text(file)):
-            n = len(tokens) - 6
-            if n not in (2 * k, 3 * k):
-                raise DataFormatError(
-                    f"{file}: line {line}: expected {6 + 2 * k} or {6 + 3 * k} values (class cx cy "
-                    f"w h, x y [conf] for each of the ground truth's {k} keypoints, conf), got "
-                    f"{len(tokens)}"
-                )
-            d = n // k if k else 2
-            cls, box, score = _parse_line([*tokens[:5], tokens[-1]], file, line, prediction=True)
-            category = prediction_category(row, cls, lookup, unknowns, file, line)
-            if category is None or row is None:  # row None: category None (skipped or raised)
-                continue
-            w, h = float(widths[row]), float(heights[row])
-            kp = _keypoints(tokens[5:-1], file, line, k, d, w, h)
-            if d == 2:
-                kp[:, 2] = 1.0
-            kps.append(kp)
-            cols.add(row, category, _to_pixels(box, w, h), score)
+    for file, row, line, tokens in lines:
+        n = len(tokens) - 6
+        if n not in (2 * k, 3 * k):
+            raise DataFormatError(
+                f"{file}: line {line}: expected {6 + 2 * k} or {6 + 3 * k} values (class cx cy "
+                f"w h, x y [conf] for each of the ground truth's {k} keypoints, conf), got "
+                f"{len(tokens)}"
+            )
+        d = n // k if k else 2
+        box_part = [*tokens[:5], tokens[-1]]
+        cls, box, score = parse_box_label(box_part, file, line, prediction=True, range_hint=None)
+        category = prediction_category(row, cls, lookup, unknowns, file, line)
+        if category is None or row is None:  # row None: category None (skipped or raised)
+            continue
+        w, h = float(widths[row]), float(heights[row])
+        kp = _keypoints(tokens[5:-1], file, line, k, d, w, h)
+        if d == 2:
+            kp[:, 2] = 1.0
+        kps.append(kp)
+        cols.add(row, category, pixel_box(box, w, h), score)
     ds = cols.to_dataset(ground_truth.images, ground_truth.categories, predictions=True)
     return _with_columns(ds, keypoints=np.array(kps).reshape(len(kps), k, 3))

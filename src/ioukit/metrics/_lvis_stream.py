@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io.lvis import FREQUENCY_GROUPS, LVISGroundTruth
 from ioukit.metrics.result import EvaluationResult
 
@@ -29,7 +29,7 @@ def check_frequencies(frequencies: object) -> dict[int, str]:
     {1: 'r', 3: 'f'}
     """
     if frequencies is None:
-        raise ValueError(
+        raise ParameterError(
             "frequencies: Evaluator(protocol='lvis') needs frequencies={category_id: 'r'|'c'|'f'}"
             " (the LVIS categories' 'frequency'), got None"
         )
@@ -43,7 +43,7 @@ def check_frequencies(frequencies: object) -> dict[int, str]:
         if isinstance(key, bool) or not isinstance(key, int | np.integer):
             raise TypeError(f"frequencies: expected integer category ids as keys, got {key!r}")
         if value not in FREQUENCY_GROUPS:
-            raise ValueError(f"frequencies[{key}]: expected 'r', 'c' or 'f', got {value!r}")
+            raise ParameterError(f"frequencies[{key}]: expected 'r', 'c' or 'f', got {value!r}")
         out[int(key)] = str(value)
     return dict(sorted(out.items()))
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 
 __all__ = [
     "FALSE_POSITIVE",
@@ -253,7 +253,7 @@ def resolve_pair(
         if getattr(gt, "protocol", None) == "lvis" and outcome is not None:
             # LVIS: the only match with its rules (cap, federated filter, not exhaustive)
             if kind != params.get("iou_type", "bbox"):
-                raise ValueError(
+                raise ParameterError(
                     f"iou_type: expected the LVIS evaluation's {params.get('iou_type')!r}, "
                     f"got {kind!r} (matching again would drop LVIS's federated rules)"
                 )
@@ -338,11 +338,11 @@ def coco_outcome(
     from ioukit.evaluation import Groups, MatchRule, get_similarity
 
     if not 0.0 <= float(iou_threshold) <= 1.0:
-        raise ValueError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+        raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     if int(max_dets) < 1:
-        raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
+        raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
     if iou_type not in ("bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
     if iou_type == "segm":
         for ds, name in ((gt, "gt"), (pred, "results")):
             if ds.segmentation is None:
@@ -371,7 +371,7 @@ def coco_outcome(
             return table
     if lvis:
         thresholds = np.asarray(reuse[0].thresholds).tolist()
-        raise ValueError(
+        raise ParameterError(
             f"iou_threshold, area_ranges: an LVIS evaluation holds area range 'all' at "
             f"{thresholds}, got {float(iou_threshold)!r} and {list(names)} (matching again "
             "would drop LVIS's cap, federated filter and not-exhaustive rule)"

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.metrics import _grouping
 from ioukit.metrics.yolo import float32_values
 
@@ -138,8 +138,10 @@ def confusion_matrix(
 
     Raises
     ------
+    ParameterError
+        Unknown ``matching``, thresholds outside [0, 1].
     DataFormatError
-        Unknown ``matching``, thresholds outside [0, 1], mismatched datasets.
+        Mismatched datasets.
 
     Examples
     --------
@@ -156,10 +158,10 @@ def confusion_matrix(
            [0, 1, 0]])
     """
     if matching not in ("confidence", "iou"):
-        raise DataFormatError(f"matching: expected 'confidence' or 'iou', got {matching!r}")
+        raise ParameterError(f"matching: expected 'confidence' or 'iou', got {matching!r}")
     for name, value in (("iou_threshold", iou_threshold), ("score_threshold", score_threshold)):
         if not 0.0 <= float(value) <= 1.0:
-            raise DataFormatError(f"{name}: expected a number in [0, 1], got {value!r}")
+            raise ParameterError(f"{name}: expected a number in [0, 1], got {value!r}")
     _grouping.check_pair(gt, pred)
     category_ids, names = _grouping.sorted_categories(gt.categories)
     k = category_ids.size

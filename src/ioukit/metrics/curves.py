@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS
@@ -119,10 +119,10 @@ def _match(
     gt: Dataset, pred: Dataset, iou_threshold: float, protocol: str, similarity: Any = None
 ) -> _grouping.DatasetMatches:
     if protocol not in _PROTOCOLS:
-        raise DataFormatError(f"protocol: expected one of {_PROTOCOLS}, got {protocol!r}")
+        raise ParameterError(f"protocol: expected one of {_PROTOCOLS}, got {protocol!r}")
     threshold = float(iou_threshold)
     if not 0.0 <= threshold <= 1.0:
-        raise DataFormatError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+        raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     thresholds = np.array([threshold])
     if protocol == "yolo":
         from ioukit.metrics.yolo import match_yolo

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics._outcome import (
     IGNORED,
     TRUE_POSITIVE,
@@ -606,7 +606,7 @@ def error_analysis(
 
     Raises
     ------
-    ValueError
+    ParameterError
         Thresholds out of range, an unknown ``compat`` or ``iou_type``.
     DataFormatError
         Unreadable or inconsistent inputs.
@@ -622,21 +622,21 @@ def error_analysis(
     (0.0, 1.0, 1, 0)
     """
     if compat not in (None, "tidecv"):
-        raise ValueError(f"compat: expected None or 'tidecv', got {compat!r}")
+        raise ParameterError(f"compat: expected None or 'tidecv', got {compat!r}")
     if iou_type not in (None, "bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
 
     pos = float(iou_threshold)
     bg = float(background_threshold)
     if not 0.0 < pos <= 1.0:
-        raise ValueError(f"iou_threshold: expected a number in (0, 1], got {iou_threshold!r}")
+        raise ParameterError(f"iou_threshold: expected a number in (0, 1], got {iou_threshold!r}")
     if not 0.0 <= bg <= pos:
-        raise ValueError(
+        raise ParameterError(
             f"background_threshold: expected a number in [0, iou_threshold={pos}], "
             f"got {background_threshold!r}"
         )
     if int(max_dets) < 1:
-        raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
+        raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
     reuse = None
     if results is None:
         gt_ds, pred_ds, iou_type, reuse = resolve_pair(gt, None, iou_type)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.protocols import COCOProtocol
 from ioukit.metrics.protocol import ProtocolResult
 
@@ -95,7 +95,7 @@ def check_sigmas(sigmas: object, num_keypoints: int | None = None) -> np.ndarray
 
     Raises
     ------
-    ValueError
+    ParameterError
         Not a vector of positive finite numbers, or its length is not ``num_keypoints``.
 
     Examples
@@ -105,11 +105,11 @@ def check_sigmas(sigmas: object, num_keypoints: int | None = None) -> np.ndarray
     >>> check_sigmas([0.5, 0.5], 3)
     Traceback (most recent call last):
     ...
-    ValueError: sigmas: expected 3 values (one per keypoint of the data), got 2
+    ioukit.errors.ParameterError: sigmas: expected 3 values (one per keypoint of the data), got 2
     """
     if sigmas is None:
         if num_keypoints is not None and num_keypoints != len(COCO_SIGMAS):
-            raise ValueError(
+            raise ParameterError(
                 f"sigmas: the default COCO person sigmas are for 17 keypoints, but the data has "
                 f"{num_keypoints}; pass sigmas= with {num_keypoints} values"
             )
@@ -117,14 +117,14 @@ def check_sigmas(sigmas: object, num_keypoints: int | None = None) -> np.ndarray
     try:
         array = np.array(sigmas, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"sigmas: expected a sequence of numbers, got {sigmas!r}") from exc
+        raise ParameterError(f"sigmas: expected a sequence of numbers, got {sigmas!r}") from exc
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"sigmas: expected a non-empty 1-D sequence, got shape {array.shape}")
+        raise ParameterError(f"sigmas: expected a non-empty 1-D sequence, got shape {array.shape}")
     if not np.all(np.isfinite(array) & (array > 0)):
         bad = int(np.flatnonzero(~(np.isfinite(array) & (array > 0)))[0])
-        raise ValueError(f"sigmas[{bad}]: expected a positive finite number, got {array[bad]}")
+        raise ParameterError(f"sigmas[{bad}]: expected a positive finite number, got {array[bad]}")
     if num_keypoints is not None and array.size != num_keypoints:
-        raise ValueError(
+        raise ParameterError(
             f"sigmas: expected {num_keypoints} values (one per keypoint of the data), "
             f"got {array.size}"
         )
@@ -530,7 +530,7 @@ class OKS:
     >>> OKS(oks_area="segment")
     Traceback (most recent call last):
     ...
-    ValueError: oks_area: expected 'annotation' or 'box', got 'segment'
+    ioukit.errors.ParameterError: oks_area: expected 'annotation' or 'box', got 'segment'
     """
 
     sigmas: tuple[float, ...] | None = None
@@ -538,7 +538,7 @@ class OKS:
 
     def __post_init__(self) -> None:
         if self.oks_area not in OKS_AREAS:
-            raise ValueError(f"oks_area: expected 'annotation' or 'box', got {self.oks_area!r}")
+            raise ParameterError(f"oks_area: expected 'annotation' or 'box', got {self.oks_area!r}")
         if self.sigmas is not None:
             object.__setattr__(self, "sigmas", tuple(check_sigmas(self.sigmas).tolist()))
 
@@ -693,7 +693,9 @@ class KeypointProtocol(COCOProtocol):
     ) -> ProtocolResult:
         """Run the pipeline with OKS; ``ProtocolResult`` with the 10 stats, per-class rows."""
         if iou_type != "keypoints":
-            raise ValueError(f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}")
+            raise ParameterError(
+                f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}"
+            )
         groups, outcome = self._match(gt, pred)
         return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
 
@@ -794,7 +796,9 @@ class CrowdPoseProtocol(KeypointProtocol):
             try:
                 index = tuple(sorted((int(k), float(v)) for k, v in dict(crowd_index).items()))
             except (TypeError, ValueError) as exc:
-                raise ValueError("crowd_index: expected a mapping of image id to a number") from exc
+                raise ParameterError(
+                    "crowd_index: expected a mapping of image id to a number"
+                ) from exc
         return dataclasses.replace(base, crowd_index=index)
 
     def stat_specs(self) -> tuple[StatSpec, ...]:
@@ -904,16 +908,18 @@ def keypoint_errors(result: Any, /, *, threshold: float = 0.5) -> KeypointErrors
 
     Raises
     ------
-    ValueError
+    ParameterError
         Not a keypoint result, or ``threshold`` is not one of its thresholds.
     """
     gt, pred, outcome = result.ground_truth, result.predictions, result.outcome
     params = result.params
     if outcome is None or gt.keypoints is None or params.get("iou_type") != "keypoints":
-        raise ValueError("result: expected the result of an evaluation with iou_type='keypoints'")
+        raise ParameterError(
+            "result: expected the result of an evaluation with iou_type='keypoints'"
+        )
     t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
     if t.size == 0:
-        raise ValueError(
+        raise ParameterError(
             f"threshold: expected one of {outcome.thresholds.tolist()}, got {threshold!r}"
         )
     k = int(gt.keypoints.shape[1])
@@ -946,27 +952,27 @@ def make_keypoint_protocol(protocol: str, /, **options: Any) -> Any:
 
     Raises
     ------
-    ValueError
+    ParameterError
         Another protocol, or a bad option (the message names it).
 
     Examples
     --------
-    >>> make_keypoint_protocol("voc10")
+    >>> make_keypoint_protocol("voc10")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: iou_type: 'keypoints' needs protocol 'coco', 'crowdpose' or 'yolo', got 'voc10'
+    ioukit.errors.ParameterError: iou_type: 'keypoints' needs protocol 'coco', ..., got 'voc10'
     """
     if protocol == "yolo":
         return _yolo_keypoints(**options)
     factories = {"coco": KeypointProtocol.from_options, "crowdpose": CrowdPoseProtocol.from_options}
     if protocol not in factories:
-        raise ValueError(
+        raise ParameterError(
             f"iou_type: 'keypoints' needs protocol 'coco', 'crowdpose' or 'yolo', got {protocol!r}"
         )
     try:
         return factories[protocol](**options)
     except TypeError as exc:
-        raise ValueError(f"options of protocol {protocol!r} (keypoints): {exc}") from None
+        raise ParameterError(f"options of protocol {protocol!r} (keypoints): {exc}") from None
 
 
 def _yolo_keypoints(
@@ -976,7 +982,7 @@ def _yolo_keypoints(
     from ioukit.evaluation.ultralytics import UltralyticsOKS
 
     if bad:
-        raise ValueError(
+        raise ParameterError(
             f"options of protocol 'yolo' (keypoints): unexpected {', '.join(sorted(bad))}"
         )
     sig = None if sigmas is None else tuple(check_sigmas(sigmas).tolist())

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.errors import ParameterError
 from ioukit.metrics._outcome import FALSE_POSITIVE, TRUE_POSITIVE, coco_outcome, resolve_pair
 
 __all__ = ["LRPResult", "lrp", "lrp_curve"]
@@ -172,7 +173,7 @@ def lrp(
     gt_ds, pred_ds, kind, outcome = resolve_pair(gt, predictions, iou_type)
     tau = float(tau)
     if not 0.0 <= tau < 1.0:
-        raise ValueError(f"tau: expected a number in [0, 1), got {tau!r}")
+        raise ParameterError(f"tau: expected a number in [0, 1), got {tau!r}")
     ranges = DEFAULT_AREA_RANGES if area_ranges is None else area_ranges
     t = coco_outcome(
         gt_ds,

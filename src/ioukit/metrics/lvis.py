@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.match import MatchRule
 from ioukit.io.lvis import FREQUENCY_GROUPS, LVISGroundTruth
 from ioukit.metrics.protocol import ProtocolResult
@@ -75,7 +75,7 @@ def _top_per_group(groups: np.ndarray, scores: np.ndarray, max_dets: int) -> np.
     if groups.shape != scores.shape:
         raise ValueError(f"scores: expected one score per row ({groups.size}), got {scores.size}")
     if max_dets < 0:
-        raise ValueError(f"max_dets: expected a non-negative integer, got {max_dets}")
+        raise ParameterError(f"max_dets: expected a non-negative integer, got {max_dets}")
     n = groups.size
     keep = np.zeros(n, dtype=bool)
     if n == 0:
@@ -321,9 +321,9 @@ def _linspace(
     try:
         array = np.array(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: expected a sequence of numbers, got {values!r}") from exc
+        raise ParameterError(f"{name}: expected a sequence of numbers, got {values!r}") from exc
     if array.size == 0 or not np.all((array >= 0) & (array <= 1)):
-        raise ValueError(f"{name}: expected numbers in [0, 1], got {values!r}")
+        raise ParameterError(f"{name}: expected numbers in [0, 1], got {values!r}")
     return tuple(array.tolist())
 
 
@@ -378,7 +378,7 @@ class LVISProtocol:
         """Validate the user's options (as :func:`ioukit.evaluate` takes them)."""
         cap = (10_000 if fixed_ap else 300) if max_dets is None else max_dets
         if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1:
-            raise ValueError(f"max_dets: expected a positive integer, got {max_dets!r}")
+            raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
         return cls(
             fixed_ap=bool(fixed_ap),
             max_dets=int(cap),
@@ -430,7 +430,7 @@ class LVISProtocol:
                 f"ioukit.io.lvis.read_lvis_ground_truth, got {type(gt).__name__}"
             )
         if iou_type not in ("bbox", "segm"):
-            raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+            raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
         gt_keep, pred_keep = self.select(gt, pred)
         # the rows that take no part are hidden from the pipeline (their category made
         # unknown on a shallow view), not copied out: the outcome's rows are the caller's
@@ -737,7 +737,7 @@ def run_lvis(
     from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 
     if iou_type not in ("bbox", "segm"):
-        raise ValueError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
     segm = iou_type == "segm"
     if isinstance(gt, LVISGroundTruth):
         lvis_gt = gt

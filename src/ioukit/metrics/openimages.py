@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import voc10_ap
 from ioukit.metrics.protocol import ProtocolResult
@@ -171,12 +171,12 @@ def _options(
 ) -> tuple[float, float, int]:
     weight = (1.0 if challenge else 0.0) if group_of_weight is None else float(group_of_weight)
     if not weight >= 0.0:
-        raise DataFormatError(f"group_of_weight: expected a number >= 0, got {group_of_weight!r}")
+        raise ParameterError(f"group_of_weight: expected a number >= 0, got {group_of_weight!r}")
     threshold = float(iou_threshold)
     if not 0.0 <= threshold <= 1.0:
-        raise DataFormatError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+        raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     if isinstance(max_dets, bool) or not isinstance(max_dets, int | np.integer) or max_dets < 1:
-        raise DataFormatError(f"max_dets: expected a positive integer, got {max_dets!r}")
+        raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
     return weight, threshold, int(max_dets)
 
 
@@ -631,7 +631,9 @@ class OpenImagesProtocol:
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """See :func:`evaluate_openimages`."""
         if iou_type != "bbox":
-            raise ValueError(f"iou_type: protocol {self.name!r} supports 'bbox', got {iou_type!r}")
+            raise ParameterError(
+                f"iou_type: protocol {self.name!r} supports 'bbox', got {iou_type!r}"
+            )
         return evaluate_openimages(
             gt,
             pred,

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.errors import ParameterError
 from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome, resolve_pair
 
 __all__ = ["PerImageTable", "per_image"]
@@ -87,7 +88,7 @@ class PerImageTable:
     def sort_by(self, column: str, *, descending: bool = False) -> PerImageTable:
         """A copy sorted by ``column`` (stable; NaN last)."""
         if column not in self.columns:
-            raise ValueError(f"column: expected one of {', '.join(COLUMNS)}, got {column!r}")
+            raise ParameterError(f"column: expected one of {', '.join(COLUMNS)}, got {column!r}")
         values = self.columns[column]
         if values.dtype == object:
             order = np.argsort(values.astype(str), kind="stable")
@@ -197,7 +198,7 @@ def per_image(
     gt_ds, pred_ds, kind, outcome = resolve_pair(gt, predictions, iou_type)
     s_thr = float(score_threshold)
     if np.isnan(s_thr):
-        raise ValueError("score_threshold: expected a number, got nan")
+        raise ParameterError("score_threshold: expected a number, got nan")
     t = coco_outcome(
         gt_ds, pred_ds, iou_threshold=iou_threshold, max_dets=max_dets, iou_type=kind, reuse=outcome
     )

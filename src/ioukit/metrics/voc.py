@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.metrics import _grouping
 from ioukit.metrics.ap import COCO_RECALL_THRESHOLDS, voc07_ap, voc10_ap
@@ -78,8 +78,10 @@ def evaluate_voc(
 
     Raises
     ------
+    ParameterError
+        Unknown ``interpolation``, a threshold outside [0, 1].
     DataFormatError
-        Unknown ``interpolation``, a threshold outside [0, 1], or mismatched datasets.
+        Mismatched datasets.
 
     Examples
     --------
@@ -95,7 +97,7 @@ def evaluate_voc(
     ('voc10', 0.5, 1, 1)
     """
     if interpolation not in ("11point", "all"):
-        raise DataFormatError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
+        raise ParameterError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
     matched = match_voc(
         gt,
         pred,
@@ -117,7 +119,7 @@ def evaluate_voc(
 def _threshold(iou_threshold: float) -> float:
     threshold = float(iou_threshold)
     if not 0.0 <= threshold <= 1.0:
-        raise DataFormatError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
+        raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     return threshold
 
 
@@ -201,7 +203,7 @@ def summarize_voc(
     from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
 
     if interpolation not in ("11point", "all"):
-        raise DataFormatError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
+        raise ParameterError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")
     threshold = _threshold(iou_threshold)
     outcome = matched.outcome
     category_ids, names = _grouping.sorted_categories(gt.categories)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import ParameterError
 from ioukit.metrics import _grouping
 from ioukit.metrics.protocol import ProtocolResult
 
@@ -325,8 +325,10 @@ def evaluate_yolo(
 
     Raises
     ------
+    ParameterError
+        Thresholds outside [0, 1].
     DataFormatError
-        Thresholds outside [0, 1] or mismatched datasets.
+        Mismatched datasets.
 
     Examples
     --------
@@ -353,7 +355,7 @@ def _thresholds(iou_thresholds: object) -> np.ndarray:
         else np.asarray(iou_thresholds, dtype=np.float64).reshape(-1)
     )
     if thresholds.size == 0 or not np.all((thresholds >= 0) & (thresholds <= 1)):
-        raise DataFormatError(
+        raise ParameterError(
             f"iou_thresholds: expected one or more numbers in [0, 1], got {thresholds.tolist()}"
         )
     return np.asarray(thresholds, dtype=np.float64)
@@ -439,7 +441,7 @@ def summarize_yolo(
     thresholds = _thresholds(iou_thresholds)
     outcome = matched.outcome
     if outcome.thresholds.size != thresholds.size:
-        raise DataFormatError(
+        raise ParameterError(
             f"iou_thresholds: expected the {outcome.thresholds.size} thresholds of the match, "
             f"got {thresholds.size}"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ioukit._array import Array
+from ioukit.errors import ParameterError
 from ioukit.overlap import _formulas
 from ioukit.overlap.family import DEFAULT_EPS, _check_broadcast, _columns, _prepare_pair
 
@@ -46,7 +47,7 @@ def _loss_iou(xp: Any, a: _formulas.Coords, b: _formulas.Coords, eps: float) -> 
 
 def _loss(kind: str, boxes1: Array, boxes2: Array, reduction: str, eps: float, fmt: str) -> Array:
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"reduction: expected 'none', 'mean' or 'sum', got {reduction!r}")
+        raise ParameterError(f"reduction: expected 'none', 'mean' or 'sum', got {reduction!r}")
     xp, p, t = _prepare_pair(boxes1, boxes2, fmt, ndim=None)
     _check_broadcast(p, t)
     a, b = _columns(p), _columns(t)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ioukit._array import Array, float_dtype_for, host_view, namespace_of
 from ioukit.boxes import ROTATED_FORMATS, _angle_unit, _as_rotated, prepare_rotated_corners
-from ioukit.errors import BoxError
+from ioukit.errors import BoxError, ParameterError
 
 __all__ = [
     "convex_hull_quads",
@@ -160,7 +160,7 @@ def _prepare(
 ) -> tuple[Array, Array]:
     """Corners (..., 8) and zero-area flags (...) of validated boxes."""
     if fmt not in ROTATED_FORMATS and fmt not in ("xyxy", "xywh", "cxcywh"):
-        raise ValueError(
+        raise ParameterError(
             "fmt: expected one of 'cxcywhr', 'xywhr', 'xyxyxyxy', 'xyxy', 'xywh', 'cxcywh', "
             f"got {fmt!r}"
         )
@@ -525,7 +525,7 @@ def rotated_box_iou_loss(
     0.6666666666666667
     """
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"reduction: expected 'none', 'mean' or 'sum', got {reduction!r}")
+        raise ParameterError(f"reduction: expected 'none', 'mean' or 'sum', got {reduction!r}")
     overlap = rotated_box_iou_elementwise(
         boxes1, boxes2, fmt=fmt, angle_unit=angle_unit, clockwise=clockwise
     )
@@ -564,7 +564,7 @@ def _probiou_columns(
     from ioukit.boxes import box_convert
 
     if fmt not in ROTATED_FORMATS:
-        raise ValueError(f"fmt: expected one of 'cxcywhr', 'xywhr', 'xyxyxyxy', got {fmt!r}")
+        raise ParameterError(f"fmt: expected one of 'cxcywhr', 'xywhr', 'xyxyxyxy', got {fmt!r}")
     arr = _as_rotated(xp, boxes, name, fmt, dtype=dtype)
     if fmt != "cxcywhr":
         arr = box_convert(arr, fmt, "cxcywhr", angle_unit=angle_unit, clockwise=clockwise)
