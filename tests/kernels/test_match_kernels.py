@@ -374,6 +374,46 @@ def test_accumulate_coco_equals_twin(seed: int, threads: bool) -> None:
     np.testing.assert_array_equal(s, ws)
 
 
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("seed", range(12))
+def test_accumulate_coco_long_classes_equal_twin(seed: int, threads: bool) -> None:
+    """Long classes: runs of true positives, shared max-dets levels, 101 recall points."""
+    rng = np.random.default_rng(3000 + seed)
+    n_k, n_a, n_t = int(rng.integers(1, 4)), 3, 4
+    counts = rng.integers(0, 400, n_k)
+    start = (np.cumsum(counts) - counts).astype(np.int64)
+    end = (start + counts).astype(np.int64)
+    n = int(counts.sum())
+    parts = [np.sort(rng.choice(np.linspace(0.05, 1, 7), c))[::-1] for c in counts]
+    scores = np.ascontiguousarray(np.concatenate([*parts, np.zeros(0)]), dtype=np.float64)
+    # seed 0 mod 3: every rank below 10 (levels 10 and 100 are one sequence)
+    rank = rng.integers(0, 10 if seed % 3 == 0 else 40, n).astype(np.int32)
+    # runs of true positives: a sticky status
+    p_tp = rng.uniform(0.2, 0.9)
+    status = np.zeros((n, n_a, n_t), dtype=np.int8)
+    for a in range(n_a):
+        for t in range(n_t):
+            u = rng.random(n)
+            run = np.cumsum(rng.random(n) < 0.2)
+            status[:, a, t] = np.where(u < 0.1, 2, np.where((run % 3 == 0) | (u < p_tp), 1, 0))
+    tp_bits = np.packbits(status.reshape(n, n_a * n_t) == 1, axis=1).reshape(n, -1)
+    ign_bits = np.packbits(status.reshape(n, n_a * n_t) == 2, axis=1).reshape(n, -1)
+    gt = rng.integers(0, 300, (n_k, n_a)).astype(np.int64)
+    gt[0, 0] = 1  # recall above 1
+    dets = np.array([1, 10, 100], dtype=np.int64)
+    rec = np.linspace(0, 1, 101) if seed % 2 else np.r_[0.0, 0.0, np.linspace(0.01, 1.5, 60)]
+    p = -np.ones((n_t, len(rec), n_k, n_a, 3))
+    r = -np.ones((n_t, n_k, n_a, 3))
+    s = -np.ones((n_t, len(rec), n_k, n_a, 3))
+    kernels.accumulate_coco(start, end, rank, np.ascontiguousarray(tp_bits),
+                            np.ascontiguousarray(ign_bits), scores, gt, dets, rec, p, r, s,
+                            threads)  # fmt: skip
+    wp, wr, ws = accumulate_coco_py(start, end, rank, status, scores, gt, dets, rec)
+    np.testing.assert_array_equal(p, wp)
+    np.testing.assert_array_equal(r, wr)
+    np.testing.assert_array_equal(s, ws)
+
+
 def test_float32_edge_cases_of_issue_17() -> None:
     """Ultralytics' float32 IoU: the three kinds of cases the float64 IoU gets wrong."""
     one = np.array([0], dtype=np.int64)
