@@ -534,3 +534,19 @@ def test_threads_give_identical_outputs_on_many_groups() -> None:
         acc.append(arrays)
     for x, y in zip(*acc, strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_stable_key_order_equals_stable_argsort(seed: int) -> None:
+    from ioukit.evaluation.groups import stable_key_order
+
+    rng = np.random.default_rng(4000 + seed)
+    n = int(rng.integers(0, 3000))
+    sizes = [int(rng.integers(1, 50)) for _ in range(3)]
+    keys = [rng.integers(0, s, n) for s in sizes]
+    combined = (keys[0] * sizes[1] + keys[1]) * sizes[2] + keys[2]
+    want = np.argsort(combined, kind="stable")
+    got = stable_key_order(*zip(keys, sizes, strict=True))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(stable_key_order((keys[0], sizes[0])),
+                                  np.argsort(keys[0], kind="stable"))  # fmt: skip

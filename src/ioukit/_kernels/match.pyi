@@ -81,3 +81,10 @@ def accumulate_coco(
     score_out: np.ndarray,
     threads: bool | None = None,
 ) -> None: ...
+def counting_order(
+    key: np.ndarray,
+    n_keys: int,
+    order: np.ndarray,
+    out: np.ndarray,
+    counts: np.ndarray,
+) -> None: ...

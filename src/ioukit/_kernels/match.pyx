@@ -641,3 +641,31 @@ def accumulate_coco(
                                   scores, num_regular_gt, max_dets, recall_thresholds, precision,
                                   recall, score_out, members[0], fb[0], sb[0], level_n[0],
                                   source[0], first_index[0])
+
+
+def counting_order(
+    const int64_t[::1] key,
+    Py_ssize_t n_keys,
+    const int64_t[::1] order,
+    int64_t[::1] out,
+    int64_t[::1] counts,
+):
+    """``out = order`` stably reordered by ``key[order[i]]`` (a counting sort; ``0 <= key <
+    n_keys``); ``counts`` [n_keys + 1] is scratch. One pass of a least-significant-first
+    radix sort: reordering ``arange(n)`` by the last key, then each earlier one, gives
+    ``argsort(composite key, kind="stable")``.
+    """
+    cdef Py_ssize_t n = order.shape[0], i, b
+    cdef int64_t total = 0, c
+    with nogil:
+        for b in range(n_keys + 1):
+            counts[b] = 0
+        for i in range(n):
+            counts[key[order[i]] + 1] += 1
+        for b in range(n_keys + 1):
+            total += counts[b]
+            counts[b] = total
+        for i in range(n):
+            c = key[order[i]]
+            out[counts[c]] = order[i]
+            counts[c] += 1

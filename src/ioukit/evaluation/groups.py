@@ -22,7 +22,7 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 
-__all__ = ["Groups", "class_rows"]
+__all__ = ["Groups", "class_rows", "stable_key_order"]
 
 
 def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -50,6 +50,43 @@ def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
         return np.asarray(table[np.clip(ids, low - 1, high + 1) - (low - 1)])
     rows = np.minimum(np.searchsorted(category_ids, ids), category_ids.size - 1)
     return np.where(category_ids[rows] == ids, rows, -1).astype(np.int64)
+
+
+def stable_key_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
+    """Permutation sorting rows by ``keys`` (the first most significant), ties in row order.
+
+    Each key is ``(values, n)`` with integer ``values`` in ``[0, n)``. The same permutation as
+    ``np.argsort`` of the combined key with ``kind="stable"`` (or ``np.lexsort``), computed as
+    a least-significant-first radix sort: one counting pass per key (compiled
+    ``ioukit._kernels.match.counting_order``), linear in rows + ``n``.
+
+    Parameters
+    ----------
+    *keys : tuple of (ndarray of int, shape (N,), int)
+
+    Returns
+    -------
+    ndarray of int64, shape (N,)
+
+    Examples
+    --------
+    >>> stable_key_order((np.array([1, 0, 1, 0]), 2), (np.array([0, 1, 0, 0]), 2)).tolist()
+    [3, 1, 0, 2]
+    """
+    from ioukit._kernels import match as kernels
+
+    if not keys:
+        raise ValueError("keys: expected at least one (values, n) pair, got none")
+    n = len(keys[0][0])
+    order = np.arange(n, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    for values, n_keys in reversed(keys):
+        counts = np.empty(int(n_keys) + 1, dtype=np.int64)
+        kernels.counting_order(
+            np.ascontiguousarray(values, dtype=np.int64), int(n_keys), order, out, counts
+        )
+        order, out = out, order
+    return order
 
 
 def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -190,7 +227,11 @@ class Groups:
         g_rows = np.flatnonzero(g_ok if gt_keep is None else g_ok & gt_keep)
         g_cls = g_cls_all[g_rows]
         g_img = image_rank[gt.image_index[g_rows]]
-        g_order = np.argsort(g_img if by_file else g_img * max(n_cats, 1) + g_cls, kind="stable")
+        n_img = len(ids)
+        if by_file:
+            g_order = stable_key_order((g_img, n_img))
+        else:
+            g_order = stable_key_order((g_img, n_img), (g_cls, max(n_cats, 1)))
         g_rows, g_cls, g_img = g_rows[g_order], g_cls[g_order], g_img[g_order]
         g_key = g_img * n_cats + g_cls if use_cats else g_img
 
@@ -207,12 +248,13 @@ class Groups:
         dense = np.empty(len(p_rows), dtype=np.int64)
         dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
         n_dense = int(dense.max()) + 1 if len(dense) else 1
+        # one counting pass per key (least significant first) instead of a comparison sort
         if use_cats:
-            p_order = np.argsort((p_img * n_cats + p_cls) * n_dense + dense, kind="stable")
+            p_order = stable_key_order((p_img, n_img), (p_cls, n_cats), (dense, n_dense))
         elif by_file:
-            p_order = np.argsort(p_img * n_dense + dense, kind="stable")
+            p_order = stable_key_order((p_img, n_img), (dense, n_dense))
         else:
-            p_order = np.argsort((p_img * n_dense + dense) * n_cats + p_cls, kind="stable")
+            p_order = stable_key_order((p_img, n_img), (dense, n_dense), (p_cls, max(n_cats, 1)))
         p_rows, p_cls, p_img, dense = (
             p_rows[p_order],
             p_cls[p_order],
