@@ -550,3 +550,43 @@ def test_stable_key_order_equals_stable_argsort(seed: int) -> None:
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(stable_key_order((keys[0], sizes[0])),
                                   np.argsort(keys[0], kind="stable"))  # fmt: skip
+
+
+def _dense_rank_py(scores: np.ndarray) -> tuple[np.ndarray, int]:
+    by_score = np.argsort(-scores)
+    sorted_scores = scores[by_score]
+    dense = np.empty(len(scores), dtype=np.int64)
+    dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
+    return dense, int(dense.max()) + 1 if len(dense) else 1
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dense_score_rank_equals_twin(seed: int) -> None:
+    rng = np.random.default_rng(5000 + seed)
+    n = int(rng.integers(0, 5000)) if seed else 0
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 1.0, -1.0, 1e300])
+    pool = np.r_[np.round(rng.random(40), 3), rng.normal(0, 1e3, 40), special]
+    scores = rng.choice(pool, n) if seed % 2 else rng.normal(0, 1, n)
+    dense = np.full(n, -9, dtype=np.int64)
+    n_dense = kernels.dense_score_rank(np.ascontiguousarray(scores), dense)
+    want, want_n = _dense_rank_py(scores)
+    np.testing.assert_array_equal(dense, want)
+    assert n_dense == want_n
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_merge_group_keys_equals_searchsorted_bounds(seed: int) -> None:
+    from ioukit.evaluation.groups import _bounds, _runs, _sorted_union
+
+    rng = np.random.default_rng(6000 + seed)
+    high = int(rng.integers(1, 300))
+    a = np.sort(rng.integers(0, high, int(rng.integers(0, 400)))).astype(np.int64)
+    b = np.sort(rng.integers(0, high, int(rng.integers(0, 400)))).astype(np.int64)
+    keys, gs, ge, ps, pe = kernels.merge_group_keys(a, b)
+    av, ast = _runs(a)
+    bv, bst = _runs(b)
+    want = _sorted_union(av, bv)
+    np.testing.assert_array_equal(keys, want)
+    expected = (*_bounds(av, ast, len(a), want), *_bounds(bv, bst, len(b), want))
+    for got, exp in zip((gs, ge, ps, pe), expected, strict=True):
+        np.testing.assert_array_equal(got, exp)

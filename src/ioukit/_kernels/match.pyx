@@ -24,7 +24,8 @@ import os
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport NAN
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memcpy
 
 FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
 TIE_LAST, TIE_FIRST, ARGMAX = 0, 1, 2
@@ -669,3 +670,118 @@ def counting_order(
             c = key[order[i]]
             out[counts[c]] = order[i]
             counts[c] += 1
+
+
+@cython.cdivision(True)
+def dense_score_rank(const double[::1] scores, int64_t[::1] dense):
+    """Dense rank of each score in descending order (0: the highest; equal scores, ``-0.0``
+    and ``0.0`` too, share a rank), written to ``dense``; returns the number of distinct
+    scores (1 when there is none). No NaN allowed (the caller checks).
+
+    A least-significant-first radix sort of the scores' order-preserving 64-bit keys (11-bit
+    digits; a digit equal in every key is skipped), then one walk over the sorted keys.
+    """
+    cdef Py_ssize_t n = scores.shape[0], i, p, d
+    cdef int n_pass = 6, shift
+    if n == 0:
+        return 1
+    keys_a = np.empty(n, dtype=np.uint64)
+    keys_b = np.empty(n, dtype=np.uint64)
+    idx_a = np.empty(n, dtype=np.int64)
+    idx_b = np.empty(n, dtype=np.int64)
+    hist_np = np.zeros((n_pass, 2048), dtype=np.int64)
+    cdef uint64_t[::1] ka = keys_a, kb = keys_b, kt
+    cdef int64_t[::1] ia = idx_a, ib = idx_b, it
+    cdef int64_t[:, ::1] hist = hist_np
+    cdef uint64_t u
+    cdef double s
+    cdef int64_t total, c, rank_
+    with nogil:
+        for i in range(n):
+            s = scores[i]
+            if s == 0.0:
+                s = 0.0  # -0.0 sorts with 0.0
+            memcpy(&u, &s, 8)
+            # ascending order of the value, then inverted: descending
+            if u >> 63:
+                u = ~u
+            else:
+                u = u | (<uint64_t>1 << 63)
+            u = ~u
+            ka[i] = u
+            ia[i] = i
+            for p in range(n_pass):
+                hist[p, (u >> (11 * p)) & 2047] += 1
+        for p in range(n_pass):
+            shift = 11 * p
+            if hist[p, (ka[0] >> shift) & 2047] == n:
+                continue
+            total = 0
+            for d in range(2048):
+                c = hist[p, d]
+                hist[p, d] = total
+                total += c
+            for i in range(n):
+                d = (ka[i] >> shift) & 2047
+                c = hist[p, d]
+                kb[c] = ka[i]
+                ib[c] = ia[i]
+                hist[p, d] = c + 1
+            kt = ka
+            ka = kb
+            kb = kt
+            it = ia
+            ia = ib
+            ib = it
+        rank_ = 0
+        dense[ia[0]] = 0
+        for i in range(1, n):
+            if ka[i] != ka[i - 1]:
+                rank_ += 1
+            dense[ia[i]] = rank_
+    return rank_ + 1
+
+
+def merge_group_keys(const int64_t[::1] gt_key, const int64_t[::1] pred_key):
+    """Union of two sorted key arrays with each key's run in both.
+
+    Returns ``(keys, gt_start, gt_end, pred_start, pred_end)``: the distinct keys of both,
+    ascending, and for each the rows ``gt_start:gt_end`` of ``gt_key`` (``pred_*`` of
+    ``pred_key``) holding it; an absent key has an empty run at its insertion point. One
+    linear merge (two passes: count, then fill).
+    """
+    cdef Py_ssize_t na = gt_key.shape[0], nb = pred_key.shape[0]
+    cdef Py_ssize_t i, j, n = 0, q
+    cdef int64_t k
+    cdef int fill
+    keys_np = gs_np = ge_np = ps_np = pe_np = None
+    cdef int64_t[::1] keys, gs, ge, ps, pe
+    for fill in range(2):
+        if fill:
+            keys_np = np.empty(n, dtype=np.int64)
+            gs_np = np.empty(n, dtype=np.int64)
+            ge_np = np.empty(n, dtype=np.int64)
+            ps_np = np.empty(n, dtype=np.int64)
+            pe_np = np.empty(n, dtype=np.int64)
+            keys, gs, ge, ps, pe = keys_np, gs_np, ge_np, ps_np, pe_np
+        i = j = q = 0
+        with nogil:
+            while i < na or j < nb:
+                if j >= nb or (i < na and gt_key[i] < pred_key[j]):
+                    k = gt_key[i]
+                else:
+                    k = pred_key[j]
+                if fill:
+                    keys[q] = k
+                    gs[q] = i
+                    ps[q] = j
+                while i < na and gt_key[i] == k:
+                    i += 1
+                while j < nb and pred_key[j] == k:
+                    j += 1
+                if fill:
+                    ge[q] = i
+                    pe[q] = j
+                q += 1
+        n = q
+    return keys_np, gs_np, ge_np, ps_np, pe_np

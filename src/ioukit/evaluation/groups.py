@@ -89,6 +89,21 @@ def stable_key_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
     return order
 
 
+def _dense_rank(scores: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense rank of each score, descending (0: highest; equal scores share a rank), and the
+    number of ranks (at least 1): compiled radix sort, NumPy's sort when a score is NaN."""
+    from ioukit._kernels import match as kernels
+
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    dense = np.empty(len(scores), dtype=np.int64)
+    if not np.isnan(scores).any():
+        return dense, int(kernels.dense_score_rank(scores, dense))
+    by_score = np.argsort(-scores)  # ties share a rank: any order of them will do
+    sorted_scores = scores[by_score]
+    dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
+    return dense, int(dense.max()) + 1 if len(dense) else 1
+
+
 def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct values, start of each value's run) of a sorted array."""
     if sorted_keys.size == 0:
@@ -213,6 +228,8 @@ class Groups:
             Only these rows take part (as if the others were absent); row numbers stay
             those of ``gt`` and ``pred``.
         """
+        from ioukit._kernels import match as kernels
+
         if pooled_order not in ("class", "file"):
             raise ValueError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
         by_file = not use_cats and pooled_order == "file"
@@ -242,12 +259,8 @@ class Groups:
         p_img = image_rank[pred.image_index[p_rows]]
         scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
         p_score = scores[p_rows]
-        # dense rank of -score (equal scores share a rank) turns each sort into one int64 sort
-        by_score = np.argsort(-p_score)  # ties share a rank: any order of them will do
-        sorted_scores = p_score[by_score]
-        dense = np.empty(len(p_rows), dtype=np.int64)
-        dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
-        n_dense = int(dense.max()) + 1 if len(dense) else 1
+        # dense rank of -score (equal scores share a rank): the group order is counting passes
+        dense, n_dense = _dense_rank(p_score)
         # one counting pass per key (least significant first) instead of a comparison sort
         if use_cats:
             p_order = stable_key_order((p_img, n_img), (p_cls, n_cats), (dense, n_dense))
@@ -263,11 +276,10 @@ class Groups:
         )
         p_key = p_img * n_cats + p_cls if use_cats else p_img
 
-        g_values, g_starts = _runs(g_key)
-        p_values, p_starts = _runs(p_key)
-        keys = _sorted_union(g_values, p_values)
-        gt_start, gt_end = _bounds(g_values, g_starts, len(g_key), keys)
-        pred_start, pred_end = _bounds(p_values, p_starts, len(p_key), keys)
+        # one linear merge of the two sorted key columns (as _runs/_sorted_union/_bounds)
+        keys, gt_start, gt_end, pred_start, pred_end = kernels.merge_group_keys(
+            np.ascontiguousarray(g_key, dtype=np.int64), np.ascontiguousarray(p_key, dtype=np.int64)
+        )
         rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
         return cls(
             category_ids=cat_ids,
