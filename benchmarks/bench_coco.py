@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,9 +34,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import numpy as np
 
+from _compare import (
+    HEADER,
+    TOOLS,
+    comparison_rows,
+    cpu_seconds,
+    peak_mb,
+    reference_run,
+    run_tool,
+)
 from _timing import best_of, fmt_time, have, print_table
-
-TOOLS = {"ioukit": "ioukit", "faster-coco-eval": "faster_coco_eval", "pycocotools": "pycocotools"}
 
 
 def dataset(num_images: int) -> Path:
@@ -54,10 +60,6 @@ def dataset(num_images: int) -> Path:
 
 def worker(tool: str, folder: Path) -> dict[str, Any]:
     """Run one tool (in this fresh process); return timings, peak RSS and the 12 stats."""
-    import contextlib
-    import io
-    import resource
-
     gt_file, dt_file = str(folder / "ground_truth.json"), str(folder / "predictions.json")
     t0 = time.perf_counter()
     out: dict[str, Any] = {}
@@ -68,46 +70,19 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
         result = evaluate(gt_file, dt_file)
         stats = list(result.stats.values())
         t2 = time.perf_counter()
-        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # first run
+        out.update(total=t2 - t0, run=t2 - t1, cpu=cpu_seconds())
+        out["peak_mb"] = peak_mb()  # first run
         from ioukit.metrics.coco import evaluate_coco
 
         gt, pred = result.ground_truth, result.predictions
         out["in_memory"] = best_of(lambda: evaluate_coco(gt, pred), repeat=3, min_time=0.0)
         out["warm"] = best_of(lambda: evaluate(gt_file, dt_file), repeat=2, min_time=0.0)
     else:
-        if tool == "pycocotools":
-            from pycocotools.coco import COCO
-            from pycocotools.cocoeval import COCOeval
-        else:
-            from faster_coco_eval import COCO
-            from faster_coco_eval import COCOeval_faster as COCOeval
-        t1 = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            coco_gt = COCO(gt_file)
-            coco_dt = coco_gt.loadRes(dt_file)
-            e = COCOeval(coco_gt, coco_dt, "bbox")
-            e.evaluate()
-            e.accumulate()
-            e.summarize()
-        stats = [float(v) for v in e.stats[:12]]
-        t2 = time.perf_counter()
-    out.setdefault("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    out.update(total=t2 - t0, run=t2 - t1, stats=stats)
+        run, stats = reference_run(tool, gt_file, dt_file, "bbox", 12)
+        out.update(total=time.perf_counter() - t0, run=run, cpu=cpu_seconds())
+    out.setdefault("peak_mb", peak_mb())
+    out["stats"] = stats
     return out
-
-
-def run_tool(tool: str, folder: Path) -> dict[str, Any] | None:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker", tool, str(folder)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        print(f"{tool} failed:\n{proc.stderr[-2000:]}")
-        return None
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
 
 
 def bench(num_images: int, skip: set[str]) -> dict[str, dict[str, Any]]:
@@ -120,32 +95,20 @@ def bench(num_images: int, skip: set[str]) -> dict[str, dict[str, Any]]:
             print(f"skipping {tool}: not importable")
             continue
         print(f"running {tool} on {num_images} images ...", flush=True)
-        r = run_tool(tool, folder)
+        r = run_tool(__file__, tool, folder)
         if r is not None:
             results[tool] = r
     ours = results.get("ioukit")
-    rows = []
-    for tool, r in results.items():
-        ratio = "1.0x" if ours is None else f"{r['total'] / ours['total']:.1f}x"
-        diff = (
-            max(abs(a - b) for a, b in zip(r["stats"], ours["stats"], strict=True))
-            if ours
-            else float("nan")
-        )
-        rows.append(
-            [tool, fmt_time(r["total"]), fmt_time(r["run"]), f"{r['peak_mb']:.0f} MB", ratio,
-             f"{diff:.1e}"]
-        )  # fmt: skip
+    rows = comparison_rows(results)
     n_gt = n_dt = "?"
     with open(folder / "ground_truth.json", "rb") as f:
         n_gt = str(len(json.load(f)["annotations"]))
     n_dt = f"{(folder / 'predictions.json').stat().st_size / 1e6:.0f} MB"
     print_table(
         f"COCO bbox, JSON files -> 12 stats ({num_images} images, {n_gt} GT, predictions {n_dt})",
-        ["tool", "total (fresh process)", "without import", "peak RSS", "time / ioukit",
-         "max |stat diff|"],
+        HEADER,
         rows,
-    )  # fmt: skip
+    )
     if ours is not None:
         print(f"ioukit from in-memory arrays (warm): {fmt_time(ours['in_memory'])}")
         warm = ours["warm"]

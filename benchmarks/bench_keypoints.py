@@ -8,6 +8,7 @@ excluded), peak RSS, the ratio to ioukit and the largest stat difference.
     .venv-bench/bin/python benchmarks/bench_keypoints.py                  # 5 000 images
     .venv-bench/bin/python benchmarks/bench_keypoints.py --images 500
     .venv-bench/bin/python benchmarks/bench_keypoints.py --skip pycocotools
+    .venv-bench/bin/python benchmarks/bench_keypoints.py --images 1000 --repeat 3  # alternating
 
 Data sets are generated once into ``$TMPDIR/ioukit-bench/``. A reference tool that is not
 importable is skipped.
@@ -26,9 +27,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from _compare import (
+    HEADER,
+    TOOLS,
+    comparison_rows,
+    cpu_seconds,
+    peak_mb,
+    print_rounds,
+    reference_run,
+    run_tool,
+)
 from _timing import best_of, fmt_time, have, print_table
-
-TOOLS = {"ioukit": "ioukit", "faster-coco-eval": "faster_coco_eval", "pycocotools": "pycocotools"}
 
 
 def dataset(num_images: int) -> Path:
@@ -51,10 +60,6 @@ def dataset(num_images: int) -> Path:
 
 def worker(tool: str, folder: Path) -> dict[str, Any]:
     """Run one tool (in this fresh process); return timings, peak RSS and the 10 stats."""
-    import contextlib
-    import io
-    import resource
-
     gt_file, dt_file = str(folder / "ground_truth.json"), str(folder / "predictions.json")
     t0 = time.perf_counter()
     out: dict[str, Any] = {}
@@ -64,84 +69,49 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
         t1 = time.perf_counter()
         result = evaluate(gt_file, dt_file, iou_type="keypoints")
         stats = [float(v) for v in result.stats.values()][:10]
-        t2 = time.perf_counter()
-        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # first run
+        run = time.perf_counter() - t1
+        out["total"], out["cpu"] = time.perf_counter() - t0, cpu_seconds()
+        out["peak_mb"] = peak_mb()  # first run
         out["warm"] = best_of(
             lambda: evaluate(gt_file, dt_file, iou_type="keypoints"), repeat=2, min_time=0.0
         )
     else:
-        if tool == "pycocotools":
-            from pycocotools.coco import COCO
-            from pycocotools.cocoeval import COCOeval
-        else:
-            from faster_coco_eval import COCO
-            from faster_coco_eval import COCOeval_faster as COCOeval
-        t1 = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            coco_gt = COCO(gt_file)
-            coco_dt = coco_gt.loadRes(dt_file)
-            e = COCOeval(coco_gt, coco_dt, "keypoints")
-            e.evaluate()
-            e.accumulate()
-            e.summarize()
-        stats = [float(v) for v in e.stats[:10]]
-        t2 = time.perf_counter()
-    out.setdefault("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    out.update(total=t2 - t0, run=t2 - t1, stats=stats)
+        run, stats = reference_run(tool, gt_file, dt_file, "keypoints", 10)
+        out["total"], out["cpu"] = time.perf_counter() - t0, cpu_seconds()
+    out.setdefault("peak_mb", peak_mb())
+    out.update(run=run, stats=stats)
     return out
 
 
-def run_tool(tool: str, folder: Path) -> dict[str, Any] | None:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--worker", tool, str(folder)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        print(f"{tool} failed:\n{proc.stderr[-2000:]}")
-        return None
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
-def bench(num_images: int, skip: set[str]) -> dict[str, dict[str, Any]]:
+def bench(num_images: int, skip: set[str], repeat: int = 1) -> dict[str, dict[str, Any]]:
     folder = dataset(num_images)
-    results: dict[str, dict[str, Any]] = {}
-    for tool, module in TOOLS.items():
-        if tool in skip:
-            continue
-        if not have(module):
-            print(f"skipping {tool}: not importable")
-            continue
-        print(f"running {tool} on {num_images} images ...", flush=True)
-        r = run_tool(tool, folder)
-        if r is not None:
-            results[tool] = r
-    ours = results.get("ioukit")
-    rows = []
-    for tool, r in results.items():
-        ratio = "1.0x" if ours is None else f"{r['total'] / ours['total']:.1f}x"
-        diff = (
-            max(abs(a - b) for a, b in zip(r["stats"], ours["stats"], strict=True))
-            if ours
-            else float("nan")
-        )
-        rows.append(
-            [tool, fmt_time(r["total"]), fmt_time(r["run"]), f"{r['peak_mb']:.0f} MB", ratio,
-             f"{diff:.1e}"]
-        )  # fmt: skip
+    tools = [t for t, module in TOOLS.items() if t not in skip and have(module)]
+    for t in TOOLS:
+        if t not in skip and t not in tools:
+            print(f"skipping {t}: not importable")
+    rounds: list[dict[str, dict[str, Any]]] = []
+    for i in range(repeat):
+        # alternate: ioukit, then each reference, then ioukit again in the next round
+        results: dict[str, dict[str, Any]] = {}
+        for tool in tools:
+            print(f"round {i + 1}: running {tool} on {num_images} images ...", flush=True)
+            r = run_tool(__file__, tool, folder)
+            if r is not None:
+                results[tool] = r
+        rounds.append(results)
+    results = rounds[-1]
     n_gt = (folder / "ground_truth.json").read_bytes().count(b'"num_keypoints"')
     n_dt = (folder / "predictions.json").read_bytes().count(b'"score"')
     print_table(
         f"COCO keypoints (OKS), JSON files -> 10 stats ({num_images} images, {n_gt} GT, "
-        f"{n_dt} results)",
-        ["tool", "total (fresh process)", "without import", "peak RSS", "time / ioukit",
-         "max |stat diff|"],
-        rows,
-    )  # fmt: skip
-    if ours is not None:
-        print(f"ioukit JSON files -> 10 stats in a warm process: {fmt_time(ours['warm'])}")
+        f"{n_dt} results)" + (f", round {repeat}" if repeat > 1 else ""),
+        HEADER,
+        comparison_rows(results),
+    )
+    print_rounds(rounds)
+    if "ioukit" in results:
+        warm = fmt_time(results["ioukit"]["warm"])
+        print(f"ioukit JSON files -> 10 stats in a warm process: {warm}")
     return results
 
 
@@ -152,8 +122,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=5000)
     parser.add_argument("--skip", action="append", default=[], choices=sorted(TOOLS))
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="alternating rounds (fresh processes each)"
+    )
     args = parser.parse_args()
-    bench(args.images, set(args.skip))
+    bench(args.images, set(args.skip), args.repeat)
 
 
 if __name__ == "__main__":

@@ -66,3 +66,40 @@ def test_selection_takes_the_worst_and_the_most_frequent() -> None:
     counts[15] = 1000
     chosen = select_classes(Curves(), counts, n=3)
     assert chosen == sorted({0, 1, 2, 15})
+
+
+def test_large_confusion_matrix_keeps_every_cell(tmp_path: Path) -> None:
+    """Past 60 classes: block maxima, so a lone off-diagonal cell still colours a pixel."""
+    from types import SimpleNamespace
+
+    from matplotlib import colormaps
+    from PIL import Image
+
+    from ioukit.plots import plot_confusion_matrix
+
+    n = 1204
+    counts = np.zeros((n, n))
+    counts[777, 3] = 5.0  # one confusion, far from the diagonal
+    matrix = SimpleNamespace(
+        matrix=counts, labels=[f"c{i}" for i in range(n)], iou_threshold=0.45, score_threshold=0.25
+    )
+    path = plot_confusion_matrix(matrix, tmp_path / "cm.png")
+    pixels = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    darkest = np.array(colormaps["Blues"](1.0, bytes=True)[:3])
+    assert (np.abs(pixels - darkest).sum(axis=2) < 30).any()
+
+
+def test_per_class_figures_redraw_only_their_class(tmp_path: Path) -> None:
+    """The blitted per-class figures: one PNG per class, each with its own curve."""
+    from PIL import Image
+
+    from ioukit.plots import write_plots
+
+    gt, pred = _pair(2 * PER_CLASS_FIGURES + 2)
+    result = evaluate(gt, pred, protocol="coco")
+    files = [p for p in write_plots(result, tmp_path / "p") if p.parent.name == "pr_curves"]
+    images = [np.asarray(Image.open(p).convert("RGB")) for p in files]
+    assert len({im.shape for im in images}) == 1
+    assert len({im.tobytes() for im in images}) == len(images)
+    # the blank background is shared: the top-left corner (outside the axes) is identical
+    assert all(np.array_equal(im[:20, :20], images[0][:20, :20]) for im in images)

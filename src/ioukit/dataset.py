@@ -86,8 +86,14 @@ def _column(values: object, dtype: type, length: int, name: str, owner: str) -> 
     array: np.ndarray = np.ascontiguousarray(values, dtype=dtype)
     if array.shape != (length,):
         raise DataFormatError(f"{owner}.{name}: expected shape ({length},), got {array.shape}")
-    array.setflags(write=False)
-    return array
+    return _frozen(array)
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array``: the caller's own array (shared, not copied) stays writable."""
+    view = array.view()
+    view.setflags(write=False)
+    return view
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,7 +291,7 @@ class Dataset:
         boxes = np.ascontiguousarray(self.boxes, dtype=np.float64)
         if boxes.ndim != 2 or boxes.shape[1] != 4:
             raise DataFormatError(f"boxes: expected shape (N, 4), got {boxes.shape}")
-        boxes.setflags(write=False)
+        boxes = _frozen(boxes)
         object.__setattr__(self, "boxes", boxes)
         n = boxes.shape[0]
         for name, dtype in (
@@ -321,7 +327,8 @@ class Dataset:
             value = getattr(self, name)
             if value is None:
                 continue
-            array = np.array(value, dtype=np.float64)
+            # no copy, as _column: the array is frozen (a (N, K, 3) keypoint copy cost 0.5 s)
+            array = np.ascontiguousarray(value, dtype=np.float64)
             ok = (
                 (array.ndim == 3 and array.shape[0] == n and array.shape[2] == 3)
                 if width is None
@@ -341,8 +348,7 @@ class Dataset:
                 raise DataFormatError(
                     f"{name}[{i}]: expected a width and height >= 0, got {array[i].tolist()}"
                 )
-            array.setflags(write=False)
-            object.__setattr__(self, name, array)
+            object.__setattr__(self, name, _frozen(array))
         if self.group_of is not None:
             object.__setattr__(
                 self, "group_of", _column(self.group_of, np.bool_, n, "group_of", "dataset")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -369,6 +368,8 @@ class Evaluator:
         self._updates = 0
         # update/merge/reset/datasets are atomic: one image's predictions and targets are
         # appended together even when several threads update one Evaluator
+        import threading  # only an Evaluator needs it, not evaluate() (#9)
+
         self._lock = threading.RLock()
 
     def __len__(self) -> int:

@@ -37,11 +37,16 @@ __all__ = [
 ]
 
 
+_MARGINS = {"left": 0.1, "right": 0.97, "bottom": 0.1, "top": 0.93}
+"""Fixed margins of the one-axes figures (constrained layout measured every text each time,
+the larger part of a figure's cost)."""
+
+
 def _figure(
     width: float = 6.4,
     height: float = 4.8,
     *,
-    layout: Literal["constrained"] | None = "constrained",
+    layout: Literal["constrained"] | None = None,
 ) -> Any:
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -51,6 +56,8 @@ def _figure(
             "plots need matplotlib: pip install matplotlib (or pip install 'ioukit[plots]')"
         ) from None
     figure = Figure(figsize=(width, height), dpi=100, layout=layout)
+    if layout is None:
+        figure.subplots_adjust(**_MARGINS)
     FigureCanvasAgg(figure)
     return figure
 
@@ -100,8 +107,7 @@ def plot_pr_curves(
     Path
     """
     rows = _classes_with_gt(curves) if classes is None else classes
-    # one class: a plain layout (constrained layout costs more than drawing the figure)
-    figure = _figure(layout="constrained" if len(rows) > 1 or classes is None else None)
+    figure = _figure()
     ax = figure.add_subplot()
     many = len(rows) > 10
     if many:  # one collection: thousands of classes draw in one call
@@ -132,6 +138,47 @@ def plot_pr_curves(
     if rows:
         ax.legend(loc="lower left", fontsize="small")
     return _save(figure, path)
+
+
+def _class_pr_figures(curves: Any, rows: list[int], paths: list[Path]) -> list[Path]:
+    """``plot_pr_curves(curves, path, classes=[k])`` for each row, from one rendered figure.
+
+    The axes, ticks, grid and title are rendered once; each class restores that image and
+    draws only its line and legend on it (blitting), then encodes the PNG. The line lies
+    above the grid here (below it in :func:`plot_pr_curves`); nothing else differs.
+    """
+    if not rows:
+        return []
+    from PIL import Image
+
+    figure = _figure()
+    ax = figure.add_subplot()
+    (line,) = ax.plot(curves.recall_grid, curves.precision[rows[0]], linewidth=1.5, label=" ")
+    ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="recall", ylabel="precision")
+    ax.set_title(f"Precision-recall at IoU {curves.iou_threshold:g}")
+    ax.grid(alpha=0.3)
+    legend = ax.legend(loc="lower left", fontsize="small")
+    line.set_visible(False)
+    legend.set_visible(False)
+    canvas = figure.canvas
+    canvas.draw()
+    background = canvas.copy_from_bbox(figure.bbox)
+    line.set_visible(True)
+    legend.set_visible(True)
+    written = []
+    for k, path in zip(rows, paths, strict=True):
+        ap = float(np.mean(curves.precision[k]))
+        label = f"{_label(curves.names[k])} (AP {ap:.3f})"
+        line.set_ydata(curves.precision[k])
+        line.set_label(label)
+        legend.get_texts()[0].set_text(label)
+        canvas.restore_region(background)
+        ax.draw_artist(line)
+        ax.draw_artist(legend)
+        buffer = io.BytesIO()
+        Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png")
+        written.append(atomic_write_bytes(path, buffer.getvalue()))
+    return written
 
 
 def plot_f1_confidence(curves: Any, path: str | os.PathLike[str], /) -> Path:
@@ -190,21 +237,24 @@ def plot_confusion_matrix(
         counts / np.where(counts.sum(axis=0) > 0, counts.sum(axis=0), 1) if normalize else counts
     )
     n = len(matrix.labels)
-    # past the labelled sizes the figure stays 10 inches: a 1 204-class matrix is a heatmap to
-    # look at, and a 24-inch PNG of it costs seconds to encode
-    side = min(4 + 0.35 * n, 24) if n <= _MAX_TICK_LABELS else 8
-    figure = _figure(side + 1, side)
+    title = (
+        f"Confusion matrix (IoU > {matrix.iou_threshold:g}, confidence > "
+        f"{matrix.score_threshold:g})"
+    )
+    if n > _MAX_TICK_LABELS:
+        return _heatmap(values, path, normalize=normalize, title=title)
+    side = min(4 + 0.35 * n, 24)
+    figure = _figure(side + 1, side, layout="constrained")
     ax = figure.add_subplot()
     image = ax.imshow(
         values, cmap="Blues", vmin=0, vmax=1 if normalize else None, interpolation="nearest"
     )
     figure.colorbar(image, ax=ax, shrink=0.8)
-    if n <= _MAX_TICK_LABELS:
-        ticks = np.arange(n)
-        labels = [_label(str(lb)) for lb in matrix.labels]
-        fontsize = "small" if n <= 20 else "xx-small"
-        ax.set_xticks(ticks, labels=labels, rotation=90, fontsize=fontsize)
-        ax.set_yticks(ticks, labels=labels, fontsize=fontsize)
+    ticks = np.arange(n)
+    labels = [_label(str(lb)) for lb in matrix.labels]
+    fontsize = "small" if n <= 20 else "xx-small"
+    ax.set_xticks(ticks, labels=labels, rotation=90, fontsize=fontsize)
+    ax.set_yticks(ticks, labels=labels, fontsize=fontsize)
     ax.set(xlabel="true", ylabel="predicted")
     if n <= 20:
         for i in range(n):
@@ -220,10 +270,49 @@ def plot_confusion_matrix(
                         fontsize="x-small",
                         color="white" if values[i, j] > 0.6 * max(values.max(), 1e-12) else "black",
                     )
-    ax.set_title(
-        f"Confusion matrix (IoU > {matrix.iou_threshold:g}, confidence > "
-        f"{matrix.score_threshold:g})"
+    ax.set_title(title)
+    return _save(figure, path)
+
+
+_HEATMAP_CELLS = 400
+"""Past this many classes a side, the unlabelled confusion matrix shows blocks of classes."""
+
+
+def _heatmap(
+    values: np.ndarray, path: str | os.PathLike[str], *, normalize: bool, title: str
+) -> Path:
+    """A large confusion matrix as one RGBA image, each pixel the max over a block of cells.
+
+    An 8-inch axes has ~700 pixels: nearest resampling of 1 204 cells would drop every
+    other row and column (a dotted diagonal); the block maximum keeps every non-zero cell
+    visible, and colouring ~400 x 400 cells once is cheaper than matplotlib's resampling.
+    """
+    from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    n = values.shape[0]
+    block = -(-n // _HEATMAP_CELLS)  # ceil
+    m = -(-n // block)
+    padded = np.zeros((m * block, m * block))
+    padded[:n, :n] = values
+    pooled = padded.reshape(m, block, m, block).max(axis=(1, 3))
+    cmap = colormaps["Blues"]
+    norm = Normalize(0.0, 1.0 if normalize else max(float(values.max(initial=0.0)), 1.0))
+    figure = _figure(9, 8)
+    ax = figure.add_axes((0.08, 0.07, 0.76, 0.86))
+    edge = m * block - 0.5
+    ax.imshow(
+        cmap(norm(pooled), bytes=True),
+        extent=(-0.5, edge, edge, -0.5),
+        interpolation="nearest",
     )
+    ax.set(xlim=(-0.5, n - 0.5), ylim=(n - 0.5, -0.5))
+    cells = f" (each pixel: the max of {block} x {block} cells)" if block > 1 else ""
+    ax.set(xlabel=f"true{cells}", ylabel="predicted")
+    ax.set_title(title)
+    colorbar_ax = figure.add_axes((0.87, 0.15, 0.025, 0.7))
+    figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), cax=colorbar_ax)
     return _save(figure, path)
 
 
@@ -246,7 +335,9 @@ def plot_iou_histogram(
     figure = _figure()
     ax = figure.add_subplot()
     values = np.asarray(ious, dtype=np.float64)
-    ax.hist(values, bins=np.linspace(0, 1, 51), color="C0")
+    counts, edges = np.histogram(values, bins=np.linspace(0, 1, 51))
+    ax.stairs(counts, edges, fill=True, color="C0")  # one artist, not 50 bars
+    ax.set_ylim(0, max(1, int(counts.max(initial=0))) * 1.05)
     ax.axvline(iou_threshold, color="C3", linestyle="--", linewidth=1)
     median = f", median {np.median(values):.3f}" if len(values) else ""
     ax.set(xlim=(0, 1), xlabel="IoU with the matched ground truth", ylabel="predictions")
@@ -344,9 +435,8 @@ def write_plots(
         if all_classes
         else select_classes(curves, _gt_counts(result, curves))
     )
-    for k in chosen:
-        name = f"{k:03d}_{_safe_name(curves.names[k])}.png"
-        written.append(plot_pr_curves(curves, per_class / name, classes=[k]))
+    names = [per_class / f"{k:03d}_{_safe_name(curves.names[k])}.png" for k in chosen]
+    written += _class_pr_figures(curves, chosen, names)
     written.append(plot_f1_confidence(curves, out / "f1_confidence.png"))
     written.append(plot_confusion_matrix(result.confusion_matrix(), out / "confusion_matrix.png"))
     # curves and histogram read the evaluation's own match (result.outcome); the confusion
@@ -372,7 +462,8 @@ def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:
     from ioukit.metrics.keypoints import keypoint_errors
 
     errors = keypoint_errors(result, threshold=0.5)
-    figure = _figure(6.4, max(3.0, 0.3 * len(errors.names) + 1.2))
+    # joint names as tick labels: the constrained layout makes room for them
+    figure = _figure(6.4, max(3.0, 0.3 * len(errors.names) + 1.2), layout="constrained")
     ax = figure.subplots()
     y = np.arange(len(errors.names))
     ax.barh(y, np.nan_to_num(errors.similarity), color="tab:blue", label="mean similarity")
@@ -381,5 +472,5 @@ def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("per-keypoint similarity exp(-e) of matched pairs (OKS >= 0.5)")
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper right")
     return _save(figure, path)

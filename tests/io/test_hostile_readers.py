@@ -14,7 +14,7 @@ from ioukit.cli import main
 from ioukit.errors import DataFormatError
 from ioukit.io import detect_format, read_ground_truth, read_predictions
 from ioukit.io._build import load_class_names
-from ioukit.io.coco import read_coco_results, scanner_may_accept_invalid
+from ioukit.io.coco import _parse, read_coco_results
 from tests.conftest import DATA
 
 GOOD = DATA / "bad_inputs" / "good"
@@ -220,18 +220,48 @@ _INVALID = {
     "bare_word_n": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "x": nope}]',
     "bare_word_t": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "x": [tru]}]',
     "no_fraction": '[{"image_id": 1, "category_id": 1, "bbox": [10, 10, 20, 20], "score": 1.}]',
+    # deep inside skipped values, where no linear pre-check could see them (#16)
+    "missing_comma": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 1, '
+    '"x": [1 2]}]',
+    "missing_colon": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 1, '
+    '"x": {"a" 1}}]',
+    "mismatched": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 1, '
+    '"x": [[1}]}]',
+    "trailing_comma": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 1, '
+    '"x": {"a": [1,]}}]',
+    "bad_escape": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 1, '
+    '"x": "\\q"}]',
+    "control_char": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 1, '
+    '"x": "a\tb"}]',
+    "exponent_without_digits": '[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2e], '
+    '"score": 1}]',
 }
+
+
+def _scan_code(data: bytes) -> int:
+    from ioukit._kernels.coco_json import scan_results
+
+    cap = max(data.count(b"{"), 1)
+    out = [np.empty(cap, np.int64), np.empty(cap, np.int64), np.empty((cap, 4)), np.empty(cap)]
+    code, _ = scan_results(np.frombuffer(data, np.uint8), *out)
+    return int(code)
 
 
 @pytest.mark.parametrize("name", sorted(_INVALID))
 def test_scanner_and_strict_parser_agree_on_invalid_json(name: str, tmp_path: Path) -> None:
     gt = read_ground_truth(GOOD / "gt.json")
+    from ioukit._kernels.coco_json import INVALID
+
     text = _INVALID[name]
-    assert scanner_may_accept_invalid(text.encode())
+    assert _scan_code(text.encode()) == INVALID
     path = tmp_path / "pred.json"
     path.write_text(text)
-    with pytest.raises(DataFormatError, match=r"pred\.json"):
+    with pytest.raises(DataFormatError, match=r"pred\.json") as got:
         read_coco_results(path, gt)
+    # the very message of the strict parser (file, line and column, what was expected)
+    with pytest.raises(DataFormatError) as strict:
+        _parse(text.encode(), str(path))
+    assert str(got.value) == str(strict.value)
 
     def no_constants(name: str) -> float:
         raise ValueError(f"not JSON: {name}")
@@ -253,7 +283,9 @@ def test_valid_results_keep_the_fast_path(indent: int | None, tmp_path: Path) ->
         for s in np.linspace(0, 1, 7).tolist()
     ]
     data = json.dumps(records, indent=indent).encode()
-    assert not scanner_may_accept_invalid(data)
+    from ioukit._kernels.coco_json import OK
+
+    assert _scan_code(data) == OK
     path = tmp_path / "pred.json"
     path.write_bytes(data)
     gt = read_ground_truth(GOOD / "gt.json")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ioukit.cli import main
+from ioukit.io import _text
 from tests.conftest import DATA
 
 GOOD = DATA / "bad_inputs" / "good"
@@ -28,7 +29,14 @@ def test_permission_denied(
             raise PermissionError(13, "Permission denied", str(self))
         return real_open(self, *args, **kwargs)
 
+    def builtin_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, str | Path) and Path(file).resolve() == denied:
+            raise PermissionError(13, "Permission denied", str(file))
+        return open(file, *args, **kwargs)
+
     monkeypatch.setattr(Path, "open", open_)
+    # the readers' byte reader opens files with the built-in open (no pathlib at start-up)
+    monkeypatch.setattr(_text, "open", builtin_open, raising=False)
     status = main(["eval", "--gt", str(GOOD / "gt.json"), "--pred", str(GOOD / "pred.json")])
     err = capsys.readouterr().err
     assert status == 2

@@ -122,12 +122,54 @@ def test_many_groups_and_chunks_equal_twin(monkeypatch: pytest.MonkeyPatch) -> N
         n = want.size if ge > gs else 0
         got = values[offsets[i] : offsets[i] + n].reshape(want.shape if n else (0,))
         np.testing.assert_array_equal(got, want if n else np.zeros(0))
-    for chunk, threads in ((50, 1), (1, 1 << 40), (10_000, 0)):
-        monkeypatch.setattr(module, "_CHUNK_TERMS", chunk)
-        monkeypatch.setattr(module, "_PARALLEL_MIN_TERMS", threads)
-        again, again_offsets = _group_oks(*args, **kwargs)
-        np.testing.assert_array_equal(again, values)
-        np.testing.assert_array_equal(again_offsets, offsets)
+    for fused in (False, True):
+        # the one-pass kernel (NumPy's exp loop, underflow skipped) and the three passes
+        if fused and not module._fused_exp():
+            continue
+        monkeypatch.setattr(module, "_FUSED_EXP", [fused])
+        for chunk, threads in ((50, 1), (1, 1 << 40), (10_000, 0)):
+            monkeypatch.setattr(module, "_CHUNK_TERMS", chunk)
+            monkeypatch.setattr(module, "_PARALLEL_MIN_TERMS", threads)
+            again, again_offsets = _group_oks(*args, **kwargs)
+            np.testing.assert_array_equal(again.view(np.int64), values.view(np.int64))
+            np.testing.assert_array_equal(again_offsets, offsets)
+
+
+def test_exp_loop_is_numpy_exp() -> None:
+    """The kernel's exp is the loop numpy.exp runs (bit for bit, any length and offset)."""
+    from ioukit._kernels import oks as kernel
+    from ioukit.metrics.keypoints import _fused_exp
+
+    if not _fused_exp():
+        pytest.skip("numpy.exp's float64 loop is not used on this platform")
+    rng = np.random.default_rng(11)
+    values = np.concatenate(
+        [rng.uniform(-760.0, 5.0, 100_003), -rng.exponential(30.0, 50_000), [np.inf, -np.inf]]
+    )
+    for start in (0, 1, 3, 7):
+        got = values[start:].copy()
+        kernel.exp_inplace(got)
+        np.testing.assert_array_equal(got.view(np.int64), np.exp(values[start:]).view(np.int64))
+    assert np.all(np.exp(np.array([kernel.UNDERFLOW, kernel.UNDERFLOW * 10])) == 0.0)
+
+
+def test_underflow_boundary_equals_twin() -> None:
+    """Terms just above and below the kernel's underflow cut give the twin's bits."""
+    from ioukit._kernels import oks as kernel
+
+    k = 17
+    sigmas = np.full(k, 0.5)  # variance 1
+    gt = np.zeros((1, k, 3))
+    gt[0, :, 2] = 2
+    area = np.array([0.5 - np.spacing(1)])  # area + eps = 0.5: e = d2
+    pred = np.zeros((6, k, 3))
+    cut = -kernel.UNDERFLOW
+    for i, e in enumerate([cut, np.nextafter(cut, 0), np.nextafter(cut, 1e9), 745.13, 5.0, 1e6]):
+        pred[i, :, 0] = np.sqrt(e) * np.linspace(0.9, 1.1, k)
+    boxes = np.array([[0.0, 0.0, 10.0, 10.0]])
+    got = keypoint_similarity(pred, gt, gt_area=area, gt_boxes=boxes, sigmas=sigmas)
+    want = oks_twin(pred, gt, boxes, area, sigmas)
+    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
 
 
 def _pycocotools_oks(

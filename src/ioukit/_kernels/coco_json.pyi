@@ -2,9 +2,10 @@
 import numpy as np
 
 OK: int
-BAD_SYNTAX: int
+INVALID: int
 MISSING_KEY: int
 TOO_MANY: int
+UNSUPPORTED: int
 
 def scan_results(
     buf: np.ndarray,
@@ -12,7 +13,4 @@ def scan_results(
     category_id: np.ndarray,
     bbox: np.ndarray,
     score: np.ndarray,
-    slow_start: np.ndarray,
-    slow_end: np.ndarray,
-    slow_slot: np.ndarray,
-) -> tuple[int, int, int]: ...
+) -> tuple[int, int]: ...

@@ -2,10 +2,11 @@
 import numpy as np
 
 OK: int
-BAD_SYNTAX: int
+INVALID: int
 MISSING_KEY: int
 TOO_MANY: int
 WRONG_LENGTH: int
+UNSUPPORTED: int
 
 def scan_keypoint_results(
     buf: np.ndarray,
@@ -16,7 +17,4 @@ def scan_keypoint_results(
     keypoints: np.ndarray,
     bbox: np.ndarray,
     bbox_count: np.ndarray,
-    slow_start: np.ndarray,
-    slow_end: np.ndarray,
-    slow_slot: np.ndarray,
-) -> tuple[int, int, int]: ...
+) -> tuple[int, int]: ...

@@ -1,6 +1,8 @@
 # Type stub of the compiled kernel oks.pyx.
 import numpy as np
 
+UNDERFLOW: float
+
 def fill_terms(
     first: int,
     last: int,
@@ -33,3 +35,24 @@ def sum_terms(
     parallel: bool,
 ) -> None: ...
 def pairwise_sum(values: np.ndarray) -> float: ...
+def set_exp_loop(index: int) -> None: ...
+def exp_inplace(values: np.ndarray) -> None: ...
+def oks_groups(
+    first: int,
+    last: int,
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    pred_count: np.ndarray,
+    gt_keypoints: np.ndarray,
+    visible_index: np.ndarray,
+    n_terms: np.ndarray,
+    outer_box: np.ndarray,
+    area_eps: np.ndarray,
+    pred_keypoints: np.ndarray,
+    variances: np.ndarray,
+    offsets: np.ndarray,
+    out: np.ndarray,
+    rows: np.ndarray,
+    parallel: bool,
+) -> None: ...

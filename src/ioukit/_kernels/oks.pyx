@@ -26,12 +26,33 @@ terms start at ``term_offsets[i]``: row ``p`` holds ``S_i = sum(n_terms[g])`` te
 ``(p, g)`` ``n_terms[g]`` of them, ground truths in order. ``n_terms[g]`` is the number of
 visible keypoints of ``g`` (``v > 0``), or K when there is none.
 
+:func:`oks_groups` does the three passes pair row by pair row in a small per-thread buffer
+(no flat terms array): it calls NumPy's own float64 ``exp`` inner loop, the function
+``numpy.exp`` runs on float64 arrays (``set_exp_loop`` takes it from the ufunc object), on
+each row's terms in place, as ``numpy.exp(terms, out=terms)`` does on a whole chunk. The loop
+is elementwise, so the bits are the same; the caller checks that on a sample first and keeps
+the three passes when they differ.
+
 Groups are shared between OpenMP threads when ``parallel`` is set (the caller decides from the
 number of terms), with a dynamic schedule so that a core held by another process slows only
 its own chunks. The plain-Python oracle is ``tests/metrics/test_keypoints_oks.py::oks_twin``.
 """
 
-from cython.parallel cimport prange
+cimport numpy as cnp
+from cython.parallel cimport prange, threadid
+
+import numpy as np
+
+cnp.import_array()
+
+ctypedef void (*_unary_loop)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+
+UNDERFLOW = -746.0
+"""Below this, ``exp`` is +0 (the true value is under 1e-324); the caller checks NumPy's."""
+
+cdef double _UNDERFLOW = UNDERFLOW
+cdef _unary_loop _exp_loop = NULL
+cdef void* _exp_data = NULL
 
 
 cdef inline double _pairwise_sum(const double* a, Py_ssize_t n) noexcept nogil:
@@ -195,3 +216,139 @@ def sum_terms(
 def pairwise_sum(const double[::1] values):
     """NumPy's ``np.sum`` of a float64 vector, in its pairwise order (exposed for tests)."""
     return _pairwise_sum(&values[0], values.shape[0]) if values.shape[0] else 0.0
+
+
+def set_exp_loop(Py_ssize_t index):
+    """Take inner loop ``index`` of ``numpy.exp`` (its ``types[index]`` must be ``'d->d'``)."""
+    global _exp_loop, _exp_data
+    cdef cnp.ufunc u = np.exp
+    if u.nargs != 2 or not 0 <= index < u.ntypes:
+        raise ValueError(f"index: expected a loop of numpy.exp (0..{u.ntypes - 1}), got {index}")
+    if u.types[2 * index] != cnp.NPY_DOUBLE or u.types[2 * index + 1] != cnp.NPY_DOUBLE:
+        raise ValueError(f"index: numpy.exp loop {index} is not float64 -> float64")
+    _exp_loop = <_unary_loop>u.functions[index]
+    _exp_data = u.data[index]
+
+
+cdef inline void _exp_inplace(double* a, Py_ssize_t n) noexcept nogil:
+    # numpy.exp(a, out=a) on n contiguous float64 values, through NumPy's own loop
+    cdef char* args[2]
+    cdef cnp.npy_intp dims[1]
+    cdef cnp.npy_intp steps[2]
+    args[0] = <char*>a
+    args[1] = <char*>a
+    dims[0] = n
+    steps[0] = sizeof(double)
+    steps[1] = sizeof(double)
+    _exp_loop(args, dims, steps, _exp_data)
+
+
+def exp_inplace(double[::1] values):
+    """``numpy.exp(values, out=values)`` through the loop of :func:`set_exp_loop` (tests)."""
+    if _exp_loop == NULL:
+        raise RuntimeError("set_exp_loop was not called")
+    if values.shape[0]:
+        _exp_inplace(&values[0], values.shape[0])
+
+
+cdef void _oks_group(
+    Py_ssize_t i,
+    const Py_ssize_t[::1] gt_start, const Py_ssize_t[::1] gt_end,
+    const Py_ssize_t[::1] pred_start, const Py_ssize_t[::1] pred_count,
+    const double[:, :, ::1] gt_keypoints, const Py_ssize_t[:, ::1] visible_index,
+    const Py_ssize_t[::1] n_terms, const double[:, ::1] outer_box,
+    const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
+    const double[::1] variances, const Py_ssize_t[::1] offsets, double[::1] out,
+    double* row, double* live,
+) noexcept nogil:
+    # _fill_group, exp and _sum_group of one prediction at a time: ``row`` holds its terms
+    cdef Py_ssize_t p, g, j, k, d, t, n, m
+    cdef Py_ssize_t o = offsets[i]
+    cdef Py_ssize_t n_k = variances.shape[0]
+    cdef double dx, dy, xd, yd, x0, x1, y0, y1, v, w
+    if gt_end[i] == gt_start[i]:
+        return
+    for p in range(pred_count[i]):
+        d = pred_start[i] + p
+        t = 0
+        m = 0
+        for g in range(gt_start[i], gt_end[i]):
+            if visible_index[g, 0] >= 0:
+                for j in range(n_terms[g]):
+                    k = visible_index[g, j]
+                    dx = pred_keypoints[d, k, 0] - gt_keypoints[g, k, 0]
+                    dy = pred_keypoints[d, k, 1] - gt_keypoints[g, k, 1]
+                    v = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
+                    row[t] = v
+                    live[m] = v
+                    m = m + (not v < _UNDERFLOW)
+                    t = t + 1
+            else:
+                x0 = outer_box[g, 0]
+                y0 = outer_box[g, 1]
+                x1 = outer_box[g, 2]
+                y1 = outer_box[g, 3]
+                for k in range(n_k):
+                    xd = pred_keypoints[d, k, 0]
+                    yd = pred_keypoints[d, k, 1]
+                    dx = _max0(x0 - xd) + _max0(xd - x1)
+                    dy = _max0(y0 - yd) + _max0(yd - y1)
+                    v = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
+                    row[t] = v
+                    live[m] = v
+                    m = m + (not v < _UNDERFLOW)
+                    t = t + 1
+        # exp underflows to +0 below UNDERFLOW (checked by the caller): only the other terms,
+        # packed into ``live`` (branch-free) above, go through the exp loop (NumPy's vector exp
+        # takes a slow path on underflow; half the terms of crowded images underflow)
+        _exp_inplace(live, m)
+        m = 0
+        for j in range(t):
+            v = row[j]
+            w = live[m]
+            row[j] = 0.0 if v < _UNDERFLOW else w
+            m = m + (not v < _UNDERFLOW)
+        t = 0
+        for g in range(gt_start[i], gt_end[i]):
+            n = n_terms[g]
+            out[o] = _pairwise_sum(&row[t], n) / <double>n
+            t = t + n
+            o = o + 1
+
+
+def oks_groups(
+    Py_ssize_t first, Py_ssize_t last,
+    const Py_ssize_t[::1] gt_start, const Py_ssize_t[::1] gt_end,
+    const Py_ssize_t[::1] pred_start, const Py_ssize_t[::1] pred_count,
+    const double[:, :, ::1] gt_keypoints, const Py_ssize_t[:, ::1] visible_index,
+    const Py_ssize_t[::1] n_terms, const double[:, ::1] outer_box,
+    const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
+    const double[::1] variances, const Py_ssize_t[::1] offsets, double[::1] out,
+    double[:, ::1] rows, bint parallel,
+):
+    """OKS of every pair of groups ``first..last-1`` in one pass (needs :func:`set_exp_loop`).
+
+    ``rows`` is scratch, one row per thread (``prange`` starts at most ``rows.shape[0]``),
+    each of twice the largest number of terms of one prediction (``S_i``) of these groups;
+    the other arguments are those of :func:`fill_terms` and :func:`sum_terms`.
+    """
+    cdef Py_ssize_t i
+    cdef int n_threads = <int>rows.shape[0]
+    cdef Py_ssize_t half = rows.shape[1] // 2
+    if _exp_loop == NULL:
+        raise RuntimeError("set_exp_loop was not called")
+    if n_threads < 1 or half < 1:
+        raise ValueError("rows: expected at least one scratch row of at least 2 values")
+    if parallel and n_threads > 1:
+        for i in prange(first, last, nogil=True, schedule="dynamic", chunksize=16,
+                        num_threads=n_threads):
+            _oks_group(i, gt_start, gt_end, pred_start, pred_count, gt_keypoints,
+                       visible_index, n_terms, outer_box, area_eps, pred_keypoints,
+                       variances, offsets, out, &rows[threadid(), 0],
+                       &rows[threadid(), half])
+    else:
+        with nogil:
+            for i in range(first, last):
+                _oks_group(i, gt_start, gt_end, pred_start, pred_count, gt_keypoints,
+                           visible_index, n_terms, outer_box, area_eps, pred_keypoints,
+                           variances, offsets, out, &rows[0, 0], &rows[0, half])

@@ -31,7 +31,6 @@ Examples
 from __future__ import annotations
 
 # registers the "rotated"/"probiou" similarities and the "dota"/"mmrotate" protocols (#12)
-from ioukit.evaluation import rotated as _rotated  # noqa: F401
 from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome

@@ -233,7 +233,7 @@ class Groups:
         if pooled_order not in ("class", "file"):
             raise ValueError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
         by_file = not use_cats and pooled_order == "file"
-        cat_ids = np.unique(gt.categories.ids)
+        cat_ids = np.sort(gt.categories.ids)  # unique already; np.unique imports numpy.ma
         n_cats = len(cat_ids)
         ids = gt.images.ids
         image_rank = np.empty(len(ids), dtype=np.int64)

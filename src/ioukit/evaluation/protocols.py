@@ -164,8 +164,22 @@ def register_protocol(
     _REGISTRY[name] = (factory, None if iou_types is None else tuple(iou_types))
 
 
+# families that register themselves when their module is imported, on first use (#9)
+_PROVIDERS = {"dota": "ioukit.evaluation.rotated", "mmrotate": "ioukit.evaluation.rotated"}
+
+
+def _provide(name: str | None = None) -> None:
+    """Import the module that registers ``name`` (every lazy family when None)."""
+    from importlib import import_module
+
+    for key, module in _PROVIDERS.items():
+        if (name is None or key == name) and key not in _REGISTRY:
+            import_module(module)
+
+
 def protocol_names() -> tuple[str, ...]:
     """Registered protocol names in registration order."""
+    _provide()
     return tuple(_REGISTRY)
 
 
@@ -178,12 +192,15 @@ def make_protocol(name: str, /, *, iou_type: str = "bbox", **options: Any) -> An
         Unknown protocol, an ``iou_type`` the protocol or the similarity registry does not
         know, or an unknown option (the message names it).
     """
-    from ioukit.evaluation.similarity import similarity_names
+    from ioukit.evaluation.similarity import has_similarity, similarity_names
 
+    _provide(name)
     if name not in _REGISTRY:
-        raise ValueError(f"protocol: expected one of {', '.join(_REGISTRY)}, got {name!r}")
+        raise ValueError(f"protocol: expected one of {', '.join(protocol_names())}, got {name!r}")
     factory, iou_types = _REGISTRY[name]
-    allowed = similarity_names() if iou_types is None else iou_types
+    allowed = iou_types
+    if allowed is None:
+        allowed = (iou_type,) if has_similarity(iou_type) else similarity_names()
     if iou_type not in allowed:
         raise ValueError(
             f"iou_type: protocol {name!r} supports {', '.join(repr(t) for t in allowed)}, "

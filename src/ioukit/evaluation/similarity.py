@@ -48,6 +48,7 @@ __all__ = [
     "MaskIoU",
     "Similarity",
     "get_similarity",
+    "has_similarity",
     "register_similarity",
     "similarity_names",
 ]
@@ -97,6 +98,26 @@ class Similarity(Protocol):
 
 
 _REGISTRY: dict[str, Callable[..., Similarity]] = {}
+# families that register themselves when their module is imported, on first use (#9)
+_PROVIDERS = {"rotated": "ioukit.evaluation.rotated", "probiou": "ioukit.evaluation.rotated"}
+
+
+def _provide(name: str | None = None) -> None:
+    """Import the module that registers ``name`` (every lazy family when None)."""
+    from importlib import import_module
+
+    for key, module in _PROVIDERS.items():
+        if (name is None or key == name) and key not in _REGISTRY:
+            import_module(module)
+
+
+def has_similarity(name: str) -> bool:
+    """Whether ``name`` is registered or registers on first use (imports nothing).
+
+    >>> has_similarity("rotated"), has_similarity("cosine")
+    (True, False)
+    """
+    return name in _REGISTRY or name in _PROVIDERS
 
 
 def register_similarity(
@@ -129,6 +150,7 @@ def register_similarity(
 
 def similarity_names() -> tuple[str, ...]:
     """Registered similarity names, sorted."""
+    _provide()
     return tuple(sorted(_REGISTRY))
 
 
@@ -140,6 +162,7 @@ def get_similarity(name: str, /, **options: Any) -> Similarity:
     ValueError
         ``name`` is not registered (the message lists the registered names).
     """
+    _provide(name)
     if name not in _REGISTRY:
         raise ValueError(f"iou_type: expected one of {', '.join(similarity_names())}, got {name!r}")
     return _REGISTRY[name](**options)

@@ -36,17 +36,30 @@ Examples
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
-from ioukit.io._build import ClassSource, Unknowns
 from ioukit.io._text import check_exists, iter_records, read_text
+
+# pathlib and the dataset builder of the text formats load on first use: a COCO JSON
+# evaluation in a fresh process needs neither (#9)
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ioukit.io._build import ClassSource, Unknowns
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Unknowns":
+        from ioukit.io._build import Unknowns
+
+        return Unknowns
+    raise AttributeError(f"module 'ioukit.io' has no attribute {name!r}")
+
 
 __all__ = [
     "FORMATS",
@@ -73,7 +86,7 @@ def _looks_like_number(token: str) -> bool:
     return True
 
 
-_CLASS_INDEX = re.compile(r"\+?\d+(\.0*)?\Z")
+_CLASS_INDEX = r"\+?\d+(\.0*)?\Z"  # compiled on first use (re caches it)
 
 
 def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
@@ -84,6 +97,9 @@ def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
     turning the whole folder into pixels). ``ambiguous``: YOLO predictions
     ``class cx cy w h conf`` and relative plain txt ``class conf cx cy w h`` look alike.
     """
+    import re
+
+    class_index = re.compile(_CLASS_INDEX)
     normalized = pixel = six = 0
     for file in files[:_SNIFF_FILES]:
         for _, tokens in iter_records(read_text(file)):
@@ -92,7 +108,7 @@ def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
             oriented = _sniff_oriented(tokens)
             if oriented is not None:
                 return oriented, False
-            if not _CLASS_INDEX.match(tokens[0]):
+            if not class_index.match(tokens[0]):
                 return "txt", False
             numbers = [float(t) for t in tokens[1:] if _looks_like_number(t)]
             if any(not (-0.5 <= v <= 1.5) for v in numbers):
@@ -148,6 +164,8 @@ def detect_format(path: str | os.PathLike[str], /, *, prefer: str | None = None)
     >>> detect_format(d / "gt.json")
     'coco'
     """
+    from pathlib import Path
+
     from ioukit.io.voc import DETECTION_FILE
 
     p = Path(path)
@@ -193,6 +211,8 @@ def ambiguous_txt(path: str | os.PathLike[str], /) -> bool:
     >>> ambiguous_txt(d)
     True
     """
+    from pathlib import Path
+
     p = Path(path)
     if not p.is_dir():
         return False
@@ -396,6 +416,7 @@ def read_predictions(
     >>> g, p = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
     >>> _ = (g / "a.txt").write_text("cat 0 0 10 10\\n")
     >>> _ = (p / "a.txt").write_text("cat 0.8 0 0 10 10\\ndog 0.7 1 1 2 2\\n")
+    >>> from ioukit.io import Unknowns
     >>> skipped = Unknowns()
     >>> pred = read_predictions(p, read_ground_truth(g), unknowns=skipped)
     >>> len(pred), skipped.classes

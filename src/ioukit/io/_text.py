@@ -16,14 +16,16 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ioukit.errors import DataFormatError
+
+# pathlib, tempfile and shutil load on first use: reading a COCO JSON file needs none of them
+if TYPE_CHECKING:
+    import re
+    from pathlib import Path
 
 __all__ = [
     "MAX_CLASS_INDEX",
@@ -80,23 +82,22 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = _MAX_TEXT_BYTES) ->
     ...
     ioukit.errors.DataFormatError: /dev/null: expected a regular file, got a device file
     """
-    p = Path(path)
     try:
-        info = os.stat(p)
+        info = os.stat(path)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{p}: no such file") from None
+        raise FileNotFoundError(f"{_shown(path)}: no such file") from None
     except OSError as exc:
-        raise OSError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        raise OSError(f"{_shown(path)}: cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
         kind = _kind(info.st_mode)
         what = "a file" if stat.S_ISDIR(info.st_mode) else "a regular file"
-        raise DataFormatError(f"{p}: expected {what}, got {kind}")
+        raise DataFormatError(f"{_shown(path)}: expected {what}, got {kind}")
     if info.st_size > limit:
         raise DataFormatError(
-            f"{p}: expected at most {limit} bytes, got {info.st_size} (file too large)"
+            f"{_shown(path)}: expected at most {limit} bytes, got {info.st_size} (file too large)"
         )
     try:
-        with p.open("rb") as handle:
+        with open(path, "rb") as handle:
             # read(n) allocates n bytes up front: ask for the stated size, then the rest of a
             # file that grew meanwhile in bounded pieces
             data = handle.read(info.st_size + 1)
@@ -111,10 +112,19 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = _MAX_TEXT_BYTES) ->
                     total += len(piece)
                 data = b"".join(parts)
     except OSError as exc:
-        raise OSError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        raise OSError(f"{_shown(path)}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise DataFormatError(f"{p}: expected at most {limit} bytes, got more (file too large)")
+        raise DataFormatError(
+            f"{_shown(path)}: expected at most {limit} bytes, got more (file too large)"
+        )
     return data
+
+
+def _shown(path: str | os.PathLike[str]) -> str:
+    """``path`` as messages show it (``str(Path(path))``)."""
+    from pathlib import Path
+
+    return str(Path(path))
 
 
 def check_exists(path: str | os.PathLike[str], what: str) -> Path:
@@ -125,6 +135,8 @@ def check_exists(path: str | os.PathLike[str], what: str) -> Path:
     ...
     FileNotFoundError: --gt /definitely/not/here: no such file or folder
     """
+    from pathlib import Path
+
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"{what} {p}: no such file or folder")
@@ -188,7 +200,7 @@ def parse_number(token: str, path: str | Path, line: int, field: str) -> float:
     return value
 
 
-_INT = re.compile(r"[+]?\d+(\.0*)?\Z")
+_INT: re.Pattern[str] | None = None  # [+]?\d+(\.0*)?\Z, compiled on first use
 MAX_CLASS_INDEX = (1 << 20) - 1
 """Largest class index a text file may hold (about a million classes)."""
 
@@ -203,6 +215,11 @@ def parse_class_index(token: str, path: str | Path, line: int) -> int:
     ...
     ioukit.errors.DataFormatError: a.txt: line 2: class: expected a non-negative integer ...
     """
+    global _INT
+    if _INT is None:
+        import re
+
+        _INT = re.compile(r"[+]?\d+(\.0*)?\Z")
     if not _INT.match(token):
         raise DataFormatError(
             f"{path}: line {line}: class: expected a non-negative integer class index, got "
@@ -227,6 +244,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     >>> atomic_write_bytes(d / "x.txt", b"hi").read_bytes()
     b'hi'
     """
+    import tempfile
+    from pathlib import Path
+
     target = Path(path)
     folder = target.parent
     if not folder.is_dir():
@@ -263,6 +283,10 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     >>> sorted(p.name for p in (d / "out").iterdir())
     ['a.txt']
     """
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     target = Path(path)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise FileExistsError(f"{target}: output folder exists and is not empty")

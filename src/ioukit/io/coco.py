@@ -14,15 +14,12 @@ input walked record by record, to name the first bad record in the error, e.g.
 from __future__ import annotations
 
 import gc
-import json
 import math
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
-from operator import itemgetter
-from pathlib import Path
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -34,7 +31,6 @@ __all__ = [
     "check_segmentations",
     "read_coco_ground_truth",
     "read_coco_results",
-    "scanner_may_accept_invalid",
 ]
 
 Source = str | os.PathLike[str] | Mapping[str, Any]
@@ -49,6 +45,8 @@ def _parse_bytes(data: bytes) -> Any:
     try:
         import orjson
     except ImportError:  # pragma: no cover - orjson is in the test extra
+        import json
+
         return json.loads(data, parse_constant=_no_constant)
     return orjson.loads(data)
 
@@ -96,7 +94,6 @@ def _load(source: object, default_label: str) -> tuple[Any, str]:
     return source, default_label
 
 
-_RECORD_SEPARATOR = re.compile(rb"\}\s*,\s*\{")
 _CHUNK_BYTES = 1 << 20
 
 
@@ -107,6 +104,9 @@ def _array_chunks(data: bytes) -> Iterator[bytes] | None:
     value leaves unbalanced quotes or brackets, so that chunk fails to parse and the caller
     falls back to one whole parse. ``None`` when ``data`` is not an array.
     """
+    import re
+
+    separator = re.compile(rb"\}\s*,\s*\{")  # compiled on first use (re caches it)
     start = data.find(b"[")
     end = data.rfind(b"]")
     if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
@@ -116,7 +116,7 @@ def _array_chunks(data: bytes) -> Iterator[bytes] | None:
         pos = start + 1
         while True:
             match = (
-                _RECORD_SEPARATOR.search(data, pos + _CHUNK_BYTES, end)
+                separator.search(data, pos + _CHUNK_BYTES, end)
                 if pos + _CHUNK_BYTES < end
                 else None
             )
@@ -213,7 +213,7 @@ def _float_column(
         if default is None:
             values = list(map(itemgetter(key), records))
         else:
-            values = [r.get(key, default) for r in records]
+            values = list(map(methodcaller("get", key, default), records))
         if not _only_types(values, _NUMBER_TYPES):
             raise TypeError(key)
         return np.fromiter(values, dtype=np.float64, count=len(records))
@@ -305,8 +305,13 @@ _INT64_MAX = (1 << 63) - 1
 
 def _annotation_ids(anns: list[Any], label: str) -> np.ndarray:
     """``id`` of every annotation (1..N where missing): integers in the int64 range."""
-    values = [a.get("id", i + 1) for i, a in enumerate(anns)]
-    if _only_types(values, (int,)) and all(-_INT64_MAX - 1 <= v <= _INT64_MAX for v in values):
+    try:
+        values = list(map(itemgetter("id"), anns))  # the common case: every one has an id
+    except (KeyError, TypeError):
+        values = [a.get("id", i + 1) for i, a in enumerate(anns)]
+    if _only_types(values, (int,)) and (
+        not values or (min(values) >= -_INT64_MAX - 1 and max(values) <= _INT64_MAX)
+    ):
         return np.asarray(values, dtype=np.int64).reshape(len(values))
     for i, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, int):
@@ -327,7 +332,8 @@ _MAX_IMAGE_SIDE = float(1 << 31)
 def _image_side(value: object, label: str, i: int, key: str) -> float:
     if value is None:
         return math.nan
-    if not _is_number(value) or not 0 < float(value) <= _MAX_IMAGE_SIDE:  # type: ignore[arg-type]
+    # compared as they are: float(10**400) would raise
+    if not _is_number(value) or not 0 < value <= _MAX_IMAGE_SIDE:  # type: ignore[operator]
         raise DataFormatError(
             f"{label}: images[{i}].{key}: expected a positive number of pixels (at most 2**31), "
             f"got {_describe(value)}"
@@ -422,31 +428,68 @@ def check_segmentations(
         _check_one_segmentation(seg, heights[i], widths[i], f"{label}: {section}[{i}].segmentation")
 
 
+def _stem(name: object) -> str:
+    """``Path(str(name)).stem``, without a Path object for a plain file name."""
+    text = str(name)
+    if "/" in text or "\\" in text or ":" in text or text in ("", ".", ".."):
+        from pathlib import Path
+
+        return Path(text).stem
+    dot = text.rfind(".")
+    return text[:dot] if 0 < dot < len(text) - 1 else text
+
+
+def _image_sides(images: list[Any], key: str) -> np.ndarray | None:
+    """``width`` or ``height`` of every image when all are present and valid, else None."""
+    values = [im.get(key) for im in images]
+    if not _only_types(values, (int, float)):
+        return None
+    try:
+        sides = np.fromiter(values, dtype=np.float64, count=len(values))
+    except OverflowError:
+        return None
+    return sides if ((sides > 0) & (sides <= _MAX_IMAGE_SIDE)).all() else None
+
+
+def _first_duplicate(ids: np.ndarray) -> tuple[int, int] | None:
+    """(smallest repeated id, index of its second occurrence), or None: what ``np.unique``
+    would say, without it (it imports ``numpy.ma``, a tenth of a fresh process's work)."""
+    order = np.argsort(ids, kind="stable")
+    ordered = ids[order]
+    same = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if same.size == 0:
+        return None
+    k = int(same[0])
+    return int(ordered[k]), int(order[k + 1])
+
+
 def _image_table(images: list[Any], label: str) -> ImageTable:
     ids = _int_column(images, label, "images", "id")
-    stems: list[str] = []
-    widths = np.full(len(images), np.nan)
-    heights = np.full(len(images), np.nan)
-    for i, im in enumerate(images):
-        name = im.get("file_name")
-        stems.append(Path(str(name)).stem if name is not None else str(ids[i]))
-        widths[i] = _image_side(im.get("width"), label, i, "width")
-        heights[i] = _image_side(im.get("height"), label, i, "height")
-    if len(np.unique(ids)) != len(ids):
-        values, counts = np.unique(ids, return_counts=True)
-        dup = int(values[counts > 1][0])
-        i = int(np.flatnonzero(ids == dup)[1])
+    stems = tuple(
+        _stem(name) if name is not None else str(i)
+        for name, i in zip((im.get("file_name") for im in images), ids.tolist(), strict=True)
+    )
+    widths = _image_sides(images, "width")
+    heights = _image_sides(images, "height")
+    if widths is None or heights is None:  # missing or bad: checked image by image
+        widths = np.full(len(images), np.nan)
+        heights = np.full(len(images), np.nan)
+        for i, im in enumerate(images):
+            widths[i] = _image_side(im.get("width"), label, i, "width")
+            heights[i] = _image_side(im.get("height"), label, i, "height")
+    duplicate = _first_duplicate(ids)
+    if duplicate is not None:
+        dup, i = duplicate
         raise DataFormatError(f"{label}: images[{i}].id: {dup} appears more than once")
-    return ImageTable(ids, tuple(stems), widths, heights)
+    return ImageTable(ids, stems, widths, heights)
 
 
 def _category_table(categories: list[Any], label: str) -> CategoryTable:
     ids = _int_column(categories, label, "categories", "id")
     names = tuple(str(c.get("name", ids[i])) for i, c in enumerate(categories))
-    if len(np.unique(ids)) != len(ids):
-        values, counts = np.unique(ids, return_counts=True)
-        dup = int(values[counts > 1][0])
-        i = int(np.flatnonzero(ids == dup)[1])
+    duplicate = _first_duplicate(ids)
+    if duplicate is not None:
+        dup, i = duplicate
         raise DataFormatError(f"{label}: categories[{i}].id: {dup} appears more than once")
     return CategoryTable(ids, names)
 
@@ -494,6 +537,13 @@ def read_coco_ground_truth(
     >>> gt.boxes.tolist(), float(gt.area[0]), bool(gt.crowd[0])
     ([[10.0, 20.0, 40.0, 60.0]], 900.0, False)
     """
+    # the collector stays paused until the parsed JSON is freed: re-enabled while it is alive,
+    # its next passes would walk every one of its objects (30 ms for 5 000 images)
+    with _gc_paused():
+        return _ground_truth(source, keep_segmentation, require_iscrowd)
+
+
+def _ground_truth(source: Source, keep_segmentation: bool, require_iscrowd: bool) -> Dataset:
     data, label = _load(source, "ground_truth")
     if not isinstance(data, Mapping):
         raise DataFormatError(
@@ -570,150 +620,23 @@ def _check_result_columns(
     return rows
 
 
-# The fast scanner reads the four result fields leniently and skips other values without
-# validating them. Before it runs, a file goes through a linear check for what valid JSON never
-# holds outside a string; any hit sends it to the strict parser (a hit inside a string only
-# costs speed). Bytes become 16 classes (white space dropped), adjacent class pairs become one
-# byte, and a table marks the impossible pairs and the halves of impossible triples.
-_Z, _D, _DOT, _MINUS, _PLUS, _E, _LETTER, _QUOTE = range(8)
-_COLON, _COMMA, _OPEN_LIST, _CLOSE_LIST, _OPEN_OBJ, _CLOSE_OBJ, _OTHER, _WORD = range(8, 16)
-_VALUE_START = (_COLON, _COMMA, _OPEN_LIST)  # a value follows (in a list, after a key)
-
-
-def _class_table() -> bytes:
-    table = bytearray([_OTHER] * 256)
-    table[ord("0")] = _Z
-    for ch in b"123456789":
-        table[ch] = _D
-    for ch, cls in zip(b".-+\":,[]{}", (_DOT, _MINUS, _PLUS, _QUOTE, _COLON, _COMMA,
-                                         _OPEN_LIST, _CLOSE_LIST, _OPEN_OBJ, _CLOSE_OBJ),
-                       strict=True):  # fmt: skip
-        table[ch] = cls
-    for ch in range(ord("A"), ord("Z") + 1):
-        table[ch] = _LETTER
-        table[ch + 32] = _LETTER
-    for ch in b"eE":
-        table[ch] = _E
-    for ch in b"tfn":  # true, false, null
-        table[ch] = _WORD
-    return bytes(table)
-
-
-_BAD, _S_ZERO, _ZERO_DIGIT, _S_MINUS, _MINUS_ZERO, _DIGIT_E, _E_BAD, _S_WORD = range(1, 9)
-
-
-def _pair_table() -> bytes:
-    table = bytearray(256)
-
-    def mark(a: int, b: int, value: int = _BAD) -> None:
-        table[a << 4 | b] = value
-
-    for s in _VALUE_START:
-        for x in (_DOT, _PLUS, _E, _LETTER, _OTHER, _COLON, _COMMA, _CLOSE_OBJ):
-            mark(s, x)  # .9  +1  NaN  'x'  ::  ,,  ,}
-        mark(s, _Z, _S_ZERO)
-        mark(s, _MINUS, _S_MINUS)
-        mark(s, _WORD, _S_WORD)  # true, false, null... or a bare word starting with t, f, n
-    mark(_OPEN_LIST, _CLOSE_OBJ)  # [}
-    mark(_COMMA, _CLOSE_LIST)  # trailing comma
-    for x in range(16):
-        if x not in (_QUOTE, _CLOSE_OBJ):
-            mark(_OPEN_OBJ, x)  # an object starts with a key
-        if x not in (_Z, _D):
-            mark(_MINUS, x)  # -Infinity, a lone minus
-            mark(_DOT, x)  # 1.
-    mark(_MINUS, _Z, _MINUS_ZERO)
-    mark(_Z, _Z, _ZERO_DIGIT)
-    mark(_Z, _D, _ZERO_DIGIT)
-    mark(_D, _E, _DIGIT_E)
-    mark(_Z, _E, _DIGIT_E)
-    for x in range(16):
-        if x not in (_Z, _D, _MINUS, _PLUS):
-            mark(_E, x, _E_BAD)  # 1e  (true/false end in e after a letter: not _DIGIT_E)
-    return bytes(table)
-
-
-_CLASSES = _class_table()
-_PAIRS = _pair_table()
-_IMPOSSIBLE = (
-    bytes([_BAD]),
-    bytes([_S_ZERO, _ZERO_DIGIT]),  # 001
-    bytes([_S_MINUS, _MINUS_ZERO, _ZERO_DIGIT]),  # -01
-    bytes([_DIGIT_E, _E_BAD]),  # 1e
-)
-_BARE_WORD = re.compile(rb"[:,\[]\s*+(?!true\b|false\b|null\b)[tfn]")
-_NOT_CONTROL = bytes(b for b in range(256) if b >= 0x20 or b in b"\t\n\r")
-_BAD_ESCAPE = re.compile(rb"""\\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))""")
-_BLOCK = 1 << 24
-
-
-def scanner_may_accept_invalid(data: bytes) -> bool:
-    """Whether ``data`` might be invalid JSON that the lenient fast scanner would accept.
-
-    ``True`` sends the file to the strict parser. Linear, a few C-level passes (about a fifth
-    of a full parse); a hit inside a string is a false alarm that only costs speed.
-
-    >>> scanner_may_accept_invalid(b'[{"image_id": 001}]'), scanner_may_accept_invalid(b"[1]")
-    (True, False)
-    """
-    if data.translate(None, _NOT_CONTROL):
-        return True  # raw control characters (also inside strings)
-    if b"\\" in data and _BAD_ESCAPE.search(data) is not None:
-        return True
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return True
-    carry = b""
-    words = False
-    for start in range(0, len(data), _BLOCK):
-        classes = carry + data[start : start + _BLOCK].translate(_CLASSES, b" \t\n\r")
-        c = np.frombuffer(classes, dtype=np.uint8)
-        pairs = ((c[:-1] << 4) | c[1:]).tobytes().translate(_PAIRS)
-        if any(p in pairs for p in _IMPOSSIBLE):
-            return True
-        words = words or bytes([_S_WORD]) in pairs
-        carry = classes[-3:]
-    # true/false/null as values: make sure none is a bare word (rare in results files)
-    return words and _BARE_WORD.search(data) is not None
-
-
 def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
-    """Columns of a results file by the fast scanner; None when it cannot handle the file."""
+    """Columns of a results file by the compiled scanner; None when it leaves the file to the
+    strict parser (which then accepts it, or refuses it with its own message: the scanner
+    accepts exactly what the strict parser accepts)."""
     from ioukit._kernels.coco_json import OK, scan_results
 
-    if scanner_may_accept_invalid(data):
-        return None
-
     buf = np.frombuffer(data, dtype=np.uint8)
-    capacity = int(np.count_nonzero(buf == ord("{")))
+    # every record takes at least 57 bytes ({"image_id":1,"category_id":1,"bbox":[1,1,1,1],
+    # "score":1}): an upper bound on their count without a pass over the bytes
+    capacity = len(data) // 57 + 1
     image_ids = np.empty(capacity, dtype=np.int64)
     category_ids = np.empty(capacity, dtype=np.int64)
     xywh = np.empty((capacity, 4), dtype=np.float64)
     scores = np.empty(capacity, dtype=np.float64)
-    slow = min(5 * capacity, 1 << 20)  # more slow numbers: general parser
-    slow_start = np.empty(slow, dtype=np.int64)
-    slow_end = np.empty(slow, dtype=np.int64)
-    slow_slot = np.empty(slow, dtype=np.int64)
-    code, n, n_slow = scan_results(
-        buf, image_ids, category_ids, xywh, scores, slow_start, slow_end, slow_slot
-    )
+    code, n = scan_results(buf, image_ids, category_ids, xywh, scores)
     if code != OK:
         return None
-    # numbers beyond the exact fast path: converted by Python's float, as json would
-    for start, end, slot in zip(
-        slow_start[:n_slow].tolist(),
-        slow_end[:n_slow].tolist(),
-        slow_slot[:n_slow].tolist(),
-        strict=True,
-    ):
-        record, field = divmod(slot, 5)
-        value = float(data[start:end])
-        if field == 4:
-            scores[record] = value
-        else:
-            xywh[record, field] = value
     xywh, scores = xywh[:n], scores[:n]
     image_ids, category_ids = image_ids[:n], category_ids[:n]
     _check_boxes(xywh, label, "results")

@@ -37,6 +37,7 @@ from ioukit.io.coco import (
     _check_result_columns,
     _describe,
     _float_column,
+    _gc_paused,
     _int_column,
     _load,
     _only_types,
@@ -165,36 +166,20 @@ def _scan_file(data: bytes, k: int, label: str, ground_truth: Dataset) -> Datase
     from ioukit._kernels.keypoint_json import OK, scan_keypoint_results
 
     buf = np.frombuffer(data, dtype=np.uint8)
-    capacity = int(np.count_nonzero(buf == ord("{")))
+    # every record takes at least 54 + 6 K bytes ({"image_id":1,"category_id":1,"score":1,
+    # "keypoints":[1,1,1]} for K = 1): an upper bound on their count without a pass
+    capacity = len(data) // (54 + 6 * k) + 1
     image_ids = np.empty(capacity, dtype=np.int64)
     category_ids = np.empty(capacity, dtype=np.int64)
     scores = np.empty(capacity, dtype=np.float64)
     flat = np.empty(capacity * 3 * k, dtype=np.float64)
     bbox = np.empty(capacity * 4, dtype=np.float64)
     bbox_count = np.empty(capacity, dtype=np.uint8)
-    slow = min(3 * k * capacity + 5 * capacity, 1 << 20)  # more slow numbers: general parser
-    slow_start = np.empty(slow, dtype=np.int64)
-    slow_end = np.empty(slow, dtype=np.int64)
-    slow_slot = np.empty(slow, dtype=np.int64)
-    code, n, n_slow = scan_keypoint_results(
-        buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count,
-        slow_start, slow_end, slow_slot,
-    )  # fmt: skip
+    code, n = scan_keypoint_results(
+        buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count
+    )
     if code != OK:
         return None
-    # numbers beyond the exact fast path: converted by Python's float, as json would
-    size = flat.shape[0]
-    for start, end, slot in zip(
-        slow_start[:n_slow].tolist(), slow_end[:n_slow].tolist(), slow_slot[:n_slow].tolist(),
-        strict=True,
-    ):  # fmt: skip
-        value = float(data[start:end])
-        if slot < 0:
-            scores[-slot - 1] = value
-        elif slot >= size:
-            bbox[slot - size] = value
-        else:
-            flat[slot] = value
     keypoints = flat[: n * 3 * k].reshape(n, k, 3)
     has_bbox = bbox_count[:n]
     if n and has_bbox[0] and not has_bbox.all():
@@ -285,6 +270,14 @@ def read_coco_keypoints(
     >>> gt.keypoints.shape, gt.keypoints[0, 0].tolist(), bool(gt.ignore[0])
     ((1, 2, 3), [1.0, 2.0, 2.0], False)
     """
+    # the collector stays paused until the parsed JSON is freed (see read_coco_ground_truth)
+    with _gc_paused():
+        return _keypoint_ground_truth(source, require_iscrowd)
+
+
+def _keypoint_ground_truth(
+    source: str | os.PathLike[str] | Mapping[str, Any], require_iscrowd: bool
+) -> Dataset:
     data, label = _load(source, "ground_truth")
     try:
         base = read_coco_ground_truth(data, require_iscrowd=require_iscrowd)
@@ -352,6 +345,13 @@ def read_coco_keypoint_results(
     >>> pred.boxes.tolist(), pred.area.tolist()
     ([[2.0, 3.0, 7.0, 9.0]], [30.0])
     """
+    with _gc_paused():  # until the parsed JSON, if any, is freed
+        return _keypoint_results(source, ground_truth)
+
+
+def _keypoint_results(
+    source: str | os.PathLike[str] | Sequence[Mapping[str, Any]], ground_truth: Dataset
+) -> Dataset:
     gt_k = getattr(ground_truth, "keypoints", None)
     k = None if gt_k is None or gt_k.shape[1] == 0 else int(gt_k.shape[1])
     if isinstance(source, str | os.PathLike):

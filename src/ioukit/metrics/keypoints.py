@@ -313,6 +313,16 @@ def _group_oks(
     group_terms = pred_count * (cum[gt_end] - cum[gt_start])
     term_offsets = np.zeros(n_groups + 1, dtype=np.intp)
     np.cumsum(group_terms, out=term_offsets[1:])
+    if _fused_exp():
+        # one pass per prediction row (terms in a per-thread scratch row, NumPy's exp loop)
+        rows_terms = cum[gt_end] - cum[gt_start]
+        threads = _threads() if int(term_offsets[-1]) >= _PARALLEL_MIN_TERMS else 1
+        scratch = np.empty((threads, 2 * max(int(rows_terms.max(initial=0)), 1)))
+        kernel.oks_groups(
+            0, n_groups, gt_start, gt_end, pred_start, pred_count, gt, visible_index, n_terms,
+            outer_box, area_eps, pred, variances, offsets, values, scratch, threads > 1,
+        )  # fmt: skip
+        return values, offsets.astype(np.int64)
     first = 0
     while first < n_groups:
         # the largest run of groups whose terms fit in a chunk (at least one group)
@@ -334,6 +344,64 @@ def _group_oks(
         )  # fmt: skip
         first = last
     return values, offsets.astype(np.int64)
+
+
+_FUSED_EXP: list[bool] = []
+
+
+def _fused_exp() -> bool:
+    """Whether :func:`ioukit._kernels.oks.oks_groups` gives NumPy's exp bits here (cached).
+
+    The kernel calls the inner loop ``numpy.exp`` uses on float64 arrays (its first
+    ``'d->d'`` loop); this checks it against ``numpy.exp`` on values across the OKS range,
+    whole and in rows of every length up to 40 at every offset, and that ``numpy.exp`` is +0
+    below the kernel's ``UNDERFLOW`` (terms it does not pass to exp), once per process. When
+    not (or the loop cannot be taken) the three-pass path with ``numpy.exp`` itself runs.
+    """
+    if not _FUSED_EXP:
+        from ioukit._kernels import oks as kernel
+
+        ok = False
+        try:
+            kernel.set_exp_loop(list(np.exp.types).index("d->d"))
+            rng = np.random.default_rng(0)
+            sample = np.concatenate(
+                [
+                    -np.geomspace(1e-300, 800.0, 4096),
+                    rng.uniform(-40.0, 0.0, 8192),
+                    rng.uniform(-800.0, 0.0, 4096),
+                    [0.0, -0.0, -745.1332191019412, -745.1332191019411, -708.4, -709.8],
+                ]
+            )
+            want = np.exp(sample)
+            got = sample.copy()
+            kernel.exp_inplace(got)
+            ok = bool(np.array_equal(got.view(np.int64), want.view(np.int64)))
+            # the kernel writes +0 for terms below UNDERFLOW without calling exp
+            low = np.concatenate(
+                [[kernel.UNDERFLOW, -np.inf], -np.geomspace(-kernel.UNDERFLOW, 1e308, 4096)]
+            )
+            ok = ok and bool(np.all(np.exp(low).view(np.int64) == 0))
+            pos = 0
+            for n in range(1, 41):
+                for offset in range(8):
+                    part = sample[pos + offset : pos + offset + n].copy()
+                    kernel.exp_inplace(part)
+                    ok = ok and np.array_equal(
+                        part.view(np.int64), want[pos + offset : pos + offset + n].view(np.int64)
+                    )
+                pos += 48
+        except (ValueError, RuntimeError, TypeError):
+            ok = False
+        _FUSED_EXP.append(ok)
+    return _FUSED_EXP[0]
+
+
+def _threads() -> int:
+    """OpenMP threads of the OKS kernel on large inputs: the CPU count, at most 8."""
+    import os
+
+    return max(1, min(os.cpu_count() or 1, 8))
 
 
 def _host(value: object, name: str) -> np.ndarray:
@@ -484,16 +552,23 @@ class OKS:
         xywh = _box_xywh(gt, g_rows)
         # "box": faster-coco-eval's gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
         area = xywh[:, 3] * xywh[:, 2] * 0.53 if self.oks_area == "box" else gt.area[g_rows]
+        # only the kept predictions (max_dets per group) of groups with ground truth are read
+        # (crowded images keep ~1/6 of the results; gathering all cost more than the OKS)
+        count = np.where(groups.gt_end > groups.gt_start, groups.kept_count, 0).astype(np.intp)
+        start = np.zeros(len(count), dtype=np.intp)
+        np.cumsum(count[:-1], out=start[1:])
+        kept = np.arange(int(count.sum()), dtype=np.intp)
+        kept += np.repeat(np.asarray(groups.pred_start, dtype=np.intp) - start, count)
         values, offsets = _group_oks(
-            pred_kp[groups.pred_rows],
+            np.take(pred_kp, groups.pred_rows[kept], axis=0),  # whole rows: a fast copy
             gt_kp[g_rows],
             xywh,
             area,
             variances,
             gt_start=groups.gt_start,
             gt_end=groups.gt_end,
-            pred_start=groups.pred_start,
-            pred_count=groups.kept_count,
+            pred_start=start,
+            pred_count=count,
         )
         return GroupMatrices(values, offsets)
 
@@ -577,10 +652,7 @@ class KeypointProtocol(COCOProtocol):
         """The :class:`OKS` this protocol matches with."""
         return OKS(self.sigmas, self.oks_area)
 
-    def _arrays(
-        self, gt: Dataset, pred: Dataset
-    ) -> tuple[Groups, MatchOutcome, np.ndarray, np.ndarray, np.ndarray]:
-        from ioukit.evaluation.accumulate import coco_accumulate
+    def _match(self, gt: Dataset, pred: Dataset) -> tuple[Groups, MatchOutcome]:
         from ioukit.evaluation.groups import Groups
         from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.protocols import check_pair
@@ -601,12 +673,18 @@ class KeypointProtocol(COCOProtocol):
             gt_ignore=gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult,
             gt_never_matches=(gt.annotation_id == 0) if pyco else None,
         )
-        precision, recall, scores = coco_accumulate(
+        return groups, outcome
+
+    def _precision(self, gt: Dataset, pred: Dataset) -> np.ndarray:
+        """The full ``precision`` [T, R, K, A, M] of ``gt`` against ``pred``."""
+        from ioukit.evaluation.accumulate import coco_accumulate
+
+        outcome = self._match(gt, pred)[1]
+        return coco_accumulate(
             outcome,
             recall_thresholds=np.array(self.recall_thresholds),
             max_dets=np.array(self.max_dets, dtype=np.int64),
-        )
-        return groups, outcome, precision, recall, scores
+        )[0]
 
     def evaluate(
         self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
@@ -614,21 +692,25 @@ class KeypointProtocol(COCOProtocol):
         """Run the pipeline with OKS; ``ProtocolResult`` with the 10 stats, per-class rows."""
         if iou_type != "keypoints":
             raise ValueError(f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}")
-        groups, outcome, precision, recall, scores = self._arrays(gt, pred)
-        specs = self.stat_specs()
-        stats = {s.key: self._value(s, precision, recall) for s in specs}
-        rows = self._per_class(gt, pred, groups, outcome, specs, precision, recall)
-        return ProtocolResult(
-            "coco",
-            stats,
-            rows,
-            {"precision": precision, "recall": recall, "scores": scores},
-            self._params(groups, specs),
-            outcome=outcome,
-            stat_specs=specs,
-        )
+        groups, outcome = self._match(gt, pred)
+        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
 
-    def _params(self, groups: Groups, specs: tuple[StatSpec, ...]) -> dict[str, Any]:
+    def summarize(
+        self,
+        gt: Dataset,
+        pred: Dataset | None,
+        layout: Any,
+        outcome: MatchOutcome,
+        /,
+        *,
+        iou_type: str = "keypoints",
+    ) -> ProtocolResult:
+        """COCO's :meth:`~ioukit.evaluation.protocols.COCOProtocol.summarize` (classes with
+        ground truth accumulated, full arrays built on access), with the keypoint params."""
+        result = super().summarize(gt, pred, layout, outcome, iou_type="keypoints")
+        return dataclasses.replace(result, params=self._params(layout, self.stat_specs()))
+
+    def _params(self, groups: Any, specs: tuple[StatSpec, ...]) -> dict[str, Any]:
         return {
             "iou_thresholds": list(self.iou_thresholds),
             "recall_thresholds": list(self.recall_thresholds),
@@ -745,7 +827,7 @@ class CrowdPoseProtocol(KeypointProtocol):
         for key, chosen in splits.items():
             sub_gt = _subset(gt, np.flatnonzero(chosen[gt.image_index]))
             sub_pred = _subset(pred, np.flatnonzero(chosen[pred.image_index]))
-            precision = self._arrays(sub_gt, sub_pred)[2]
+            precision = self._precision(sub_gt, sub_pred)
             stats[key] = float(np.mean(precision[:, :, :, 0, :]))
         params = dict(result.params)
         params["crowd_index_splits"] = list(CROWD_INDEX_SPLITS)

@@ -1,0 +1,225 @@
+"""The compiled results scanners accept exactly what the strict JSON parsers accept (#16).
+
+The scanners (``coco_json``, ``keypoint_json``) share one strict lexer (``_json_lex.pxd``).
+Their twin is the strict parser: ``json.loads`` without NaN/Infinity, and ``orjson``. A
+document the scanner calls ``INVALID`` must be refused by both; one it reads (``OK``) must be
+accepted by both, with the same values. Documents are generated (derandomized, so every run
+sees the same ones) from JSON values, token soup and one-character mutations.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ioukit._kernels import coco_json, keypoint_json
+
+orjson = pytest.importorskip("orjson")
+
+_SETTINGS = settings(
+    derandomize=True,
+    max_examples=250,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _strict_accepts(data: bytes) -> bool | None:
+    """Both strict parsers accept ``data``; None when they disagree (infinity, lone surrogates)."""
+    try:
+        json.loads(data, parse_constant=_no_constant)
+        json_ok = True
+    except (ValueError, RecursionError):
+        json_ok = False
+    try:
+        orjson.loads(data)
+        orjson_ok = True
+    except orjson.JSONDecodeError:
+        orjson_ok = False
+    return json_ok if json_ok == orjson_ok else None
+
+
+def _scan(data: bytes) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    cap = max(data.count(b"{"), 1)
+    ids = np.zeros(cap, np.int64)
+    cats = np.zeros(cap, np.int64)
+    boxes = np.zeros((cap, 4))
+    scores = np.zeros(cap)
+    code, n = coco_json.scan_results(np.frombuffer(data, np.uint8), ids, cats, boxes, scores)
+    return int(code), int(n), ids[:n], cats[:n], boxes[:n], scores[:n]
+
+
+def _scan_keypoints(data: bytes, k: int = 1) -> tuple[int, int, np.ndarray]:
+    cap = max(data.count(b"{"), 1)
+    flat = np.zeros(cap * 3 * k)
+    code, n = keypoint_json.scan_keypoint_results(
+        np.frombuffer(data, np.uint8), 3 * k, np.zeros(cap, np.int64), np.zeros(cap, np.int64),
+        np.zeros(cap), flat, np.zeros(4 * cap), np.zeros(cap, np.uint8),
+    )  # fmt: skip
+    return int(code), int(n), flat[: n * 3 * k]
+
+
+def _record(extra: bytes, score: bytes = b"0.5") -> bytes:
+    return (
+        b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": '
+        + score
+        + b', "x": '
+        + extra
+        + b"}]"
+    )
+
+
+def _keypoint_record(extra: bytes, value: bytes = b"1.5") -> bytes:
+    return (
+        b'[{"image_id": 1, "category_id": 2, "score": 0.5, "keypoints": [1, '
+        + value
+        + b', 2], "x": '
+        + extra
+        + b"}]"
+    )
+
+
+def _check_agreement(data: bytes) -> None:
+    accepted = _strict_accepts(data)
+    code = _scan(data)[0]
+    if accepted is None:  # the strict parser in use decides
+        assert code == coco_json.UNSUPPORTED, data
+        assert _scan_keypoints(data)[0] == keypoint_json.UNSUPPORTED, data
+        return
+    assert (code == coco_json.OK) <= accepted, data
+    assert (code == coco_json.INVALID) <= (not accepted), data
+    k_code = _scan_keypoints(data)[0]
+    assert (k_code == keypoint_json.OK) <= accepted, data
+    assert (k_code == keypoint_json.INVALID) <= (not accepted), data
+
+
+# JSON values without what the strict parsers disagree on (lone surrogates, deep nesting)
+_strings = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | _strings,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_strings, inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+_TOKENS = [
+    b"[", b"]", b"{", b"}", b",", b":", b" ", b"\n", b"\t", b'"a"', b'"\\n"', b'"\\u00e9"',
+    b'"\\ud83d\\ude00"', b'"\\q"', b'"\\u12"', b'"\x01"', b'"\xc3\xa9"', b'"\xff"',
+    b'"\xed\xa0\x80"', b'"\xc0\x80"', b"'a'", b"0", b"-0", b"01", b"-01", b".5", b"1.", b"1e",
+    b"1e+5", b"-", b"+1", b"1.5E-3", b"123456789012345678901234", b"0.1e400", b"true",
+    b"false", b"null", b"tru", b"nul", b"nulls", b"NaN", b"Infinity", b"-Infinity", b"x", b"\x0c",
+]  # fmt: skip
+
+
+@_SETTINGS
+@given(st.lists(st.sampled_from(_TOKENS), max_size=12))
+def test_token_soup_in_a_skipped_value(tokens: list[bytes]) -> None:
+    _check_agreement(_record(b"".join(tokens)))
+    _check_agreement(_keypoint_record(b"".join(tokens)))
+
+
+@_SETTINGS
+@given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=16))
+def test_token_soup_as_a_whole_file(tokens: list[bytes]) -> None:
+    _check_agreement(b"".join(tokens))
+
+
+@_SETTINGS
+@given(_values, st.sampled_from([None, 0, 2]), st.booleans())
+def test_valid_values_are_skipped(value: Any, indent: int | None, ascii_only: bool) -> None:
+    extra = json.dumps(value, indent=indent, ensure_ascii=ascii_only).encode()
+    data = _record(extra)
+    assert _scan(data)[0] == coco_json.OK
+    assert _scan_keypoints(_keypoint_record(extra))[0] == keypoint_json.OK
+
+
+@_SETTINGS
+@given(_values, st.integers(0, 10_000), st.sampled_from([*_TOKENS, b""]))
+def test_one_mutation(value: Any, where: int, token: bytes) -> None:
+    extra = json.dumps(value).encode()
+    at = where % (len(extra) + 1)
+    _check_agreement(_record(extra[:at] + token + extra[at + 1 :]))  # replace one character
+    _check_agreement(_record(extra[:at] + token + extra[at:]))  # insert
+
+
+_NUMBER = st.from_regex(
+    r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?", fullmatch=True
+)
+
+
+@_SETTINGS
+@given(_NUMBER)
+def test_numbers_convert_as_the_strict_parser(text: str) -> None:
+    data = _record(b"[]", score=text.encode())
+    code, n, _, _, _, scores = _scan(data)
+    if np.isinf(float(text)):
+        assert code == coco_json.UNSUPPORTED  # orjson refuses it, json gives inf
+        return
+    assert code == coco_json.OK and n == 1
+    want = np.float64(json.loads(data)[0]["score"])
+    assert scores[0].tobytes() == want.tobytes(), text  # -0.0 and +0.0 told apart
+    code, n, flat = _scan_keypoints(_keypoint_record(b"[]", value=text.encode()))
+    assert code == keypoint_json.OK
+    assert flat[1].tobytes() == np.float64(json.loads(text)).tobytes(), text
+
+
+@pytest.mark.parametrize(
+    ("extra", "code"),
+    [
+        (b"[1 2]", coco_json.INVALID),
+        (b'{"a" 1}', coco_json.INVALID),
+        (b"[1}", coco_json.INVALID),
+        (b"[1,]", coco_json.INVALID),
+        (b'{"a": 1,}', coco_json.INVALID),
+        (b"001", coco_json.INVALID),
+        (b".9", coco_json.INVALID),
+        (b"'a'", coco_json.INVALID),
+        (b"[nul]", coco_json.INVALID),
+        (b"[true false]", coco_json.INVALID),
+        (b'"\xe2\x82"', coco_json.INVALID),  # truncated UTF-8
+        (b'"\\ud800"', coco_json.UNSUPPORTED),  # json accepts a lone surrogate, orjson not
+        (b"[1e400]", coco_json.UNSUPPORTED),  # json: inf; orjson refuses
+        (b"[" * 600 + b"]" * 600, coco_json.UNSUPPORTED),  # deeper than the scanner goes
+        (b"[" * 100 + b"]" * 100, coco_json.OK),
+        (b'{"a": [1, {"b": "\\"]}"}], "c": null}', coco_json.OK),
+    ],
+)
+def test_the_brief_cases(extra: bytes, code: int) -> None:
+    assert _scan(_record(extra))[0] == code
+
+
+def test_the_smallest_records_fit_the_capacity() -> None:
+    from ioukit.io import coco, coco_keypoints
+    from ioukit.io.coco_keypoints import read_coco_keypoints
+
+    gt = coco.read_coco_ground_truth(
+        {"images": [{"id": 1}], "annotations": [], "categories": [{"id": 1}]}
+    )
+    for count in (1, 2, 57, 1000):
+        data = (
+            b"["
+            + b",".join([b'{"image_id":1,"category_id":1,"bbox":[1,1,1,1],"score":1}'] * count)
+            + b"]"
+        )
+        assert coco._scan_file(data, "r.json", gt) is not None
+    kp_gt = read_coco_keypoints(
+        {
+            "images": [{"id": 1}],
+            "annotations": [],
+            "categories": [{"id": 1, "keypoints": ["a", "b"]}],
+        }
+    )
+    head = b'{"image_id":1,"category_id":1,"score":1,"keypoints":'
+    for k, record in ((1, head + b"[1,1,1]}"), (2, head + b"[1,1,1,1,1,1]}")):
+        for count in (1, 2, 1000):
+            data = b"[" + b",".join([record] * count) + b"]"
+            assert coco_keypoints._scan_file(data, k, "r.json", kp_gt) is not None
