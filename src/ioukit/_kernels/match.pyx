@@ -154,6 +154,42 @@ def group_box_iou_f32(
                     base += 1
 
 
+cdef inline void _no_gt_group(
+    Py_ssize_t group,
+    const int64_t[::1] pred_start,
+    const int64_t[::1] kept,
+    const double[::1] pred_area,
+    const double[::1] area_lo,
+    const double[::1] area_hi,
+    const int64_t[::1] slot,
+    Py_ssize_t n_thr,
+    uint8_t[:, ::1] ign_bits,
+    int64_t[::1] first_gt,
+    double[::1] first_iou,
+    const int64_t[::1] dense_row,
+    int64_t[:, ::1] other_gt,
+    double[:, ::1] other_iou,
+) noexcept nogil:
+    # a group without ground truth (most groups): every prediction unmatched, ignored where
+    # its own area is outside the range (as _match_group's n_gt == 0 branch, without the
+    # scratch buffers)
+    cdef Py_ssize_t p0 = pred_start[group], d, a, t, row, bit
+    cdef bint dense = dense_row.shape[0] > 0
+    for d in range(kept[group]):
+        row = slot[p0 + d]
+        for a in range(area_lo.shape[0]):
+            if pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]:
+                for t in range(n_thr):
+                    bit = a * n_thr + t
+                    ign_bits[row, bit >> 3] |= <uint8_t>(0x80 >> (bit & 7))
+        first_gt[row] = -1
+        first_iou[row] = NAN
+        if dense and dense_row[row] >= 0:
+            for t in range(n_thr):
+                other_gt[dense_row[row], t] = -1
+                other_iou[dense_row[row], t] = NAN
+
+
 cdef void _match_group(
     Py_ssize_t group,
     const int64_t[::1] gt_start,
@@ -428,12 +464,22 @@ def match_groups(
     cdef uint8_t[:, :, ::1] ignore = ignore_np
     cdef uint8_t[:, ::1] taken = taken_np
     cdef int64_t[:, :, :, ::1] choice = choice_np
+    cdef int64_t[:, ::1] order0 = order[0]
+    cdef uint8_t[:, ::1] ignore0 = ignore[0]
+    cdef uint8_t[::1] taken0 = taken[0]
+    cdef int64_t[:, :, ::1] choice0 = choice[0]
     cdef int tid
     if n_threads > 1:
         for i in prange(n_groups, nogil=True, schedule="dynamic", chunksize=256,
                         num_threads=n_threads):
             tid = threadid()
-            _match_group(group_list[i], gt_start, gt_end, pred_start, kept, iou_values,
+            group = group_list[i]
+            if gt_end[group] <= gt_start[group]:
+                _no_gt_group(group, pred_start, kept, pred_area, area_lo, area_hi, slot,
+                             n_thr, ign_bits, first_gt, first_iou, dense_row, other_gt,
+                             other_iou)
+                continue
+            _match_group(group, gt_start, gt_end, pred_start, kept, iou_values,
                          iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
                          thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
                          ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
@@ -441,11 +487,17 @@ def match_groups(
     else:
         with nogil:
             for i in range(n_groups):
-                _match_group(group_list[i], gt_start, gt_end, pred_start, kept, iou_values,
+                group = group_list[i]
+                if gt_end[group] <= gt_start[group]:
+                    _no_gt_group(group, pred_start, kept, pred_area, area_lo, area_hi, slot,
+                                 n_thr, ign_bits, first_gt, first_iou, dense_row, other_gt,
+                                 other_iou)
+                    continue
+                _match_group(group, gt_start, gt_end, pred_start, kept, iou_values,
                              iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
                              thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
                              ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
-                             other_gt, other_iou, order[0], ignore[0], taken[0], choice[0])
+                             other_gt, other_iou, order0, ignore0, taken0, choice0)
 
 
 @cython.cdivision(True)
