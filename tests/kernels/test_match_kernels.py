@@ -374,6 +374,46 @@ def test_accumulate_coco_equals_twin(seed: int, threads: bool) -> None:
     np.testing.assert_array_equal(s, ws)
 
 
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("seed", range(12))
+def test_accumulate_coco_long_classes_equal_twin(seed: int, threads: bool) -> None:
+    """Long classes: runs of true positives, shared max-dets levels, 101 recall points."""
+    rng = np.random.default_rng(3000 + seed)
+    n_k, n_a, n_t = int(rng.integers(1, 4)), 3, 4
+    counts = rng.integers(0, 400, n_k)
+    start = (np.cumsum(counts) - counts).astype(np.int64)
+    end = (start + counts).astype(np.int64)
+    n = int(counts.sum())
+    parts = [np.sort(rng.choice(np.linspace(0.05, 1, 7), c))[::-1] for c in counts]
+    scores = np.ascontiguousarray(np.concatenate([*parts, np.zeros(0)]), dtype=np.float64)
+    # seed 0 mod 3: every rank below 10 (levels 10 and 100 are one sequence)
+    rank = rng.integers(0, 10 if seed % 3 == 0 else 40, n).astype(np.int32)
+    # runs of true positives: a sticky status
+    p_tp = rng.uniform(0.2, 0.9)
+    status = np.zeros((n, n_a, n_t), dtype=np.int8)
+    for a in range(n_a):
+        for t in range(n_t):
+            u = rng.random(n)
+            run = np.cumsum(rng.random(n) < 0.2)
+            status[:, a, t] = np.where(u < 0.1, 2, np.where((run % 3 == 0) | (u < p_tp), 1, 0))
+    tp_bits = np.packbits(status.reshape(n, n_a * n_t) == 1, axis=1).reshape(n, -1)
+    ign_bits = np.packbits(status.reshape(n, n_a * n_t) == 2, axis=1).reshape(n, -1)
+    gt = rng.integers(0, 300, (n_k, n_a)).astype(np.int64)
+    gt[0, 0] = 1  # recall above 1
+    dets = np.array([1, 10, 100], dtype=np.int64)
+    rec = np.linspace(0, 1, 101) if seed % 2 else np.r_[0.0, 0.0, np.linspace(0.01, 1.5, 60)]
+    p = -np.ones((n_t, len(rec), n_k, n_a, 3))
+    r = -np.ones((n_t, n_k, n_a, 3))
+    s = -np.ones((n_t, len(rec), n_k, n_a, 3))
+    kernels.accumulate_coco(start, end, rank, np.ascontiguousarray(tp_bits),
+                            np.ascontiguousarray(ign_bits), scores, gt, dets, rec, p, r, s,
+                            threads)  # fmt: skip
+    wp, wr, ws = accumulate_coco_py(start, end, rank, status, scores, gt, dets, rec)
+    np.testing.assert_array_equal(p, wp)
+    np.testing.assert_array_equal(r, wr)
+    np.testing.assert_array_equal(s, ws)
+
+
 def test_float32_edge_cases_of_issue_17() -> None:
     """Ultralytics' float32 IoU: the three kinds of cases the float64 IoU gets wrong."""
     one = np.array([0], dtype=np.int64)
@@ -494,3 +534,59 @@ def test_threads_give_identical_outputs_on_many_groups() -> None:
         acc.append(arrays)
     for x, y in zip(*acc, strict=True):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_stable_key_order_equals_stable_argsort(seed: int) -> None:
+    from ioukit.evaluation.groups import stable_key_order
+
+    rng = np.random.default_rng(4000 + seed)
+    n = int(rng.integers(0, 3000))
+    sizes = [int(rng.integers(1, 50)) for _ in range(3)]
+    keys = [rng.integers(0, s, n) for s in sizes]
+    combined = (keys[0] * sizes[1] + keys[1]) * sizes[2] + keys[2]
+    want = np.argsort(combined, kind="stable")
+    got = stable_key_order(*zip(keys, sizes, strict=True))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(stable_key_order((keys[0], sizes[0])),
+                                  np.argsort(keys[0], kind="stable"))  # fmt: skip
+
+
+def _dense_rank_py(scores: np.ndarray) -> tuple[np.ndarray, int]:
+    by_score = np.argsort(-scores)
+    sorted_scores = scores[by_score]
+    dense = np.empty(len(scores), dtype=np.int64)
+    dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
+    return dense, int(dense.max()) + 1 if len(dense) else 1
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dense_score_rank_equals_twin(seed: int) -> None:
+    rng = np.random.default_rng(5000 + seed)
+    n = int(rng.integers(0, 5000)) if seed else 0
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 1.0, -1.0, 1e300])
+    pool = np.r_[np.round(rng.random(40), 3), rng.normal(0, 1e3, 40), special]
+    scores = rng.choice(pool, n) if seed % 2 else rng.normal(0, 1, n)
+    dense = np.full(n, -9, dtype=np.int64)
+    n_dense = kernels.dense_score_rank(np.ascontiguousarray(scores), dense)
+    want, want_n = _dense_rank_py(scores)
+    np.testing.assert_array_equal(dense, want)
+    assert n_dense == want_n
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_merge_group_keys_equals_searchsorted_bounds(seed: int) -> None:
+    from ioukit.evaluation.groups import _bounds, _runs, _sorted_union
+
+    rng = np.random.default_rng(6000 + seed)
+    high = int(rng.integers(1, 300))
+    a = np.sort(rng.integers(0, high, int(rng.integers(0, 400)))).astype(np.int64)
+    b = np.sort(rng.integers(0, high, int(rng.integers(0, 400)))).astype(np.int64)
+    keys, gs, ge, ps, pe = kernels.merge_group_keys(a, b)
+    av, ast = _runs(a)
+    bv, bst = _runs(b)
+    want = _sorted_union(av, bv)
+    np.testing.assert_array_equal(keys, want)
+    expected = (*_bounds(av, ast, len(a), want), *_bounds(bv, bst, len(b), want))
+    for got, exp in zip((gs, ge, ps, pe), expected, strict=True):
+        np.testing.assert_array_equal(got, exp)

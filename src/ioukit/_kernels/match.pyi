@@ -81,3 +81,14 @@ def accumulate_coco(
     score_out: np.ndarray,
     threads: bool | None = None,
 ) -> None: ...
+def counting_order(
+    key: np.ndarray,
+    n_keys: int,
+    order: np.ndarray,
+    out: np.ndarray,
+    counts: np.ndarray,
+) -> None: ...
+def dense_score_rank(scores: np.ndarray, dense: np.ndarray) -> int: ...
+def merge_group_keys(
+    gt_key: np.ndarray, pred_key: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...

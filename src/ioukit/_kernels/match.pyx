@@ -24,7 +24,8 @@ import os
 cimport cython
 from cython.parallel cimport prange, threadid
 from libc.math cimport NAN
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memcpy
 
 FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
 TIE_LAST, TIE_FIRST, ARGMAX = 0, 1, 2
@@ -151,6 +152,42 @@ def group_box_iou_f32(
                     union_ = union_ + eps
                     out[base] = <double>(inter / union_)
                     base += 1
+
+
+cdef inline void _no_gt_group(
+    Py_ssize_t group,
+    const int64_t[::1] pred_start,
+    const int64_t[::1] kept,
+    const double[::1] pred_area,
+    const double[::1] area_lo,
+    const double[::1] area_hi,
+    const int64_t[::1] slot,
+    Py_ssize_t n_thr,
+    uint8_t[:, ::1] ign_bits,
+    int64_t[::1] first_gt,
+    double[::1] first_iou,
+    const int64_t[::1] dense_row,
+    int64_t[:, ::1] other_gt,
+    double[:, ::1] other_iou,
+) noexcept nogil:
+    # a group without ground truth (most groups): every prediction unmatched, ignored where
+    # its own area is outside the range (as _match_group's n_gt == 0 branch, without the
+    # scratch buffers)
+    cdef Py_ssize_t p0 = pred_start[group], d, a, t, row, bit
+    cdef bint dense = dense_row.shape[0] > 0
+    for d in range(kept[group]):
+        row = slot[p0 + d]
+        for a in range(area_lo.shape[0]):
+            if pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]:
+                for t in range(n_thr):
+                    bit = a * n_thr + t
+                    ign_bits[row, bit >> 3] |= <uint8_t>(0x80 >> (bit & 7))
+        first_gt[row] = -1
+        first_iou[row] = NAN
+        if dense and dense_row[row] >= 0:
+            for t in range(n_thr):
+                other_gt[dense_row[row], t] = -1
+                other_iou[dense_row[row], t] = NAN
 
 
 cdef void _match_group(
@@ -427,12 +464,22 @@ def match_groups(
     cdef uint8_t[:, :, ::1] ignore = ignore_np
     cdef uint8_t[:, ::1] taken = taken_np
     cdef int64_t[:, :, :, ::1] choice = choice_np
+    cdef int64_t[:, ::1] order0 = order[0]
+    cdef uint8_t[:, ::1] ignore0 = ignore[0]
+    cdef uint8_t[::1] taken0 = taken[0]
+    cdef int64_t[:, :, ::1] choice0 = choice[0]
     cdef int tid
     if n_threads > 1:
         for i in prange(n_groups, nogil=True, schedule="dynamic", chunksize=256,
                         num_threads=n_threads):
             tid = threadid()
-            _match_group(group_list[i], gt_start, gt_end, pred_start, kept, iou_values,
+            group = group_list[i]
+            if gt_end[group] <= gt_start[group]:
+                _no_gt_group(group, pred_start, kept, pred_area, area_lo, area_hi, slot,
+                             n_thr, ign_bits, first_gt, first_iou, dense_row, other_gt,
+                             other_iou)
+                continue
+            _match_group(group, gt_start, gt_end, pred_start, kept, iou_values,
                          iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
                          thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
                          ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
@@ -440,11 +487,17 @@ def match_groups(
     else:
         with nogil:
             for i in range(n_groups):
-                _match_group(group_list[i], gt_start, gt_end, pred_start, kept, iou_values,
+                group = group_list[i]
+                if gt_end[group] <= gt_start[group]:
+                    _no_gt_group(group, pred_start, kept, pred_area, area_lo, area_hi, slot,
+                                 n_thr, ign_bits, first_gt, first_iou, dense_row, other_gt,
+                                 other_iou)
+                    continue
+                _match_group(group, gt_start, gt_end, pred_start, kept, iou_values,
                              iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
                              thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
                              ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
-                             other_gt, other_iou, order[0], ignore[0], taken[0], choice[0])
+                             other_gt, other_iou, order0, ignore0, taken0, choice0)
 
 
 @cython.cdivision(True)
@@ -462,86 +515,119 @@ cdef void _accumulate_class(
     double[:, :, :, :, ::1] precision,
     double[:, :, :, ::1] recall,
     double[:, :, :, :, ::1] score_out,
-    double[:, ::1] rb,
-    double[:, ::1] pb,
-    double[:, ::1] sb,
-    int64_t[::1] count,
-    int64_t[::1] count_tp,
-    double[::1] tp,
-    double[::1] fp,
-    double[::1] first_score,
+    int64_t[:, ::1] members,
+    int64_t[::1] fb,
+    double[::1] sb,
+    int64_t[::1] level_n,
+    int64_t[::1] source,
+    int64_t[::1] first_index,
 ) noexcept nogil:
-    # one class; rb/pb/sb/count/... are this thread's scratch buffers
+    # one class; members/fb/sb/... are this thread's scratch buffers
     cdef Py_ssize_t n_a = num_regular_gt.shape[1]
     cdef Py_ssize_t n_thr = precision.shape[0]
     cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
     cdef Py_ssize_t n_m = max_dets.shape[0]
     cdef Py_ssize_t s0 = class_start[k]
     cdef Py_ssize_t s1 = class_end[k]
-    cdef Py_ssize_t a, t, m, i, j, r, n, n_tp, bit, byte
-    cdef int64_t npig, rk
-    cdef uint8_t mask
-    cdef bint is_tp, is_fp
-    cdef double target, eps = _EPS
+    cdef Py_ssize_t a, t, m, i, j, q, r, n, n_tp, bit, byte, longest, src, idx
+    cdef int64_t npig, rk, n_fp
+    cdef uint8_t mask, is_tp, is_ign
+    cdef double target, tpv, value, env, first_score, eps = _EPS
+    # the records of each max-dets level (nested sets, in order): a level with as many
+    # records as the one below is the same sequence, computed once (``source``) and copied;
+    # a level holding the whole class is read in place
+    for m in range(n_m):
+        level_n[m] = 0
+    for i in range(s0, s1):
+        rk = rank[i]
+        for m in range(n_m):
+            if rk < max_dets[m]:
+                members[m, level_n[m]] = i
+                level_n[m] += 1
+    longest = 0
+    for m in range(n_m):
+        source[m] = source[m - 1] if m > 0 and level_n[m] == level_n[m - 1] else m
+        if level_n[m] > longest:
+            longest = level_n[m]
     for a in range(n_a):
         npig = num_regular_gt[k, a]
         if npig == 0:
             continue
+        # the j-th true positive (from 0) has recall (j + 1) / npig whatever the threshold
+        # and level: the first one reaching each recall threshold, found once per area range
+        j = 0
+        for r in range(n_rec):
+            target = recall_thresholds[r]
+            while j < longest and (<double>(j + 1)) / npig < target:
+                j += 1
+            first_index[r] = j
         for t in range(n_thr):
-            for m in range(n_m):
-                count[m] = 0
-                count_tp[m] = 0
-                tp[m] = 0.0
-                fp[m] = 0.0
-                first_score[m] = 0.0
             bit = a * n_thr + t
             byte = bit >> 3
             mask = <uint8_t>(0x80 >> (bit & 7))
-            for i in range(s0, s1):
-                is_tp = (tp_bits[i, byte] & mask) != 0
-                is_fp = not is_tp and (ign_bits[i, byte] & mask) == 0
-                rk = rank[i]
-                m = n_m - 1
-                while m >= 0:
-                    if rk >= max_dets[m]:
-                        break
-                    if count[m] == 0:
-                        first_score[m] = scores[i]
-                    count[m] += 1
-                    if is_tp:
-                        tp[m] += 1.0
-                        j = count_tp[m]
-                        rb[m, j] = tp[m] / npig
-                        pb[m, j] = tp[m] / (fp[m] + tp[m] + eps)
-                        sb[m, j] = scores[i]
-                        count_tp[m] = j + 1
-                    elif is_fp:
-                        fp[m] += 1.0
-                    m -= 1
             for m in range(n_m):
-                n = count[m]
-                n_tp = count_tp[m]
-                recall[t, k, a, m] = tp[m] / npig if n > 0 else 0.0
-                i = n_tp - 1
-                while i > 0:
-                    if pb[m, i] > pb[m, i - 1]:
-                        pb[m, i - 1] = pb[m, i]
-                    i -= 1
-                j = 0
-                for r in range(n_rec):
+                src = source[m]
+                if src != m:
+                    recall[t, k, a, m] = recall[t, k, a, src]
+                    for r in range(n_rec):
+                        precision[t, r, k, a, m] = precision[t, r, k, a, src]
+                        score_out[t, r, k, a, m] = score_out[t, r, k, a, src]
+                    continue
+                n = level_n[m]
+                # each true positive's count of false positives before it, and its score
+                # (branch-free: the slot after the last true positive is written, not kept)
+                n_tp = 0
+                n_fp = 0
+                if n == s1 - s0:
+                    for i in range(s0, s1):
+                        is_tp = (tp_bits[i, byte] & mask) != 0
+                        is_ign = (ign_bits[i, byte] & mask) != 0
+                        fb[n_tp] = n_fp
+                        sb[n_tp] = scores[i]
+                        n_tp += is_tp
+                        n_fp += 1 - (is_tp | is_ign)
+                else:
+                    for q in range(n):
+                        i = members[m, q]
+                        is_tp = (tp_bits[i, byte] & mask) != 0
+                        is_ign = (ign_bits[i, byte] & mask) != 0
+                        fb[n_tp] = n_fp
+                        sb[n_tp] = scores[i]
+                        n_tp += is_tp
+                        n_fp += 1 - (is_tp | is_ign)
+                first_score = scores[members[m, 0]] if n > 0 else 0.0
+                recall[t, k, a, m] = (<double>n_tp) / npig if n > 0 else 0.0
+                # precision tp / (fp + tp + eps) at the true positives, its envelope (maximum
+                # from there on) read at the recall thresholds, walking backwards. Inside a run
+                # of true positives with no false positive between (same fp) precision never
+                # decreases (rounding is monotonic), so only a run's last one is divided.
+                env = 0.0
+                idx = n_tp - 1
+                r = n_rec - 1
+                while r >= 0:
                     target = recall_thresholds[r]
                     if n > 0 and target <= 0.0:
-                        precision[t, r, k, a, m] = pb[m, 0] if n_tp > 0 else 0.0
-                        score_out[t, r, k, a, m] = first_score[m]
-                        continue
-                    while j < n_tp and rb[m, j] < target:
-                        j += 1
-                    if j < n_tp:
-                        precision[t, r, k, a, m] = pb[m, j]
-                        score_out[t, r, k, a, m] = sb[m, j]
+                        j = 0
+                    elif first_index[r] < n_tp:
+                        j = first_index[r]
                     else:
                         precision[t, r, k, a, m] = 0.0
                         score_out[t, r, k, a, m] = 0.0
+                        r -= 1
+                        continue
+                    while idx >= j:
+                        if idx == n_tp - 1 or fb[idx + 1] != fb[idx]:
+                            tpv = <double>(idx + 1)
+                            value = tpv / (<double>fb[idx] + tpv + eps)
+                            if value > env:
+                                env = value
+                        idx -= 1
+                    precision[t, r, k, a, m] = env
+                    if n > 0 and target <= 0.0:
+                        score_out[t, r, k, a, m] = first_score
+                    else:
+                        score_out[t, r, k, a, m] = sb[j]
+                    r -= 1
 
 
 def accumulate_coco(
@@ -571,7 +657,12 @@ def accumulate_coco(
     Equal to pycocotools' cumulative TP/FP, precision envelope and ``searchsorted(recall,
     recall_thresholds, "left")`` sampling; only true positives are stored (recall rises only
     at a true positive, and every other position's precision is at most that of the true
-    positive before it, so the envelope over true positives is the same).
+    positive before it, so the envelope over true positives is the same), each as its count
+    of false positives before it: the j-th true positive's recall ``(j + 1) / npig`` is the
+    same at every threshold and level (searched once per class and area range), and its
+    precision ``tp / (fp + tp + eps)`` is divided only where the envelope can change, the
+    last true positive of each run (inside a run precision never decreases, and rounding is
+    monotonic). A max-dets level with the same records as the one below is copied.
     """
     cdef Py_ssize_t n_k = class_start.shape[0]
     cdef Py_ssize_t n_m = max_dets.shape[0]
@@ -580,28 +671,169 @@ def accumulate_coco(
         if class_end[k] - class_start[k] > longest:
             longest = class_end[k] - class_start[k]
     cdef int n_threads = _thread_count(tp_bits.shape[0], threads) if n_k > 1 else 1
-    cdef double[:, :, ::1] rb = np.empty((n_threads, n_m, longest))
-    cdef double[:, :, ::1] pb = np.empty((n_threads, n_m, longest))
-    cdef double[:, :, ::1] sb = np.empty((n_threads, n_m, longest))
-    cdef int64_t[:, ::1] count = np.zeros((n_threads, n_m), dtype=np.int64)
-    cdef int64_t[:, ::1] count_tp = np.zeros((n_threads, n_m), dtype=np.int64)
-    cdef double[:, ::1] tp = np.zeros((n_threads, n_m))
-    cdef double[:, ::1] fp = np.zeros((n_threads, n_m))
-    cdef double[:, ::1] first_score = np.zeros((n_threads, n_m))
+    cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
+    cdef int64_t[:, :, ::1] members = np.empty((n_threads, n_m, longest), dtype=np.int64)
+    cdef int64_t[:, ::1] fb = np.empty((n_threads, longest + 1), dtype=np.int64)
+    cdef double[:, ::1] sb = np.empty((n_threads, longest + 1))
+    cdef int64_t[:, ::1] level_n = np.zeros((n_threads, n_m), dtype=np.int64)
+    cdef int64_t[:, ::1] source = np.zeros((n_threads, n_m), dtype=np.int64)
+    cdef int64_t[:, ::1] first_index = np.zeros((n_threads, max(n_rec, 1)), dtype=np.int64)
     cdef int tid
     if n_threads > 1:
         for k in prange(n_k, nogil=True, schedule="dynamic", chunksize=1,
                         num_threads=n_threads):
             tid = threadid()
             _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits, scores,
-                              num_regular_gt,
-                              max_dets, recall_thresholds, precision, recall, score_out,
-                              rb[tid], pb[tid], sb[tid], count[tid], count_tp[tid], tp[tid],
-                              fp[tid], first_score[tid])
+                              num_regular_gt, max_dets, recall_thresholds, precision, recall,
+                              score_out, members[tid], fb[tid], sb[tid], level_n[tid],
+                              source[tid], first_index[tid])
     else:
         with nogil:
             for k in range(n_k):
                 _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits,
                                   scores, num_regular_gt, max_dets, recall_thresholds, precision,
-                                  recall, score_out, rb[0], pb[0], sb[0], count[0],
-                                  count_tp[0], tp[0], fp[0], first_score[0])
+                                  recall, score_out, members[0], fb[0], sb[0], level_n[0],
+                                  source[0], first_index[0])
+
+
+def counting_order(
+    const int64_t[::1] key,
+    Py_ssize_t n_keys,
+    const int64_t[::1] order,
+    int64_t[::1] out,
+    int64_t[::1] counts,
+):
+    """``out = order`` stably reordered by ``key[order[i]]`` (a counting sort; ``0 <= key <
+    n_keys``); ``counts`` [n_keys + 1] is scratch. One pass of a least-significant-first
+    radix sort: reordering ``arange(n)`` by the last key, then each earlier one, gives
+    ``argsort(composite key, kind="stable")``.
+    """
+    cdef Py_ssize_t n = order.shape[0], i, b
+    cdef int64_t total = 0, c
+    with nogil:
+        for b in range(n_keys + 1):
+            counts[b] = 0
+        for i in range(n):
+            counts[key[order[i]] + 1] += 1
+        for b in range(n_keys + 1):
+            total += counts[b]
+            counts[b] = total
+        for i in range(n):
+            c = key[order[i]]
+            out[counts[c]] = order[i]
+            counts[c] += 1
+
+
+@cython.cdivision(True)
+def dense_score_rank(const double[::1] scores, int64_t[::1] dense):
+    """Dense rank of each score in descending order (0: the highest; equal scores, ``-0.0``
+    and ``0.0`` too, share a rank), written to ``dense``; returns the number of distinct
+    scores (1 when there is none). No NaN allowed (the caller checks).
+
+    A least-significant-first radix sort of the scores' order-preserving 64-bit keys (11-bit
+    digits; a digit equal in every key is skipped), then one walk over the sorted keys.
+    """
+    cdef Py_ssize_t n = scores.shape[0], i, p, d
+    cdef int n_pass = 6, shift
+    if n == 0:
+        return 1
+    keys_a = np.empty(n, dtype=np.uint64)
+    keys_b = np.empty(n, dtype=np.uint64)
+    idx_a = np.empty(n, dtype=np.int64)
+    idx_b = np.empty(n, dtype=np.int64)
+    hist_np = np.zeros((n_pass, 2048), dtype=np.int64)
+    cdef uint64_t[::1] ka = keys_a, kb = keys_b, kt
+    cdef int64_t[::1] ia = idx_a, ib = idx_b, it
+    cdef int64_t[:, ::1] hist = hist_np
+    cdef uint64_t u
+    cdef double s
+    cdef int64_t total, c, rank_
+    with nogil:
+        for i in range(n):
+            s = scores[i]
+            if s == 0.0:
+                s = 0.0  # -0.0 sorts with 0.0
+            memcpy(&u, &s, 8)
+            # ascending order of the value, then inverted: descending
+            if u >> 63:
+                u = ~u
+            else:
+                u = u | (<uint64_t>1 << 63)
+            u = ~u
+            ka[i] = u
+            ia[i] = i
+            for p in range(n_pass):
+                hist[p, (u >> (11 * p)) & 2047] += 1
+        for p in range(n_pass):
+            shift = 11 * p
+            if hist[p, (ka[0] >> shift) & 2047] == n:
+                continue
+            total = 0
+            for d in range(2048):
+                c = hist[p, d]
+                hist[p, d] = total
+                total += c
+            for i in range(n):
+                d = (ka[i] >> shift) & 2047
+                c = hist[p, d]
+                kb[c] = ka[i]
+                ib[c] = ia[i]
+                hist[p, d] = c + 1
+            kt = ka
+            ka = kb
+            kb = kt
+            it = ia
+            ia = ib
+            ib = it
+        rank_ = 0
+        dense[ia[0]] = 0
+        for i in range(1, n):
+            if ka[i] != ka[i - 1]:
+                rank_ += 1
+            dense[ia[i]] = rank_
+    return rank_ + 1
+
+
+def merge_group_keys(const int64_t[::1] gt_key, const int64_t[::1] pred_key):
+    """Union of two sorted key arrays with each key's run in both.
+
+    Returns ``(keys, gt_start, gt_end, pred_start, pred_end)``: the distinct keys of both,
+    ascending, and for each the rows ``gt_start:gt_end`` of ``gt_key`` (``pred_*`` of
+    ``pred_key``) holding it; an absent key has an empty run at its insertion point. One
+    linear merge (two passes: count, then fill).
+    """
+    cdef Py_ssize_t na = gt_key.shape[0], nb = pred_key.shape[0]
+    cdef Py_ssize_t i, j, n = 0, q
+    cdef int64_t k
+    cdef int fill
+    keys_np = gs_np = ge_np = ps_np = pe_np = None
+    cdef int64_t[::1] keys, gs, ge, ps, pe
+    for fill in range(2):
+        if fill:
+            keys_np = np.empty(n, dtype=np.int64)
+            gs_np = np.empty(n, dtype=np.int64)
+            ge_np = np.empty(n, dtype=np.int64)
+            ps_np = np.empty(n, dtype=np.int64)
+            pe_np = np.empty(n, dtype=np.int64)
+            keys, gs, ge, ps, pe = keys_np, gs_np, ge_np, ps_np, pe_np
+        i = j = q = 0
+        with nogil:
+            while i < na or j < nb:
+                if j >= nb or (i < na and gt_key[i] < pred_key[j]):
+                    k = gt_key[i]
+                else:
+                    k = pred_key[j]
+                if fill:
+                    keys[q] = k
+                    gs[q] = i
+                    ps[q] = j
+                while i < na and gt_key[i] == k:
+                    i += 1
+                while j < nb and pred_key[j] == k:
+                    j += 1
+                if fill:
+                    ge[q] = i
+                    pe[q] = j
+                q += 1
+        n = q
+    return keys_np, gs_np, ge_np, ps_np, pe_np

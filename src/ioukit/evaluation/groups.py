@@ -23,7 +23,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 
-__all__ = ["Groups", "class_rows"]
+__all__ = ["Groups", "class_rows", "stable_key_order"]
 
 
 def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -51,6 +51,58 @@ def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
         return np.asarray(table[np.clip(ids, low - 1, high + 1) - (low - 1)])
     rows = np.minimum(np.searchsorted(category_ids, ids), category_ids.size - 1)
     return np.where(category_ids[rows] == ids, rows, -1).astype(np.int64)
+
+
+def stable_key_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
+    """Permutation sorting rows by ``keys`` (the first most significant), ties in row order.
+
+    Each key is ``(values, n)`` with integer ``values`` in ``[0, n)``. The same permutation as
+    ``np.argsort`` of the combined key with ``kind="stable"`` (or ``np.lexsort``), computed as
+    a least-significant-first radix sort: one counting pass per key (compiled
+    ``ioukit._kernels.match.counting_order``), linear in rows + ``n``.
+
+    Parameters
+    ----------
+    *keys : tuple of (ndarray of int, shape (N,), int)
+
+    Returns
+    -------
+    ndarray of int64, shape (N,)
+
+    Examples
+    --------
+    >>> stable_key_order((np.array([1, 0, 1, 0]), 2), (np.array([0, 1, 0, 0]), 2)).tolist()
+    [3, 1, 0, 2]
+    """
+    from ioukit._kernels import match as kernels
+
+    if not keys:
+        raise ValueError("keys: expected at least one (values, n) pair, got none")
+    n = len(keys[0][0])
+    order = np.arange(n, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    for values, n_keys in reversed(keys):
+        counts = np.empty(int(n_keys) + 1, dtype=np.int64)
+        kernels.counting_order(
+            np.ascontiguousarray(values, dtype=np.int64), int(n_keys), order, out, counts
+        )
+        order, out = out, order
+    return order
+
+
+def _dense_rank(scores: np.ndarray) -> tuple[np.ndarray, int]:
+    """Dense rank of each score, descending (0: highest; equal scores share a rank), and the
+    number of ranks (at least 1): compiled radix sort, NumPy's sort when a score is NaN."""
+    from ioukit._kernels import match as kernels
+
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    dense = np.empty(len(scores), dtype=np.int64)
+    if not np.isnan(scores).any():
+        return dense, int(kernels.dense_score_rank(scores, dense))
+    by_score = np.argsort(-scores)  # ties share a rank: any order of them will do
+    sorted_scores = scores[by_score]
+    dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
+    return dense, int(dense.max()) + 1 if len(dense) else 1
 
 
 def _runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -177,6 +229,8 @@ class Groups:
             Only these rows take part (as if the others were absent); row numbers stay
             those of ``gt`` and ``pred``.
         """
+        from ioukit._kernels import match as kernels
+
         if pooled_order not in ("class", "file"):
             raise ParameterError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")
         by_file = not use_cats and pooled_order == "file"
@@ -191,7 +245,11 @@ class Groups:
         g_rows = np.flatnonzero(g_ok if gt_keep is None else g_ok & gt_keep)
         g_cls = g_cls_all[g_rows]
         g_img = image_rank[gt.image_index[g_rows]]
-        g_order = np.argsort(g_img if by_file else g_img * max(n_cats, 1) + g_cls, kind="stable")
+        n_img = len(ids)
+        if by_file:
+            g_order = stable_key_order((g_img, n_img))
+        else:
+            g_order = stable_key_order((g_img, n_img), (g_cls, max(n_cats, 1)))
         g_rows, g_cls, g_img = g_rows[g_order], g_cls[g_order], g_img[g_order]
         g_key = g_img * n_cats + g_cls if use_cats else g_img
 
@@ -202,18 +260,15 @@ class Groups:
         p_img = image_rank[pred.image_index[p_rows]]
         scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
         p_score = scores[p_rows]
-        # dense rank of -score (equal scores share a rank) turns each sort into one int64 sort
-        by_score = np.argsort(-p_score)  # ties share a rank: any order of them will do
-        sorted_scores = p_score[by_score]
-        dense = np.empty(len(p_rows), dtype=np.int64)
-        dense[by_score] = np.cumsum(np.r_[False, sorted_scores[1:] != sorted_scores[:-1]])
-        n_dense = int(dense.max()) + 1 if len(dense) else 1
+        # dense rank of -score (equal scores share a rank): the group order is counting passes
+        dense, n_dense = _dense_rank(p_score)
+        # one counting pass per key (least significant first) instead of a comparison sort
         if use_cats:
-            p_order = np.argsort((p_img * n_cats + p_cls) * n_dense + dense, kind="stable")
+            p_order = stable_key_order((p_img, n_img), (p_cls, n_cats), (dense, n_dense))
         elif by_file:
-            p_order = np.argsort(p_img * n_dense + dense, kind="stable")
+            p_order = stable_key_order((p_img, n_img), (dense, n_dense))
         else:
-            p_order = np.argsort((p_img * n_dense + dense) * n_cats + p_cls, kind="stable")
+            p_order = stable_key_order((p_img, n_img), (dense, n_dense), (p_cls, max(n_cats, 1)))
         p_rows, p_cls, p_img, dense = (
             p_rows[p_order],
             p_cls[p_order],
@@ -222,11 +277,10 @@ class Groups:
         )
         p_key = p_img * n_cats + p_cls if use_cats else p_img
 
-        g_values, g_starts = _runs(g_key)
-        p_values, p_starts = _runs(p_key)
-        keys = _sorted_union(g_values, p_values)
-        gt_start, gt_end = _bounds(g_values, g_starts, len(g_key), keys)
-        pred_start, pred_end = _bounds(p_values, p_starts, len(p_key), keys)
+        # one linear merge of the two sorted key columns (as _runs/_sorted_union/_bounds)
+        keys, gt_start, gt_end, pred_start, pred_end = kernels.merge_group_keys(
+            np.ascontiguousarray(g_key, dtype=np.int64), np.ascontiguousarray(p_key, dtype=np.int64)
+        )
         rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
         return cls(
             category_ids=cat_ids,

@@ -29,7 +29,7 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
-from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.groups import Groups, stable_key_order
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.similarity import GroupMatrices
 
@@ -144,7 +144,7 @@ def match_groups(
     # accumulation order: class, then descending score; ties keep (image rank, rank in group)
     kept = groups.kept
     seq_cls = groups.pred_class[kept] if groups.use_cats else np.zeros(len(kept), dtype=np.int64)
-    perm = np.argsort(seq_cls * groups.n_dense + groups.pred_dense[kept], kind="stable")
+    perm = stable_key_order((seq_cls, n_k), (groups.pred_dense[kept], groups.n_dense))
     seq, seq_cls = kept[perm], seq_cls[perm]
     del kept, perm
     slot = np.zeros(len(groups.pred_rows), dtype=np.int64)
