@@ -16,7 +16,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "src" / "ioukit"
 
 KNOWN = {
-    ("cli/iou_command.py", "ioukit.overlap._formulas"),
     ("distributed.py", "ioukit.engine._ground_truth"),
     ("distributed.py", "ioukit.engine._predictions"),
     ("distributed.py", "ioukit.engine._protocol"),
@@ -24,17 +23,9 @@ KNOWN = {
     ("engine.py", "ioukit.evaluation.rotated._streamed_rotated"),
     ("engine.py", "ioukit.metrics.keypoints._concat_keypoints"),
     ("engine.py", "ioukit.metrics.keypoints._streamed_keypoints"),
-    ("evaluation/rotated.py", "ioukit.metrics.keypoints._host"),
     ("evaluation/rotated.py", "ioukit.overlap.rotated._check_convex"),
     ("evaluation/rotated.py", "ioukit.overlap.rotated._signed_area4"),
     ("evaluation/ultralytics.py", "ioukit.metrics.keypoints._keypoint_columns"),
-    ("fusion.py", "ioukit.boxes._check_image_size"),
-    ("metrics/_lvis_stream.py", "ioukit.distributed._process_group"),
-    ("overlap/rotated.py", "ioukit.boxes._angle_unit"),
-    ("overlap/rotated.py", "ioukit.boxes._as_rotated"),
-    ("overlap/rotated.py", "ioukit.boxes._radians"),
-    ("overlap/rotated.py", "ioukit.boxes._to_xyxyxyxy"),
-    ("overlap/rotated.py", "ioukit.boxes._xywhr_to_cxcywhr"),
     ("suppression.py", "ioukit.overlap.rotated._host64"),
     ("suppression.py", "ioukit.overlap.rotated._prepare"),
 }

@@ -7,6 +7,7 @@ the host when that costs no device round trip.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -27,6 +28,19 @@ def check_format(fmt: object, name: str = "fmt") -> str:
             f"{name}: expected one of {', '.join(map(repr, _BOX_FORMATS))}, got {fmt!r}"
         )
     return str(fmt)
+
+
+def check_image_size(image_size: object) -> tuple[float, float]:
+    """``image_size`` as positive finite floats ``(width, height)``; ParameterError otherwise."""
+    try:
+        width, height = (float(v) for v in image_size)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise ParameterError(f"image_size: expected (width, height), got {image_size!r}") from None
+    if not (math.isfinite(width) and math.isfinite(height) and width > 0 and height > 0):
+        raise ParameterError(
+            f"image_size: expected positive finite (width, height), got {image_size!r}"
+        )
+    return width, height
 
 
 def _is_array(x: object) -> bool:

@@ -16,9 +16,9 @@ import numpy as np
 
 from ioukit._array import Array, refuse_masked, short_repr
 from ioukit.boxes import prepare_boxes
-from ioukit.errors import BoxError, ParameterError
+from ioukit.errors import BoxError, DataFormatError, ParameterError
 
-__all__ = ["check_number", "from_host", "host_boxes", "host_vector", "to_host"]
+__all__ = ["check_number", "from_host", "host_boxes", "host_float64", "host_vector", "to_host"]
 
 
 def to_host(x: Any, name: str) -> tuple[np.ndarray, Any]:
@@ -96,3 +96,17 @@ def check_number(value: object, name: str) -> float:
     if math.isnan(number):
         raise ParameterError(f"{name}: expected a number, got NaN")
     return number
+
+
+def host_float64(value: object, name: str) -> np.ndarray:
+    """``value`` (a sequence, NumPy array or torch tensor) as a new float64 NumPy array.
+
+    DataFormatError naming ``name`` when it does not hold numbers.
+    """
+    detach = getattr(value, "detach", None)
+    if detach is not None:  # torch tensor: no torch import needed
+        value = detach().cpu().numpy()
+    try:
+        return np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataFormatError(f"{name}: expected numbers, got {type(value).__name__}") from exc

@@ -37,22 +37,30 @@ Inputs are never modified.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
-
-import numpy as np
 
 from ioukit._array import (
     Array,
     as_boxes,
     check_format,
-    float_dtype_for,
-    host_view,
+    check_image_size,
     namespace_of,
     validate_boxes,
 )
-from ioukit.errors import BoxError, ParameterError
+from ioukit._box_formats import (
+    as_rotated,
+    box_columns,
+    check_angle_unit,
+    cxcywhr_to_xywhr,
+    from_xyxy,
+    to_xyxy,
+    to_xyxyxyxy,
+    xywhr_to_cxcywhr,
+    xywhr_to_xyxyxyxy,
+    xyxyxyxy_to_xywhr,
+)
+from ioukit.errors import ParameterError
 
 __all__ = [
     "box_area",
@@ -67,47 +75,9 @@ __all__ = [
 ROTATED_FORMATS = ("cxcywhr", "xywhr", "xyxyxyxy")
 """The rotated box formats and their number of values: 5, 5 and 8."""
 
-_ROTATED_WIDTH = {"cxcywhr": 5, "xywhr": 5, "xyxyxyxy": 8}
-
-
-def _columns(boxes: Array) -> tuple[Array, Array, Array, Array]:
-    return boxes[..., 0], boxes[..., 1], boxes[..., 2], boxes[..., 3]
-
-
-def _to_xyxy(xp: Any, boxes: Array, fmt: str) -> Array:
-    if fmt == "xyxy":
-        return boxes
-    a, b, w, h = _columns(boxes)
-    if fmt == "xywh":
-        return xp.stack([a, b, a + w, b + h], axis=-1)
-    half_w, half_h = w / 2, h / 2
-    return xp.stack([a - half_w, b - half_h, a + half_w, b + half_h], axis=-1)
-
-
-def _from_xyxy(xp: Any, boxes: Array, fmt: str) -> Array:
-    if fmt == "xyxy":
-        return boxes
-    x1, y1, x2, y2 = _columns(boxes)
-    w, h = x2 - x1, y2 - y1
-    if fmt == "xywh":
-        return xp.stack([x1, y1, w, h], axis=-1)
-    return xp.stack([(x1 + x2) / 2, (y1 + y2) / 2, w, h], axis=-1)
-
-
-def _check_image_size(image_size: object) -> tuple[float, float]:
-    try:
-        width, height = (float(v) for v in image_size)  # type: ignore[attr-defined]
-    except (TypeError, ValueError):
-        raise ParameterError(f"image_size: expected (width, height), got {image_size!r}") from None
-    if not (math.isfinite(width) and math.isfinite(height) and width > 0 and height > 0):
-        raise ParameterError(
-            f"image_size: expected positive finite (width, height), got {image_size!r}"
-        )
-    return width, height
-
 
 def _scale(xp: Any, boxes: Array, sx: float, sy: float) -> Array:
-    a, b, c, d = _columns(boxes)
+    a, b, c, d = box_columns(boxes)
     return xp.stack([a * sx, b * sy, c * sx, d * sy], axis=-1)
 
 
@@ -145,7 +115,7 @@ def prepare_boxes(
     check_format(fmt)
     boxes = as_boxes(xp, boxes, name, dtype=dtype, ndim=ndim)
     validate_boxes(boxes, name, fmt)
-    return _to_xyxy(xp, boxes, fmt)
+    return to_xyxy(xp, boxes, fmt)
 
 
 def box_convert(
@@ -217,19 +187,19 @@ def box_convert(
     """
     if in_fmt in ROTATED_FORMATS or out_fmt in ROTATED_FORMATS:
         return _convert_rotated(
-            boxes, in_fmt, out_fmt, image_size, normalized, _angle_unit(angle_unit), clockwise
+            boxes, in_fmt, out_fmt, image_size, normalized, check_angle_unit(angle_unit), clockwise
         )
     check_format(out_fmt, "out_fmt")
     check_format(in_fmt, "in_fmt")
     xp, (arr,) = namespace_of(boxes, names=("boxes",))
     xyxy = prepare_boxes(xp, arr, "boxes", in_fmt)
     if image_size is None:
-        return _from_xyxy(xp, xyxy, out_fmt)
-    width, height = _check_image_size(image_size)
+        return from_xyxy(xp, xyxy, out_fmt)
+    width, height = check_image_size(image_size)
     if normalized == "input":
-        return _from_xyxy(xp, _scale(xp, xyxy, width, height), out_fmt)
+        return from_xyxy(xp, _scale(xp, xyxy, width, height), out_fmt)
     if normalized == "output":
-        return _scale(xp, _from_xyxy(xp, xyxy, out_fmt), 1 / width, 1 / height)
+        return _scale(xp, from_xyxy(xp, xyxy, out_fmt), 1 / width, 1 / height)
     raise ParameterError(f"normalized: expected 'input' or 'output', got {normalized!r}")
 
 
@@ -253,7 +223,7 @@ def normalize_boxes(boxes: Array, /, image_size: Sequence[float]) -> Array:
     >>> normalize_boxes([[64, 48, 320, 240]], (640, 480))
     array([[0.1, 0.1, 0.5, 0.5]])
     """
-    width, height = _check_image_size(image_size)
+    width, height = check_image_size(image_size)
     xp, (arr,) = namespace_of(boxes, names=("boxes",))
     arr = as_boxes(xp, arr, "boxes")
     return _scale(xp, arr, 1 / width, 1 / height)
@@ -276,7 +246,7 @@ def denormalize_boxes(boxes: Array, /, image_size: Sequence[float]) -> Array:
     >>> denormalize_boxes([[0.5, 0.5, 0.25, 0.5]], (640, 480))
     array([[320., 240., 160., 240.]])
     """
-    width, height = _check_image_size(image_size)
+    width, height = check_image_size(image_size)
     xp, (arr,) = namespace_of(boxes, names=("boxes",))
     arr = as_boxes(xp, arr, "boxes")
     return _scale(xp, arr, width, height)
@@ -302,7 +272,7 @@ def box_area(boxes: Array, /, *, fmt: str = "xyxy") -> Array:
     array([15.])
     """
     xp, (arr,) = namespace_of(boxes, names=("boxes",))
-    x1, y1, x2, y2 = _columns(prepare_boxes(xp, arr, "boxes", fmt))
+    x1, y1, x2, y2 = box_columns(prepare_boxes(xp, arr, "boxes", fmt))
     return (x2 - x1) * (y2 - y1)
 
 
@@ -324,9 +294,9 @@ def clip_boxes(boxes: Array, /, image_size: Sequence[float], *, fmt: str = "xyxy
     >>> clip_boxes([[-5, 10, 700, 500]], (640, 480))
     array([[  0.,  10., 640., 480.]])
     """
-    width, height = _check_image_size(image_size)
+    width, height = check_image_size(image_size)
     xp, (arr,) = namespace_of(boxes, names=("boxes",))
-    x1, y1, x2, y2 = _columns(prepare_boxes(xp, arr, "boxes", fmt))
+    x1, y1, x2, y2 = box_columns(prepare_boxes(xp, arr, "boxes", fmt))
     clipped = xp.stack(
         [
             xp.clip(x1, min=0.0, max=width),
@@ -336,121 +306,10 @@ def clip_boxes(boxes: Array, /, image_size: Sequence[float], *, fmt: str = "xyxy
         ],
         axis=-1,
     )
-    return _from_xyxy(xp, clipped, fmt)
+    return from_xyxy(xp, clipped, fmt)
 
 
 # ------------------------------------------------------------------------------ rotated boxes
-
-
-def _angle_unit(angle_unit: object) -> Literal["degrees", "radians"]:
-    if angle_unit == "degrees":
-        return "degrees"
-    if angle_unit == "radians":
-        return "radians"
-    raise ParameterError(f"angle_unit: expected 'degrees' or 'radians', got {angle_unit!r}")
-
-
-def _box_width(fmt: str) -> int:
-    return _ROTATED_WIDTH.get(fmt, 4)
-
-
-def _as_rotated(
-    xp: Any, x: Array, name: str, fmt: str, *, dtype: Any = None, ndim: int | None = None
-) -> Array:
-    """Shape-check, cast and validate boxes of any format (last axis 4, 5 or 8)."""
-    width = _box_width(fmt)
-    if width == 4:
-        arr = as_boxes(xp, x, name, dtype=dtype, ndim=ndim)
-        validate_boxes(arr, name, fmt)
-        return arr
-    shape = tuple(x.shape)
-    if (ndim is not None and len(shape) != ndim) or len(shape) == 0 or shape[-1] != width:
-        want = f"(N, {width})" if ndim == 2 else f"(..., {width})"
-        raise BoxError(f"{name}: expected shape {want} for {fmt!r} boxes, got {shape}")
-    if not xp.isdtype(x.dtype, ("bool", "integral", "real floating")):
-        raise BoxError(f"{name}: expected a real-valued array, got dtype {x.dtype}")
-    target = float_dtype_for(xp, x) if dtype is None else dtype
-    arr = x if x.dtype == target else xp.astype(x, target)
-    _validate_rotated(arr, name, fmt)
-    return arr
-
-
-def _validate_rotated(x: Array, name: str, fmt: str) -> None:
-    view = host_view(x)
-    if view is None or view.size == 0:
-        return
-    finite = np.isfinite(view).all(axis=-1)
-    ok = finite if fmt == "xyxyxyxy" else finite & (view[..., 2] >= 0) & (view[..., 3] >= 0)
-    if ok.all():
-        return
-    index = tuple(int(i) for i in np.argwhere(~ok)[0])
-    where = name + "".join(f"[{i}]" for i in index)
-    reason = (
-        "a NaN or infinite coordinate or angle" if not finite[index] else "negative width or height"
-    )
-    raise BoxError(f"{where}: invalid {fmt} box {view[index].tolist()}: {reason}")
-
-
-def _radians(xp: Any, r: Array, angle_unit: str, clockwise: bool) -> Array:
-    """The angle in radians, counter-clockwise (torchvision: ``r * pi / 180.0``)."""
-    r = -r if clockwise else r
-    return r * math.pi / 180.0 if angle_unit == "degrees" else r
-
-
-def _from_radians(r_rad: Array, angle_unit: str, clockwise: bool) -> Array:
-    r = r_rad * 180 / math.pi if angle_unit == "degrees" else r_rad
-    return -r if clockwise else r
-
-
-def _cxcywhr_to_xywhr(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
-    cx, cy, w, h, r = (boxes[..., k] for k in range(5))
-    r_rad = _radians(xp, r, unit, cw)
-    cos, sin = xp.cos(r_rad), xp.sin(r_rad)
-    x1 = cx - w / 2 * cos - h / 2 * sin
-    y1 = cy - h / 2 * cos + w / 2 * sin
-    return xp.stack((x1, y1, w, h, r), axis=-1)
-
-
-def _xywhr_to_cxcywhr(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
-    x1, y1, w, h, r = (boxes[..., k] for k in range(5))
-    r_rad = _radians(xp, r, unit, cw)
-    cos, sin = xp.cos(r_rad), xp.sin(r_rad)
-    cx = x1 + w / 2 * cos + h / 2 * sin
-    cy = y1 - w / 2 * sin + h / 2 * cos
-    return xp.stack((cx, cy, w, h, r), axis=-1)
-
-
-def _xywhr_to_xyxyxyxy(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
-    x1, y1, w, h, r = (boxes[..., k] for k in range(5))
-    r_rad = _radians(xp, r, unit, cw)
-    cos, sin = xp.cos(r_rad), xp.sin(r_rad)
-    x2 = x1 + w * cos
-    y2 = y1 - w * sin
-    x3 = x2 + h * sin
-    y3 = y2 + h * cos
-    x4 = x1 + h * sin
-    y4 = y1 + h * cos
-    return xp.stack((x1, y1, x2, y2, x3, y3, x4, y4), axis=-1)
-
-
-def _xyxyxyxy_to_xywhr(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
-    x1, y1, x2, y2, x3, y3 = (boxes[..., k] for k in range(6))
-    r = _from_radians(xp.atan2(y1 - y2, x2 - x1), unit, cw)
-    w = xp.sqrt((x2 - x1) ** 2 + (y1 - y2) ** 2)
-    h = xp.sqrt((x2 - x3) ** 2 + (y2 - y3) ** 2)
-    return xp.stack((x1, y1, w, h, r), axis=-1)
-
-
-def _to_xyxyxyxy(xp: Any, boxes: Array, fmt: str, unit: str, cw: bool) -> Array:
-    """Corners of boxes in any format (axis-aligned ones included)."""
-    if fmt == "xyxyxyxy":
-        return boxes
-    if fmt == "xywhr":
-        return _xywhr_to_xyxyxyxy(xp, boxes, unit, cw)
-    if fmt == "cxcywhr":
-        return _xywhr_to_xyxyxyxy(xp, _cxcywhr_to_xywhr(xp, boxes, unit, cw), unit, cw)
-    x1, y1, x2, y2 = _columns(_to_xyxy(xp, boxes, fmt))
-    return xp.stack((x1, y1, x2, y1, x2, y2, x1, y2), axis=-1)
 
 
 def _envelope(xp: Any, corners: Array) -> Array:
@@ -467,7 +326,7 @@ def _rotated_from(xp: Any, boxes: Array, fmt: str, out_fmt: str, unit: str, cw: 
     if fmt == out_fmt:
         return boxes
     if fmt not in ROTATED_FORMATS:  # axis-aligned: angle 0
-        x1, y1, x2, y2 = _columns(_to_xyxy(xp, boxes, fmt))
+        x1, y1, x2, y2 = box_columns(to_xyxy(xp, boxes, fmt))
         zero = xp.zeros_like(x1)
         if out_fmt == "xyxyxyxy":
             return xp.stack((x1, y1, x2, y1, x2, y2, x1, y2), axis=-1)
@@ -475,17 +334,17 @@ def _rotated_from(xp: Any, boxes: Array, fmt: str, out_fmt: str, unit: str, cw: 
             return xp.stack((x1, y1, x2 - x1, y2 - y1, zero), axis=-1)
         return xp.stack(((x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1, zero), axis=-1)
     if (fmt, out_fmt) == ("cxcywhr", "xywhr"):
-        return _cxcywhr_to_xywhr(xp, boxes, unit, cw)
+        return cxcywhr_to_xywhr(xp, boxes, unit, cw)
     if (fmt, out_fmt) == ("xywhr", "cxcywhr"):
-        return _xywhr_to_cxcywhr(xp, boxes, unit, cw)
+        return xywhr_to_cxcywhr(xp, boxes, unit, cw)
     if (fmt, out_fmt) == ("xywhr", "xyxyxyxy"):
-        return _xywhr_to_xyxyxyxy(xp, boxes, unit, cw)
+        return xywhr_to_xyxyxyxy(xp, boxes, unit, cw)
     if (fmt, out_fmt) == ("xyxyxyxy", "xywhr"):
-        return _xyxyxyxy_to_xywhr(xp, boxes, unit, cw)
+        return xyxyxyxy_to_xywhr(xp, boxes, unit, cw)
     if (fmt, out_fmt) == ("cxcywhr", "xyxyxyxy"):
-        return _xywhr_to_xyxyxyxy(xp, _cxcywhr_to_xywhr(xp, boxes, unit, cw), unit, cw)
+        return xywhr_to_xyxyxyxy(xp, cxcywhr_to_xywhr(xp, boxes, unit, cw), unit, cw)
     # xyxyxyxy -> cxcywhr
-    return _xywhr_to_cxcywhr(xp, _xyxyxyxy_to_xywhr(xp, boxes, unit, cw), unit, cw)
+    return xywhr_to_cxcywhr(xp, xyxyxyxy_to_xywhr(xp, boxes, unit, cw), unit, cw)
 
 
 def _scale_corners(xp: Any, corners: Array, sx: float, sy: float) -> Array:
@@ -505,7 +364,7 @@ def _convert_rotated(
         if fmt not in ROTATED_FORMATS:
             check_format(fmt, arg)
     xp, (arr,) = namespace_of(boxes, names=("boxes",))
-    arr = _as_rotated(xp, arr, "boxes", in_fmt)
+    arr = as_rotated(xp, arr, "boxes", in_fmt)
     cw = bool(clockwise)
     scale: tuple[float, float] | None = None
     if image_size is not None:
@@ -517,7 +376,7 @@ def _convert_rotated(
                 f"image_size: normalized {side!r} boxes are not supported (an angle cannot be "
                 "normalized); use 'xyxyxyxy' for the normalized side"
             )
-        scale = _check_image_size(image_size)
+        scale = check_image_size(image_size)
     if scale is not None and normalized == "input":
         if in_fmt == "xyxyxyxy":
             arr = _scale_corners(xp, arr, scale[0], scale[1])
@@ -526,7 +385,7 @@ def _convert_rotated(
     if out_fmt in ROTATED_FORMATS:
         out = _rotated_from(xp, arr, in_fmt, out_fmt, unit, cw)
     else:
-        out = _from_xyxy(xp, _envelope(xp, _to_xyxyxyxy(xp, arr, in_fmt, unit, cw)), out_fmt)
+        out = from_xyxy(xp, _envelope(xp, to_xyxyxyxy(xp, arr, in_fmt, unit, cw)), out_fmt)
     if scale is not None and normalized == "output":
         if out_fmt == "xyxyxyxy":
             return _scale_corners(xp, out, 1 / scale[0], 1 / scale[1])
@@ -575,6 +434,6 @@ def prepare_rotated_corners(
     """
     if fmt not in ROTATED_FORMATS:
         check_format(fmt)
-    unit = _angle_unit(angle_unit)
-    arr = _as_rotated(xp, boxes, name, fmt, dtype=dtype, ndim=ndim)
-    return _to_xyxyxyxy(xp, arr, fmt, unit, bool(clockwise))
+    unit = check_angle_unit(angle_unit)
+    arr = as_rotated(xp, boxes, name, fmt, dtype=dtype, ndim=ndim)
+    return to_xyxyxyxy(xp, arr, fmt, unit, bool(clockwise))

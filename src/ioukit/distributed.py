@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from ioukit._process_group import process_group
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
 from ioukit.metrics.protocol import ProtocolResult
@@ -1000,14 +1000,6 @@ def _empty_predictions(gt: Dataset) -> Dataset:
 # ------------------------------------------------------------------------------ torch
 
 
-def _process_group() -> Any:
-    """``torch.distributed`` when a process group of more than one rank is initialised."""
-    dist = sys.modules.get("torch.distributed")  # never import torch for a user without it
-    if dist is None or not dist.is_available() or not dist.is_initialized():
-        return None
-    return dist if dist.get_world_size() > 1 else None
-
-
 def _renumbered(
     parts: Sequence[tuple[Dataset, Dataset]], *, by_image_id: bool = False
 ) -> tuple[Dataset, Dataset]:
@@ -1086,7 +1078,7 @@ def gather_datasets(
     >>> gather_datasets(gt, gt)[0] is gt  # no process group: unchanged
     True
     """
-    dist = _process_group()
+    dist = process_group()
     if dist is None:
         return gt, pred
     gathered: list[Any] = [None] * dist.get_world_size()
@@ -1256,7 +1248,7 @@ def synced_evaluate(
     """
     from ioukit.engine import evaluate
 
-    dist = _process_group()
+    dist = process_group()
     if dist is None:
         return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
     matched = protocol in _MATCHED and iou_type == "bbox"

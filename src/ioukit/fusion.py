@@ -29,9 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ioukit._array import Array
+from ioukit._array import Array, check_image_size
 from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
-from ioukit.boxes import _check_image_size
 from ioukit.errors import BoxError, ParameterError
 
 __all__ = ["weighted_boxes_fusion"]
@@ -172,7 +171,7 @@ def weighted_boxes_fusion(
     skip = check_number(skip_box_threshold, "skip_box_threshold")
     boxes, scores, labels, like = _gather(boxes_list, scores_list, labels_list)
     model_weights = _model_weights(weights, len(boxes))
-    size = None if image_size is None else np.array(_check_image_size(image_size) * 2)
+    size = None if image_size is None else np.array(check_image_size(image_size) * 2)
 
     all_boxes = np.concatenate([np.empty((0, 4)), *boxes])
     all_scores = np.concatenate([np.empty(0), *scores])

@@ -64,7 +64,7 @@ def report(box_a: list[float], box_b: list[float], fmt: str) -> str:
     import numpy as np
 
     from ioukit.boxes import box_area, box_convert
-    from ioukit.overlap import _formulas, family
+    from ioukit.overlap import family
 
     a = np.asarray([box_a])
     b = np.asarray([box_b])
@@ -75,7 +75,8 @@ def report(box_a: list[float], box_b: list[float], fmt: str) -> str:
         except BoxError as exc:
             raise BoxError(f"box {label}: {str(exc).split(': ', 1)[1]}") from None
     area_a, area_b = float(box_area(a, fmt=fmt)[0]), float(box_area(b, fmt=fmt)[0])
-    inter = float(_formulas.intersection(np, tuple(xyxy[0]), tuple(xyxy[1])))
+    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = (box.tolist() for box in xyxy)
+    inter = max(min(ax2, bx2) - max(ax1, bx1), 0.0) * max(min(ay2, by2) - max(ay1, by1), 0.0)
     union = area_a + area_b - inter
     iou = float(family.box_iou_elementwise(a, b, fmt=fmt)[0])
     rows = [

@@ -102,12 +102,12 @@ def _streamed_rotated(
     ``box_format`` None: by width (5 -> ``cxcywhr``, 8 -> ``xyxyxyxy``). Returns the boxes as
     (N, 5) ``cxcywhr`` or (N, 8) corners (float64), their xyxy envelopes and polygon areas.
     """
+    from ioukit._host import host_float64
     from ioukit.boxes import box_convert
     from ioukit.errors import BoxError
-    from ioukit.metrics.keypoints import _host
     from ioukit.overlap.rotated import _check_convex
 
-    boxes = np.asarray(_host(value, name), dtype=np.float64)
+    boxes = np.asarray(host_float64(value, name), dtype=np.float64)
     if boxes.size == 0:
         boxes = boxes.reshape(0, 5 if box_format in (None, "cxcywhr", "xywhr") else 8)
     width = {"cxcywhr": 5, "xywhr": 5, "xyxyxyxy": 8}.get(box_format or "", 0)

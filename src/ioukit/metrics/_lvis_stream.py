@@ -142,9 +142,9 @@ def lvis_result(
     from ioukit.metrics.lvis import evaluate_lvis
 
     if sync:
-        from ioukit.distributed import _process_group
+        from ioukit._process_group import process_group
 
-        if _process_group() is not None:
+        if process_group() is not None:
             raise NotImplementedError(
                 "sync: Evaluator(protocol='lvis') does not gather ranks yet; pass sync=False "
                 "and merge the ranks' Evaluators, or evaluate the written LVIS files"

@@ -404,16 +404,6 @@ def _threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _host(value: object, name: str) -> np.ndarray:
-    detach = getattr(value, "detach", None)
-    if detach is not None:  # torch tensor: no torch import needed
-        value = detach().cpu().numpy()
-    try:
-        return np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataFormatError(f"{name}: expected numbers, got {type(value).__name__}") from exc
-
-
 def _streamed_keypoints(
     d: Mapping[str, Any], name: str, boxes_of: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -423,8 +413,10 @@ def _streamed_keypoints(
     (``(x, y)`` pairs count as visible). Predictions without ``boxes`` take the keypoints'
     extent and its area (pycocotools' ``loadRes``); with boxes, the box area.
     """
+    from ioukit._host import host_float64
+
     target = name.startswith("targets")
-    kp = _host(d["keypoints"], f"{name}.keypoints")
+    kp = host_float64(d["keypoints"], f"{name}.keypoints")
     if kp.size == 0 and kp.ndim < 3:
         kp = kp.reshape(0, 0, 3)
     kp = _keypoint_array(kp, f"{name}.keypoints", visibility=target and kp.shape[-1:] == (3,))

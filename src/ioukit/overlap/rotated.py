@@ -32,7 +32,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ioukit._array import Array, float_dtype_for, host_view, namespace_of
-from ioukit.boxes import ROTATED_FORMATS, _angle_unit, _as_rotated, prepare_rotated_corners
+from ioukit._box_formats import as_rotated, check_angle_unit
+from ioukit.boxes import ROTATED_FORMATS, prepare_rotated_corners
 from ioukit.errors import BoxError, ParameterError
 
 __all__ = [
@@ -164,7 +165,7 @@ def _prepare(
             "fmt: expected one of 'cxcywhr', 'xywhr', 'xyxyxyxy', 'xyxy', 'xywh', 'cxcywh', "
             f"got {fmt!r}"
         )
-    arr = _as_rotated(xp, boxes, name, fmt, dtype=dtype, ndim=ndim)
+    arr = as_rotated(xp, boxes, name, fmt, dtype=dtype, ndim=ndim)
     corners = prepare_rotated_corners(
         xp, arr, name, fmt, angle_unit=angle_unit, clockwise=clockwise, dtype=dtype
     )
@@ -183,12 +184,12 @@ def _centre_offsets(
     For ``cxcywhr``/``xywhr`` the offsets come from ``w, h, r`` alone, so a small box far from
     the origin keeps its digits in float32 (as detectron2 shifts centres first).
     """
-    from ioukit.boxes import _radians, _to_xyxyxyxy, _xywhr_to_cxcywhr
+    from ioukit._box_formats import radians, to_xyxyxyxy, xywhr_to_cxcywhr
 
     if fmt in ("cxcywhr", "xywhr"):
-        b = arr if fmt == "cxcywhr" else _xywhr_to_cxcywhr(xp, arr, unit, clockwise)
+        b = arr if fmt == "cxcywhr" else xywhr_to_cxcywhr(xp, arr, unit, clockwise)
         cx, cy, w, h, r = (b[..., k] for k in range(5))
-        r_rad = _radians(xp, r, unit, clockwise)
+        r_rad = radians(xp, r, unit, clockwise)
         cos, sin = xp.cos(r_rad), xp.sin(r_rad)
         x1 = -(w / 2 * cos) - h / 2 * sin
         y1 = -(h / 2 * cos) + w / 2 * sin
@@ -196,7 +197,7 @@ def _centre_offsets(
         x3, y3 = x2 + h * sin, y2 + h * cos
         x4, y4 = x1 + h * sin, y1 + h * cos
         return cx, cy, xp.stack((x1, y1, x2, y2, x3, y3, x4, y4), axis=-1)
-    corners = _to_xyxyxyxy(xp, arr, fmt, unit, clockwise)
+    corners = to_xyxyxyxy(xp, arr, fmt, unit, clockwise)
     xs = [corners[..., 2 * k] for k in range(4)]
     ys = [corners[..., 2 * k + 1] for k in range(4)]
     cx = (xs[0] + xs[1] + xs[2] + xs[3]) / 4
@@ -209,11 +210,11 @@ def _generic_pair(
     boxes1: Array, boxes2: Array, fmt: str, angle_unit: str, clockwise: bool, dtype: Any
 ) -> tuple[tuple[Array, Array, Array], tuple[Array, Array, Array]]:
     """Centres and offsets of both (already validated) box sets for the generic path."""
-    unit = _angle_unit(angle_unit)
+    unit = check_angle_unit(angle_unit)
     xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
     parts = []
     for arr, name in ((a, "boxes1"), (b, "boxes2")):
-        arr = _as_rotated(xp, arr, name, fmt, dtype=dtype)
+        arr = as_rotated(xp, arr, name, fmt, dtype=dtype)
         parts.append(_centre_offsets(xp, arr, fmt, unit, bool(clockwise)))
     return parts[0], parts[1]
 
@@ -226,7 +227,7 @@ def _prepare_pair(
     clockwise: bool,
     ndim: int | None = None,
 ) -> tuple[Any, Any, tuple[Array, Array], tuple[Array, Array]]:
-    unit = _angle_unit(angle_unit)
+    unit = check_angle_unit(angle_unit)
     xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
     dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
     # NumPy: corners in float64 too (float32 corners of a small box far from the origin lose
@@ -565,7 +566,7 @@ def _probiou_columns(
 
     if fmt not in ROTATED_FORMATS:
         raise ParameterError(f"fmt: expected one of 'cxcywhr', 'xywhr', 'xyxyxyxy', got {fmt!r}")
-    arr = _as_rotated(xp, boxes, name, fmt, dtype=dtype)
+    arr = as_rotated(xp, boxes, name, fmt, dtype=dtype)
     if fmt != "cxcywhr":
         arr = box_convert(arr, fmt, "cxcywhr", angle_unit=angle_unit, clockwise=clockwise)
     theta = arr[..., 4] * (np.pi / 180) if angle_unit == "degrees" else arr[..., 4]
@@ -634,7 +635,7 @@ def probiou(
 
     The exact IoU of the second pair is 1/3.
     """
-    unit = _angle_unit(angle_unit)
+    unit = check_angle_unit(angle_unit)
     xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
     dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
     first = _probiou_columns(a, "boxes1", fmt, unit, clockwise, xp, dtype)
@@ -674,7 +675,7 @@ def probiou_elementwise(
     >>> probiou_elementwise([[0, 0, 2, 2, 0]], [[0, 0, 2, 2, 0]]).round(6)
     array([0.999553])
     """
-    unit = _angle_unit(angle_unit)
+    unit = check_angle_unit(angle_unit)
     xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
     dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
     first = _probiou_columns(a, "boxes1", fmt, unit, clockwise, xp, dtype)
