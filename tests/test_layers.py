@@ -23,11 +23,7 @@ KNOWN = {
     ("engine.py", "ioukit.evaluation.rotated._streamed_rotated"),
     ("engine.py", "ioukit.metrics.keypoints._concat_keypoints"),
     ("engine.py", "ioukit.metrics.keypoints._streamed_keypoints"),
-    ("evaluation/rotated.py", "ioukit.overlap.rotated._check_convex"),
-    ("evaluation/rotated.py", "ioukit.overlap.rotated._signed_area4"),
     ("evaluation/ultralytics.py", "ioukit.metrics.keypoints._keypoint_columns"),
-    ("suppression.py", "ioukit.overlap.rotated._host64"),
-    ("suppression.py", "ioukit.overlap.rotated._prepare"),
 }
 
 

@@ -280,7 +280,7 @@ def _prepare_rotated(
     boxes: Array, scores: Array, fmt: str, angle_unit: str, clockwise: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
     """Host float64 corners (N, 8), envelopes (N, 4), zero-area flags, scores, and ``like``."""
-    from ioukit.overlap.rotated import _host64, _prepare
+    from ioukit._rotated_corners import host64, prepare_corners
 
     host, like = to_host(boxes, "boxes")
     host_scores, like_scores = to_host(scores, "scores")
@@ -290,8 +290,10 @@ def _prepare_rotated(
         raise BoxError(f"boxes: expected numbers, got dtype {host.dtype}")
     import array_api_compat.numpy as xp
 
-    corners, degenerate = _prepare(host, "boxes", fmt, angle_unit, clockwise, xp, np.float64, 2)
-    c, env, deg = _host64(corners, degenerate)
+    corners, degenerate = prepare_corners(
+        host, "boxes", fmt, angle_unit, clockwise, xp, np.float64, 2
+    )
+    c, env, deg = host64(corners, degenerate)
     host_vector(host_scores, "scores", c.shape[0])
     return c, env, deg, host_scores, like if like is not None else like_scores
 

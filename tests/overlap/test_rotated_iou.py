@@ -52,16 +52,16 @@ def test_kernel_is_bit_identical_to_python_twin() -> None:
 
 def test_threads_do_not_change_the_result() -> None:
     from ioukit._kernels import rotated as kernels
-    from ioukit.overlap.rotated import _host64, _prepare
+    from ioukit._rotated_corners import host64, prepare_corners
 
     rng = np.random.default_rng(1)
     b1, b2 = random_boxes(rng, 33), random_boxes(rng, 17)
     import array_api_compat.numpy as xp
 
-    c1, d1 = _prepare(b1, "boxes1", "cxcywhr", "degrees", False, xp, np.float64, 2)
-    c2, d2 = _prepare(b2, "boxes2", "cxcywhr", "degrees", False, xp, np.float64, 2)
-    serial = kernels.pairwise(*_host64(c1, d1), *_host64(c2, d2), threads=False)
-    threaded = kernels.pairwise(*_host64(c1, d1), *_host64(c2, d2), threads=True)
+    c1, d1 = prepare_corners(b1, "boxes1", "cxcywhr", "degrees", False, xp, np.float64, 2)
+    c2, d2 = prepare_corners(b2, "boxes2", "cxcywhr", "degrees", False, xp, np.float64, 2)
+    serial = kernels.pairwise(*host64(c1, d1), *host64(c2, d2), threads=False)
+    threaded = kernels.pairwise(*host64(c1, d1), *host64(c2, d2), threads=True)
     np.testing.assert_array_equal(serial, threaded)
 
 

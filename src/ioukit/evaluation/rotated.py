@@ -75,19 +75,19 @@ def dataset_corners(ds: Dataset, name: str) -> tuple[np.ndarray, np.ndarray]:
     From ``ds.rotated`` when present, else one-polygon 8-number segmentations, else the boxes.
     Quadrilaterals must be convex (:class:`~ioukit.errors.BoxError` otherwise).
     """
+    from ioukit._rotated_corners import check_convex, signed_area4
     from ioukit.boxes import box_convert
     from ioukit.io._oriented import dataset_quads
-    from ioukit.overlap.rotated import _check_convex, _signed_area4
 
     if ds.rotated is not None:
         rotated = np.asarray(ds.rotated, dtype=np.float64).reshape(-1, 5)
         corners = np.ascontiguousarray(box_convert(rotated, "cxcywhr", "xyxyxyxy"))
         return corners, (rotated[:, 2] == 0) | (rotated[:, 3] == 0)
     corners = np.ascontiguousarray(dataset_quads(ds))
-    _check_convex(corners, f"{name} oriented boxes")
+    check_convex(corners, f"{name} oriented boxes")
     import array_api_compat.numpy as xp
 
-    return corners, np.asarray(_signed_area4(xp, corners) == 0)
+    return corners, np.asarray(signed_area4(xp, corners) == 0)
 
 
 ROTATED_BOX_FORMATS = ("cxcywhr", "xywhr", "xyxyxyxy")
@@ -103,9 +103,9 @@ def _streamed_rotated(
     (N, 5) ``cxcywhr`` or (N, 8) corners (float64), their xyxy envelopes and polygon areas.
     """
     from ioukit._host import host_float64
+    from ioukit._rotated_corners import check_convex
     from ioukit.boxes import box_convert
     from ioukit.errors import BoxError
-    from ioukit.overlap.rotated import _check_convex
 
     boxes = np.asarray(host_float64(value, name), dtype=np.float64)
     if boxes.size == 0:
@@ -129,7 +129,7 @@ def _streamed_rotated(
             -1, 4
         )
     else:
-        _check_convex(boxes, name)
+        check_convex(boxes, name)
         x, y = boxes[:, 0::2], boxes[:, 1::2]
         area = (
             np.abs(

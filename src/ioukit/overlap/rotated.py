@@ -31,9 +31,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ioukit._array import Array, float_dtype_for, host_view, namespace_of
+from ioukit._array import Array, float_dtype_for, namespace_of
 from ioukit._box_formats import as_rotated, check_angle_unit
-from ioukit.boxes import ROTATED_FORMATS, prepare_rotated_corners
+from ioukit._rotated_corners import (
+    CONVEXITY_TOLERANCE as CONVEXITY_TOLERANCE,  # re-exported: the documented constant
+)
+from ioukit._rotated_corners import (
+    convex_mask,
+    host64,
+    prepare_corners,
+)
+from ioukit.boxes import ROTATED_FORMATS
 from ioukit.errors import BoxError, ParameterError
 
 __all__ = [
@@ -47,58 +55,7 @@ __all__ = [
 
 AngleUnit = Literal["degrees", "radians"]
 
-CONVEXITY_TOLERANCE = 1e-9
-"""A corner turns the wrong way when its cross product is below ``-tol * |e1| * |e2|``."""
-
 # ------------------------------------------------------------------------------------- inputs
-
-
-def _degenerate(xp: Any, boxes: Array, fmt: str, corners: Array) -> Array:
-    """True for zero-area boxes: zero width or height, or a zero shoelace area."""
-    if fmt in ("cxcywhr", "xywhr"):
-        return (boxes[..., 2] == 0) | (boxes[..., 3] == 0)
-    if fmt == "xyxyxyxy":
-        return _signed_area4(xp, corners) == 0
-    x1, y1, x2, y2 = (corners[..., k] for k in (0, 1, 4, 5))
-    return (x2 == x1) | (y2 == y1)
-
-
-def _signed_area4(xp: Any, c: Array) -> Array:
-    xs = [c[..., 2 * k] for k in range(4)]
-    ys = [c[..., 2 * k + 1] for k in range(4)]
-    total = (xs[1] - xs[0]) * (ys[2] - ys[0]) - (xs[2] - xs[0]) * (ys[1] - ys[0])
-    total = total + ((xs[2] - xs[0]) * (ys[3] - ys[0]) - (xs[3] - xs[0]) * (ys[2] - ys[0]))
-    return total / 2
-
-
-def _check_convex(corners: np.ndarray, name: str) -> None:
-    """Raise :class:`BoxError` for a quadrilateral that is self-intersecting or not convex.
-
-    ``corners`` is a host array (..., 8). Collinear corners (a turn of 0) are allowed.
-    """
-    if corners.size == 0:
-        return
-    ok = _convex_mask(corners.reshape(-1, 4, 2)).reshape(corners.shape[:-1])
-    if ok.all():
-        return
-    index = tuple(int(i) for i in np.argwhere(~ok)[0])
-    where = name + "".join(f"[{i}]" for i in index)
-    raise BoxError(
-        f"{where}: invalid xyxyxyxy box {corners[index].tolist()}: not a convex quadrilateral "
-        "(its corners must go round the box in order, with no reflex corner and no crossing "
-        "edges); convex_hull_quads() replaces such boxes by their convex hull (the DOTA and "
-        "YOLO OBB readers take convex_hull=True)"
-    )
-
-
-def _convex_mask(p: np.ndarray) -> np.ndarray:
-    """(n,) True where the quadrilaterals (n, 4, 2) turn one way only (within the tolerance)."""
-    e = np.roll(p, -1, axis=-2) - p
-    f = np.roll(e, -1, axis=-2)
-    cross = e[..., 0] * f[..., 1] - e[..., 1] * f[..., 0]
-    tol = CONVEXITY_TOLERANCE * np.hypot(e[..., 0], e[..., 1]) * np.hypot(f[..., 0], f[..., 1])
-    mask: np.ndarray = (cross >= -tol).all(axis=-1) | (cross <= tol).all(axis=-1)
-    return mask
 
 
 def convex_hull_quads(corners: object, /) -> np.ndarray:
@@ -129,11 +86,11 @@ def convex_hull_quads(corners: object, /) -> np.ndarray:
     if arr.ndim == 0 or arr.shape[-1] != 8:
         raise BoxError(f"corners: expected shape (..., 8), got {arr.shape}")
     p = arr.reshape(-1, 4, 2)
-    for i in np.flatnonzero(~_convex_mask(p)).tolist():
+    for i in np.flatnonzero(~convex_mask(p)).tolist():
         pts = p[i]
         centre = pts.mean(axis=0)
         ordered = pts[np.argsort(np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0]))]
-        if not _convex_mask(ordered[None])[0]:
+        if not convex_mask(ordered[None])[0]:
             for k in range(4):  # the corner inside the triangle of the other three
                 tri = np.delete(pts, k, axis=0)
                 a, b, c = tri
@@ -147,33 +104,6 @@ def convex_hull_quads(corners: object, /) -> np.ndarray:
         p[i] = ordered
     out: np.ndarray = p.reshape(arr.shape)
     return out
-
-
-def _prepare(
-    boxes: Array,
-    name: str,
-    fmt: str,
-    angle_unit: str,
-    clockwise: bool,
-    xp: Any,
-    dtype: Any,
-    ndim: int | None,
-) -> tuple[Array, Array]:
-    """Corners (..., 8) and zero-area flags (...) of validated boxes."""
-    if fmt not in ROTATED_FORMATS and fmt not in ("xyxy", "xywh", "cxcywh"):
-        raise ParameterError(
-            "fmt: expected one of 'cxcywhr', 'xywhr', 'xyxyxyxy', 'xyxy', 'xywh', 'cxcywh', "
-            f"got {fmt!r}"
-        )
-    arr = as_rotated(xp, boxes, name, fmt, dtype=dtype, ndim=ndim)
-    corners = prepare_rotated_corners(
-        xp, arr, name, fmt, angle_unit=angle_unit, clockwise=clockwise, dtype=dtype
-    )
-    if fmt == "xyxyxyxy":
-        view = host_view(corners)
-        if view is not None:
-            _check_convex(view, name)
-    return corners, _degenerate(xp, arr, fmt, corners)
 
 
 def _centre_offsets(
@@ -233,19 +163,9 @@ def _prepare_pair(
     # NumPy: corners in float64 too (float32 corners of a small box far from the origin lose
     # digits); the result is rounded to ``dtype`` at the end
     work = np.float64 if isinstance(a, np.ndarray) else dtype
-    first = _prepare(a, "boxes1", fmt, unit, clockwise, xp, work, ndim)
-    second = _prepare(b, "boxes2", fmt, unit, clockwise, xp, work, ndim)
+    first = prepare_corners(a, "boxes1", fmt, unit, clockwise, xp, work, ndim)
+    second = prepare_corners(b, "boxes2", fmt, unit, clockwise, xp, work, ndim)
     return xp, dtype, first, second
-
-
-def _envelope(corners: np.ndarray) -> np.ndarray:
-    xs, ys = corners[..., 0::2], corners[..., 1::2]
-    return np.stack([xs.min(-1), ys.min(-1), xs.max(-1), ys.max(-1)], axis=-1)
-
-
-def _host64(corners: np.ndarray, degenerate: np.ndarray) -> tuple[np.ndarray, ...]:
-    c = np.ascontiguousarray(corners.reshape(-1, 8), dtype=np.float64)
-    return c, np.ascontiguousarray(_envelope(c)), degenerate.reshape(-1).astype(np.uint8)
 
 
 # ------------------------------------------------------------------------- generic (array API)
@@ -433,7 +353,7 @@ def rotated_box_iou(
     if isinstance(c1, np.ndarray):
         from ioukit._kernels import rotated as kernels
 
-        out = kernels.pairwise(*_host64(c1, d1), *_host64(c2, d2))
+        out = kernels.pairwise(*host64(c1, d1), *host64(c2, d2))
         return out.astype(dtype, copy=False)
     (x1, y1, o1), (x2, y2, o2) = _generic_pair(boxes1, boxes2, fmt, angle_unit, clockwise, dtype)
     return _generic_iou(
@@ -484,7 +404,7 @@ def rotated_box_iou_elementwise(
 
         c1b, c2b = np.broadcast_to(c1, shape), np.broadcast_to(c2, shape)
         d1b, d2b = np.broadcast_to(d1, shape[:-1]), np.broadcast_to(d2, shape[:-1])
-        out = kernels.elementwise(*_host64(c1b, d1b), *_host64(c2b, d2b))
+        out = kernels.elementwise(*host64(c1b, d1b), *host64(c2b, d2b))
         return out.reshape(shape[:-1]).astype(dtype, copy=False)
     first, second = _generic_pair(boxes1, boxes2, fmt, angle_unit, clockwise, dtype)
     return _generic_iou(xp, first, second, d1, d2)
