@@ -16,9 +16,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "src" / "ioukit"
 
 KNOWN = {
-    ("distributed.py", "ioukit.engine._ground_truth"),
-    ("distributed.py", "ioukit.engine._predictions"),
-    ("distributed.py", "ioukit.engine._protocol"),
     ("engine.py", "ioukit.evaluation.rotated._rotated_columns"),
     ("engine.py", "ioukit.evaluation.rotated._streamed_rotated"),
     ("engine.py", "ioukit.metrics.keypoints._concat_keypoints"),

@@ -215,9 +215,9 @@ def _read_shard(gt: Any, shard: object, name: str, protocol: str, iou_type: str)
         from ioukit.io.lvis import read_lvis_results
 
         return read_lvis_results(shard, lvis_gt, iou_type=iou_type)
-    from ioukit.engine import _predictions
+    from ioukit._evaluate_inputs import predictions_dataset
 
-    return _predictions(
+    return predictions_dataset(
         shard, gt, iou_type=iou_type if iou_type in ("segm", "keypoints") else "bbox"
     )
 
@@ -410,9 +410,9 @@ class MatchedPartial:
         cls, gt: Dataset, pred: Dataset, protocol: str, iou_type: str, options: Mapping[str, Any]
     ) -> MatchedPartial:
         """``make_protocol(protocol).match`` on ``pred`` (some images' predictions), packed."""
-        from ioukit.engine import _protocol
+        from ioukit._evaluate_inputs import make_runner
 
-        runner = _protocol(protocol, iou_type, options)
+        runner = make_runner(protocol, iou_type, options)
         mine = np.isin(gt.image_index, np.unique(pred.image_index))
         matched = runner.match(_take(gt, np.flatnonzero(mine)), pred, iou_type=iou_type)
         outcome = matched.outcome
@@ -445,11 +445,11 @@ def _matched_result(
     options: Mapping[str, Any],
 ) -> ProtocolResult:
     """``summarize`` of the shards' matches merged: the one-process numbers."""
-    from ioukit.engine import _protocol
+    from ioukit._evaluate_inputs import make_runner
     from ioukit.evaluation.outcome import MatchOutcome
     from ioukit.evaluation.protocols import MatchedPredictions
 
-    runner = _protocol(protocol, iou_type, options)
+    runner = make_runner(protocol, iou_type, options)
     parts = list(partials)
     if not parts:
         parts = [MatchedPartial.from_match(gt, _empty_predictions(gt), protocol, iou_type, options)]
@@ -555,12 +555,12 @@ def _coco_match(
     """(protocol, groups, outcome): the first half of ``COCOProtocol.evaluate`` (and of
     ``KeypointProtocol``'s, whose similarity is its own OKS and whose pycocotools mode also
     ignores ground truths without keypoints)."""
-    from ioukit.engine import _protocol
+    from ioukit._evaluate_inputs import make_runner
     from ioukit.evaluation.groups import Groups
     from ioukit.evaluation.match import match_groups
     from ioukit.evaluation.similarity import get_similarity
 
-    protocol = _protocol("coco", iou_type, options)
+    protocol = make_runner("coco", iou_type, options)
     pyco = protocol.compat == "pycocotools"
     groups = Groups.build(gt, pred, use_cats=protocol.use_cats, max_det=protocol.max_dets[-1])
     if iou_type == "keypoints":
@@ -612,9 +612,9 @@ class LVISPartial:
         cls, gt: Any, pred: Dataset, iou_type: str, options: Mapping[str, Any]
     ) -> LVISPartial:
         """``LVISProtocol.evaluate`` on ``pred`` (some images' results), its outcome packed."""
-        from ioukit.engine import _protocol
+        from ioukit._evaluate_inputs import make_runner
 
-        runner = _protocol("lvis", iou_type, options)
+        runner = make_runner("lvis", iou_type, options)
         data = gt.dataset
         mine = np.isin(data.image_index, np.unique(pred.image_index))
         shard_gt = dataclasses.replace(gt, dataset=_take(data, np.flatnonzero(mine)))
@@ -643,10 +643,10 @@ def _lvis_result(
     """The second half of ``LVISProtocol.evaluate`` on merged partials (same numbers)."""
     from typing import cast
 
-    from ioukit.engine import _protocol
+    from ioukit._evaluate_inputs import make_runner
     from ioukit.evaluation.accumulate import coco_accumulate_active
 
-    runner = _protocol("lvis", iou_type, options)
+    runner = make_runner("lvis", iou_type, options)
     data = gt.dataset
     # ground-truth counts (positive areas, crowds not read) and the category ids
     base = runner.evaluate(gt, _empty_predictions(data), iou_type=iou_type)
@@ -821,7 +821,7 @@ def _ground_truth(
             "not_exhaustive_category_ids, frequency): pass the LVIS file, its dict or "
             f"ioukit.io.lvis.read_lvis_ground_truth(...), got {type(gt).__name__}"
         )
-    from ioukit.engine import _ground_truth as read_gt
+    from ioukit._evaluate_inputs import ground_truth_dataset as read_gt
 
     strict = protocol == "coco" and options.get("compat") == "pycocotools"
     keypoints = iou_type == "keypoints"
@@ -910,9 +910,9 @@ def evaluate_sharded(
     MissingDependencyError
         ``client`` is None and dask.distributed is not installed.
     """
-    from ioukit.engine import _protocol
+    from ioukit._evaluate_inputs import make_runner
 
-    runner = _protocol(protocol, iou_type, options)  # every check of evaluate(), before work
+    runner = make_runner(protocol, iou_type, options)  # every check of evaluate(), before work
     if (protocol, iou_type) not in _SUPPORTED:
         raise ParameterError(
             f"protocol, iou_type: evaluate_sharded supports "
@@ -1255,9 +1255,9 @@ def synced_evaluate(
     if not matched and (protocol != "coco" or iou_type not in _COCO_PARTIAL):
         gt, pred = gather_datasets(gt, pred, by_image_id=by_image_id)
         return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
-    from ioukit.engine import _protocol
+    from ioukit._evaluate_inputs import make_runner
 
-    _protocol(protocol, iou_type, options)  # every rank fails alike, before the collective
+    make_runner(protocol, iou_type, options)  # every rank fails alike, before the collective
     gathered: list[Any] = [None] * dist.get_world_size()
     if matched:
         part = MatchedPartial.from_match(gt, pred, protocol, iou_type, options)

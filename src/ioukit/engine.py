@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ioukit._evaluate_inputs import ground_truth_dataset, make_runner, predictions_dataset
 from ioukit.dataset import CategoryTable, Dataset, ImageTable, check_boxes, check_finite
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics.result import EvaluationResult
@@ -21,54 +22,6 @@ from ioukit.metrics.result import EvaluationResult
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 
 PROTOCOLS = ("coco", "voc07", "voc10", "yolo", "lvis")
-
-
-def _ground_truth(
-    gt: object, *, require_iscrowd: bool, segm: bool = False, keypoints: bool = False
-) -> Dataset:
-    if isinstance(gt, Dataset):
-        if gt.is_prediction:
-            raise DataFormatError("gt: expected ground truth, got a dataset with scores")
-        return gt
-    if keypoints and isinstance(gt, str | os.PathLike | Mapping):
-        from ioukit.io.coco_keypoints import read_coco_keypoints
-
-        return read_coco_keypoints(gt, require_iscrowd=require_iscrowd)
-    if isinstance(gt, str | os.PathLike | Mapping):
-        from ioukit.io.coco import read_coco_ground_truth
-
-        return read_coco_ground_truth(gt, require_iscrowd=require_iscrowd, keep_segmentation=segm)
-    raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
-
-
-def _predictions(predictions: object, gt: Dataset, *, iou_type: str = "bbox") -> Dataset:
-    if isinstance(predictions, Dataset):
-        if not predictions.is_prediction:
-            raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
-        return predictions
-    if iou_type == "keypoints" and isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        from ioukit.io.coco_keypoints import read_coco_keypoint_results
-
-        return read_coco_keypoint_results(predictions, gt)  # type: ignore[arg-type]
-    if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        from ioukit.io.coco import read_coco_results
-
-        return read_coco_results(predictions, gt, iou_type=iou_type)  # type: ignore[arg-type]
-    raise TypeError(
-        "predictions: expected a Dataset, a list of COCO result dicts or a path, "
-        f"got {type(predictions).__name__}"
-    )
-
-
-def _protocol(protocol: str, iou_type: str, options: Mapping[str, Any]) -> Any:
-    """The protocol object: ``protocol``, ``iou_type`` and options validated in one place."""
-    from ioukit.evaluation.protocols import make_protocol
-
-    if iou_type == "keypoints" or protocol == "crowdpose":
-        from ioukit.metrics.keypoints import make_keypoint_protocol
-
-        return make_keypoint_protocol(protocol, **options)
-    return make_protocol(protocol, iou_type=iou_type, **options)
 
 
 def evaluate(
@@ -131,17 +84,17 @@ def evaluate(
         return run_lvis(gt, predictions, iou_type=iou_type, **options)
     if protocol == "crowdpose":
         iou_type = "keypoints"
-    runner = _protocol(protocol, iou_type, options)
+    runner = make_runner(protocol, iou_type, options)
     compat = options.get("compat")
     segm = iou_type == "segm"
     keypoints = iou_type == "keypoints"
-    gt_ds = _ground_truth(
+    gt_ds = ground_truth_dataset(
         gt,
         require_iscrowd=protocol == "coco" and compat == "pycocotools",
         segm=segm,
         keypoints=keypoints,
     )
-    pred_ds = _predictions(
+    pred_ds = predictions_dataset(
         predictions, gt_ds, iou_type=iou_type if iou_type in ("segm", "keypoints") else "bbox"
     )
     if getattr(runner, "crowd_index", False) is None and isinstance(
@@ -324,7 +277,7 @@ class Evaluator:
                     f"iou_type: Evaluator(protocol='lvis') supports 'bbox' and 'segm', got "
                     f"{iou_type!r}"
                 )
-        _protocol(protocol, iou_type, options)  # validated here, once, before any update
+        make_runner(protocol, iou_type, options)  # validated here, once, before any update
         if protocol == "crowdpose":
             iou_type = "keypoints"
         if iou_type not in ("bbox", "segm", "keypoints", "rotated", "probiou"):

@@ -1,0 +1,74 @@
+"""The input rules of :func:`ioukit.evaluate`, shared with :mod:`ioukit.distributed` (private).
+
+Ground truth and predictions given as a Dataset, a COCO dict, result dicts or a path become
+Datasets, and a protocol name, IoU type and options become the protocol object, in one place,
+so that a sharded evaluation accepts and refuses exactly what ``evaluate`` does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+
+__all__ = ["ground_truth_dataset", "make_runner", "predictions_dataset"]
+
+
+def ground_truth_dataset(
+    gt: object, *, require_iscrowd: bool, segm: bool = False, keypoints: bool = False
+) -> Dataset:
+    """``gt`` (a Dataset, a COCO dict or a COCO JSON path) as a ground-truth Dataset.
+
+    ``segm`` keeps the segmentations, ``keypoints`` reads a COCO keypoints file; a Dataset
+    with scores is refused (DataFormatError), any other type raises TypeError.
+    """
+    if isinstance(gt, Dataset):
+        if gt.is_prediction:
+            raise DataFormatError("gt: expected ground truth, got a dataset with scores")
+        return gt
+    if keypoints and isinstance(gt, str | os.PathLike | Mapping):
+        from ioukit.io.coco_keypoints import read_coco_keypoints
+
+        return read_coco_keypoints(gt, require_iscrowd=require_iscrowd)
+    if isinstance(gt, str | os.PathLike | Mapping):
+        from ioukit.io.coco import read_coco_ground_truth
+
+        return read_coco_ground_truth(gt, require_iscrowd=require_iscrowd, keep_segmentation=segm)
+    raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
+
+
+def predictions_dataset(predictions: object, gt: Dataset, *, iou_type: str = "bbox") -> Dataset:
+    """``predictions`` (a Dataset, COCO result dicts or a path) as a Dataset on ``gt``'s tables.
+
+    A Dataset without scores is refused (DataFormatError), any other type raises TypeError.
+    """
+    if isinstance(predictions, Dataset):
+        if not predictions.is_prediction:
+            raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
+        return predictions
+    if iou_type == "keypoints" and isinstance(predictions, str | os.PathLike | Sequence | Mapping):
+        from ioukit.io.coco_keypoints import read_coco_keypoint_results
+
+        return read_coco_keypoint_results(predictions, gt)  # type: ignore[arg-type]
+    if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
+        from ioukit.io.coco import read_coco_results
+
+        return read_coco_results(predictions, gt, iou_type=iou_type)  # type: ignore[arg-type]
+    raise TypeError(
+        "predictions: expected a Dataset, a list of COCO result dicts or a path, "
+        f"got {type(predictions).__name__}"
+    )
+
+
+def make_runner(protocol: str, iou_type: str, options: Mapping[str, Any]) -> Any:
+    """The protocol object: ``protocol``, ``iou_type`` and options validated in one place."""
+    from ioukit.evaluation.protocols import make_protocol
+
+    if iou_type == "keypoints" or protocol == "crowdpose":
+        from ioukit.metrics.keypoints import make_keypoint_protocol
+
+        return make_keypoint_protocol(protocol, **options)
+    return make_protocol(protocol, iou_type=iou_type, **options)
