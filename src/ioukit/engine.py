@@ -402,16 +402,16 @@ class Evaluator:
                 t_masks, gt_boxes = self._segm_side(t, f"targets[{i}]")
                 size = self._image_size(p_masks, t_masks, i)
             elif kp:
-                from ioukit.metrics.keypoints import _streamed_keypoints
+                from ioukit.metrics.keypoints import streamed_keypoints
 
-                p_kp, boxes, p_area = _streamed_keypoints(p, f"predictions[{i}]", self._boxes)
-                t_kp, gt_boxes, _ = _streamed_keypoints(t, f"targets[{i}]", self._boxes)
+                p_kp, boxes, p_area = streamed_keypoints(p, f"predictions[{i}]", self._boxes)
+                t_kp, gt_boxes, _ = streamed_keypoints(t, f"targets[{i}]", self._boxes)
             elif self._oriented:
-                from ioukit.evaluation.rotated import _streamed_rotated
+                from ioukit.evaluation.rotated import streamed_rotated
 
                 fmt = None if self.box_format == "xyxy" else self.box_format
-                p_rot, boxes, p_area = _streamed_rotated(p["boxes"], f"predictions[{i}].boxes", fmt)
-                t_rot, gt_boxes, t_area = _streamed_rotated(t["boxes"], f"targets[{i}].boxes", fmt)
+                p_rot, boxes, p_area = streamed_rotated(p["boxes"], f"predictions[{i}].boxes", fmt)
+                t_rot, gt_boxes, t_area = streamed_rotated(t["boxes"], f"targets[{i}].boxes", fmt)
             else:
                 boxes = self._boxes(p["boxes"], f"predictions[{i}].boxes")
                 gt_boxes = self._boxes(t["boxes"], f"targets[{i}].boxes")
@@ -591,17 +591,17 @@ class Evaluator:
         kp = self.iou_type == "keypoints"
         gt_kp = pred_kp = None
         if kp:
-            from ioukit.metrics.keypoints import _concat_keypoints
+            from ioukit.metrics.keypoints import concat_keypoints
 
-            gt_kp = _concat_keypoints([g[4] for g in self._gt], "targets")
-            pred_kp = _concat_keypoints([p[4] for p in self._pred], "predictions")
+            gt_kp = concat_keypoints([g[4] for g in self._gt], "targets")
+            pred_kp = concat_keypoints([p[4] for p in self._pred], "predictions")
         gt_rot: dict[str, Any] = {}
         pred_rot: dict[str, Any] = {}
         if self._oriented:
-            from ioukit.evaluation.rotated import _rotated_columns
+            from ioukit.evaluation.rotated import rotated_columns
 
-            gt_rot = _rotated_columns([g[4] for g in self._gt])
-            pred_rot = _rotated_columns([p[4] for p in self._pred])
+            gt_rot = rotated_columns([g[4] for g in self._gt])
+            pred_rot = rotated_columns([p[4] for p in self._pred])
         gt = Dataset.from_arrays(
             images,
             categories,

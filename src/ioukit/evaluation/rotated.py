@@ -66,6 +66,8 @@ __all__ = [
     "RotatedIoU",
     "RotatedVOCProtocol",
     "dataset_corners",
+    "rotated_columns",
+    "streamed_rotated",
 ]
 
 
@@ -93,14 +95,35 @@ def dataset_corners(ds: Dataset, name: str) -> tuple[np.ndarray, np.ndarray]:
 ROTATED_BOX_FORMATS = ("cxcywhr", "xywhr", "xyxyxyxy")
 
 
-def _streamed_rotated(
+def streamed_rotated(
     value: object, name: str, box_format: str | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One side of ``Evaluator.update`` with oriented boxes (private helper).
+    """Oriented boxes of one image's side of ``Evaluator.update``, checked.
 
-    ``value``: (N, 5) ``cxcywhr``/``xywhr`` (degrees, counter-clockwise) or (N, 8) corners;
-    ``box_format`` None: by width (5 -> ``cxcywhr``, 8 -> ``xyxyxyxy``). Returns the boxes as
-    (N, 5) ``cxcywhr`` or (N, 8) corners (float64), their xyxy envelopes and polygon areas.
+    Parameters
+    ----------
+    value : array_like, shape (N, 5) or (N, 8)
+        ``cxcywhr``/``xywhr`` boxes (degrees, counter-clockwise) or convex quadrilaterals'
+        corners; a sequence, NumPy array or torch tensor.
+    name : str
+        Where ``value`` came from, for error messages.
+    box_format : {"cxcywhr", "xywhr", "xyxyxyxy"} or None
+        None: by width (5 -> ``cxcywhr``, 8 -> ``xyxyxyxy``).
+
+    Returns
+    -------
+    boxes : ndarray of float64, shape (N, 5) or (N, 8)
+        ``cxcywhr`` boxes or corners.
+    envelope : ndarray of float64, shape (N, 4)
+        Axis-aligned xyxy envelopes.
+    area : ndarray of float64, shape (N,)
+        Polygon areas.
+
+    Examples
+    --------
+    >>> boxes, envelope, area = streamed_rotated([[5, 5, 4, 2, 0]], "targets[0].boxes", None)
+    >>> envelope.tolist(), area.tolist()
+    ([[3.0, 4.0, 7.0, 6.0]], [8.0])
     """
     from ioukit._host import host_float64
     from ioukit._rotated_corners import check_convex
@@ -141,8 +164,25 @@ def _streamed_rotated(
     return boxes, envelope, area
 
 
-def _rotated_columns(parts: list[np.ndarray]) -> dict[str, Any]:
-    """``rotated`` (all parts 5 wide) or one-polygon ``segmentation`` (corners) columns."""
+def rotated_columns(parts: list[np.ndarray]) -> dict[str, Any]:
+    """The Dataset column of streamed oriented boxes: ``rotated`` or ``segmentation``.
+
+    Parameters
+    ----------
+    parts : list of ndarray, each of shape (N_i, 5) or (N_i, 8)
+        Each image's boxes as :func:`streamed_rotated` returns them.
+
+    Returns
+    -------
+    dict
+        ``{"rotated": (sum N_i, 5) cxcywhr}`` when every part is 5 wide, else
+        ``{"segmentation": [[corners], ...]}`` with one 8-number polygon per box.
+
+    Examples
+    --------
+    >>> rotated_columns([np.array([[5.0, 5.0, 4.0, 2.0, 0.0]])])["rotated"].shape
+    (1, 5)
+    """
     from ioukit.boxes import box_convert
 
     if all(p.shape[1] == 5 for p in parts):

@@ -254,9 +254,9 @@ class UltralyticsOKS:
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """Float32 OKS [P_i, G_i] of every group."""
         from ioukit.evaluation.similarity import GroupMatrices
-        from ioukit.metrics.keypoints import _keypoint_columns
+        from ioukit.metrics.keypoints import dataset_keypoints
 
-        gt_kp, pred_kp = _keypoint_columns(gt, pred)
+        gt_kp, pred_kp = dataset_keypoints(gt, pred)
         k = int(gt_kp.shape[1])
         variance = (ultralytics_sigmas(k, self.sigmas).astype(np.float32) * np.float32(2)) ** 2
         out = GroupMatrices.allocate(groups)

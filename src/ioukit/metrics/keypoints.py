@@ -53,9 +53,12 @@ __all__ = [
     "KeypointErrors",
     "KeypointProtocol",
     "check_sigmas",
+    "concat_keypoints",
+    "dataset_keypoints",
     "keypoint_errors",
     "keypoint_similarity",
     "make_keypoint_protocol",
+    "streamed_keypoints",
 ]
 
 _COCO = [0.26, 0.25, 0.25, 0.35, 0.35, 0.79, 0.79, 0.72, 0.72, 0.62, 0.62, 1.07, 1.07, 0.87, 0.87]
@@ -404,14 +407,37 @@ def _threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _streamed_keypoints(
+def streamed_keypoints(
     d: Mapping[str, Any], name: str, boxes_of: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Keypoints (N, K, 3), xyxy boxes and areas of one image's side of ``Evaluator.update``.
+    """Keypoints, xyxy boxes and areas of one image's side of ``Evaluator.update``.
 
     Targets (``name`` starting with "targets") need ``boxes`` and ``(x, y, v)`` keypoints
     (``(x, y)`` pairs count as visible). Predictions without ``boxes`` take the keypoints'
     extent and its area (pycocotools' ``loadRes``); with boxes, the box area.
+
+    Parameters
+    ----------
+    d : mapping
+        One image's dict: ``keypoints`` (N, K, 3) or (N, K, 2), optionally ``boxes``.
+    name : str
+        Where ``d`` came from, for error messages (``"targets[0]"``, ``"predictions[0]"``).
+    boxes_of : callable
+        ``boxes_of(value, name)`` -> (N, 4) float64 xyxy boxes (the Evaluator's box reader).
+
+    Returns
+    -------
+    keypoints : ndarray of float64, shape (N, K, 3)
+    boxes : ndarray of float64, shape (N, 4)
+        xyxy.
+    area : ndarray of float64, shape (N,)
+
+    Examples
+    --------
+    >>> kp, boxes, area = streamed_keypoints({"keypoints": [[[1, 2], [3, 6]]]}, "predictions[0]",
+    ...                                      None)
+    >>> kp[0, :, 2].tolist(), boxes.tolist(), area.tolist()
+    ([1.0, 1.0], [[1.0, 2.0, 3.0, 6.0]], [8.0])
     """
     from ioukit._host import host_float64
 
@@ -438,8 +464,26 @@ def _streamed_keypoints(
     return kp, boxes, area
 
 
-def _concat_keypoints(parts: list[np.ndarray], name: str) -> np.ndarray:
-    """One (N, K, 3) array of the images' keypoints; every image must have the same K."""
+def concat_keypoints(parts: list[np.ndarray], name: str) -> np.ndarray:
+    """One array of the images' keypoints; every image must have the same K.
+
+    Parameters
+    ----------
+    parts : list of ndarray, each of shape (N_i, K, 3)
+        The keypoints of each image, as :func:`streamed_keypoints` returns them.
+    name : str
+        ``"targets"`` or ``"predictions"``, for the DataFormatError of a mismatched K.
+
+    Returns
+    -------
+    ndarray of float64, shape (sum N_i, K, 3)
+        (0, 0, 3) when there are no parts.
+
+    Examples
+    --------
+    >>> concat_keypoints([np.zeros((2, 17, 3)), np.zeros((0, 0, 3))], "targets").shape
+    (2, 17, 3)
+    """
     ks = {p.shape[1] for p in parts if len(p)}
     if len(ks) > 1:
         first = next(i for i, p in enumerate(parts) if len(p))
@@ -470,7 +514,20 @@ KEYPOINT_AREA_RANGES: tuple[tuple[str, float, float], ...] = (
 """pycocotools' keypoint area ranges (no "small": persons that small carry no keypoints)."""
 
 
-def _keypoint_columns(gt: Dataset, pred: Dataset) -> tuple[np.ndarray, np.ndarray]:
+def dataset_keypoints(gt: Dataset, pred: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """The keypoints of a ground truth and a predictions dataset, checked for OKS.
+
+    Parameters
+    ----------
+    gt, pred : Dataset
+        Both must carry keypoints (DataFormatError otherwise), the same K per instance, and
+        the ground truth at least one keypoint when it has annotations.
+
+    Returns
+    -------
+    gt_keypoints : ndarray, shape (G, K, 3)
+    pred_keypoints : ndarray, shape (P, K, 3)
+    """
     gt_kp = gt.keypoints
     pred_kp = pred.keypoints
     if gt_kp is None:
@@ -538,7 +595,7 @@ class OKS:
         """OKS of every group (see the class docstring)."""
         from ioukit.evaluation.similarity import GroupMatrices
 
-        gt_kp, pred_kp = _keypoint_columns(gt, pred)
+        gt_kp, pred_kp = dataset_keypoints(gt, pred)
         # K of the data: a ground truth without annotations has no K of its own
         k = gt_kp.shape[1] if len(gt_kp) else (pred_kp.shape[1] if len(pred_kp) else None)
         variances = (check_sigmas(self.sigmas, None if k is None else int(k)) * 2) ** 2
