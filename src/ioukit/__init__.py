@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ioukit.overlap import (
         box_dice,
         box_dice_elementwise,
+        box_intersection_elementwise,
         box_iou,
         box_iou_elementwise,
         box_iou_loss,
@@ -97,6 +98,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "box_convert": ("ioukit.boxes", "box_convert"),
     "box_dice": ("ioukit.overlap", "box_dice"),
     "box_dice_elementwise": ("ioukit.overlap", "box_dice_elementwise"),
+    "box_intersection_elementwise": ("ioukit.overlap", "box_intersection_elementwise"),
     "box_iou": ("ioukit.overlap", "box_iou"),
     "box_iou_elementwise": ("ioukit.overlap", "box_iou_elementwise"),
     "box_iou_loss": ("ioukit.overlap", "box_iou_loss"),
@@ -171,6 +173,7 @@ __all__ = [
     "box_convert",
     "box_dice",
     "box_dice_elementwise",
+    "box_intersection_elementwise",
     "box_iou",
     "box_iou_elementwise",
     "box_iou_loss",

@@ -198,3 +198,26 @@ def test_jax_if_available() -> None:
     assert np.isfinite(np.asarray(grad)).all()
     jitted = jax.jit(lambda x, y: ioukit.box_iou(x, y))
     np.testing.assert_allclose(np.asarray(jitted(a, b)), np.asarray(ioukit.box_iou(a, b)))
+
+
+def test_box_intersection_elementwise_is_the_clamped_overlap_product() -> None:
+    from ioukit.overlap import box_intersection_elementwise
+
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-50, 50, (500, 4))
+    b = rng.uniform(-50, 50, (500, 4))
+    a[:, 2:] = a[:, :2] + np.abs(a[:, 2:])
+    b[:, 2:] = b[:, :2] + np.abs(b[:, 2:])
+    expected = [
+        max(min(p[2], q[2]) - max(p[0], q[0]), 0.0) * max(min(p[3], q[3]) - max(p[1], q[1]), 0.0)
+        for p, q in zip(a.tolist(), b.tolist(), strict=True)
+    ]
+    np.testing.assert_array_equal(box_intersection_elementwise(a, b), expected)
+    # xywh input, and broadcasting one box against many
+    xywh = np.concatenate([a[:, :2], a[:, 2:] - a[:, :2]], axis=1)
+    np.testing.assert_allclose(
+        box_intersection_elementwise(xywh, xywh[:1], fmt="xywh"),
+        box_intersection_elementwise(a, a[:1]),
+        rtol=1e-12,
+        atol=1e-9,
+    )

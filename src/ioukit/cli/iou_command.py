@@ -75,8 +75,7 @@ def report(box_a: list[float], box_b: list[float], fmt: str) -> str:
         except BoxError as exc:
             raise BoxError(f"box {label}: {str(exc).split(': ', 1)[1]}") from None
     area_a, area_b = float(box_area(a, fmt=fmt)[0]), float(box_area(b, fmt=fmt)[0])
-    (ax1, ay1, ax2, ay2), (bx1, by1, bx2, by2) = (box.tolist() for box in xyxy)
-    inter = max(min(ax2, bx2) - max(ax1, bx1), 0.0) * max(min(ay2, by2) - max(ay1, by1), 0.0)
+    inter = float(family.box_intersection_elementwise(xyxy[0], xyxy[1])[()])
     union = area_a + area_b - inter
     iou = float(family.box_iou_elementwise(a, b, fmt=fmt)[0])
     rows = [

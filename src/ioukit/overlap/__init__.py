@@ -7,6 +7,7 @@ because ``ioukit.iou`` is the function that measures two boxes.)
 from ioukit.overlap.family import (
     box_dice,
     box_dice_elementwise,
+    box_intersection_elementwise,
     box_iou,
     box_iou_elementwise,
     complete_box_iou,
@@ -34,6 +35,7 @@ from ioukit.overlap.rotated import (
 __all__ = [
     "box_dice",
     "box_dice_elementwise",
+    "box_intersection_elementwise",
     "box_iou",
     "box_iou_elementwise",
     "box_iou_loss",

@@ -28,6 +28,7 @@ from ioukit.overlap import _formulas, _safe
 __all__ = [
     "box_dice",
     "box_dice_elementwise",
+    "box_intersection_elementwise",
     "box_iou",
     "box_iou_elementwise",
     "complete_box_iou",
@@ -276,6 +277,31 @@ def box_iou_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -
     array([0.33333333, 0.        ])
     """
     return _elementwise("iou", boxes1, boxes2, fmt=fmt)
+
+
+def box_intersection_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
+    """Intersection area of aligned pairs: each overlap side clamped at 0, then multiplied.
+
+    The same formula the IoU family uses (one formula in :mod:`ioukit.overlap`).
+
+    Parameters
+    ----------
+    boxes1, boxes2 : array_like, shape (..., 4)
+        Shapes broadcast against each other.
+    fmt : {"xyxy", "xywh", "cxcywh"}
+
+    Returns
+    -------
+    array, shape (...)
+
+    Examples
+    --------
+    >>> box_intersection_elementwise([[0, 0, 4, 4], [0, 0, 1, 1]], [[2, 0, 6, 4], [2, 2, 3, 3]])
+    array([8., 0.])
+    """
+    xp, a, b = _prepare_pair(boxes1, boxes2, fmt, ndim=None)
+    _check_broadcast(a, b)
+    return _formulas.intersection(xp, _columns(a), _columns(b))
 
 
 def box_dice_elementwise(boxes1: Array, boxes2: Array, /, *, fmt: str = "xyxy") -> Array:
