@@ -211,6 +211,10 @@ def _encode_runs(masks: np.ndarray, name: str) -> RunLengths:
 
 def _size_of(obj: dict[Any, Any], where: str) -> tuple[int, int]:
     size = obj["size"]
+    if type(size) is list and len(size) == 2:  # the common case: two plain ints >= 0
+        h, w = size
+        if type(h) is int and type(w) is int and h >= 0 and w >= 0:
+            return h, w
     if (
         not isinstance(size, (list, tuple, np.ndarray))
         or len(size) != 2

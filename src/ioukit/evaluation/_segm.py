@@ -25,6 +25,8 @@ def _rle_kernel(name: str) -> Any:
 
 def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, Any]:
     """One record's segmentation as an RLE dict (pycocotools ``annToRLE``)."""
+    if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
+        return dict(seg)  # the common case (a compressed RLE), without the checks below
     from ioukit import masks
 
     if seg is None:

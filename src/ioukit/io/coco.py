@@ -346,6 +346,18 @@ def _side(value: float) -> str:
 
 
 def _check_one_segmentation(seg: Any, height: float, width: float, where: str) -> None:
+    if type(seg) is dict:  # the common case: an RLE whose size is the image's, as two ints
+        size = seg.get("size")
+        if (
+            type(size) is list
+            and len(size) == 2
+            and type(size[0]) is int
+            and type(size[1]) is int
+            and 0 <= size[0] <= _MAX_IMAGE_SIDE
+            and 0 <= size[1] <= _MAX_IMAGE_SIDE
+            and (size[0] == height and size[1] == width)
+        ):
+            return
     if isinstance(seg, Mapping):
         size = seg.get("size")
         if (
