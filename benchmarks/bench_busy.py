@@ -63,7 +63,7 @@ def best(code: str, folder: Path, threads: str | None) -> float:
 def main() -> int:
     folder = dataset(5000)
     print(f"load average: {os.getloadavg()}")
-    print(f"{"case":<40}{'threads':>10}{'1 thread':>10}{'ratio':>8}")
+    print(f"{'case':<40}{'threads':>10}{'1 thread':>10}{'ratio':>8}")
     for busy in (False, True):
         spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
         try:
