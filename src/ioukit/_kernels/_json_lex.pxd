@@ -53,6 +53,18 @@ cdef inline Py_ssize_t skip_ws(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t 
     return i
 
 
+cdef inline bint key_equals(const uint8_t[::1] buf, Py_ssize_t start, Py_ssize_t end,
+                            const char* name, Py_ssize_t length) noexcept nogil:
+    # whether buf[start:end] (an object key without its quotes) is name (length bytes)
+    cdef Py_ssize_t j
+    if end - start != length:
+        return False
+    for j in range(length):
+        if buf[start + j] != <uint8_t>name[j]:
+            return False
+    return True
+
+
 cdef inline bint is_digit(uint8_t c) noexcept nogil:
     return 48 <= c <= 57
 

@@ -16,8 +16,8 @@ The plain-Python twin is the general parser (``orjson``/``json``): tests compare
 from libc.stdint cimport int64_t, uint8_t
 
 from ioukit._kernels._json_lex cimport (
-    LEX_INVALID, LEX_UNSUPPORTED, LexNumber, lex_number, skip_string, skip_value, skip_ws,
-    value_or_unsupported,
+    LEX_INVALID, LEX_UNSUPPORTED, LexNumber, key_equals, lex_number, skip_string, skip_value,
+    skip_ws, value_or_unsupported,
 )
 
 cdef enum:
@@ -45,26 +45,15 @@ cdef inline int _code(Py_ssize_t lexed) noexcept nogil:
     return _INVALID if lexed == LEX_INVALID else _UNSUPPORTED
 
 
-cdef bint _equals(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j, const char* word,
-                  Py_ssize_t length) noexcept nogil:
-    cdef Py_ssize_t k
-    if j - i != length:
-        return False
-    for k in range(length):
-        if buf[i + k] != <uint8_t>word[k]:
-            return False
-    return True
-
-
 cdef int _key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
     # buf[i:j] is the key without quotes
-    if _equals(buf, i, j, b"image_id", 8):
+    if key_equals(buf, i, j, b"image_id", 8):
         return _IMAGE
-    if _equals(buf, i, j, b"category_id", 11):
+    if key_equals(buf, i, j, b"category_id", 11):
         return _CATEGORY
-    if _equals(buf, i, j, b"bbox", 4):
+    if key_equals(buf, i, j, b"bbox", 4):
         return _BBOX
-    if _equals(buf, i, j, b"score", 5):
+    if key_equals(buf, i, j, b"score", 5):
         return _SCORE
     return _OTHER
 

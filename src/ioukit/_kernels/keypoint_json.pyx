@@ -17,7 +17,8 @@ The plain-Python twin is the general parser (``orjson``/``json``): the tests com
 from libc.stdint cimport int64_t, uint8_t
 
 from ioukit._kernels._json_lex cimport (
-    LEX_INVALID, LexNumber, lex_number, skip_string, skip_value, skip_ws, value_or_unsupported,
+    LEX_INVALID, LexNumber, key_equals, lex_number, skip_string, skip_value, skip_ws,
+    value_or_unsupported,
 )
 
 cdef enum:
@@ -45,28 +46,16 @@ cdef inline int _code(Py_ssize_t lexed) noexcept nogil:
     return _INVALID if lexed == LEX_INVALID else _UNSUPPORTED
 
 
-cdef inline bint _key_is(
-    const uint8_t[::1] buf, Py_ssize_t start, Py_ssize_t end, const char* name, int length
-) noexcept nogil:
-    cdef int j
-    if end - start != length:
-        return False
-    for j in range(length):
-        if buf[start + j] != <uint8_t>name[j]:
-            return False
-    return True
-
-
 cdef int _field(const uint8_t[::1] buf, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    if _key_is(buf, start, end, b"image_id", 8):
+    if key_equals(buf, start, end, b"image_id", 8):
         return _IMAGE
-    if _key_is(buf, start, end, b"category_id", 11):
+    if key_equals(buf, start, end, b"category_id", 11):
         return _CATEGORY
-    if _key_is(buf, start, end, b"score", 5):
+    if key_equals(buf, start, end, b"score", 5):
         return _SCORE
-    if _key_is(buf, start, end, b"keypoints", 9):
+    if key_equals(buf, start, end, b"keypoints", 9):
         return _KEYPOINTS
-    if _key_is(buf, start, end, b"bbox", 4):
+    if key_equals(buf, start, end, b"bbox", 4):
         return _BBOX
     return _OTHER
 

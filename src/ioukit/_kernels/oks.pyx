@@ -100,6 +100,40 @@ cdef inline double _max0(double a) noexcept nogil:
     return a if a > 0.0 else 0.0
 
 
+cdef inline Py_ssize_t _pair_terms(
+    Py_ssize_t d, Py_ssize_t g,
+    const double[:, :, ::1] gt_keypoints, const Py_ssize_t[:, ::1] visible_index,
+    const Py_ssize_t[::1] n_terms, const double[:, ::1] outer_box,
+    const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
+    const double[::1] variances, double* dest,
+) noexcept nogil:
+    # the exponents -d^2 / vars / (area + eps) / 2 of prediction d against ground truth g
+    # (pycocotools' computeOks), written to dest; returns how many (n_terms[g])
+    cdef Py_ssize_t j, k
+    cdef Py_ssize_t n_k = variances.shape[0]
+    cdef double dx, dy, xd, yd, x0, x1, y0, y1
+    if visible_index[g, 0] >= 0:
+        # some keypoint visible: distances to the visible ground-truth keypoints
+        for j in range(n_terms[g]):
+            k = visible_index[g, j]
+            dx = pred_keypoints[d, k, 0] - gt_keypoints[g, k, 0]
+            dy = pred_keypoints[d, k, 1] - gt_keypoints[g, k, 1]
+            dest[j] = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
+        return n_terms[g]
+    # none visible: distance to the outside of the tripled box, all K keypoints
+    x0 = outer_box[g, 0]
+    y0 = outer_box[g, 1]
+    x1 = outer_box[g, 2]
+    y1 = outer_box[g, 3]
+    for k in range(n_k):
+        xd = pred_keypoints[d, k, 0]
+        yd = pred_keypoints[d, k, 1]
+        dx = _max0(x0 - xd) + _max0(xd - x1)
+        dy = _max0(y0 - yd) + _max0(yd - y1)
+        dest[k] = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
+    return n_k
+
+
 cdef void _fill_group(
     Py_ssize_t i,
     const Py_ssize_t[::1] gt_start, const Py_ssize_t[::1] gt_end,
@@ -110,36 +144,15 @@ cdef void _fill_group(
     const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
     const double[::1] variances, double[::1] terms,
 ) noexcept nogil:
-    cdef Py_ssize_t p, g, j, k, d
+    cdef Py_ssize_t p, g, d
     cdef Py_ssize_t pos = term_offsets[i]
-    cdef Py_ssize_t n_k = variances.shape[0]
-    cdef double dx, dy, xd, yd, x0, x1, y0, y1
     if gt_end[i] == gt_start[i]:
         return
     for p in range(pred_count[i]):
         d = pred_start[i] + p
         for g in range(gt_start[i], gt_end[i]):
-            if visible_index[g, 0] >= 0:
-                # some keypoint visible: distances to the visible ground-truth keypoints
-                for j in range(n_terms[g]):
-                    k = visible_index[g, j]
-                    dx = pred_keypoints[d, k, 0] - gt_keypoints[g, k, 0]
-                    dy = pred_keypoints[d, k, 1] - gt_keypoints[g, k, 1]
-                    terms[pos] = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
-                    pos = pos + 1
-            else:
-                # none visible: distance to the outside of the tripled box, all K keypoints
-                x0 = outer_box[g, 0]
-                y0 = outer_box[g, 1]
-                x1 = outer_box[g, 2]
-                y1 = outer_box[g, 3]
-                for k in range(n_k):
-                    xd = pred_keypoints[d, k, 0]
-                    yd = pred_keypoints[d, k, 1]
-                    dx = _max0(x0 - xd) + _max0(xd - x1)
-                    dy = _max0(y0 - yd) + _max0(yd - y1)
-                    terms[pos] = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
-                    pos = pos + 1
+            pos = pos + _pair_terms(d, g, gt_keypoints, visible_index, n_terms, outer_box,
+                                    area_eps, pred_keypoints, variances, &terms[pos])
 
 
 cdef void _sum_group(
@@ -262,42 +275,22 @@ cdef void _oks_group(
     double* row, double* live,
 ) noexcept nogil:
     # _fill_group, exp and _sum_group of one prediction at a time: ``row`` holds its terms
-    cdef Py_ssize_t p, g, j, k, d, t, n, m
+    cdef Py_ssize_t p, g, j, d, t, n, m
     cdef Py_ssize_t o = offsets[i]
-    cdef Py_ssize_t n_k = variances.shape[0]
-    cdef double dx, dy, xd, yd, x0, x1, y0, y1, v, w
+    cdef double v, w
     if gt_end[i] == gt_start[i]:
         return
     for p in range(pred_count[i]):
         d = pred_start[i] + p
         t = 0
-        m = 0
         for g in range(gt_start[i], gt_end[i]):
-            if visible_index[g, 0] >= 0:
-                for j in range(n_terms[g]):
-                    k = visible_index[g, j]
-                    dx = pred_keypoints[d, k, 0] - gt_keypoints[g, k, 0]
-                    dy = pred_keypoints[d, k, 1] - gt_keypoints[g, k, 1]
-                    v = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
-                    row[t] = v
-                    live[m] = v
-                    m = m + (not v < _UNDERFLOW)
-                    t = t + 1
-            else:
-                x0 = outer_box[g, 0]
-                y0 = outer_box[g, 1]
-                x1 = outer_box[g, 2]
-                y1 = outer_box[g, 3]
-                for k in range(n_k):
-                    xd = pred_keypoints[d, k, 0]
-                    yd = pred_keypoints[d, k, 1]
-                    dx = _max0(x0 - xd) + _max0(xd - x1)
-                    dy = _max0(y0 - yd) + _max0(yd - y1)
-                    v = -((dx * dx + dy * dy) / variances[k] / area_eps[g] / 2.0)
-                    row[t] = v
-                    live[m] = v
-                    m = m + (not v < _UNDERFLOW)
-                    t = t + 1
+            t = t + _pair_terms(d, g, gt_keypoints, visible_index, n_terms, outer_box,
+                                area_eps, pred_keypoints, variances, row + t)
+        m = 0
+        for j in range(t):
+            v = row[j]
+            live[m] = v
+            m = m + (not v < _UNDERFLOW)
         # exp underflows to +0 below UNDERFLOW (checked by the caller): only the other terms,
         # packed into ``live`` (branch-free) above, go through the exp loop (NumPy's vector exp
         # takes a slow path on underflow; half the terms of crowded images underflow)
