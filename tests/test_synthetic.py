@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -187,3 +188,20 @@ def test_make_detections_clip_keeps_predictions_inside_images() -> None:
         assert x >= 0 and y >= 0 and x + w <= width + 0.01 and y + h <= height + 0.01
     _, unclipped = make_detections(60, 4, seed=2)
     assert any(r["bbox"][0] < 0 or r["bbox"][1] < 0 for r in unclipped)
+
+
+@pytest.mark.parametrize(
+    ("builder", "kwargs", "name"),
+    [
+        (make_detections, {"num_images": -1}, "num_images"),
+        (make_detections, {"num_classes": 0}, "num_classes"),
+        (make_grid_detections, {"num_images": 2.5}, "num_images"),
+        (make_keypoints, {"num_keypoints": 0}, "num_keypoints"),
+        (make_lvis, {"num_images": "x"}, "num_images"),
+        (make_rotated, {"num_classes": True}, "num_classes"),
+        (lambda **kw: make_boxes(**kw), {"n": -3}, "n"),
+    ],
+)
+def test_bad_counts_name_the_argument(builder: Any, kwargs: dict[str, Any], name: str) -> None:
+    with pytest.raises(ParameterError, match=rf"^{name}: expected an integer >= \d, got "):
+        builder(**kwargs)

@@ -68,6 +68,15 @@ IMAGE_SIZES = ((640, 480), (640, 427), (480, 640), (500, 375), (640, 512))
 # ---------------------------------------------------------------- COCO-like boxes
 
 
+def _check_counts(**counts: tuple[object, int]) -> None:
+    """Refuse a count that is not an integer >= its minimum, naming the argument."""
+    from ioukit.errors import ParameterError
+
+    for name, (value, minimum) in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+            raise ParameterError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+
+
 def _sizes(rng: np.random.Generator, n: int, width: int, height: int) -> np.ndarray:
     """Box (w, h) pairs with a COCO-like small/medium/large mix, shape (n, 2)."""
     kind = rng.choice(3, size=n, p=[0.41, 0.34, 0.25])
@@ -176,6 +185,7 @@ def make_detections(
     >>> len(res) > 0 and all(0 <= r["score"] <= 1 for r in res)
     True
     """
+    _check_counts(num_images=(num_images, 0), num_classes=(num_classes, 1))
     rng = np.random.default_rng(seed)
     names = tuple(class_names or (f"class_{i + 1}" for i in range(num_classes)))
     cat_ids = np.arange(1, num_classes + 1) if category_ids is None else np.array(category_ids)
@@ -309,6 +319,7 @@ def make_grid_detections(
     >>> 3 in {a["category_id"] for a in gt["annotations"]}
     False
     """
+    _check_counts(num_images=(num_images, 0), num_classes=(num_classes, 1))
     rng = np.random.default_rng(seed)
     images: list[dict[str, Any]] = []
     anns: list[dict[str, Any]] = []
@@ -420,6 +431,7 @@ def make_exact_iou_detections(
     >>> float(ioukit.box_iou([to_xyxy(r)], [to_xyxy(g)])[0, 0]) == 0.55
     True
     """
+    _check_counts(num_images=(num_images, 0), num_classes=(num_classes, 1))
     from fractions import Fraction
 
     rng = np.random.default_rng(seed)
@@ -580,6 +592,9 @@ def make_keypoints(
     >>> len(gt["annotations"][0]["keypoints"]), len(res[0]["keypoints"])
     (15, 15)
     """
+    _check_counts(
+        num_images=(num_images, 0), num_keypoints=(num_keypoints, 1), num_classes=(num_classes, 1)
+    )
     rng = np.random.default_rng(seed)
     k = num_keypoints
     images, annotations, results = [], [], []
@@ -741,6 +756,7 @@ def make_lvis(
     >>> sorted(gt["images"][0])[2:4], gt["categories"][1]["id"]
     (['id', 'neg_category_ids'], 4)
     """
+    _check_counts(num_images=(num_images, 0), num_classes=(num_classes, 1))
     rng = np.random.default_rng(seed)
     cat_ids = [int(3 * c + 1) for c in range(num_classes)]
     freq = rng.choice(["r", "c", "f"], size=num_classes, p=[0.3, 0.4, 0.3])
@@ -868,6 +884,7 @@ def make_rotated(
     >>> gt.rotated.shape[1], pred.scores is not None
     (5, True)
     """
+    _check_counts(num_images=(num_images, 0), num_classes=(num_classes, 1))
     from ioukit.boxes import box_convert
     from ioukit.dataset import CategoryTable, Dataset, ImageTable
 
@@ -966,6 +983,7 @@ def make_boxes(
     >>> b.shape, bool((b[:, 2:] >= b[:, :2]).all())
     ((5, 4), True)
     """
+    _check_counts(n=(n, 0))
     rng = np.random.default_rng(seed)
     xy = rng.uniform(corner[0], corner[1], size=(n, 2))
     wh = rng.uniform(size[0], size[1], size=(n, 2))
@@ -1007,6 +1025,7 @@ def make_rotated_boxes(
     >>> b.shape, b[:, 4].tolist()
     ((3, 5), [0.0, 0.0, 0.0])
     """
+    _check_counts(n=(n, 0))
     rng = np.random.default_rng(seed)
     return np.concatenate(
         [
@@ -1052,6 +1071,7 @@ def make_masks(
     >>> m.shape, m.dtype.name, bool(m.any(axis=(1, 2)).all())
     ((3, 40, 60), 'bool', True)
     """
+    _check_counts(n=(n, 0))
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[:height, :width]
     out = np.zeros((n, height, width), dtype=bool)
