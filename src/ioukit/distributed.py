@@ -644,7 +644,7 @@ def _lvis_result(
     from typing import cast
 
     from ioukit._evaluate_inputs import make_runner
-    from ioukit.evaluation.accumulate import coco_accumulate_active
+    from ioukit.evaluation.accumulate import coco_accumulate_levels
 
     runner = make_runner("lvis", iou_type, options)
     data = gt.dataset
@@ -655,12 +655,12 @@ def _lvis_result(
     outcome = _merged_outcome(data, parts, base.outcome, category_ids)
     # every result of an (image, class) is evaluated: the largest group is the only cut
     largest = max([int(p.rank.max()) + 1 for p in parts if len(p)] + [1])
-    arrays = coco_accumulate_active(
+    active, precision, recall = coco_accumulate_levels(
         outcome,
         recall_thresholds=np.array(runner.recall_thresholds),
         max_dets=np.array([largest], dtype=np.int64),
+        levels=[0],
     )
-    precision, recall = arrays.compact["precision"], arrays.compact["recall"]
     num_pred = np.zeros(len(category_ids), dtype=np.int64)
     for p in parts:
         num_pred += p.num_pred
@@ -674,7 +674,7 @@ def _lvis_result(
         iou_type,
         precision[..., 0],
         recall[..., 0],
-        arrays.active,
+        active,
     )
     return result
 

@@ -106,4 +106,4 @@ def test_stats_equal_full_accumulation(use_cats: bool) -> None:
     protocol = ioukit.evaluation.protocols.COCOProtocol(use_cats=use_cats)
     specs = protocol.stat_specs()
     for spec in specs:
-        assert r.stats[spec.key] == protocol._value(spec, precision, recall)
+        assert r.stats[spec.key] == protocol._value(spec, precision, recall, [0, 1, 2])

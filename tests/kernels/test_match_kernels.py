@@ -412,6 +412,37 @@ def test_accumulate_coco_long_classes_equal_twin(seed: int, threads: bool) -> No
     np.testing.assert_array_equal(p, wp)
     np.testing.assert_array_equal(r, wr)
     np.testing.assert_array_equal(s, ws)
+    # some levels' precision only (in any order), with or without scores: the same columns
+    for levels in ([2], [0], [1, 2], [2, 0], [], [0, 1, 2]):
+        slot = np.full(3, -1, dtype=np.int64)
+        slot[levels] = np.arange(len(levels))
+        for with_scores in (False, True):
+            pl = -np.ones((n_t, len(rec), n_k, n_a, len(levels)))
+            rl = -np.ones((n_t, n_k, n_a, 3))
+            sl = -np.ones(pl.shape if with_scores else (0,) * 5)
+            kernels.accumulate_coco(start, end, rank, np.ascontiguousarray(tp_bits),
+                                    np.ascontiguousarray(ign_bits), scores, gt, dets, rec, pl,
+                                    rl, sl, threads, level_slot=slot)  # fmt: skip
+            np.testing.assert_array_equal(pl, wp[..., levels])
+            np.testing.assert_array_equal(rl, wr)
+            if with_scores:
+                np.testing.assert_array_equal(sl, ws[..., levels])
+
+
+def test_accumulate_coco_level_slot_checked() -> None:
+    """A slot past the precision array, or a score array of another shape, is refused."""
+    one = np.zeros(1, np.int64)
+    args = (one, one, np.zeros(1, np.int32), np.zeros((1, 1), np.uint8),
+            np.zeros((1, 1), np.uint8), np.ones(1), np.ones((1, 1), np.int64),
+            np.array([1, 10], np.int64), np.linspace(0, 1, 3))  # fmt: skip
+    p, r = -np.ones((1, 3, 1, 1, 1)), -np.ones((1, 1, 1, 2))
+    with pytest.raises(ValueError, match="level_slot"):
+        kernels.accumulate_coco(*args, p, r, np.zeros((0,) * 5), level_slot=np.array([0, 1]))
+    with pytest.raises(ValueError, match="level_slot"):
+        kernels.accumulate_coco(*args, p, r, np.zeros((0,) * 5), level_slot=np.array([0]))
+    slot = np.array([0, -1])
+    with pytest.raises(ValueError, match="score_out"):
+        kernels.accumulate_coco(*args, p, r, -np.ones((1, 3, 1, 1, 2)), level_slot=slot)
 
 
 def test_float32_edge_cases_of_issue_17() -> None:
@@ -452,15 +483,20 @@ def patch_with_twins(monkeypatch: pytest.MonkeyPatch) -> None:
     def match_groups(*args: Any) -> None:
         match_groups_compact_py(*args[:28])
 
-    def accumulate_coco(*args: Any) -> None:
+    def accumulate_coco(*args: Any, level_slot: np.ndarray | None = None) -> None:
         start, end, rank, tp_bits, ign_bits = args[:5]
-        precision = args[9]
+        precision, recall, score_out = args[9:12]
         n_a, n_t = args[6].shape[1], precision.shape[0]
         tp = np.unpackbits(tp_bits, axis=1, count=n_a * n_t).astype(np.int8)
         ign = np.unpackbits(ign_bits, axis=1, count=n_a * n_t).astype(np.int8)
         status = (tp + 2 * ign).reshape(len(tp), n_a, n_t)
         p, r, s = accumulate_coco_py(start, end, rank, status, *args[5:9])
-        args[9][...], args[10][...], args[11][...] = p, r, s
+        slot = np.arange(r.shape[-1]) if level_slot is None else level_slot
+        stored = np.flatnonzero(slot >= 0)
+        precision[..., slot[stored]] = p[..., stored]
+        recall[...] = r
+        if score_out.size:
+            score_out[..., slot[stored]] = s[..., stored]
 
     for name, twin in (
         ("group_box_iou", group_box_iou),

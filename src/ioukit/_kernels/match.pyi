@@ -80,6 +80,7 @@ def accumulate_coco(
     recall: np.ndarray,
     score_out: np.ndarray,
     threads: bool | None = None,
+    level_slot: np.ndarray | None = None,
 ) -> None: ...
 def counting_order(
     key: np.ndarray,

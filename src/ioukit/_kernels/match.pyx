@@ -515,6 +515,8 @@ cdef void _accumulate_class(
     double[:, :, :, :, ::1] precision,
     double[:, :, :, ::1] recall,
     double[:, :, :, :, ::1] score_out,
+    const int64_t[::1] level_slot,
+    bint with_scores,
     int64_t[:, ::1] members,
     int64_t[::1] fb,
     double[::1] sb,
@@ -529,13 +531,15 @@ cdef void _accumulate_class(
     cdef Py_ssize_t n_m = max_dets.shape[0]
     cdef Py_ssize_t s0 = class_start[k]
     cdef Py_ssize_t s1 = class_end[k]
-    cdef Py_ssize_t a, t, m, i, j, q, r, n, n_tp, bit, byte, longest, src, idx
+    cdef Py_ssize_t a, t, m, i, j, q, r, n, n_tp, bit, byte, longest, src, idx, p, ps
     cdef int64_t npig, rk, n_fp
     cdef uint8_t mask, is_tp, is_ign
     cdef double target, tpv, value, env, first_score, eps = _EPS
     # the records of each max-dets level (nested sets, in order): a level with as many
-    # records as the one below is the same sequence, computed once (``source``) and copied;
-    # a level holding the whole class is read in place
+    # records as the one below is the same sequence, computed once (``source``) and copied
+    # (unless its precision is stored and the one below's is not); a level holding the
+    # whole class is read in place. ``level_slot[m]``: where level m's precision (and scores) go
+    # on the last axis, -1: recall only
     for m in range(n_m):
         level_n[m] = 0
     for i in range(s0, s1):
@@ -546,7 +550,10 @@ cdef void _accumulate_class(
                 level_n[m] += 1
     longest = 0
     for m in range(n_m):
-        source[m] = source[m - 1] if m > 0 and level_n[m] == level_n[m - 1] else m
+        source[m] = m
+        if m > 0 and level_n[m] == level_n[m - 1]:
+            if level_slot[m] < 0 or level_slot[source[m - 1]] >= 0:
+                source[m] = source[m - 1]
         if level_n[m] > longest:
             longest = level_n[m]
     for a in range(n_a):
@@ -567,11 +574,15 @@ cdef void _accumulate_class(
             mask = <uint8_t>(0x80 >> (bit & 7))
             for m in range(n_m):
                 src = source[m]
+                p = level_slot[m]
                 if src != m:
                     recall[t, k, a, m] = recall[t, k, a, src]
-                    for r in range(n_rec):
-                        precision[t, r, k, a, m] = precision[t, r, k, a, src]
-                        score_out[t, r, k, a, m] = score_out[t, r, k, a, src]
+                    if p >= 0:
+                        ps = level_slot[src]
+                        for r in range(n_rec):
+                            precision[t, r, k, a, p] = precision[t, r, k, a, ps]
+                            if with_scores:
+                                score_out[t, r, k, a, p] = score_out[t, r, k, a, ps]
                     continue
                 n = level_n[m]
                 # each true positive's count of false positives before it, and its score
@@ -597,6 +608,8 @@ cdef void _accumulate_class(
                         n_fp += 1 - (is_tp | is_ign)
                 first_score = scores[members[m, 0]] if n > 0 else 0.0
                 recall[t, k, a, m] = (<double>n_tp) / npig if n > 0 else 0.0
+                if p < 0:
+                    continue
                 # precision tp / (fp + tp + eps) at the true positives, its envelope (maximum
                 # from there on) read at the recall thresholds, walking backwards. Inside a run
                 # of true positives with no false positive between (same fp) precision never
@@ -611,8 +624,9 @@ cdef void _accumulate_class(
                     elif first_index[r] < n_tp:
                         j = first_index[r]
                     else:
-                        precision[t, r, k, a, m] = 0.0
-                        score_out[t, r, k, a, m] = 0.0
+                        precision[t, r, k, a, p] = 0.0
+                        if with_scores:
+                            score_out[t, r, k, a, p] = 0.0
                         r -= 1
                         continue
                     while idx >= j:
@@ -622,11 +636,10 @@ cdef void _accumulate_class(
                             if value > env:
                                 env = value
                         idx -= 1
-                    precision[t, r, k, a, m] = env
-                    if n > 0 and target <= 0.0:
-                        score_out[t, r, k, a, m] = first_score
-                    else:
-                        score_out[t, r, k, a, m] = sb[j]
+                    precision[t, r, k, a, p] = env
+                    if with_scores:
+                        score_out[t, r, k, a, p] = (
+                            first_score if n > 0 and target <= 0.0 else sb[j])
                     r -= 1
 
 
@@ -644,8 +657,13 @@ def accumulate_coco(
     double[:, :, :, ::1] recall,
     double[:, :, :, :, ::1] score_out,
     threads=None,
+    const int64_t[::1] level_slot=None,
 ):
     """Fill precision [T,R,K,A,M], recall [T,K,A,M] and score_out [T,R,K,A,M] in place.
+
+    ``level_slot`` [M] (default ``arange(M)``) stores level m's precision and scores at
+    ``[..., level_slot[m]]`` of arrays [T,R,K,A,P], or nowhere where it is -1 (its recall only);
+    ``score_out`` of size 0 is not written (precision and recall alone).
 
     Predictions of class ``k`` are ``class_start[k]:class_end[k]`` in accumulation order
     (class, descending score, ties by image rank then rank in group); ``rank`` is each one's
@@ -679,20 +697,31 @@ def accumulate_coco(
     cdef int64_t[:, ::1] source = np.zeros((n_threads, n_m), dtype=np.int64)
     cdef int64_t[:, ::1] first_index = np.zeros((n_threads, max(n_rec, 1)), dtype=np.int64)
     cdef int tid
+    cdef bint with_scores = score_out.shape[0] != 0
+    cdef const int64_t[::1] slots = (
+        np.arange(n_m, dtype=np.int64) if level_slot is None else level_slot)
+    if slots.shape[0] != n_m:
+        raise ValueError(f"level_slot: expected {n_m} entries, got {slots.shape[0]}")
+    if n_m and (np.max(slots) >= precision.shape[4] or np.min(slots) < -1):
+        raise ValueError(f"level_slot: expected values in [-1, {precision.shape[4]})")
+    if with_scores and any(score_out.shape[d] != precision.shape[d] for d in range(5)):
+        raise ValueError("score_out: expected precision's shape or size 0")
     if n_threads > 1:
         for k in prange(n_k, nogil=True, schedule="dynamic", chunksize=1,
                         num_threads=n_threads):
             tid = threadid()
             _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits, scores,
                               num_regular_gt, max_dets, recall_thresholds, precision, recall,
-                              score_out, members[tid], fb[tid], sb[tid], level_n[tid],
+                              score_out, slots, with_scores, members[tid], fb[tid], sb[tid],
+                              level_n[tid],
                               source[tid], first_index[tid])
     else:
         with nogil:
             for k in range(n_k):
                 _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits,
                                   scores, num_regular_gt, max_dets, recall_thresholds, precision,
-                                  recall, score_out, members[0], fb[0], sb[0], level_n[0],
+                                  recall, score_out, slots, with_scores, members[0], fb[0],
+                                  sb[0], level_n[0],
                                   source[0], first_index[0])
 
 

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -24,6 +24,7 @@ __all__ = [
     "ClassArrays",
     "coco_accumulate",
     "coco_accumulate_active",
+    "coco_accumulate_levels",
     "sample_envelope",
 ]
 
@@ -88,11 +89,12 @@ def coco_accumulate(
 def coco_accumulate_active(
     outcome: MatchOutcome, /, *, recall_thresholds: np.ndarray, max_dets: np.ndarray
 ) -> ClassArrays:
-    """:func:`coco_accumulate` computed for the active classes only.
+    """:func:`coco_accumulate` computed for the active classes only, on first access.
 
     A class without regular ground truth in every area range is -1 everywhere in
     pycocotools' arrays, so only the classes with some (``outcome.gt_count.any(axis=1)``)
-    are accumulated; the full [.., K, ..] arrays are built on first access.
+    are accumulated; the full [.., K, ..] arrays are built on first access. Nothing is
+    computed until an array is read (a summary reads :func:`coco_accumulate_levels`).
 
     Parameters
     ----------
@@ -109,16 +111,79 @@ def coco_accumulate_active(
         ``precision`` [T, R, K, A, M], ``recall`` [T, K, A, M], ``scores`` [T, R, K, A, M]
         on access; ``compact`` the same over the active classes only.
     """
+    return ClassArrays.deferred(outcome, recall_thresholds=recall_thresholds, max_dets=max_dets)
+
+
+def coco_accumulate_levels(
+    outcome: MatchOutcome,
+    /,
+    *,
+    recall_thresholds: np.ndarray,
+    max_dets: np.ndarray,
+    levels: Sequence[int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The active classes' precision at some max-dets levels only, and recall at all.
+
+    What a summary reads, without the [T, R, K, A, M] precision and scores arrays: the
+    values are those of :func:`coco_accumulate_active`'s ``compact`` arrays, bit for bit.
+
+    Parameters
+    ----------
+    outcome : MatchOutcome
+        In accumulation order.
+    recall_thresholds : ndarray, shape (R,)
+        Increasing, >= 0.
+    max_dets : ndarray of int64, shape (M,)
+        Increasing.
+    levels : sequence of int, (L,)
+        Distinct indices into ``max_dets`` whose precision is computed, in the order wanted.
+
+    Returns
+    -------
+    active : ndarray of int64, shape (C,)
+        The classes with regular ground truth (indices into K).
+    precision : ndarray, shape (T, R, C, A, L)
+        ``precision[..., i]`` is level ``levels[i]``.
+    recall : ndarray, shape (T, C, A, M)
+
+    Examples
+    --------
+    >>> from ioukit.evaluation.outcome import MatchOutcome
+    >>> o = MatchOutcome.empty(np.array([2]), np.array([0.5]), ("all",))
+    >>> active, p, r = coco_accumulate_levels(
+    ...     o, recall_thresholds=COCO_RECALL_THRESHOLDS, max_dets=np.array([1, 100]), levels=[1])
+    >>> active.tolist(), p.shape, r.shape
+    ([], (1, 101, 0, 1, 1), (1, 0, 1, 2))
+    """
+    n_m = len(max_dets)
+    slot = np.full(n_m, -1, dtype=np.int64)
+    slot[np.asarray(levels, dtype=np.int64)] = np.arange(len(levels))
+    active, precision, recall, _ = _accumulate(
+        outcome, recall_thresholds, max_dets, slot, len(levels), with_scores=False
+    )
+    return active, precision, recall
+
+
+def _accumulate(
+    outcome: MatchOutcome,
+    recall_thresholds: np.ndarray,
+    max_dets: np.ndarray,
+    slot: np.ndarray,
+    n_stored: int,
+    *,
+    with_scores: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    # the one call into the kernel: level m's precision (and scores) at [..., slot[m]]
     from ioukit._kernels import match as kernels
 
     n_t = len(outcome.thresholds)
-    n_k, n_a = outcome.gt_count.shape
+    n_a = outcome.gt_count.shape[1]
     n_r, n_m = len(recall_thresholds), len(max_dets)
-    active = np.flatnonzero(np.asarray(outcome.gt_count).any(axis=1)).astype(np.int64)
+    active = _active_classes(outcome)
     n_c = len(active)
-    precision = np.full((n_t, n_r, n_c, n_a, n_m), -1.0)
+    precision = np.full((n_t, n_r, n_c, n_a, n_stored), -1.0)
     recall = np.full((n_t, n_c, n_a, n_m), -1.0)
-    scores = np.full((n_t, n_r, n_c, n_a, n_m), -1.0)
+    scores = np.full((n_t, n_r, n_c, n_a, n_stored) if with_scores else (0,) * 5, -1.0)
     class_row = np.asarray(outcome.class_row)
     start = np.searchsorted(class_row, active, side="left").astype(np.int64)
     end = np.searchsorted(class_row, active, side="right").astype(np.int64)
@@ -135,8 +200,13 @@ def coco_accumulate_active(
         precision,
         recall,
         scores,
+        level_slot=slot,
     )
-    return ClassArrays({"precision": precision, "recall": recall, "scores": scores}, active, n_k)
+    return active, precision, recall, scores
+
+
+def _active_classes(outcome: MatchOutcome) -> np.ndarray:
+    return np.flatnonzero(np.asarray(outcome.gt_count).any(axis=1)).astype(np.int64)
 
 
 _CLASS_AXIS = {"precision": 2, "recall": 1, "scores": 2}
@@ -147,7 +217,8 @@ class ClassArrays(Mapping[str, np.ndarray]):
 
     A read-only mapping: ``arrays["precision"]`` is the full [T, R, K, A, M] array, built on
     first access by scattering the compact one into a -1-filled array (then cached), so a
-    caller who never asks for it never allocates it.
+    caller who never asks for it never allocates it. Built by :meth:`deferred`, even the
+    compact arrays are computed on first access.
 
     Parameters
     ----------
@@ -167,13 +238,63 @@ class ClassArrays(Mapping[str, np.ndarray]):
     (1, 1, 1, 1)
     """
 
+    _KEYS = ("precision", "recall", "scores")
+
     def __init__(self, compact: Mapping[str, np.ndarray], active: np.ndarray, n_classes: int):
-        self.compact = dict(compact)
+        self._compact: dict[str, np.ndarray] | None = dict(compact)
+        self._keys = tuple(compact)
+        self._inputs: tuple[MatchOutcome, np.ndarray, np.ndarray] | None = None
         self.active = np.asarray(active, dtype=np.int64)
         self.n_classes = int(n_classes)
         self._full: dict[str, np.ndarray] = {}
 
+    @classmethod
+    def deferred(
+        cls, outcome: MatchOutcome, /, *, recall_thresholds: np.ndarray, max_dets: np.ndarray
+    ) -> ClassArrays:
+        """The arrays of :func:`coco_accumulate_active`, accumulated on first access.
+
+        Examples
+        --------
+        >>> from ioukit.evaluation.outcome import MatchOutcome
+        >>> o = MatchOutcome.empty(np.array([1]), np.array([0.5]), ("all",))
+        >>> c = ClassArrays.deferred(
+        ...     o, recall_thresholds=np.array([0.0, 1.0]), max_dets=np.array([100]))
+        >>> c["precision"].shape
+        (1, 2, 1, 1, 1)
+        """
+        arrays = cls({}, _active_classes(outcome), outcome.gt_count.shape[0])
+        arrays._compact = None
+        arrays._keys = cls._KEYS
+        arrays._inputs = (
+            outcome,
+            np.array(recall_thresholds, dtype=np.float64),
+            np.array(max_dets, dtype=np.int64),
+        )
+        return arrays
+
+    @property
+    def compact(self) -> dict[str, np.ndarray]:
+        """The arrays over the active classes only (class axis C = ``len(active)``)."""
+        if self._compact is None:
+            assert self._inputs is not None
+            outcome, recall_thresholds, max_dets = self._inputs
+            n_m = len(max_dets)
+            _, precision, recall, scores = _accumulate(
+                outcome,
+                recall_thresholds,
+                max_dets,
+                np.arange(n_m, dtype=np.int64),
+                n_m,
+                with_scores=True,
+            )
+            self._compact = {"precision": precision, "recall": recall, "scores": scores}
+            self._inputs = None
+        return self._compact
+
     def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._keys:
+            raise KeyError(name)
         if name not in self._full:
             small = self.compact[name]
             axis = _CLASS_AXIS.get(name, 2)
@@ -190,10 +311,10 @@ class ClassArrays(Mapping[str, np.ndarray]):
         return self._full[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.compact)
+        return iter(self._keys)
 
     def __len__(self) -> int:
-        return len(self.compact)
+        return len(self._keys)
 
     def __repr__(self) -> str:
-        return f"ClassArrays({sorted(self.compact)}, active={len(self.active)}/{self.n_classes})"
+        return f"ClassArrays({sorted(self._keys)}, active={len(self.active)}/{self.n_classes})"

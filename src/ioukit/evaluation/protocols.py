@@ -227,12 +227,13 @@ def _float_vector(values: object, name: str, *, low: float, high: float) -> tupl
     return tuple(array.tolist())
 
 
-def _summarize(
-    array: np.ndarray, t_index: np.ndarray | None, a: int, m: int, *, precision: bool
-) -> float:
+def _summarize(array: np.ndarray, t_index: np.ndarray | None, a: int, m: int) -> float:
     # exactly COCOeval._summarize: mean of the entries > -1 in pycocotools' slicing order
-    s = array if t_index is None else array[t_index]
-    s = s[:, :, :, [a], [m]] if precision else s[:, :, [a], [m]]
+    # (its s[:, :, :, [a], [m]] flattened is the view s[..., a, m] in C order: same values,
+    # same order, same mean; precision [T, R, K, A, M] or recall [T, K, A, M])
+    s = array[..., a, m]
+    if t_index is not None:
+        s = s[t_index]
     valid = s[s > -1]
     return -1.0 if valid.size == 0 else float(np.mean(valid))
 
@@ -394,20 +395,24 @@ class COCOProtocol:
         may be None when the predictions stayed elsewhere (sharded evaluation merges
         outcomes and calls this once). Same numbers as :meth:`evaluate` on the same outcome.
         """
-        from ioukit.evaluation.accumulate import coco_accumulate_active
+        from ioukit.evaluation.accumulate import coco_accumulate_active, coco_accumulate_levels
 
         dets = np.array(self.max_dets, dtype=np.int64)
-        arrays = coco_accumulate_active(
-            outcome, recall_thresholds=np.array(self.recall_thresholds), max_dets=dets
-        )
-        # the stats and per-class values read the active classes only: the full arrays
-        # differ by -1 columns, which the means skip (same values in the same order)
-        precision, recall = arrays.compact["precision"], arrays.compact["recall"]
+        rec_thr = np.array(self.recall_thresholds)
         specs = self.stat_specs()
-        stats = {s.key: self._value(s, precision, recall) for s in specs}
-        rows = self._per_class(
-            gt, pred, layout, outcome, specs, precision, recall, active=arrays.active
+        # the stats and per-class values read the active classes only (the full arrays
+        # differ by -1 columns, which the means skip: same values in the same order), and
+        # precision only at the max-dets levels an AP reads; the full arrays are
+        # accumulated if and when someone reads them
+        levels = sorted({m for s in specs if s.kind == "AP" and (m := self._level(s)) >= 0})
+        active, precision, recall = coco_accumulate_levels(
+            outcome, recall_thresholds=rec_thr, max_dets=dets, levels=levels
         )
+        stats = {s.key: self._value(s, precision, recall, levels) for s in specs}
+        rows = self._per_class(
+            gt, pred, layout, outcome, specs, precision, recall, levels, active=active
+        )
+        arrays = coco_accumulate_active(outcome, recall_thresholds=rec_thr, max_dets=dets)
         params: dict[str, Any] = {
             "iou_thresholds": list(self.iou_thresholds),
             "recall_thresholds": list(self.recall_thresholds),
@@ -429,14 +434,25 @@ class COCOProtocol:
             stat_specs=specs,
         )
 
+    def _level(self, spec: StatSpec) -> int:
+        # the index of spec's max_dets in self.max_dets (-1: absent)
+        return next((i for i, d in enumerate(self.max_dets) if d == spec.max_dets), -1)
+
     def _value(
-        self, spec: StatSpec, precision: np.ndarray, recall: np.ndarray, *, per_class: bool = False
+        self,
+        spec: StatSpec,
+        precision: np.ndarray,
+        recall: np.ndarray,
+        levels: Sequence[int],
+        *,
+        per_class: bool = False,
     ) -> Any:
+        # precision [T, R, K, A, L] at the max-dets levels ``levels``, recall [T, K, A, M]
         names = [a[0] for a in self.area_ranges]
         n_k = precision.shape[2]
         a = names.index(spec.area)
-        m_list = [i for i, d in enumerate(self.max_dets) if d == spec.max_dets]
-        if not m_list or (per_class and n_k == 0):
+        m = self._level(spec)
+        if m < 0 or (per_class and n_k == 0):
             return np.full(n_k, -1.0) if per_class else -1.0
         thr = np.array(self.iou_thresholds)
         t_index = None
@@ -446,10 +462,10 @@ class COCOProtocol:
             else:
                 t_index = np.flatnonzero(np.isclose(thr, spec.iou, rtol=0.0, atol=1e-12))
         ap = spec.kind == "AP"
-        array = precision if ap else recall
+        array, column = (precision, list(levels).index(m)) if ap else (recall, m)
         if not per_class:
-            return _summarize(array, t_index, a, m_list[0], precision=ap)
-        s = (array if t_index is None else array[t_index])[..., a, m_list[0]]
+            return _summarize(array, t_index, a, column)
+        s = (array if t_index is None else array[t_index])[..., a, column]
         s = s.reshape(-1, n_k)  # [T*R, K] or [T, K]
         valid = s > -1
         count = valid.sum(axis=0)
@@ -465,10 +481,12 @@ class COCOProtocol:
         specs: tuple[StatSpec, ...],
         precision: np.ndarray,
         recall: np.ndarray,
+        levels: Sequence[int],
         *,
         active: np.ndarray | None = None,
     ) -> tuple[dict[str, Any], ...]:
-        # precision/recall hold the classes ``active`` (all when None) of the K rows
+        # precision/recall hold the classes ``active`` (all when None) of the K rows, precision
+        # at the max-dets levels ``levels``
         cat_ids = groups.category_ids
         n_cats = len(cat_ids)
         n_k = precision.shape[2] if active is None else (n_cats if self.use_cats else 1)
@@ -484,7 +502,7 @@ class COCOProtocol:
         ar_spec = StatSpec(f"AR{self.max_dets[-1]}", "AR", None, "all", second)
         class_values: dict[str, list[float]] = {}
         for s in (*specs[:3], ar_spec):
-            values = self._value(s, precision, recall, per_class=True)
+            values = self._value(s, precision, recall, levels, per_class=True)
             if active is not None:
                 full = np.full(n_k, -1.0)
                 full[active] = values

@@ -418,7 +418,7 @@ class LVISProtocol:
         iou_type: str = "bbox",
     ) -> ProtocolResult:
         """Run the pipeline on an LVIS ground truth; see :func:`evaluate_lvis`."""
-        from ioukit.evaluation.accumulate import coco_accumulate_active
+        from ioukit.evaluation.accumulate import coco_accumulate_levels
         from ioukit.evaluation.groups import Groups
         from ioukit.evaluation.match import match_groups
         from ioukit.evaluation.similarity import get_similarity
@@ -460,14 +460,12 @@ class LVISProtocol:
         outcome = outcome.ignore_false_positives(_not_exhaustive_rows(gt, pred, outcome.pred_row))
         # accumulate the classes with ground truth only (the others stay -1; LVIS files list
         # many classes without any): the same numbers with arrays [T, R, K', A]
-        arrays = coco_accumulate_active(
+        cols, precision, recall = coco_accumulate_levels(
             outcome,
             recall_thresholds=np.array(self.recall_thresholds),
             max_dets=np.array([largest], dtype=np.int64),
+            levels=[0],
         )
-        cols = arrays.active
-        precision, recall = arrays.compact["precision"], arrays.compact["recall"]
-        del arrays
         return self._result(
             gt,
             pred,
