@@ -25,10 +25,11 @@ a COCO ``bbox`` gave them (the COCO box IoU uses them to be bit-exact with pycoc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from ioukit._frozen import frozen
 from ioukit.errors import DataFormatError
 
 __all__ = ["CategoryTable", "Dataset", "ImageTable", "check_boxes", "check_finite"]
@@ -96,7 +97,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return view
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class ImageTable:
     """The images of a dataset, one row each.
 
@@ -170,7 +171,7 @@ class ImageTable:
         )
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class CategoryTable:
     """The categories (classes) of a dataset.
 
@@ -211,7 +212,7 @@ class CategoryTable:
         raise KeyError(category_id)
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class Dataset:
     """Boxes of a whole dataset (ground truth or predictions) in columnar arrays.
 

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.match import MatchRule
@@ -68,7 +69,7 @@ DEFAULT_AREA_RANGES: Mapping[str, tuple[float, float]] = {
 _SHORT = {"small": "s", "medium": "m", "large": "l"}
 
 
-@dataclass(frozen=True)
+@frozen
 class StatSpec:
     """One headline number of a summary: which array, threshold, area range and max_dets.
 
@@ -238,7 +239,7 @@ def _summarize(array: np.ndarray, t_index: np.ndarray | None, a: int, m: int) ->
     return -1.0 if valid.size == 0 else float(np.mean(valid))
 
 
-@dataclass(frozen=True)
+@frozen
 class COCOProtocol:
     """pycocotools' ``COCOeval`` (bbox, segm, and every registered similarity).
 
@@ -529,7 +530,7 @@ class COCOProtocol:
 # ------------------------------------------------------------------------------ VOC, YOLO
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class MatchedPredictions:
     """The first half of a VOC or YOLO evaluation: what their ``summarize`` reads.
 
@@ -585,7 +586,7 @@ class MatchedPredictions:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class VOCProtocol:
     """PASCAL VOC: devkit argmax matching without fallback; 11-point (VOC07) or all-point AP.
 
@@ -656,7 +657,7 @@ class VOCProtocol:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class YOLOProtocol:
     """Ultralytics ``yolo val``: float32 IoU, first-gt ties, ``np.argsort(-conf)`` order.
 

@@ -46,11 +46,12 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.groups import Groups
@@ -212,7 +213,7 @@ def _refuse_crowd(gt: Dataset, groups: Groups) -> None:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class RotatedIoU:
     """The exact rotated-box IoU of every group (see the module notes for the box source)."""
 
@@ -243,7 +244,7 @@ class RotatedIoU:
         return out
 
 
-@dataclass(frozen=True)
+@frozen
 class ProbIoUSimilarity:
     """Ultralytics' probiou of every group (not an IoU; see :func:`ioukit.probiou`).
 
@@ -280,7 +281,7 @@ class ProbIoUSimilarity:
         return out
 
 
-@dataclass(frozen=True)
+@frozen
 class RotatedVOCProtocol:
     """VOC-style evaluation of oriented boxes: the DOTA devkit (task 1) or mmrotate.
 

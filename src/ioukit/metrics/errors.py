@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics._outcome import (
@@ -71,7 +72,7 @@ _RECALL_COCO = np.linspace(0.0, 1.0, 101)
 _RECALL_TIDE = np.array([x / 100 for x in range(101)])
 
 
-@dataclass(frozen=True, eq=False)
+@frozen(eq=False)
 class ErrorAnalysis:
     """TIDE's error breakdown of one evaluation (fractions, not percent).
 

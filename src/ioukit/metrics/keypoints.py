@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.protocols import COCOProtocol
@@ -558,7 +558,7 @@ def _box_xywh(ds: Dataset, rows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([boxes[:, :2], wh], axis=1))
 
 
-@dataclass(frozen=True)
+@frozen
 class OKS:
     """Object keypoint similarity as a similarity of the evaluation pipeline.
 
@@ -628,7 +628,7 @@ def _short(name: str) -> str:
     return {"small": "s", "medium": "m", "large": "l"}.get(name, "_" + name)
 
 
-@dataclass(frozen=True)
+@frozen
 class KeypointProtocol(COCOProtocol):
     """pycocotools' ``COCOeval(iouType="keypoints")`` on the evaluation pipeline.
 
@@ -796,7 +796,7 @@ def _subset(ds: Dataset, rows: np.ndarray) -> Dataset:
     return dataclasses.replace(ds, **changes)
 
 
-@dataclass(frozen=True)
+@frozen
 class CrowdPoseProtocol(KeypointProtocol):
     """CrowdPose: faster-coco-eval's ``COCOeval(iouType="keypoints_crowd", use_area=False)``.
 
@@ -905,7 +905,7 @@ COCO_KEYPOINT_NAMES = (
 """COCO's 17 person keypoints, in order."""
 
 
-@dataclass(frozen=True)
+@frozen
 class KeypointErrors:
     """Which joints fail: per-keypoint similarity of the matched (prediction, person) pairs.
 

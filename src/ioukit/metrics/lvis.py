@@ -32,11 +32,12 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
+from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.match import MatchRule
@@ -327,7 +328,7 @@ def _linspace(
     return tuple(array.tolist())
 
 
-@dataclass(frozen=True)
+@frozen
 class LVISProtocol:
     """lvis-api's ``LVISEval`` as a pipeline protocol (``protocol="lvis"``).
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ioukit._frozen import frozen
 
 if TYPE_CHECKING:
     from ioukit.evaluation.outcome import MatchOutcome
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["ProtocolResult"]
 
 
-@dataclass(frozen=True)
+@frozen
 class ProtocolResult:
     """Numbers computed by one protocol (``"coco"``, ``"voc07"``, ``"voc10"``, ``"yolo"``).
 
