@@ -411,3 +411,13 @@ def test_curves_and_histogram_reuse_the_evaluation_match(monkeypatch: pytest.Mon
         np.testing.assert_array_equal(getattr(reused, name), getattr(fresh, name), err_msg=name)
     ious = r.matched_ious(iou_threshold=0.5)
     assert len(ious) == int(r.outcome.true_positive(0).sum()) and np.all(ious >= 0.5)
+
+
+def test_stat_spec_to_dict_is_asdict() -> None:
+    """The explicit ``to_dict`` (no deep copy) lists every field, as ``asdict`` would."""
+    import dataclasses
+
+    from ioukit.evaluation.protocols import COCOProtocol
+
+    for spec in COCOProtocol().stat_specs():
+        assert spec.to_dict() == dataclasses.asdict(spec)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, field
+from dataclasses import field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -93,8 +93,18 @@ class StatSpec:
     max_dets: int
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (the ``params["stat_layout"]`` rows)."""
-        return asdict(self)
+        """Plain dict (the ``params["stat_layout"]`` rows).
+
+        >>> StatSpec("AP50", "AP", 0.5, "all", 100).to_dict()["iou"]
+        0.5
+        """
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "iou": self.iou,
+            "area": self.area,
+            "max_dets": self.max_dets,
+        }
 
 
 @runtime_checkable
