@@ -132,3 +132,65 @@ def test_subclass_and_cached_property() -> None:
     assert Child(3) == Child(3) and Child(3) != Child(4)
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.n = 1  # type: ignore[misc]
+
+
+@frozen
+class Three:
+    a: int
+    b: int
+    c: int
+    d: int = field(init=False, default=7)
+
+
+@dataclass(frozen=True)
+class ThreeDC:
+    a: int
+    b: int
+    c: int
+    d: int = field(init=False, default=7)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [((), {}), ((1,), {}), ((1, 2), {}), ((1, 2, 3, 4), {}), ((1,), {"a": 2}), ((), {"x": 1})],
+)
+def test_same_type_errors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The messages of the generated __init__, word for word (class name aside)."""
+    messages = []
+    for cls in (Three, ThreeDC):
+        with pytest.raises(TypeError) as info:
+            cls(*args, **kwargs)
+        messages.append(str(info.value).replace(cls.__qualname__, "C"))
+    assert messages[0] == messages[1]
+
+
+def test_init_false_default_and_keywords() -> None:
+    assert Three(1, 2, 3).d == 7 == ThreeDC(1, 2, 3).d
+    assert Three(c=3, b=2, a=1) == Three(1, 2, 3)
+    assert repr(Three(1, 2, 3)) == repr(ThreeDC(1, 2, 3)).replace("ThreeDC", "Three")
+
+
+def test_refused_like_dataclass() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @frozen
+        class Bad:
+            a: int = 0
+            b: int
+
+    with pytest.raises(TypeError, match="keyword-only"):
+
+        @frozen
+        class KwOnly:
+            a: int = field(kw_only=True)
+
+
+def test_plain_subclass_may_set_its_own_attributes() -> None:
+    class Plain(Ours):
+        pass
+
+    p = Plain(1)
+    p.extra = 5  # type: ignore[attr-defined]
+    assert p.extra == 5  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.a = 2  # type: ignore[misc]
