@@ -106,4 +106,5 @@ def test_stats_equal_full_accumulation(use_cats: bool) -> None:
     protocol = ioukit.evaluation.protocols.COCOProtocol(use_cats=use_cats)
     specs = protocol.stat_specs()
     for spec in specs:
-        assert r.stats[spec.key] == protocol._value(spec, precision, recall, [0, 1, 2])
+        has_gt = np.asarray(r.result.outcome.gt_count) > 0
+        assert r.stats[spec.key] == protocol._value(spec, precision, recall, [0, 1, 2], has_gt)

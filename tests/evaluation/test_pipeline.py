@@ -421,3 +421,21 @@ def test_stat_spec_to_dict_is_asdict() -> None:
 
     for spec in COCOProtocol().stat_specs():
         assert spec.to_dict() == dataclasses.asdict(spec)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_per_class_values_are_the_pycocotools_idiom(seed: int) -> None:
+    """Per-class AP / AP50 / AR are ``np.mean(p[p > -1])`` of that class's cells of the
+    precision / recall arrays (the way per-class AP is read from pycocotools), bit for bit."""
+    from ioukit.synthetic import make_detections
+
+    gt, results = make_detections(num_images=30, num_classes=7, seed=seed)
+    r = evaluate(gt, results)
+    assert r.precision is not None and r.recall is not None
+    for k, row in enumerate(r.per_class):
+        p = r.precision[:, :, k, 0, -1]
+        p50 = r.precision[0, :, k, 0, -1]
+        rc = r.recall[:, k, 0, -1]
+        for key, cells in (("AP", p), ("AP50", p50), ("AR100", rc)):
+            valid = cells[cells > -1]
+            assert row[key] == (float(np.mean(valid)) if valid.size else -1.0), (k, key)

@@ -238,14 +238,18 @@ def _float_vector(values: object, name: str, *, low: float, high: float) -> tupl
     return tuple(array.tolist())
 
 
-def _summarize(array: np.ndarray, t_index: np.ndarray | None, a: int, m: int) -> float:
-    # exactly COCOeval._summarize: mean of the entries > -1 in pycocotools' slicing order
-    # (its s[:, :, :, [a], [m]] flattened is the view s[..., a, m] in C order: same values,
-    # same order, same mean; precision [T, R, K, A, M] or recall [T, K, A, M])
+def _summarize(
+    array: np.ndarray, t_index: np.ndarray | None, a: int, m: int, classes: np.ndarray
+) -> float:
+    # exactly COCOeval._summarize: the mean of the entries > -1 in pycocotools' slicing order.
+    # Its s[:, :, :, [a], [m]] flattened is the view s[..., a, m] in C order (precision
+    # [T, R, K, A, M] or recall [T, K, A, M]), and its entries > -1 are those of the classes
+    # with ground truth in area range a, at every threshold and recall point (``classes``):
+    # s[..., classes] raveled holds the same values in the same order, hence the same mean
     s = array[..., a, m]
     if t_index is not None:
         s = s[t_index]
-    valid = s[s > -1]
+    valid = s[..., classes].ravel()
     return -1.0 if valid.size == 0 else float(np.mean(valid))
 
 
@@ -419,9 +423,10 @@ class COCOProtocol:
         active, precision, recall = coco_accumulate_levels(
             outcome, recall_thresholds=rec_thr, max_dets=dets, levels=levels
         )
-        stats = {s.key: self._value(s, precision, recall, levels) for s in specs}
+        has_gt = np.asarray(outcome.gt_count)[active] > 0
+        stats = {s.key: self._value(s, precision, recall, levels, has_gt) for s in specs}
         rows = self._per_class(
-            gt, pred, layout, outcome, specs, precision, recall, levels, active=active
+            gt, pred, layout, outcome, specs, precision, recall, levels, has_gt, active=active
         )
         arrays = coco_accumulate_active(outcome, recall_thresholds=rec_thr, max_dets=dets)
         params: dict[str, Any] = {
@@ -455,10 +460,12 @@ class COCOProtocol:
         precision: np.ndarray,
         recall: np.ndarray,
         levels: Sequence[int],
+        has_gt: np.ndarray,
         *,
         per_class: bool = False,
     ) -> Any:
-        # precision [T, R, K, A, L] at the max-dets levels ``levels``, recall [T, K, A, M]
+        # precision [T, R, K, A, L] at the max-dets levels ``levels``, recall [T, K, A, M];
+        # has_gt [K, A]: where a class has regular ground truth (elsewhere both are -1)
         names = [a[0] for a in self.area_ranges]
         n_k = precision.shape[2]
         a = names.index(spec.area)
@@ -474,14 +481,16 @@ class COCOProtocol:
                 t_index = np.flatnonzero(np.isclose(thr, spec.iou, rtol=0.0, atol=1e-12))
         ap = spec.kind == "AP"
         array, column = (precision, list(levels).index(m)) if ap else (recall, m)
+        classes = np.flatnonzero(has_gt[:, a])
         if not per_class:
-            return _summarize(array, t_index, a, column)
+            return _summarize(array, t_index, a, column, classes)
+        # each class's mean over its cells, as np.mean(s[s > -1]) of that class alone
         s = (array if t_index is None else array[t_index])[..., a, column]
-        s = s.reshape(-1, n_k)  # [T*R, K] or [T, K]
-        valid = s > -1
-        count = valid.sum(axis=0)
-        total = np.where(valid, s, 0.0).sum(axis=0)
-        return np.where(count > 0, total / np.maximum(count, 1), -1.0)
+        cells = np.ascontiguousarray(s.reshape(-1, n_k)[:, classes].T)  # [K', T*R] or [K', T]
+        out = np.full(n_k, -1.0)
+        if cells.shape[1]:
+            out[classes] = np.mean(cells, axis=1)
+        return out
 
     def _per_class(
         self,
@@ -493,6 +502,7 @@ class COCOProtocol:
         precision: np.ndarray,
         recall: np.ndarray,
         levels: Sequence[int],
+        has_gt: np.ndarray,
         *,
         active: np.ndarray | None = None,
     ) -> tuple[dict[str, Any], ...]:
@@ -513,7 +523,7 @@ class COCOProtocol:
         ar_spec = StatSpec(f"AR{self.max_dets[-1]}", "AR", None, "all", second)
         class_values: dict[str, list[float]] = {}
         for s in (*specs[:3], ar_spec):
-            values = self._value(s, precision, recall, levels, per_class=True)
+            values = self._value(s, precision, recall, levels, has_gt, per_class=True)
             if active is not None:
                 full = np.full(n_k, -1.0)
                 full[active] = values
