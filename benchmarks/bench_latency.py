@@ -9,6 +9,11 @@ installed package does: with it set, an editable install compiles every module f
 every start, which no user sees. The 12 stats of both tools are compared first (identical to
 1e-12, else the script exits 1). Ratios are faster-coco-eval time / ioukit time.
 
+Each round also times ``python -c "import json, sys, numpy"``: both tools import NumPy, which
+at 20 images is most of either process (45-120 ms here, with OpenBLAS starting its threads).
+The "own" columns subtract that baseline: the part of each process that is the tool's own
+work (its imports, reading, evaluating), and their ratio.
+
     .venv-bench/bin/python benchmarks/bench_latency.py
     .venv-bench/bin/python benchmarks/bench_latency.py --sizes 20 200 --rounds 9
     .venv-bench/bin/python benchmarks/bench_latency.py --busy    # another process spins a core
@@ -60,11 +65,13 @@ def dataset(num_images: int) -> Path:
     return folder
 
 
+BASELINE = "import json, sys, numpy"
+
 # cached bytecode, as for an installed package
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run(code: str, folder: Path) -> tuple[float, list[float]]:
+def run(code: str, folder: Path, *, stats: bool = True) -> tuple[float, list[float]]:
     """Wall time of one fresh process running ``code``, and the stats it printed."""
     start = time.perf_counter()
     out = subprocess.run(
@@ -81,7 +88,7 @@ def run(code: str, folder: Path) -> tuple[float, list[float]]:
         env=ENV,
     )
     elapsed = time.perf_counter() - start
-    return elapsed, json.loads(out.stdout.strip().splitlines()[-1])
+    return elapsed, json.loads(out.stdout.strip().splitlines()[-1]) if stats else []
 
 
 def main() -> int:
@@ -98,7 +105,7 @@ def main() -> int:
     try:
         for size in args.sizes:
             folder = dataset(size)
-            ours, theirs = [], []
+            ours, theirs, base = [], [], []
             run(IOUKIT, folder)  # warm-up: bytecode caches, the file system cache
             run(FASTER_COCO_EVAL, folder)
             for _ in range(args.rounds):
@@ -106,18 +113,34 @@ def main() -> int:
                 ours.append(t)
                 t, b = run(FASTER_COCO_EVAL, folder)
                 theirs.append(t)
+                base.append(run(BASELINE, folder, stats=False)[0])
             if max(abs(x - y) for x, y in zip(a, b, strict=True)) > 1e-12:
                 print(f"{size} images: stats differ\n  ioukit {a}\n  faster-coco-eval {b}")
                 return 1
             mine, ref = statistics.median(ours), statistics.median(theirs)
-            rows.append([str(size), fmt_time(mine), fmt_time(ref), f"{ref / mine:.2f}x"])
+            numpy_time = statistics.median(base)
+            own, ref_own = mine - numpy_time, ref - numpy_time
+            rows.append(
+                [
+                    str(size),
+                    fmt_time(mine),
+                    fmt_time(ref),
+                    f"{ref / mine:.2f}x",
+                    fmt_time(numpy_time),
+                    fmt_time(own),
+                    fmt_time(ref_own),
+                    f"{ref_own / own:.2f}x" if own > 0 else "-",
+                ]
+            )
     finally:
         if spinner is not None:
             spinner.kill()
     title = "COCO bbox, fresh process, JSON files -> 12 stats (median of alternating rounds)"
     if args.busy:
         title += ", another process spinning on a core"
-    print_table(title, ["images", "ioukit", "faster-coco-eval", "ratio"], rows)
+    header = ["images", "ioukit", "faster-coco-eval", "ratio", "import numpy"]
+    header += ["ioukit own", "faster-coco-eval own", "own ratio"]
+    print_table(title, header, rows)
     return 0
 
 
