@@ -531,15 +531,15 @@ cdef void _accumulate_class(
     cdef Py_ssize_t n_m = max_dets.shape[0]
     cdef Py_ssize_t s0 = class_start[k]
     cdef Py_ssize_t s1 = class_end[k]
-    cdef Py_ssize_t a, t, m, i, j, q, r, n, n_tp, bit, byte, longest, src, idx, p, ps
+    cdef Py_ssize_t a, t, m, i, j, q, r, n, n_tp, bit, byte, longest, src, idx, p, ps, run_end
     cdef int64_t npig, rk, n_fp
     cdef uint8_t mask, is_tp, is_ign
     cdef double target, tpv, value, env, first_score, eps = _EPS
-    # the records of each max-dets level (nested sets, in order): a level with as many
-    # records as the one below is the same sequence, computed once (``source``) and copied
-    # (unless its precision is stored and the one below's is not); a level holding the
-    # whole class is read in place. ``level_slot[m]``: where level m's precision (and scores) go
-    # on the last axis, -1: recall only
+    # the records of each max-dets level (nested sets, in order): a run of levels with as
+    # many records is one sequence, computed once, at its first level whose precision is
+    # stored (else its first level: ``source``), and copied to the others; a level holding
+    # the whole class is read in place. ``level_slot[m]``: where level m's precision (and
+    # scores) go on the last axis, -1: recall only
     for m in range(n_m):
         level_n[m] = 0
     for i in range(s0, s1):
@@ -549,13 +549,21 @@ cdef void _accumulate_class(
                 members[m, level_n[m]] = i
                 level_n[m] += 1
     longest = 0
-    for m in range(n_m):
-        source[m] = m
-        if m > 0 and level_n[m] == level_n[m - 1]:
-            if level_slot[m] < 0 or level_slot[source[m - 1]] >= 0:
-                source[m] = source[m - 1]
+    m = 0
+    while m < n_m:
+        run_end = m + 1
+        while run_end < n_m and level_n[run_end] == level_n[m]:
+            run_end += 1
+        src = m
+        for q in range(m, run_end):
+            if level_slot[q] >= 0:
+                src = q
+                break
+        for q in range(m, run_end):
+            source[q] = src
         if level_n[m] > longest:
             longest = level_n[m]
+        m = run_end
     for a in range(n_a):
         npig = num_regular_gt[k, a]
         if npig == 0:
@@ -573,17 +581,9 @@ cdef void _accumulate_class(
             byte = bit >> 3
             mask = <uint8_t>(0x80 >> (bit & 7))
             for m in range(n_m):
-                src = source[m]
+                if source[m] != m:
+                    continue  # copied below, from its run's computed level
                 p = level_slot[m]
-                if src != m:
-                    recall[t, k, a, m] = recall[t, k, a, src]
-                    if p >= 0:
-                        ps = level_slot[src]
-                        for r in range(n_rec):
-                            precision[t, r, k, a, p] = precision[t, r, k, a, ps]
-                            if with_scores:
-                                score_out[t, r, k, a, p] = score_out[t, r, k, a, ps]
-                    continue
                 n = level_n[m]
                 # each true positive's count of false positives before it, and its score
                 # (branch-free: the slot after the last true positive is written, not kept)
@@ -641,6 +641,18 @@ cdef void _accumulate_class(
                         score_out[t, r, k, a, p] = (
                             first_score if n > 0 and target <= 0.0 else sb[j])
                     r -= 1
+            for m in range(n_m):
+                src = source[m]
+                if src == m:
+                    continue
+                recall[t, k, a, m] = recall[t, k, a, src]
+                p = level_slot[m]
+                if p >= 0:  # then so is src's (the run's first stored level)
+                    ps = level_slot[src]
+                    for r in range(n_rec):
+                        precision[t, r, k, a, p] = precision[t, r, k, a, ps]
+                        if with_scores:
+                            score_out[t, r, k, a, p] = score_out[t, r, k, a, ps]
 
 
 def accumulate_coco(
