@@ -184,6 +184,21 @@ def _only_types(values: Iterable[Any], allowed: tuple[type, ...]) -> bool:
     )
 
 
+def _number_rows(records: Sequence[Any], key: str, width: int) -> np.ndarray | None:
+    """The (n, width) float64 rows ``records[r][key]``, by one compiled pass; None unless every
+    record is a ``dict`` whose ``key`` is a list of exactly ``width`` Python ints or floats.
+
+    Where it gives rows, ``np.fromiter`` over the lists gives the same values; where it gives
+    None, the caller's general path reads the records (and names a bad one).
+    """
+    from ioukit._kernels.number_rows import OK, fill_rows
+
+    if not isinstance(records, list | tuple) or not records:
+        return None
+    out = np.empty((len(records), width), dtype=np.float64)
+    return out if fill_rows(records, key, out) == OK else None
+
+
 _INTEGER_TYPES = (int, np.integer)
 _NUMBER_TYPES = (int, float, np.integer, np.floating)
 
@@ -224,18 +239,20 @@ def _float_column(
 
 def _bbox_column(records: Sequence[Any], label: str, section: str, offset: int = 0) -> np.ndarray:
     n = len(records)
-    try:
-        lists = list(map(itemgetter("bbox"), records))
-        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
-        if n and (lengths.min() != 4 or lengths.max() != 4):
-            raise ValueError("ragged")
-        if not _only_types(chain.from_iterable(lists), _NUMBER_TYPES):
-            raise TypeError("bbox")
-        boxes = np.fromiter(chain.from_iterable(lists), dtype=np.float64, count=4 * n)
-    except (KeyError, TypeError, ValueError):
-        _record_error(records, label, section, "bbox", "bbox", offset)
-        raise  # pragma: no cover
-    boxes = boxes.reshape(n, 4)
+    boxes = _number_rows(records, "bbox", 4)
+    if boxes is None:  # the general path: any Mapping, NumPy numbers, or a bad record named
+        try:
+            lists = list(map(itemgetter("bbox"), records))
+            lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
+            if n and (lengths.min() != 4 or lengths.max() != 4):
+                raise ValueError("ragged")
+            if not _only_types(chain.from_iterable(lists), _NUMBER_TYPES):
+                raise TypeError("bbox")
+            flat = np.fromiter(chain.from_iterable(lists), dtype=np.float64, count=4 * n)
+        except (KeyError, TypeError, ValueError):
+            _record_error(records, label, section, "bbox", "bbox", offset)
+            raise  # pragma: no cover
+        boxes = flat.reshape(n, 4)
     _check_boxes(boxes, label, section, offset)
     return boxes
 

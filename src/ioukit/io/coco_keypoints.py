@@ -40,6 +40,7 @@ from ioukit.io.coco import (
     _gc_paused,
     _int_column,
     _load,
+    _number_rows,
     _only_types,
     _parse,
     _read,
@@ -67,6 +68,17 @@ def _keypoint_column(
     without ``keypoints`` is an error (else K zeros). ``reference`` names where K came from,
     for the error message.
     """
+    if num_keypoints is None and records and isinstance(records, list | tuple):
+        first = records[0].get("keypoints") if isinstance(records[0], dict) else None
+        if isinstance(first, list | tuple) and len(first) % 3 == 0:
+            num_keypoints = len(first) // 3  # the rule below, when records[0] has a list
+            reference = f"{section}[0]"
+    if num_keypoints is not None:
+        rows = _number_rows(records, "keypoints", 3 * num_keypoints)
+        if rows is not None:  # what the general path below gives for these records
+            array = rows.reshape(len(records), num_keypoints, 3)
+            _check_values(array, label, section, visibility)
+            return array
     n = len(records)
     lists = [r.get("keypoints") if isinstance(r, Mapping) else None for r in records]
     if num_keypoints is None:
@@ -293,9 +305,11 @@ def _keypoint_ground_truth(
     if any(isinstance(a, Mapping) and "num_keypoints" in a for a in anns):
         count = _float_column(anns, label, "annotations", "num_keypoints", default=-1.0)
         count = np.where(count < 0, visible, count)
-    xywh = np.array(
-        [a["bbox"] for a in anns] if anns else np.zeros((0, 4)), dtype=np.float64
-    ).reshape(-1, 4)
+    xywh = _number_rows(anns, "bbox", 4)  # read_coco_ground_truth checked every bbox
+    if xywh is None:
+        xywh = np.array(
+            [a["bbox"] for a in anns] if anns else np.zeros((0, 4)), dtype=np.float64
+        ).reshape(-1, 4)
     return _with_columns(
         base,
         keypoints=keypoints,
