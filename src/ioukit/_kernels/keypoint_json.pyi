@@ -17,4 +17,5 @@ def scan_keypoint_results(
     keypoints: np.ndarray,
     bbox: np.ndarray,
     bbox_count: np.ndarray,
-) -> tuple[int, int]: ...
+    extents: np.ndarray,
+) -> tuple[int, int, bool]: ...

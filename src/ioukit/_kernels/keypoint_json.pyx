@@ -11,9 +11,15 @@ JSON parser, which decides and gives the precise error message.
 
 Numbers are converted exactly as Python's ``float`` does (see ``_json_lex.pxd``).
 
+Each record's keypoint extent (smallest and largest x and y over its K keypoints, as
+``keypoints[:, :, 0].min(axis=1)`` etc. give them) is taken on the way, from the values just
+written; the scanner says whether any x or y is ``-0.0``, where the sign of a zero extent
+would depend on the order of the comparisons (the caller then takes NumPy's).
+
 The plain-Python twin is the general parser (``orjson``/``json``): the tests compare both.
 """
 
+from libc.math cimport signbit
 from libc.stdint cimport int64_t, uint8_t
 
 from ioukit._kernels._json_lex cimport (
@@ -96,6 +102,31 @@ cdef Py_ssize_t _numbers(
         return value_or_unsupported(buf, i, n)
 
 
+cdef void _extent(const double* values, Py_ssize_t num_values, double* out,
+                  bint* negative_zero) noexcept nogil:
+    # out = [min x, min y, max x, max y] of the triples (x, y, v) in values[:num_values]
+    cdef Py_ssize_t t
+    cdef double x, y
+    cdef double x0 = values[0], y0 = values[1], x1 = values[0], y1 = values[1]
+    for t in range(0, num_values, 3):
+        x = values[t]
+        y = values[t + 1]
+        if x < x0:
+            x0 = x
+        if x > x1:
+            x1 = x
+        if y < y0:
+            y0 = y
+        if y > y1:
+            y1 = y
+        if (x == 0.0 and signbit(x)) or (y == 0.0 and signbit(y)):
+            negative_zero[0] = True
+    out[0] = x0
+    out[1] = y0
+    out[2] = x1
+    out[3] = y1
+
+
 cdef int _scan(
     const uint8_t[::1] buf,
     Py_ssize_t num_values,
@@ -105,7 +136,9 @@ cdef int _scan(
     double[::1] keypoints,
     double[::1] bbox,
     uint8_t[::1] bbox_count,
+    double[::1] extents,
     Py_ssize_t* records,
+    bint* negative_zero,
 ) noexcept:
     cdef Py_ssize_t n = buf.shape[0], i, key_start, end, count = 0
     cdef Py_ssize_t record = 0, capacity = image_ids.shape[0]
@@ -167,6 +200,9 @@ cdef int _scan(
                     return _WRONG_LENGTH
                 if end < 0:
                     return _code(end)
+                if num_values:
+                    _extent(&keypoints[record * num_values], num_values, &extents[4 * record],
+                            negative_zero)
                 seen |= 1 << field
             elif field == _BBOX:
                 end = _numbers(buf, i, n, bbox, 4 * record, 4, &count)
@@ -209,16 +245,20 @@ def scan_keypoint_results(
     double[::1] keypoints,
     double[::1] bbox,
     uint8_t[::1] bbox_count,
+    double[::1] extents,
 ):
-    """Scan a results file; returns ``(code, records)``.
+    """Scan a results file; returns ``(code, records, negative_zero)``.
 
     ``num_values`` is 3 K: every record's ``keypoints`` must have exactly that many. The
     keypoints of record ``r`` land in ``keypoints[r * num_values:]``, its box in
-    ``bbox[4 r:]`` with ``bbox_count[r]`` its length (0 when absent or empty). ``code`` is OK,
-    INVALID (not JSON: the strict parser refuses the file too) or another reason to let the
-    general parser read the file.
+    ``bbox[4 r:]`` with ``bbox_count[r]`` its length (0 when absent or empty), the extent of
+    its keypoints ``[min x, min y, max x, max y]`` in ``extents[4 r:]`` (when K > 0).
+    ``code`` is OK, INVALID (not JSON: the strict parser refuses the file too) or another
+    reason to let the general parser read the file. ``negative_zero``: some keypoint x or y
+    is ``-0.0`` (the extents' zeros may then have another sign than NumPy's).
     """
     cdef Py_ssize_t records = 0
+    cdef bint negative_zero = False
     cdef int code = _scan(buf, num_values, image_ids, category_ids, scores, keypoints, bbox,
-                          bbox_count, &records)
-    return code, records
+                          bbox_count, extents, &records, &negative_zero)
+    return code, records, negative_zero

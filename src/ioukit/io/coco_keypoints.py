@@ -24,13 +24,15 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.io._text import map_bytes
 from ioukit.io.coco import (
+    _MAX_JSON_BYTES,
     _NUMBER_TYPES,
     _bbox_column,
     _check_boxes,
@@ -47,6 +49,9 @@ from ioukit.io.coco import (
     _xywh_to_xyxy,
     read_coco_ground_truth,
 )
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = ["read_coco_keypoint_results", "read_coco_keypoints", "read_crowd_index"]
 
@@ -172,7 +177,9 @@ def _check_values(array: np.ndarray, label: str, section: str, visibility: bool)
             )
 
 
-def _scan_file(data: bytes, k: int, label: str, ground_truth: Dataset) -> Dataset | None:
+def _scan_file(
+    data: bytes | mmap.mmap, k: int, label: str, ground_truth: Dataset
+) -> Dataset | None:
     """Results of a file by the compiled scanner; None when it cannot handle the file (the
     general parser then reads it, and names any bad record)."""
     from ioukit._kernels.keypoint_json import OK, scan_keypoint_results
@@ -180,34 +187,36 @@ def _scan_file(data: bytes, k: int, label: str, ground_truth: Dataset) -> Datase
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 54 + 6 K bytes ({"image_id":1,"category_id":1,"score":1,
     # "keypoints":[1,1,1]} for K = 1): an upper bound on their count without a pass
-    capacity = len(data) // (54 + 6 * k) + 1
+    capacity = len(buf) // (54 + 6 * k) + 1
     image_ids = np.empty(capacity, dtype=np.int64)
     category_ids = np.empty(capacity, dtype=np.int64)
     scores = np.empty(capacity, dtype=np.float64)
     flat = np.empty(capacity * 3 * k, dtype=np.float64)
     bbox = np.empty(capacity * 4, dtype=np.float64)
     bbox_count = np.empty(capacity, dtype=np.uint8)
-    code, n = scan_keypoint_results(
-        buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count
+    extents = np.empty(capacity * 4, dtype=np.float64)
+    code, n, negative_zero = scan_keypoint_results(
+        buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count, extents
     )
+    del buf  # no view of a memory map outlives the scan: the caller closes it
     if code != OK:
         return None
+    # the lexer yields finite numbers only (one that overflows is left to the general parser)
     keypoints = flat[: n * 3 * k].reshape(n, k, 3)
     has_bbox = bbox_count[:n]
     if n and has_bbox[0] and not has_bbox.all():
         return None  # pycocotools needs every bbox then: the general path names the record
-    _check_values(keypoints, label, "results", visibility=False)
     scores, image_ids, category_ids = scores[:n], image_ids[:n], category_ids[:n]
-    bad = ~np.isfinite(scores)
-    if bad.any():
-        return None
     rows = _check_result_columns(scores, image_ids, category_ids, label, "results", ground_truth, 0)
     if n and has_bbox[0]:
         xywh = bbox[: 4 * n].reshape(n, 4)
         _check_boxes(xywh, label, "results")
         area = xywh[:, 2] * xywh[:, 3]
     else:
-        xywh, area = _result_boxes([], keypoints, label, "results", first_has_bbox=False)
+        xywh, area = _result_boxes(
+            [], keypoints, label, "results", first_has_bbox=False,
+            extents=None if negative_zero else extents[: 4 * n].reshape(n, 4),
+        )  # fmt: skip
     return _results_dataset(ground_truth, rows, category_ids, scores, keypoints, xywh, area)
 
 
@@ -218,11 +227,14 @@ def _result_boxes(
     section: str,
     *,
     first_has_bbox: bool | None = None,
+    extents: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """xywh boxes and areas of keypoint results, as pycocotools' ``loadRes``.
 
     The first record decides: a non-empty ``bbox`` there means every record's ``bbox`` with
     area ``w * h``; else the extent of each result's keypoints (all K, zeros included).
+    ``extents``: the (N, 4) ``[min x, min y, max x, max y]`` of the keypoints when the
+    scanner took them (else NumPy takes them here).
     """
     n = len(keypoints)
     if first_has_bbox is None:
@@ -232,8 +244,11 @@ def _result_boxes(
         return xywh, xywh[:, 2] * xywh[:, 3]
     if n == 0 or keypoints.shape[1] == 0:
         return np.zeros((n, 4)), np.zeros(n)
-    x, y = keypoints[:, :, 0], keypoints[:, :, 1]
-    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
+    if extents is None:
+        x, y = keypoints[:, :, 0], keypoints[:, :, 1]
+        x0, y0, x1, y1 = x.min(axis=1), y.min(axis=1), x.max(axis=1), y.max(axis=1)
+    else:
+        x0, y0, x1, y1 = extents[:, 0], extents[:, 1], extents[:, 2], extents[:, 3]
     return np.stack([x0, y0, x1 - x0, y1 - y0], axis=1), (x1 - x0) * (y1 - y0)
 
 
@@ -370,12 +385,14 @@ def _keypoint_results(
     k = None if gt_k is None or gt_k.shape[1] == 0 else int(gt_k.shape[1])
     if isinstance(source, str | os.PathLike):
         label = os.fspath(source)
-        raw = _read(label)
         if k is not None:
-            scanned = _scan_file(raw, k, label, ground_truth)
-            if scanned is not None:
-                return scanned
-        data: Any = _parse(raw, label)
+            mapped = map_bytes(label, limit=_MAX_JSON_BYTES)  # no copy of a large file
+            if mapped is not None:
+                with mapped:
+                    scanned = _scan_file(mapped, k, label, ground_truth)
+                if scanned is not None:
+                    return scanned
+        data: Any = _parse(_read(label), label)
     else:
         data, label = source, "results"
     section = "results"
