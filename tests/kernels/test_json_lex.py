@@ -64,6 +64,7 @@ def _scan_keypoints(data: bytes, k: int = 1) -> tuple[int, int, np.ndarray]:
     code, n, _ = keypoint_json.scan_keypoint_results(
         np.frombuffer(data, np.uint8), 3 * k, np.zeros(cap, np.int64), np.zeros(cap, np.int64),
         np.zeros(cap), flat, np.zeros(4 * cap), np.zeros(cap, np.uint8), np.zeros(4 * cap),
+        np.zeros(cap),
     )  # fmt: skip
     return int(code), int(n), flat[: n * 3 * k]
 

@@ -93,10 +93,10 @@ cdef inline double _slow_number(const uint8_t[::1] buf, Py_ssize_t start, Py_ssi
     return value
 
 
-cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
-                                  LexNumber* out) noexcept:
-    # the number at i, converted; LEX_INVALID when no number starts at i (the character
-    # after the number is the caller's to check), LEX_UNSUPPORTED when it overflows
+cdef inline Py_ssize_t _lex_long_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                        LexNumber* out) noexcept:
+    # lex_number for a number of more than 19 digits: the first 19 significant digits kept,
+    # whether a non-zero one was dropped noted
     cdef Py_ssize_t start = i
     cdef bint negative = False, fast
     cdef uint64_t mantissa = 0
@@ -161,6 +161,104 @@ cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
         return i
     fast = not dropped and mantissa <= (<uint64_t>1 << 53) and -22 <= exponent <= 22
     if fast:
+        value = <double>mantissa
+        if exponent > 0:
+            value = value * LEX_POW10[exponent]
+        elif exponent < 0:
+            value = value / LEX_POW10[-exponent]
+        out.value = -value if negative else value
+        return i
+    value = _slow_number(buf, start, i, &ok)
+    if not ok or isinf(value):
+        return LEX_UNSUPPORTED  # orjson refuses a number that overflows; json gives inf
+    out.value = value
+    return i
+
+
+cdef inline Py_ssize_t _digits(const uint8_t* p, Py_ssize_t i, Py_ssize_t n, bint bounded,
+                               uint64_t* acc) noexcept nogil:
+    # the end of the run of digits at p[i]; acc = 10 acc + digit for each (modulo 2**64: the
+    # caller uses acc only for at most 19 digits). bounded: p[n - 1] is not a digit, so no
+    # run reaches n and the loop needs no index check
+    cdef uint64_t m = acc[0]
+    cdef unsigned int d
+    if bounded:
+        while True:
+            d = <unsigned int>p[i] - 48
+            if d > 9:
+                break
+            m = m * 10 + d
+            i += 1
+    else:
+        while i < n:
+            d = <unsigned int>p[i] - 48
+            if d > 9:
+                break
+            m = m * 10 + d
+            i += 1
+    acc[0] = m
+    return i
+
+
+cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                  LexNumber* out) noexcept:
+    # the number at i, converted; LEX_INVALID when no number starts at i (the character
+    # after the number is the caller's to check), LEX_UNSUPPORTED when it overflows
+    cdef const uint8_t* p = &buf[0]
+    cdef bint bounded = not is_digit(p[n - 1]) if n > 0 else False
+    cdef Py_ssize_t start = i, first
+    cdef bint negative = False
+    cdef uint64_t mantissa = 0
+    cdef Py_ssize_t digits  # integer and fraction digits, leading zeros included
+    cdef long exponent = 0, exp_value = 0
+    cdef bint exp_negative = False
+    cdef uint8_t c
+    cdef double value
+    cdef bint ok
+    out.integer = True
+    if i < n and p[i] == 45:  # '-'
+        negative = True
+        i += 1
+    if i >= n:
+        return LEX_INVALID
+    c = p[i]
+    first = i
+    if c == 48:  # '0': no more integer digits may follow
+        i += 1
+    elif 49 <= c <= 57:
+        i = _digits(p, i, n, bounded, &mantissa)
+    else:
+        return LEX_INVALID
+    digits = i - first
+    if i < n and p[i] == 46:  # '.'
+        out.integer = False
+        i += 1
+        first = i
+        i = _digits(p, i, n, bounded, &mantissa)
+        if i == first:
+            return LEX_INVALID
+        exponent = first - i
+        digits += i - first
+    if digits > 19:  # the mantissa wrapped: the careful path
+        return _lex_long_number(buf, start, n, out)
+    if i < n and (p[i] == 101 or p[i] == 69):  # 'e' 'E'
+        out.integer = False
+        i += 1
+        if i < n and (p[i] == 43 or p[i] == 45):
+            exp_negative = p[i] == 45
+            i += 1
+        if i >= n or not is_digit(p[i]):
+            return LEX_INVALID
+        while i < n and is_digit(p[i]):
+            if exp_value < 100000:
+                exp_value = exp_value * 10 + (p[i] - 48)
+            i += 1
+        exponent += -exp_value if exp_negative else exp_value
+    if mantissa == 0:
+        # float("-0.0") is -0.0; an integer -0 is int 0, which becomes +0.0
+        out.value = -0.0 if negative and not out.integer else 0.0
+        return i
+    if mantissa <= (<uint64_t>1 << 53) and -22 <= exponent <= 22:  # Clinger's fast path
         value = <double>mantissa
         if exponent > 0:
             value = value * LEX_POW10[exponent]

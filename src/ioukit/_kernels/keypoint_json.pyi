@@ -17,5 +17,6 @@ def scan_keypoint_results(
     keypoints: np.ndarray,
     bbox: np.ndarray,
     bbox_count: np.ndarray,
-    extents: np.ndarray,
+    extent_boxes: np.ndarray,
+    extent_areas: np.ndarray,
 ) -> tuple[int, int, bool]: ...

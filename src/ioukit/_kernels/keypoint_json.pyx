@@ -11,10 +11,13 @@ JSON parser, which decides and gives the precise error message.
 
 Numbers are converted exactly as Python's ``float`` does (see ``_json_lex.pxd``).
 
-Each record's keypoint extent (smallest and largest x and y over its K keypoints, as
-``keypoints[:, :, 0].min(axis=1)`` etc. give them) is taken on the way, from the values just
-written; the scanner says whether any x or y is ``-0.0``, where the sign of a zero extent
-would depend on the order of the comparisons (the caller then takes NumPy's).
+Each record's box as pycocotools' ``loadRes`` makes it from the keypoints' extent when the
+results have no ``bbox`` (``[x0, y0, x1 - x0, y1 - y0]`` and area ``(x1 - x0) * (y1 - y0)``,
+x0 the smallest x over the K keypoints...) is taken on the way, from the values just
+written. Its twin is ``coco_keypoints._result_boxes`` (NumPy): the same IEEE operations
+(no FMA: ``-ffp-contract=off``), and the same smallest and largest values, except that
+between ``-0.0`` and ``+0.0`` the one kept depends on the order of the comparisons: the
+scanner says whether any x or y is ``-0.0`` (the caller then lets NumPy decide).
 
 The plain-Python twin is the general parser (``orjson``/``json``): the tests compare both.
 """
@@ -102,9 +105,10 @@ cdef Py_ssize_t _numbers(
         return value_or_unsupported(buf, i, n)
 
 
-cdef void _extent(const double* values, Py_ssize_t num_values, double* out,
-                  bint* negative_zero) noexcept nogil:
-    # out = [min x, min y, max x, max y] of the triples (x, y, v) in values[:num_values]
+cdef void _extent_box(const double* values, Py_ssize_t num_values, double* box, double* area,
+                      bint* negative_zero) noexcept nogil:
+    # box = [x0, y0, x1 - x0, y1 - y0], area = (x1 - x0) * (y1 - y0): x0, x1 the smallest and
+    # largest x of the triples (x, y, v) in values[:num_values], y0, y1 those of y
     cdef Py_ssize_t t
     cdef double x, y
     cdef double x0 = values[0], y0 = values[1], x1 = values[0], y1 = values[1]
@@ -121,10 +125,11 @@ cdef void _extent(const double* values, Py_ssize_t num_values, double* out,
             y1 = y
         if (x == 0.0 and signbit(x)) or (y == 0.0 and signbit(y)):
             negative_zero[0] = True
-    out[0] = x0
-    out[1] = y0
-    out[2] = x1
-    out[3] = y1
+    box[0] = x0
+    box[1] = y0
+    box[2] = x1 - x0
+    box[3] = y1 - y0
+    area[0] = (x1 - x0) * (y1 - y0)
 
 
 cdef int _scan(
@@ -136,7 +141,8 @@ cdef int _scan(
     double[::1] keypoints,
     double[::1] bbox,
     uint8_t[::1] bbox_count,
-    double[::1] extents,
+    double[::1] extent_boxes,
+    double[::1] extent_areas,
     Py_ssize_t* records,
     bint* negative_zero,
 ) noexcept:
@@ -201,8 +207,8 @@ cdef int _scan(
                 if end < 0:
                     return _code(end)
                 if num_values:
-                    _extent(&keypoints[record * num_values], num_values, &extents[4 * record],
-                            negative_zero)
+                    _extent_box(&keypoints[record * num_values], num_values,
+                                &extent_boxes[4 * record], &extent_areas[record], negative_zero)
                 seen |= 1 << field
             elif field == _BBOX:
                 end = _numbers(buf, i, n, bbox, 4 * record, 4, &count)
@@ -245,20 +251,22 @@ def scan_keypoint_results(
     double[::1] keypoints,
     double[::1] bbox,
     uint8_t[::1] bbox_count,
-    double[::1] extents,
+    double[::1] extent_boxes,
+    double[::1] extent_areas,
 ):
     """Scan a results file; returns ``(code, records, negative_zero)``.
 
     ``num_values`` is 3 K: every record's ``keypoints`` must have exactly that many. The
     keypoints of record ``r`` land in ``keypoints[r * num_values:]``, its box in
-    ``bbox[4 r:]`` with ``bbox_count[r]`` its length (0 when absent or empty), the extent of
-    its keypoints ``[min x, min y, max x, max y]`` in ``extents[4 r:]`` (when K > 0).
+    ``bbox[4 r:]`` with ``bbox_count[r]`` its length (0 when absent or empty), the box of
+    its keypoints' extent ``[x0, y0, x1 - x0, y1 - y0]`` in ``extent_boxes[4 r:]`` and its
+    area in ``extent_areas[r]`` (when K > 0).
     ``code`` is OK, INVALID (not JSON: the strict parser refuses the file too) or another
     reason to let the general parser read the file. ``negative_zero``: some keypoint x or y
-    is ``-0.0`` (the extents' zeros may then have another sign than NumPy's).
+    is ``-0.0`` (the extent boxes' zeros may then have another sign than NumPy's).
     """
     cdef Py_ssize_t records = 0
     cdef bint negative_zero = False
     cdef int code = _scan(buf, num_values, image_ids, category_ids, scores, keypoints, bbox,
-                          bbox_count, extents, &records, &negative_zero)
+                          bbox_count, extent_boxes, extent_areas, &records, &negative_zero)
     return code, records, negative_zero

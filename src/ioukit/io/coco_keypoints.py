@@ -194,10 +194,12 @@ def _scan_file(
     flat = np.empty(capacity * 3 * k, dtype=np.float64)
     bbox = np.empty(capacity * 4, dtype=np.float64)
     bbox_count = np.empty(capacity, dtype=np.uint8)
-    extents = np.empty(capacity * 4, dtype=np.float64)
+    extent_boxes = np.empty(capacity * 4, dtype=np.float64)
+    extent_areas = np.empty(capacity, dtype=np.float64)
     code, n, negative_zero = scan_keypoint_results(
-        buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count, extents
-    )
+        buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count, extent_boxes,
+        extent_areas,
+    )  # fmt: skip
     del buf  # no view of a memory map outlives the scan: the caller closes it
     if code != OK:
         return None
@@ -212,11 +214,10 @@ def _scan_file(
         xywh = bbox[: 4 * n].reshape(n, 4)
         _check_boxes(xywh, label, "results")
         area = xywh[:, 2] * xywh[:, 3]
-    else:
-        xywh, area = _result_boxes(
-            [], keypoints, label, "results", first_has_bbox=False,
-            extents=None if negative_zero else extents[: 4 * n].reshape(n, 4),
-        )  # fmt: skip
+    elif negative_zero:  # which of -0.0 and +0.0 is the extent: NumPy's choice
+        xywh, area = _result_boxes([], keypoints, label, "results", first_has_bbox=False)
+    else:  # the scanner's, computed as _result_boxes computes them
+        xywh, area = extent_boxes[: 4 * n].reshape(n, 4), extent_areas[:n]
     return _results_dataset(ground_truth, rows, category_ids, scores, keypoints, xywh, area)
 
 
@@ -227,14 +228,12 @@ def _result_boxes(
     section: str,
     *,
     first_has_bbox: bool | None = None,
-    extents: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """xywh boxes and areas of keypoint results, as pycocotools' ``loadRes``.
 
     The first record decides: a non-empty ``bbox`` there means every record's ``bbox`` with
     area ``w * h``; else the extent of each result's keypoints (all K, zeros included).
-    ``extents``: the (N, 4) ``[min x, min y, max x, max y]`` of the keypoints when the
-    scanner took them (else NumPy takes them here).
+    The compiled twin of the extent boxes is in ``_kernels/keypoint_json.pyx``.
     """
     n = len(keypoints)
     if first_has_bbox is None:
@@ -244,11 +243,8 @@ def _result_boxes(
         return xywh, xywh[:, 2] * xywh[:, 3]
     if n == 0 or keypoints.shape[1] == 0:
         return np.zeros((n, 4)), np.zeros(n)
-    if extents is None:
-        x, y = keypoints[:, :, 0], keypoints[:, :, 1]
-        x0, y0, x1, y1 = x.min(axis=1), y.min(axis=1), x.max(axis=1), y.max(axis=1)
-    else:
-        x0, y0, x1, y1 = extents[:, 0], extents[:, 1], extents[:, 2], extents[:, 3]
+    x, y = keypoints[:, :, 0], keypoints[:, :, 1]
+    x0, x1, y0, y1 = x.min(axis=1), x.max(axis=1), y.min(axis=1), y.max(axis=1)
     return np.stack([x0, y0, x1 - x0, y1 - y0], axis=1), (x1 - x0) * (y1 - y0)
 
 
