@@ -282,6 +282,22 @@ def _xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
     return out
 
 
+def _dense_rows(table_ids: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+    """Row of each id by a lookup table over the table's id range (0 for an unknown id); None
+    when that range is larger than the ids to look up, or the table's ids repeat (the
+    caller's sorted search then finds the same rows)."""
+    lo, hi = int(table_ids.min()), int(table_ids.max())
+    if hi - lo > len(ids) + 1024:
+        return None
+    table = np.full(hi - lo + 1, -1, dtype=np.int64)
+    table[table_ids - lo] = np.arange(len(table_ids))
+    if np.count_nonzero(table >= 0) != len(table_ids):
+        return None  # repeated ids: the first row is the sorted search's
+    inside = (ids >= lo) & (ids <= hi)
+    rows = table[np.where(inside, ids - lo, 0)]
+    return np.where(rows >= 0, rows, 0)
+
+
 def _rows_of(
     table_ids: np.ndarray,
     ids: np.ndarray,
@@ -296,9 +312,11 @@ def _rows_of(
         if len(ids):
             raise DataFormatError(f"{label}: {section}[{offset}].{key}: {ids[0]} is not {what}")
         return np.zeros(0, dtype=np.int64)
-    sorter = np.argsort(table_ids, kind="stable")
-    pos = np.minimum(np.searchsorted(table_ids, ids, sorter=sorter), len(table_ids) - 1)
-    rows = sorter[pos]
+    rows = _dense_rows(table_ids, ids)
+    if rows is None:
+        sorter = np.argsort(table_ids, kind="stable")
+        pos = np.minimum(np.searchsorted(table_ids, ids, sorter=sorter), len(table_ids) - 1)
+        rows = sorter[pos]
     bad = table_ids[rows] != ids
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
