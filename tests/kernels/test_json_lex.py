@@ -61,10 +61,10 @@ def _scan(data: bytes) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np
 def _scan_keypoints(data: bytes, k: int = 1) -> tuple[int, int, np.ndarray]:
     cap = max(data.count(b"{"), 1)
     flat = np.zeros(cap * 3 * k)
-    code, n, _ = keypoint_json.scan_keypoint_results(
+    code, n = keypoint_json.scan_keypoint_results(
         np.frombuffer(data, np.uint8), 3 * k, np.zeros(cap, np.int64), np.zeros(cap, np.int64),
         np.zeros(cap), flat, np.zeros(4 * cap), np.zeros(cap, np.uint8), np.zeros(4 * cap),
-        np.zeros(cap),
+        np.zeros(cap), np.zeros(cap, np.uint8),
     )  # fmt: skip
     return int(code), int(n), flat[: n * 3 * k]
 

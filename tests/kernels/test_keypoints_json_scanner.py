@@ -136,3 +136,24 @@ def test_an_error_after_the_scan_closes_the_map(tmp_path: Path) -> None:
     path.write_text("")  # an empty file is not mapped: read_bytes and the parser decide
     with pytest.raises(DataFormatError, match="not valid JSON"):
         read_coco_keypoint_results(path, gt)
+
+
+def test_signed_zeros_in_many_records_equal_numpy_bitwise(tmp_path: Path) -> None:
+    """Records with a -0.0 get NumPy's extent (taken on those rows alone), the others the
+    scanner's: together bit for bit what NumPy gives on the whole array."""
+    gt_dict, records = make_keypoint_set(40, seed=9, num_keypoints=5)
+    gt = read_coco_keypoints(gt_dict)
+    rng = np.random.default_rng(9)
+    choices = ["0.0", "-0.0", "0", "1.5", "-2.25", "-0.0"]
+    texts = []
+    for r in records:
+        r.pop("bbox", None)
+        kp = [str(rng.choice(choices)) if (i % 3 != 2) else "1" for i in range(15)]
+        head = {k: r[k] for k in ("image_id", "category_id", "score")}
+        texts.append(json.dumps(head)[:-1] + ', "keypoints": [' + ", ".join(kp) + "]}")
+    text = "[" + ", ".join(texts) + "]"
+    path = tmp_path / "res.json"
+    path.write_text(text)
+    scanned, general = _both(path, json.loads(text), gt)
+    assert np.signbit(scanned.boxes[:, :2]).any()  # some -0.0 extents made it through
+    _assert_bitwise(scanned, general)

@@ -19,4 +19,5 @@ def scan_keypoint_results(
     bbox_count: np.ndarray,
     extent_boxes: np.ndarray,
     extent_areas: np.ndarray,
-) -> tuple[int, int, bool]: ...
+    negative_zero: np.ndarray,
+) -> tuple[int, int]: ...

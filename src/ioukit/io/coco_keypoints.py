@@ -210,9 +210,10 @@ def _scan_file(
     bbox_count = np.empty(capacity, dtype=np.uint8)
     extent_boxes = _fresh_floats(capacity * 4)
     extent_areas = np.empty(capacity, dtype=np.float64)
-    code, n, negative_zero = scan_keypoint_results(
+    negative_zero = np.empty(capacity, dtype=np.uint8)
+    code, n = scan_keypoint_results(
         buf, 3 * k, image_ids, category_ids, scores, flat, bbox, bbox_count, extent_boxes,
-        extent_areas,
+        extent_areas, negative_zero,
     )  # fmt: skip
     del buf  # no view of a memory map outlives the scan: the caller closes it
     if code != OK:
@@ -228,10 +229,13 @@ def _scan_file(
         xywh = bbox[: 4 * n].reshape(n, 4)
         _check_boxes(xywh, label, "results")
         area = xywh[:, 2] * xywh[:, 3]
-    elif negative_zero:  # which of -0.0 and +0.0 is the extent: NumPy's choice
-        xywh, area = _result_boxes([], keypoints, label, "results", first_has_bbox=False)
     else:  # the scanner's, computed as _result_boxes computes them
         xywh, area = extent_boxes[: 4 * n].reshape(n, 4), extent_areas[:n]
+        signed = np.flatnonzero(negative_zero[:n])
+        if len(signed):  # which of -0.0 and +0.0 is a zero extent: NumPy's choice
+            xywh[signed], area[signed] = _result_boxes(
+                [], keypoints[signed], label, "results", first_has_bbox=False
+            )
     return _results_dataset(ground_truth, rows, category_ids, scores, keypoints, xywh, area)
 
 
