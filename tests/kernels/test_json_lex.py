@@ -309,3 +309,23 @@ def test_pow10_table_is_truncated_exactly() -> None:
             d = 10**-q
             v = (1 << (127 + d.bit_length())) // d  # floor: truncated
         assert (int(high, 16) << 64) | int(low, 16) == v, q
+
+
+def test_errors_after_a_scan_of_a_mapped_file(tmp_path: Any) -> None:
+    """The scanners read a memory map of the file; an error found after the scan (an unknown
+    id, a bad box) is the one raised (the map is closed, no view of it is left)."""
+    from ioukit.errors import DataFormatError
+    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+
+    gt = read_coco_ground_truth(
+        {"images": [{"id": 1}], "annotations": [], "categories": [{"id": 1}]}
+    )
+    path = tmp_path / "r.json"
+    path.write_bytes(b'[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 0.5}]')
+    assert read_coco_results(path, gt).boxes.tolist() == [[1.0, 1.0, 3.0, 3.0]]
+    path.write_bytes(b'[{"image_id": 7, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 0.5}]')
+    with pytest.raises(DataFormatError, match=r"results\[0\]\.image_id: 7 is not"):
+        read_coco_results(path, gt)
+    path.write_bytes(b'[{"image_id": 1, "category_id": 1, "bbox": [1, 1, -2, 2], "score": 1}]')
+    with pytest.raises(DataFormatError, match=r"results\[0\]\.bbox"):
+        read_coco_results(path, gt)

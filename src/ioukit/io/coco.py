@@ -20,12 +20,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from operator import itemgetter, methodcaller
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, ParameterError
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = [
     "check_segmentations",
@@ -667,7 +670,7 @@ def _check_result_columns(
     return rows
 
 
-def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
+def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _Columns | None:
     """Columns of a results file by the compiled scanner; None when it leaves the file to the
     strict parser (which then accepts it, or refuses it with its own message: the scanner
     accepts exactly what the strict parser accepts)."""
@@ -676,12 +679,13 @@ def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | Non
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 57 bytes ({"image_id":1,"category_id":1,"bbox":[1,1,1,1],
     # "score":1}): an upper bound on their count without a pass over the bytes
-    capacity = len(data) // 57 + 1
+    capacity = len(buf) // 57 + 1
     image_ids = np.empty(capacity, dtype=np.int64)
     category_ids = np.empty(capacity, dtype=np.int64)
     xywh = np.empty((capacity, 4), dtype=np.float64)
     scores = np.empty(capacity, dtype=np.float64)
     code, n = scan_results(buf, image_ids, category_ids, xywh, scores)
+    del buf  # no view of a memory map outlives the scan: the caller closes it
     if code != OK:
         return None
     xywh, scores = xywh[:n], scores[:n]
@@ -937,13 +941,18 @@ def read_coco_results(
     keep_segmentation = keep_segmentation or segm
     section = "results"
     if isinstance(source, str | os.PathLike):
+        from ioukit.io._text import map_bytes
+
         label = os.fspath(source)
-        raw = _read(label)
-        scanned = None if keep_segmentation else _scan_file(raw, label, ground_truth)
+        scanned = None
+        mapped = None if keep_segmentation else map_bytes(label, limit=_MAX_JSON_BYTES)
+        if mapped is not None:  # no copy of a large file for the scanner
+            with mapped:
+                scanned = _scan_file(mapped, label, ground_truth)
         parts = (
             [scanned]
             if scanned is not None
-            else _result_parts(raw, label, ground_truth, keep_segmentation, segm)
+            else _result_parts(_read(label), label, ground_truth, keep_segmentation, segm)
         )
     else:
         label = "results"

@@ -30,7 +30,6 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
-from ioukit.io._text import map_bytes
 from ioukit.io.coco import (
     _MAX_JSON_BYTES,
     _NUMBER_TYPES,
@@ -398,6 +397,8 @@ def _keypoint_results(
     gt_k = getattr(ground_truth, "keypoints", None)
     k = None if gt_k is None or gt_k.shape[1] == 0 else int(gt_k.shape[1])
     if isinstance(source, str | os.PathLike):
+        from ioukit.io._text import map_bytes
+
         label = os.fspath(source)
         if k is not None:
             mapped = map_bytes(label, limit=_MAX_JSON_BYTES)  # no copy of a large file
