@@ -1,4 +1,5 @@
-"""The compiled rows of numbers (``number_rows.fill_rows``) equal the general path, or step aside.
+"""The compiled rows and columns of numbers (``number_rows``) equal the general path, or step
+aside.
 
 Its twin is the general path of the readers (``_only_types`` + ``np.fromiter``, then the
 record-by-record checks): every input is read with the kernel and with the kernel switched off,
@@ -39,6 +40,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, fn: Callable[[], Any]) -> tuple[Any, 
     with monkeypatch.context() as m:
         m.setattr(coco, "_number_rows", lambda *args: None)
         m.setattr(coco_keypoints, "_number_rows", lambda *args: None)
+        m.setattr(coco, "_number_column", lambda *args: None)
         general = _outcome(fn)
     return compiled, general
 
@@ -128,3 +130,37 @@ def test_the_kernel_steps_aside() -> None:
     ):
         assert fill_rows(records, "k", out) == FALLBACK
     assert fill_rows([{"k": []}], "k", np.zeros((1, 0))) == OK
+
+
+@pytest.mark.parametrize(
+    "value", [*_VALUES, 2**63 - 1, -(2**63), 2**63, _Float(1.25), _Int(3)], ids=repr
+)
+@pytest.mark.parametrize("default", [None, 0, -1.0, float("nan")], ids=repr)
+def test_number_columns(monkeypatch: pytest.MonkeyPatch, value: Any, default: Any) -> None:
+    records: list[Any] = [{"v": 1, "w": 2.5}, {"v": value, "w": value}, {"w": 3}]
+    for key in ("v", "w"):
+        compiled, general = _both(
+            monkeypatch,
+            lambda key=key: coco._float_column(records, "f.json", "annotations", key, default),
+        )
+        _same(compiled, general)
+        if default is None:
+            compiled, general = _both(
+                monkeypatch,
+                lambda key=key: coco._int_column(records[:2], "f.json", "results", key),
+            )
+            _same(compiled, general)
+
+
+def test_the_column_kernels_step_aside() -> None:
+    from ioukit._kernels.number_rows import fill_floats, fill_integers
+
+    out, ints = np.zeros(2), np.zeros(2, np.int64)
+    assert fill_floats([{"k": 1}, {}], "k", 0.5, out) == OK and out.tolist() == [1.0, 0.5]
+    assert fill_floats([{"k": 1}, {}], "k", None, out) == FALLBACK
+    assert fill_floats([{"k": 1}, {"k": None}], "k", 0.5, out) == FALLBACK
+    assert fill_integers([{"k": 1}, {"k": -(2**63)}], "k", ints) == OK
+    assert ints.tolist() == [1, -(2**63)]
+    for bad in (2**63, 1.0, True, np.int64(1), None):
+        assert fill_integers([{"k": 1}, {"k": bad}], "k", ints) == FALLBACK
+    assert fill_integers([{"k": 1}], "k", ints) == FALLBACK  # another count of records

@@ -202,6 +202,26 @@ def _number_rows(records: Sequence[Any], key: str, width: int) -> np.ndarray | N
     return out if fill_rows(records, key, out) == OK else None
 
 
+def _number_column(
+    records: Sequence[Any], key: str, default: float | None, dtype: type
+) -> np.ndarray | None:
+    """``records[r][key]`` (``default`` where missing, unless None) as float64 or int64, by
+    one compiled pass; None unless every record is a ``dict`` with a Python int or float there
+    (an int that fits an int64 for ``np.int64``).
+
+    Where it gives a column, ``np.fromiter`` gives the same values; where it gives None, the
+    caller's general path reads the records (and names a bad one).
+    """
+    from ioukit._kernels.number_rows import OK, fill_floats, fill_integers
+
+    if not isinstance(records, list | tuple) or not records:
+        return None
+    out: np.ndarray = np.empty(len(records), dtype=dtype)
+    if dtype is np.int64:
+        return out if fill_integers(records, key, out) == OK else None
+    return out if fill_floats(records, key, default, out) == OK else None
+
+
 _INTEGER_TYPES = (int, np.integer)
 _NUMBER_TYPES = (int, float, np.integer, np.floating)
 
@@ -209,6 +229,9 @@ _NUMBER_TYPES = (int, float, np.integer, np.floating)
 def _int_column(
     records: Sequence[Any], label: str, section: str, key: str, offset: int = 0
 ) -> np.ndarray:
+    column = _number_column(records, key, None, np.int64)
+    if column is not None:
+        return column
     try:
         values = list(map(itemgetter(key), records))
         if not _only_types(values, _INTEGER_TYPES):
@@ -227,6 +250,9 @@ def _float_column(
     default: float | None = None,
     offset: int = 0,
 ) -> np.ndarray:
+    column = _number_column(records, key, default, np.float64)
+    if column is not None:
+        return column
     try:
         if default is None:
             values = list(map(itemgetter(key), records))
