@@ -831,88 +831,6 @@ cdef inline double _slow_number(const uint8_t[::1] buf, Py_ssize_t start, Py_ssi
     return value
 
 
-cdef inline Py_ssize_t _lex_long_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
-                                        LexNumber* out) noexcept:
-    # lex_number for a number of more than 19 digits: the first 19 significant digits kept,
-    # whether a non-zero one was dropped noted
-    cdef Py_ssize_t start = i
-    cdef bint negative = False, fast
-    cdef uint64_t mantissa = 0
-    cdef int digits = 0  # significant digits kept in mantissa (at most 19)
-    cdef bint dropped = False  # a non-zero digit beyond the 19th
-    cdef long exponent = 0, exp_value = 0
-    cdef bint exp_negative = False
-    cdef uint8_t c
-    cdef double value
-    cdef bint ok
-    out.integer = True
-    if i < n and buf[i] == 45:  # '-'
-        negative = True
-        i += 1
-    if i >= n:
-        return LEX_INVALID
-    c = buf[i]
-    if c == 48:  # '0': no more integer digits may follow
-        i += 1
-    elif 49 <= c <= 57:
-        while i < n and is_digit(buf[i]):
-            if digits < 19:
-                mantissa = mantissa * 10 + (buf[i] - 48)
-                digits += 1
-            else:
-                exponent += 1
-                dropped = dropped or buf[i] != 48
-            i += 1
-    else:
-        return LEX_INVALID
-    if i < n and buf[i] == 46:  # '.'
-        out.integer = False
-        i += 1
-        if i >= n or not is_digit(buf[i]):
-            return LEX_INVALID
-        while i < n and is_digit(buf[i]):
-            if mantissa == 0 and buf[i] == 48:
-                exponent -= 1  # leading zeros of the fraction
-            elif digits < 19:
-                mantissa = mantissa * 10 + (buf[i] - 48)
-                digits += 1
-                exponent -= 1
-            else:
-                dropped = dropped or buf[i] != 48
-            i += 1
-    if i < n and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
-        out.integer = False
-        i += 1
-        if i < n and (buf[i] == 43 or buf[i] == 45):
-            exp_negative = buf[i] == 45
-            i += 1
-        if i >= n or not is_digit(buf[i]):
-            return LEX_INVALID
-        while i < n and is_digit(buf[i]):
-            if exp_value < 100000:
-                exp_value = exp_value * 10 + (buf[i] - 48)
-            i += 1
-        exponent += -exp_value if exp_negative else exp_value
-    if mantissa == 0 and not dropped:
-        # float("-0.0") is -0.0; an integer -0 is int 0, which becomes +0.0
-        out.value = -0.0 if negative and not out.integer else 0.0
-        return i
-    fast = not dropped and mantissa <= (<uint64_t>1 << 53) and -22 <= exponent <= 22
-    if fast:
-        value = <double>mantissa
-        if exponent > 0:
-            value = value * LEX_POW10[exponent]
-        elif exponent < 0:
-            value = value / LEX_POW10[-exponent]
-        out.value = -value if negative else value
-        return i
-    value = _slow_number(buf, start, i, &ok)
-    if not ok or isinf(value):
-        return LEX_UNSUPPORTED  # orjson refuses a number that overflows; json gives inf
-    out.value = value
-    return i
-
-
 cdef inline Py_ssize_t _digits(const uint8_t* p, Py_ssize_t i, Py_ssize_t n, bint bounded,
                                uint64_t* acc) noexcept nogil:
     # the end of the run of digits at p[i]; acc = 10 acc + digit for each (modulo 2**64: the
@@ -977,8 +895,6 @@ cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
             return LEX_INVALID
         exponent = first - i
         digits += i - first
-    if digits > 19:  # the mantissa wrapped: the careful path
-        return _lex_long_number(buf, start, n, out)
     if i < n and (p[i] == 101 or p[i] == 69):  # 'e' 'E'
         out.integer = False
         i += 1
@@ -992,20 +908,21 @@ cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
                 exp_value = exp_value * 10 + (p[i] - 48)
             i += 1
         exponent += -exp_value if exp_negative else exp_value
-    if mantissa == 0:
-        # float("-0.0") is -0.0; an integer -0 is int 0, which becomes +0.0
-        out.value = -0.0 if negative and not out.integer else 0.0
-        return i
-    if mantissa <= (<uint64_t>1 << 53) and -22 <= exponent <= 22:  # Clinger's fast path
-        value = <double>mantissa
-        if exponent > 0:
-            value = value * LEX_POW10[exponent]
-        elif exponent < 0:
-            value = value / LEX_POW10[-exponent]
-        out.value = -value if negative else value
-        return i
-    if eisel_lemire(mantissa, exponent, negative, &out.value):
-        return i
+    if digits <= 19:  # the mantissa is exact (more digits wrapped it: float() decides)
+        if mantissa == 0:
+            # float("-0.0") is -0.0; an integer -0 is int 0, which becomes +0.0
+            out.value = -0.0 if negative and not out.integer else 0.0
+            return i
+        if mantissa <= (<uint64_t>1 << 53) and -22 <= exponent <= 22:  # Clinger's fast path
+            value = <double>mantissa
+            if exponent > 0:
+                value = value * LEX_POW10[exponent]
+            elif exponent < 0:
+                value = value / LEX_POW10[-exponent]
+            out.value = -value if negative else value
+            return i
+        if eisel_lemire(mantissa, exponent, negative, &out.value):
+            return i
     value = _slow_number(buf, start, i, &ok)
     if not ok or isinf(value):
         return LEX_UNSUPPORTED  # orjson refuses a number that overflows; json gives inf
