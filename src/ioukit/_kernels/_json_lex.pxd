@@ -733,7 +733,11 @@ cdef extern from *:
     #endif
     }
 
-    /* 1 and *out = man * 10**q correctly rounded when the product decides it; else 0 */
+    /* 1 and *out = man * 10**q correctly rounded when the product decides it; else 0.
+       Kept out of line: the lexer's common path stays small */
+    #if defined(__GNUC__) || defined(__clang__)
+    __attribute__((noinline))
+    #endif
     static int ioukit_eisel_lemire(uint64_t man, long q, int negative, double* out) {
         uint64_t x_hi, x_lo, y_hi, y_lo, merged_hi, merged_lo, mantissa, exp2, bits, msb;
         const uint64_t* power;
