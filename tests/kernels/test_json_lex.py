@@ -63,7 +63,8 @@ def _scan_keypoints(data: bytes, k: int = 1) -> tuple[int, int, np.ndarray]:
     flat = np.zeros(cap * 3 * k)
     code, n = keypoint_json.scan_keypoint_results(
         np.frombuffer(data, np.uint8), 3 * k, np.zeros(cap, np.int64), np.zeros(cap, np.int64),
-        np.zeros(cap), flat, np.zeros(4 * cap), np.zeros(cap, np.uint8),
+        np.zeros(cap), flat, np.zeros(4 * cap), np.zeros(cap, np.uint8), np.zeros(4 * cap),
+        np.zeros(cap), np.zeros(cap, np.uint8),
     )  # fmt: skip
     return int(code), int(n), flat[: n * 3 * k]
 
@@ -223,3 +224,111 @@ def test_the_smallest_records_fit_the_capacity() -> None:
         for count in (1, 2, 1000):
             data = b"[" + b",".join([record] * count) + b"]"
             assert coco_keypoints._scan_file(data, k, "r.json", kp_gt) is not None
+
+
+def _scan_numbers(texts: list[str]) -> np.ndarray:
+    """The numbers ``texts`` as the keypoint scanner converts them (one record, K = len / 3)."""
+    texts = texts + ["0"] * (-len(texts) % 3)
+    data = (
+        '[{"image_id": 1, "category_id": 1, "score": 1, "keypoints": [' + ", ".join(texts) + "]}]"
+    ).encode()
+    code, n, flat = _scan_keypoints(data, k=len(texts) // 3)
+    assert code == keypoint_json.OK and n == 1
+    return flat
+
+
+# halfway cases, the edges of the subnormal and normal ranges, the largest double, the
+# numbers Clinger's fast path, Eisel-Lemire and PyOS_string_to_double share between them
+_HARD_NUMBERS = [
+    "9007199254740993", "9007199254740992", "9007199254740994", "9007199254740995",
+    "0.1", "0.3", "0.30000000000000004", "1.0000000000000002", "1e23", "1e22", "1e-22",
+    "2.2250738585072011e-308", "2.2250738585072014e-308", "2.225073858507201e-308",
+    "4.9406564584124654e-324", "5e-324", "2.4703282292062327e-324", "2.4703282292062328e-324",
+    "1e-342", "1e-343", "8.98846567431158e307", "1.7976931348623157e308",
+    "1.7976931348623158e308", "9.999999999999999e307", "1e308", "18446744073709551615",
+    "1844674407370955161", "7.2057594037927933e16", "123456789012345678e-5",
+    "3.4028234663852886e38", "1.5e-45", "398.6570739746094", "0.7951935655656966",
+    "9999999999999999999", "9999999999999999999e-20", "1000000000000000000e-18",
+    "4503599627370497.5", "2.0000000000000004", "5.0000000000000011e-1",
+    # more than 19 digits (float() converts them): 2**64 wraps a 64-bit significand to 0
+    "18446744073709551616", "36893488147419103232e-1", "0.000000000000000000000000",
+    "100000000000000000000000000000e-10", "0e99999999", "1e-99999999", "0.1000000000000000000001",
+]  # fmt: skip
+
+
+def test_hard_numbers_convert_as_float() -> None:
+    texts = _HARD_NUMBERS + ["-" + t for t in _HARD_NUMBERS]
+    got = _scan_numbers(texts)[: len(texts)]
+    want = np.array([float(t) for t in texts])
+    assert got.tobytes() == want.tobytes()
+
+
+def _random_number(rng: Any) -> str:
+    kind = rng.randrange(6)
+    if kind == 0:  # 17 significant digits, any exponent
+        return f"{rng.randrange(10**16, 10**17)}e{rng.randrange(-345, 290)}"
+    if kind == 1:  # 1 to 19 digits, any exponent
+        return f"{rng.randrange(1, 10 ** rng.randrange(1, 20))}e{rng.randrange(-345, 290)}"
+    if kind == 2:  # odd integers above 2**53: halfway cases between doubles
+        return f"{(rng.randrange(2**53, 10**19) | 1)}e{rng.randrange(-30, 30)}"
+    if kind == 3:  # shortest repr of a random double
+        x = np.frombuffer(rng.getrandbits(64).to_bytes(8, "little"), np.float64)[0]
+        return repr(abs(float(x))) if np.isfinite(x) else "1.5"
+    if kind == 4:  # long mantissas with leading zeros in the fraction
+        zeros = "0" * rng.randrange(0, 12)
+        return f"{rng.randrange(0, 10**9)}.{zeros}{rng.randrange(1, 10 ** rng.randrange(1, 20))}"
+    return f"{rng.randrange(1, 10**19)}e{rng.randrange(-345, -300)}"  # subnormal
+
+
+def test_random_numbers_convert_as_float() -> None:
+    import random
+
+    rng = random.Random(20261130)
+    texts = [_random_number(rng) for _ in range(30000)]
+    texts = [("-" if rng.random() < 0.3 else "") + t for t in texts if np.isfinite(float(t))]
+    got = _scan_numbers(texts)[: len(texts)]
+    want = np.array([float(t) for t in texts])
+    bad = np.flatnonzero(got.view(np.uint64) != want.view(np.uint64))
+    assert not len(bad), [texts[i] for i in bad[:5]]
+
+
+def test_pow10_table_is_truncated_exactly() -> None:
+    """Eisel-Lemire's 128-bit powers of ten (a literal in _json_lex.pxd) equal Python's."""
+    import re
+    from pathlib import Path
+
+    import ioukit._kernels
+
+    text = (Path(ioukit._kernels.__file__).parent / "_json_lex.pxd").read_text()
+    rows = re.findall(r"\{0x([0-9A-F]{16})u, 0x([0-9A-F]{16})u\},  /\* 1e(-?\d+) \*/", text)
+    assert [int(q) for _, _, q in rows] == list(range(-342, 309))
+    for high, low, q_text in rows:
+        q = int(q_text)
+        if q >= 0:
+            v = 10**q
+            shift = v.bit_length() - 128
+            v = v >> shift if shift > 0 else v << -shift
+        else:
+            d = 10**-q
+            v = (1 << (127 + d.bit_length())) // d  # floor: truncated
+        assert (int(high, 16) << 64) | int(low, 16) == v, q
+
+
+def test_errors_after_a_scan_of_a_mapped_file(tmp_path: Any) -> None:
+    """The scanners read a memory map of the file; an error found after the scan (an unknown
+    id, a bad box) is the one raised (the map is closed, no view of it is left)."""
+    from ioukit.errors import DataFormatError
+    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+
+    gt = read_coco_ground_truth(
+        {"images": [{"id": 1}], "annotations": [], "categories": [{"id": 1}]}
+    )
+    path = tmp_path / "r.json"
+    path.write_bytes(b'[{"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 0.5}]')
+    assert read_coco_results(path, gt).boxes.tolist() == [[1.0, 1.0, 3.0, 3.0]]
+    path.write_bytes(b'[{"image_id": 7, "category_id": 1, "bbox": [1, 1, 2, 2], "score": 0.5}]')
+    with pytest.raises(DataFormatError, match=r"results\[0\]\.image_id: 7 is not"):
+        read_coco_results(path, gt)
+    path.write_bytes(b'[{"image_id": 1, "category_id": 1, "bbox": [1, 1, -2, 2], "score": 1}]')
+    with pytest.raises(DataFormatError, match=r"results\[0\]\.bbox"):
+        read_coco_results(path, gt)

@@ -94,3 +94,66 @@ def test_scanner_used_and_steps_aside(tmp_path: Path, monkeypatch: pytest.Monkey
     assert calls == [True, False, False, False, False]
     path.write_text("[]")
     assert len(read_coco_keypoint_results(path, gt)) == 0
+
+
+def _assert_bitwise(a: Any, b: Any) -> None:
+    for name in ("keypoints", "boxes", "area", "scores", "box_wh"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape and x.tobytes() == y.tobytes(), name  # -0.0 != +0.0 here
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["0", "0", "0.0", "0.0", "0", "0"],  # every extent 0 (+0.0)
+        ["-0.0", "0", "0.0", "-0.0", "1", "2"],  # signed zeros: NumPy takes the extents
+        ["-1e-300", "5e-324", "3", "1e200", "-2", "-2"],
+        ["7", "7", "7", "7", "7", "7"],
+    ],
+)
+def test_extents_equal_numpy_bitwise(tmp_path: Path, values: list[str]) -> None:
+    gt_dict, records = make_keypoint_set(3, seed=7, num_keypoints=3)
+    gt = read_coco_keypoints(gt_dict)
+    for r in records:
+        r.pop("bbox", None)
+    text = json.dumps(records)
+    first = json.dumps(records[0]["keypoints"])
+    kp = [values[0], values[1], "1", values[2], values[3], "0", values[4], values[5], "2"]
+    text = text.replace(first, "[" + ", ".join(kp) + "]", 1)
+    path = tmp_path / "res.json"
+    path.write_text(text)
+    _assert_bitwise(*_both(path, json.loads(text), gt))
+
+
+def test_an_error_after_the_scan_closes_the_map(tmp_path: Path) -> None:
+    gt_dict, records = make_keypoint_set(2, seed=8, num_keypoints=2)
+    gt = read_coco_keypoints(gt_dict)
+    records[1]["image_id"] = 10**9  # unknown image: named after the scan, the map closed
+    path = tmp_path / "res.json"
+    path.write_text(json.dumps(records))
+    with pytest.raises(DataFormatError, match=r"results\[1\]\.image_id"):
+        read_coco_keypoint_results(path, gt)
+    path.write_text("")  # an empty file is not mapped: read_bytes and the parser decide
+    with pytest.raises(DataFormatError, match="not valid JSON"):
+        read_coco_keypoint_results(path, gt)
+
+
+def test_signed_zeros_in_many_records_equal_numpy_bitwise(tmp_path: Path) -> None:
+    """Records with a -0.0 get NumPy's extent (taken on those rows alone), the others the
+    scanner's: together bit for bit what NumPy gives on the whole array."""
+    gt_dict, records = make_keypoint_set(40, seed=9, num_keypoints=5)
+    gt = read_coco_keypoints(gt_dict)
+    rng = np.random.default_rng(9)
+    choices = ["0.0", "-0.0", "0", "1.5", "-2.25", "-0.0"]
+    texts = []
+    for r in records:
+        r.pop("bbox", None)
+        kp = [str(rng.choice(choices)) if (i % 3 != 2) else "1" for i in range(15)]
+        head = {k: r[k] for k in ("image_id", "category_id", "score")}
+        texts.append(json.dumps(head)[:-1] + ', "keypoints": [' + ", ".join(kp) + "]}")
+    text = "[" + ", ".join(texts) + "]"
+    path = tmp_path / "res.json"
+    path.write_text(text)
+    scanned, general = _both(path, json.loads(text), gt)
+    assert np.signbit(scanned.boxes[:, :2]).any()  # some -0.0 extents made it through
+    _assert_bitwise(scanned, general)

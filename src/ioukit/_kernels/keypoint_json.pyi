@@ -17,4 +17,7 @@ def scan_keypoint_results(
     keypoints: np.ndarray,
     bbox: np.ndarray,
     bbox_count: np.ndarray,
+    extent_boxes: np.ndarray,
+    extent_areas: np.ndarray,
+    negative_zero: np.ndarray,
 ) -> tuple[int, int]: ...

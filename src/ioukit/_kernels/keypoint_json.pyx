@@ -11,9 +11,18 @@ JSON parser, which decides and gives the precise error message.
 
 Numbers are converted exactly as Python's ``float`` does (see ``_json_lex.pxd``).
 
+Each record's box as pycocotools' ``loadRes`` makes it from the keypoints' extent when the
+results have no ``bbox`` (``[x0, y0, x1 - x0, y1 - y0]`` and area ``(x1 - x0) * (y1 - y0)``,
+x0 the smallest x over the K keypoints...) is taken on the way, from the values just
+written. Its twin is ``coco_keypoints._result_boxes`` (NumPy): the same IEEE operations
+(no FMA: ``-ffp-contract=off``), and the same smallest and largest values, except that
+between ``-0.0`` and ``+0.0`` the one kept depends on the order of the comparisons: the
+scanner marks each record with an x or y ``-0.0`` (the caller lets NumPy decide there).
+
 The plain-Python twin is the general parser (``orjson``/``json``): the tests compare both.
 """
 
+from libc.math cimport signbit
 from libc.stdint cimport int64_t, uint8_t
 
 from ioukit._kernels._json_lex cimport (
@@ -96,6 +105,36 @@ cdef Py_ssize_t _numbers(
         return value_or_unsupported(buf, i, n)
 
 
+cdef bint _extent_box(const double* values, Py_ssize_t num_values, double* box,
+                      double* area) noexcept nogil:
+    # box = [x0, y0, x1 - x0, y1 - y0], area = (x1 - x0) * (y1 - y0): x0, x1 the smallest and
+    # largest x of the triples (x, y, v) in values[:num_values], y0, y1 those of y; whether
+    # an x or y is -0.0
+    cdef Py_ssize_t t
+    cdef double x, y
+    cdef double x0 = values[0], y0 = values[1], x1 = values[0], y1 = values[1]
+    cdef bint negative_zero = False
+    for t in range(0, num_values, 3):
+        x = values[t]
+        y = values[t + 1]
+        if x < x0:
+            x0 = x
+        if x > x1:
+            x1 = x
+        if y < y0:
+            y0 = y
+        if y > y1:
+            y1 = y
+        if (x == 0.0 and signbit(x)) or (y == 0.0 and signbit(y)):
+            negative_zero = True
+    box[0] = x0
+    box[1] = y0
+    box[2] = x1 - x0
+    box[3] = y1 - y0
+    area[0] = (x1 - x0) * (y1 - y0)
+    return negative_zero
+
+
 cdef int _scan(
     const uint8_t[::1] buf,
     Py_ssize_t num_values,
@@ -105,6 +144,9 @@ cdef int _scan(
     double[::1] keypoints,
     double[::1] bbox,
     uint8_t[::1] bbox_count,
+    double[::1] extent_boxes,
+    double[::1] extent_areas,
+    uint8_t[::1] negative_zero,
     Py_ssize_t* records,
 ) noexcept:
     cdef Py_ssize_t n = buf.shape[0], i, key_start, end, count = 0
@@ -127,6 +169,7 @@ cdef int _scan(
             return _TOO_MANY
         seen = 0
         bbox_count[record] = 0
+        negative_zero[record] = 0
         i = skip_ws(buf, i + 1, n)
         if i < n and buf[i] == 125:
             return _MISSING_KEY
@@ -167,6 +210,10 @@ cdef int _scan(
                     return _WRONG_LENGTH
                 if end < 0:
                     return _code(end)
+                if num_values:
+                    negative_zero[record] = _extent_box(
+                        &keypoints[record * num_values], num_values, &extent_boxes[4 * record],
+                        &extent_areas[record])
                 seen |= 1 << field
             elif field == _BBOX:
                 end = _numbers(buf, i, n, bbox, 4 * record, 4, &count)
@@ -209,16 +256,22 @@ def scan_keypoint_results(
     double[::1] keypoints,
     double[::1] bbox,
     uint8_t[::1] bbox_count,
+    double[::1] extent_boxes,
+    double[::1] extent_areas,
+    uint8_t[::1] negative_zero,
 ):
     """Scan a results file; returns ``(code, records)``.
 
     ``num_values`` is 3 K: every record's ``keypoints`` must have exactly that many. The
     keypoints of record ``r`` land in ``keypoints[r * num_values:]``, its box in
-    ``bbox[4 r:]`` with ``bbox_count[r]`` its length (0 when absent or empty). ``code`` is OK,
-    INVALID (not JSON: the strict parser refuses the file too) or another reason to let the
-    general parser read the file.
+    ``bbox[4 r:]`` with ``bbox_count[r]`` its length (0 when absent or empty), the box of
+    its keypoints' extent ``[x0, y0, x1 - x0, y1 - y0]`` in ``extent_boxes[4 r:]`` and its
+    area in ``extent_areas[r]`` (when K > 0), ``negative_zero[r]`` 1 when one of its x or y
+    is ``-0.0`` (the sign of a zero extent then depends on the order of the comparisons).
+    ``code`` is OK, INVALID (not JSON: the strict parser refuses the file too) or another
+    reason to let the general parser read the file.
     """
     cdef Py_ssize_t records = 0
     cdef int code = _scan(buf, num_values, image_ids, category_ids, scores, keypoints, bbox,
-                          bbox_count, &records)
+                          bbox_count, extent_boxes, extent_areas, negative_zero, &records)
     return code, records

@@ -24,6 +24,7 @@ from ioukit.errors import DataFormatError
 
 # pathlib, tempfile and shutil load on first use: reading a COCO JSON file needs none of them
 if TYPE_CHECKING:
+    import mmap
     import re
     from pathlib import Path
 
@@ -35,6 +36,7 @@ __all__ = [
     "check_exists",
     "default_mode",
     "iter_records",
+    "map_bytes",
     "parse_class_index",
     "parse_number",
     "read_bytes",
@@ -118,6 +120,29 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = _MAX_TEXT_BYTES) ->
             f"{_shown(path)}: expected at most {limit} bytes, got more (file too large)"
         )
     return data
+
+
+def map_bytes(path: str | os.PathLike[str], *, limit: int = _MAX_TEXT_BYTES) -> mmap.mmap | None:
+    """A read-only memory map of a regular, non-empty file of at most ``limit`` bytes, or None.
+
+    For a compiled scanner that reads a large file once: no copy, no buffer the size of the
+    file. None for anything else (no such file, a FIFO, an empty or too large file, a system
+    without ``mmap``): the caller then reads the file with :func:`read_bytes`, which names
+    the problem. The caller closes the map.
+
+    >>> map_bytes("/dev/null") is None
+    True
+    """
+    import mmap
+
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or not 0 < info.st_size <= limit:
+            return None  # checked before opening: opening a FIFO could block
+        with open(path, "rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
 
 
 def _shown(path: str | os.PathLike[str]) -> str:

@@ -20,12 +20,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from operator import itemgetter, methodcaller
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, ParameterError
+
+if TYPE_CHECKING:
+    import mmap
 
 __all__ = [
     "check_segmentations",
@@ -184,6 +187,41 @@ def _only_types(values: Iterable[Any], allowed: tuple[type, ...]) -> bool:
     )
 
 
+def _number_rows(records: Sequence[Any], key: str, width: int) -> np.ndarray | None:
+    """The (n, width) float64 rows ``records[r][key]``, by one compiled pass; None unless every
+    record is a ``dict`` whose ``key`` is a list of exactly ``width`` Python ints or floats.
+
+    Where it gives rows, ``np.fromiter`` over the lists gives the same values; where it gives
+    None, the caller's general path reads the records (and names a bad one).
+    """
+    from ioukit._kernels.number_rows import OK, fill_rows
+
+    if not isinstance(records, list | tuple) or not records:
+        return None
+    out = np.empty((len(records), width), dtype=np.float64)
+    return out if fill_rows(records, key, out) == OK else None
+
+
+def _number_column(
+    records: Sequence[Any], key: str, default: float | None, dtype: type
+) -> np.ndarray | None:
+    """``records[r][key]`` (``default`` where missing, unless None) as float64 or int64, by
+    one compiled pass; None unless every record is a ``dict`` with a Python int or float there
+    (an int that fits an int64 for ``np.int64``).
+
+    Where it gives a column, ``np.fromiter`` gives the same values; where it gives None, the
+    caller's general path reads the records (and names a bad one).
+    """
+    from ioukit._kernels.number_rows import OK, fill_floats, fill_integers
+
+    if not isinstance(records, list | tuple) or not records:
+        return None
+    out: np.ndarray = np.empty(len(records), dtype=dtype)
+    if dtype is np.int64:
+        return out if fill_integers(records, key, out) == OK else None
+    return out if fill_floats(records, key, default, out) == OK else None
+
+
 _INTEGER_TYPES = (int, np.integer)
 _NUMBER_TYPES = (int, float, np.integer, np.floating)
 
@@ -191,6 +229,9 @@ _NUMBER_TYPES = (int, float, np.integer, np.floating)
 def _int_column(
     records: Sequence[Any], label: str, section: str, key: str, offset: int = 0
 ) -> np.ndarray:
+    column = _number_column(records, key, None, np.int64)
+    if column is not None:
+        return column
     try:
         values = list(map(itemgetter(key), records))
         if not _only_types(values, _INTEGER_TYPES):
@@ -209,6 +250,9 @@ def _float_column(
     default: float | None = None,
     offset: int = 0,
 ) -> np.ndarray:
+    column = _number_column(records, key, default, np.float64)
+    if column is not None:
+        return column
     try:
         if default is None:
             values = list(map(itemgetter(key), records))
@@ -224,18 +268,20 @@ def _float_column(
 
 def _bbox_column(records: Sequence[Any], label: str, section: str, offset: int = 0) -> np.ndarray:
     n = len(records)
-    try:
-        lists = list(map(itemgetter("bbox"), records))
-        lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
-        if n and (lengths.min() != 4 or lengths.max() != 4):
-            raise ValueError("ragged")
-        if not _only_types(chain.from_iterable(lists), _NUMBER_TYPES):
-            raise TypeError("bbox")
-        boxes = np.fromiter(chain.from_iterable(lists), dtype=np.float64, count=4 * n)
-    except (KeyError, TypeError, ValueError):
-        _record_error(records, label, section, "bbox", "bbox", offset)
-        raise  # pragma: no cover
-    boxes = boxes.reshape(n, 4)
+    boxes = _number_rows(records, "bbox", 4)
+    if boxes is None:  # the general path: any Mapping, NumPy numbers, or a bad record named
+        try:
+            lists = list(map(itemgetter("bbox"), records))
+            lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
+            if n and (lengths.min() != 4 or lengths.max() != 4):
+                raise ValueError("ragged")
+            if not _only_types(chain.from_iterable(lists), _NUMBER_TYPES):
+                raise TypeError("bbox")
+            flat = np.fromiter(chain.from_iterable(lists), dtype=np.float64, count=4 * n)
+        except (KeyError, TypeError, ValueError):
+            _record_error(records, label, section, "bbox", "bbox", offset)
+            raise  # pragma: no cover
+        boxes = flat.reshape(n, 4)
     _check_boxes(boxes, label, section, offset)
     return boxes
 
@@ -265,6 +311,22 @@ def _xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
     return out
 
 
+def _dense_rows(table_ids: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+    """Row of each id by a lookup table over the table's id range (0 for an unknown id); None
+    when that range is larger than the ids to look up, or the table's ids repeat (the
+    caller's sorted search then finds the same rows)."""
+    lo, hi = int(table_ids.min()), int(table_ids.max())
+    if hi - lo > len(ids) + 1024:
+        return None
+    table = np.full(hi - lo + 1, -1, dtype=np.int64)
+    table[table_ids - lo] = np.arange(len(table_ids))
+    if np.count_nonzero(table >= 0) != len(table_ids):
+        return None  # repeated ids: the first row is the sorted search's
+    inside = (ids >= lo) & (ids <= hi)
+    rows = table[np.where(inside, ids - lo, 0)]
+    return np.where(rows >= 0, rows, 0)
+
+
 def _rows_of(
     table_ids: np.ndarray,
     ids: np.ndarray,
@@ -279,9 +341,11 @@ def _rows_of(
         if len(ids):
             raise DataFormatError(f"{label}: {section}[{offset}].{key}: {ids[0]} is not {what}")
         return np.zeros(0, dtype=np.int64)
-    sorter = np.argsort(table_ids, kind="stable")
-    pos = np.minimum(np.searchsorted(table_ids, ids, sorter=sorter), len(table_ids) - 1)
-    rows = sorter[pos]
+    rows = _dense_rows(table_ids, ids)
+    if rows is None:
+        sorter = np.argsort(table_ids, kind="stable")
+        pos = np.minimum(np.searchsorted(table_ids, ids, sorter=sorter), len(table_ids) - 1)
+        rows = sorter[pos]
     bad = table_ids[rows] != ids
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -632,7 +696,7 @@ def _check_result_columns(
     return rows
 
 
-def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | None:
+def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _Columns | None:
     """Columns of a results file by the compiled scanner; None when it leaves the file to the
     strict parser (which then accepts it, or refuses it with its own message: the scanner
     accepts exactly what the strict parser accepts)."""
@@ -641,12 +705,13 @@ def _scan_file(data: bytes, label: str, ground_truth: Dataset) -> _Columns | Non
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 57 bytes ({"image_id":1,"category_id":1,"bbox":[1,1,1,1],
     # "score":1}): an upper bound on their count without a pass over the bytes
-    capacity = len(data) // 57 + 1
+    capacity = len(buf) // 57 + 1
     image_ids = np.empty(capacity, dtype=np.int64)
     category_ids = np.empty(capacity, dtype=np.int64)
     xywh = np.empty((capacity, 4), dtype=np.float64)
     scores = np.empty(capacity, dtype=np.float64)
     code, n = scan_results(buf, image_ids, category_ids, xywh, scores)
+    del buf  # no view of a memory map outlives the scan: the caller closes it
     if code != OK:
         return None
     xywh, scores = xywh[:n], scores[:n]
@@ -902,13 +967,18 @@ def read_coco_results(
     keep_segmentation = keep_segmentation or segm
     section = "results"
     if isinstance(source, str | os.PathLike):
+        from ioukit.io._text import map_bytes
+
         label = os.fspath(source)
-        raw = _read(label)
-        scanned = None if keep_segmentation else _scan_file(raw, label, ground_truth)
+        scanned = None
+        mapped = None if keep_segmentation else map_bytes(label, limit=_MAX_JSON_BYTES)
+        if mapped is not None:  # no copy of a large file for the scanner
+            with mapped:
+                scanned = _scan_file(mapped, label, ground_truth)
         parts = (
             [scanned]
             if scanned is not None
-            else _result_parts(raw, label, ground_truth, keep_segmentation, segm)
+            else _result_parts(_read(label), label, ground_truth, keep_segmentation, segm)
         )
     else:
         label = "results"
