@@ -338,8 +338,10 @@ class Dataset:
             if not ok:
                 want = f"({n}, K, 3)" if width is None else f"({n}, {width})"
                 raise DataFormatError(f"{name}: expected shape {want}, got {array.shape}")
-            finite = np.isfinite(array).all(axis=tuple(range(1, array.ndim)))
-            if not finite.all():
+            # min and max propagate NaN: two passes without an (N, K, 3) temporary; the row
+            # is searched only when something is not finite
+            if array.size and not (np.isfinite(array.min()) and np.isfinite(array.max())):
+                finite = np.isfinite(array).all(axis=tuple(range(1, array.ndim)))
                 i = int(np.flatnonzero(~finite)[0])
                 raise DataFormatError(
                     f"{name}[{i}]: expected finite numbers, got {array[i].tolist()}"

@@ -439,3 +439,16 @@ def test_per_class_values_are_the_pycocotools_idiom(seed: int) -> None:
         for key, cells in (("AP", p), ("AP50", p50), ("AR100", rc)):
             valid = cells[cells > -1]
             assert row[key] == (float(np.mean(valid)) if valid.size else -1.0), (k, key)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_keypoint_names_its_row(bad: float) -> None:
+    """The first row holding a NaN or an infinity is named, wherever it is."""
+    cats = CategoryTable.from_lists([1], ["a"])
+    images = ImageTable.from_lists([1], ["a"])
+    kw: dict[str, Any] = {"image_index": [0] * 4, "category_id": [1] * 4}
+    keypoints = np.ones((4, 3, 3))
+    keypoints[2, 1, 0] = bad
+    keypoints[3, 0, 1] = bad
+    with pytest.raises(DataFormatError, match=r"keypoints\[2\]: expected finite numbers"):
+        Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1]] * 4, keypoints=keypoints, **kw)
