@@ -7,7 +7,7 @@ import dataclasses
 import inspect
 import pickle
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -183,6 +183,25 @@ def test_refused_like_dataclass() -> None:
         @frozen
         class KwOnly:
             a: int = field(kw_only=True)
+
+    with pytest.raises(TypeError, match="InitVar"):
+
+        @frozen
+        class WithInitVar:
+            a: int
+            b: dataclasses.InitVar[int]
+
+
+def test_recursive_repr_and_class_variables() -> None:
+    @frozen
+    class Node:
+        kind: ClassVar[str] = "node"
+        children: list[Any] = field(default_factory=list)
+
+    n = Node()
+    n.children.append(n)
+    assert repr(n).endswith("Node(children=[...])")
+    assert Node.kind == "node" and [f.name for f in dataclasses.fields(Node)] == ["children"]
 
 
 def test_plain_subclass_may_set_its_own_attributes() -> None:

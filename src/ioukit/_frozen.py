@@ -46,6 +46,7 @@ Point(x=1.0, y=3.0)
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
 
@@ -162,6 +163,7 @@ def _delattr(self: Any, name: str) -> None:
     object.__delattr__(self, name)
 
 
+@reprlib.recursive_repr()
 def _repr(self: Any) -> str:
     shown = (f for f in dataclasses.fields(self) if f.repr)
     body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in shown)
@@ -214,6 +216,10 @@ def frozen(cls: _T | None = None, /, *, eq: bool = True) -> _T | Callable[[_T], 
     def build(cls: _T) -> _T:
         own = set(cls.__dict__)  # methods the class defines itself are kept, as dataclass does
         dataclasses.dataclass(init=False, repr=False, eq=False)(cls)  # collects the fields
+        regular = {f.name for f in dataclasses.fields(cls)}
+        for name, f in cls.__dataclass_fields__.items():  # type: ignore[attr-defined]
+            if name not in regular and "InitVar" in str(f.type):
+                raise TypeError(f"{name}: InitVar fields are not supported by @frozen")
         seen_default = False
         for f in dataclasses.fields(cls):
             if f.kw_only:
