@@ -133,6 +133,14 @@ def test_many_groups_and_chunks_equal_twin(monkeypatch: pytest.MonkeyPatch) -> N
             again, again_offsets = _group_oks(*args, **kwargs)
             np.testing.assert_array_equal(again.view(np.int64), values.view(np.int64))
             np.testing.assert_array_equal(again_offsets, offsets)
+            # the predictions read in place through their rows: same bits as gathered
+            order = rng.permutation(len(pred))
+            shuffled = np.empty_like(pred)
+            shuffled[order] = pred
+            in_place, _ = _group_oks(shuffled, *args[1:], **kwargs, pred_rows=order)
+            np.testing.assert_array_equal(in_place.view(np.int64), values.view(np.int64))
+    with pytest.raises(ValueError, match="pred_rows"):
+        _group_oks(*args, **kwargs, pred_rows=np.arange(len(pred)) + 1)
 
 
 def test_exp_loop_is_numpy_exp() -> None:

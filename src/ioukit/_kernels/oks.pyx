@@ -142,14 +142,14 @@ cdef void _fill_group(
     const double[:, :, ::1] gt_keypoints, const Py_ssize_t[:, ::1] visible_index,
     const Py_ssize_t[::1] n_terms, const double[:, ::1] outer_box,
     const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
-    const double[::1] variances, double[::1] terms,
+    const Py_ssize_t[::1] pred_row, const double[::1] variances, double[::1] terms,
 ) noexcept nogil:
     cdef Py_ssize_t p, g, d
     cdef Py_ssize_t pos = term_offsets[i]
     if gt_end[i] == gt_start[i]:
         return
     for p in range(pred_count[i]):
-        d = pred_start[i] + p
+        d = pred_row[pred_start[i] + p]
         for g in range(gt_start[i], gt_end[i]):
             pos = pos + _pair_terms(d, g, gt_keypoints, visible_index, n_terms, outer_box,
                                     area_eps, pred_keypoints, variances, &terms[pos])
@@ -183,11 +183,14 @@ def fill_terms(
     const double[:, :, ::1] gt_keypoints, const Py_ssize_t[:, ::1] visible_index,
     const Py_ssize_t[::1] n_terms, const double[:, ::1] outer_box,
     const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
-    const double[::1] variances, double[::1] terms, bint parallel,
+    const Py_ssize_t[::1] pred_row, const double[::1] variances, double[::1] terms,
+    bint parallel,
 ):
     """Write ``-e`` of every term of groups ``first..last-1`` into ``terms``.
 
     ``term_offsets`` are relative to ``terms`` (the caller subtracts the chunk's start).
+    Group ``i``'s predictions are ``pred_keypoints[pred_row[pred_start[i] + p]]`` for ``p <
+    pred_count[i]`` (rows of the whole array: no gathered copy; the caller checks the rows).
     ``visible_index[g]`` lists ``g``'s visible keypoints first (in order), then -1;
     ``outer_box[g]`` is ``(x - w, y - h, x + 2 w, y + 2 h)``; ``area_eps[g]`` is the OKS
     area plus ``np.spacing(1)``; ``variances`` is ``(2 sigma) ** 2``, shape (K,).
@@ -198,12 +201,12 @@ def fill_terms(
             for i in prange(first, last, schedule="dynamic", chunksize=64):
                 _fill_group(i, gt_start, gt_end, pred_start, pred_count, term_offsets,
                             gt_keypoints, visible_index, n_terms, outer_box, area_eps,
-                            pred_keypoints, variances, terms)
+                            pred_keypoints, pred_row, variances, terms)
         else:
             for i in range(first, last):
                 _fill_group(i, gt_start, gt_end, pred_start, pred_count, term_offsets,
                             gt_keypoints, visible_index, n_terms, outer_box, area_eps,
-                            pred_keypoints, variances, terms)
+                            pred_keypoints, pred_row, variances, terms)
 
 
 def sum_terms(
@@ -271,6 +274,7 @@ cdef void _oks_group(
     const double[:, :, ::1] gt_keypoints, const Py_ssize_t[:, ::1] visible_index,
     const Py_ssize_t[::1] n_terms, const double[:, ::1] outer_box,
     const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
+    const Py_ssize_t[::1] pred_row,
     const double[::1] variances, const Py_ssize_t[::1] offsets, double[::1] out,
     double* row, double* live,
 ) noexcept nogil:
@@ -281,7 +285,7 @@ cdef void _oks_group(
     if gt_end[i] == gt_start[i]:
         return
     for p in range(pred_count[i]):
-        d = pred_start[i] + p
+        d = pred_row[pred_start[i] + p]
         t = 0
         for g in range(gt_start[i], gt_end[i]):
             t = t + _pair_terms(d, g, gt_keypoints, visible_index, n_terms, outer_box,
@@ -316,6 +320,7 @@ def oks_groups(
     const double[:, :, ::1] gt_keypoints, const Py_ssize_t[:, ::1] visible_index,
     const Py_ssize_t[::1] n_terms, const double[:, ::1] outer_box,
     const double[::1] area_eps, const double[:, :, ::1] pred_keypoints,
+    const Py_ssize_t[::1] pred_row,
     const double[::1] variances, const Py_ssize_t[::1] offsets, double[::1] out,
     double[:, ::1] rows, bint parallel,
 ):
@@ -337,11 +342,11 @@ def oks_groups(
                         num_threads=n_threads):
             _oks_group(i, gt_start, gt_end, pred_start, pred_count, gt_keypoints,
                        visible_index, n_terms, outer_box, area_eps, pred_keypoints,
-                       variances, offsets, out, &rows[threadid(), 0],
+                       pred_row, variances, offsets, out, &rows[threadid(), 0],
                        &rows[threadid(), half])
     else:
         with nogil:
             for i in range(first, last):
                 _oks_group(i, gt_start, gt_end, pred_start, pred_count, gt_keypoints,
                            visible_index, n_terms, outer_box, area_eps, pred_keypoints,
-                           variances, offsets, out, &rows[0, 0], &rows[0, half])
+                           pred_row, variances, offsets, out, &rows[0, 0], &rows[0, half])

@@ -255,13 +255,14 @@ def _group_oks(
     gt_end: np.ndarray,
     pred_start: np.ndarray,
     pred_count: np.ndarray,
+    pred_rows: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """OKS matrices ``[P_i, G_i]`` of every group, flat, and their offsets (private helper).
 
     Parameters
     ----------
-    pred_xy : ndarray, shape (P, K, 2) or (P, K, 3)
-        Prediction keypoints (x, y used), rows already in group order.
+    pred_xy : ndarray, shape (N, K, 2) or (N, K, 3)
+        Prediction keypoints (x, y used).
     gt_keypoints : ndarray, shape (G, K, 3)
     gt_xywh : ndarray, shape (G, 4)
         COCO ``[x, y, w, h]`` boxes; used for ground truths without a visible keypoint.
@@ -271,7 +272,11 @@ def _group_oks(
         ``(2 sigma) ** 2``.
     gt_start, gt_end, pred_start, pred_count : ndarray of intp, shape (n_groups,)
         Group ``i``'s ground truths are rows ``gt_start[i]:gt_end[i]``, its predictions
-        ``pred_start[i]:pred_start[i] + pred_count[i]`` (already cut to ``max_dets``).
+        ``pred_start[i]:pred_start[i] + pred_count[i]`` (already cut to ``max_dets``) of
+        ``pred_rows``.
+    pred_rows : ndarray of intp, shape (P,), optional
+        Rows of ``pred_xy`` in group order (default: ``pred_xy``'s rows in order); the
+        kernels read them in place, without a gathered copy.
 
     Returns
     -------
@@ -309,6 +314,11 @@ def _group_oks(
     area_eps = np.ascontiguousarray(gt_area + _EPS, dtype=np.float64)
     pred = np.ascontiguousarray(pred_xy, dtype=np.float64)
     variances = np.ascontiguousarray(variances, dtype=np.float64)
+    rows = np.arange(len(pred), dtype=np.intp) if pred_rows is None else pred_rows
+    rows = np.ascontiguousarray(rows, dtype=np.intp)
+    needed = int((pred_start + pred_count).max(initial=0))
+    if needed > len(rows) or (len(rows) and not 0 <= rows.min() <= rows.max() < len(pred)):
+        raise ValueError("pred_rows: expected rows of pred_xy covering every group")
 
     # terms per group: P_i rows of S_i = sum of its ground truths' n_terms
     cum = np.zeros(len(n_terms) + 1, dtype=np.intp)
@@ -323,7 +333,7 @@ def _group_oks(
         scratch = np.empty((threads, 2 * max(int(rows_terms.max(initial=0)), 1)))
         kernel.oks_groups(
             0, n_groups, gt_start, gt_end, pred_start, pred_count, gt, visible_index, n_terms,
-            outer_box, area_eps, pred, variances, offsets, values, scratch, threads > 1,
+            outer_box, area_eps, pred, rows, variances, offsets, values, scratch, threads > 1,
         )  # fmt: skip
         return values, offsets.astype(np.int64)
     first = 0
@@ -338,7 +348,7 @@ def _group_oks(
         parallel = total >= _PARALLEL_MIN_TERMS
         kernel.fill_terms(
             first, last, gt_start, gt_end, pred_start, pred_count, local, gt, visible_index,
-            n_terms, outer_box, area_eps, pred, variances, terms, parallel,
+            n_terms, outer_box, area_eps, pred, rows, variances, terms, parallel,
         )  # fmt: skip
         np.exp(terms, out=terms)
         kernel.sum_terms(
@@ -611,7 +621,7 @@ class OKS:
         kept = np.arange(int(count.sum()), dtype=np.intp)
         kept += np.repeat(np.asarray(groups.pred_start, dtype=np.intp) - start, count)
         values, offsets = _group_oks(
-            np.take(pred_kp, groups.pred_rows[kept], axis=0),  # whole rows: a fast copy
+            pred_kp,
             gt_kp[g_rows],
             xywh,
             area,
@@ -620,6 +630,7 @@ class OKS:
             gt_end=groups.gt_end,
             pred_start=start,
             pred_count=count,
+            pred_rows=groups.pred_rows[kept],  # read in place (a gathered copy cost 0.085 s)
         )
         return GroupMatrices(values, offsets)
 
