@@ -106,3 +106,28 @@ def test_parity_max_dets_without_100() -> None:
     ours = evaluate(gt, res, **options)
     assert ref.stats[0] == -1.0 and ours.stats["AP"] > 0
     compare("pycocotools", ours, ref, stats=False)
+
+
+@pytest.mark.parametrize(("name", "shape", "options"), CASES[:4], ids=[c[0] for c in CASES[:4]])
+def test_per_class_values_read_from_pycocotools_arrays(
+    name: str, shape: dict[str, Any], options: dict[str, Any]
+) -> None:
+    """Per-class AP / AP50 / AP75 / AR100 equal what users compute from pycocotools' own
+    ``eval['precision']`` / ``eval['recall']`` (``np.mean(p[p > -1])`` of one class, the
+    detectron2 table's idiom), bit for bit."""
+    gt, res = generate(len(name) + 3, **shape)
+    ours = evaluate(gt, res, **options)
+    ref = run_pycocotools(gt, res, options)
+    precision, recall = ref.eval["precision"], ref.eval["recall"]
+    t50, t75 = (int(np.flatnonzero(np.isclose(ref.params.iouThrs, t))[0]) for t in (0.5, 0.75))
+    assert [row["category_id"] for row in ours.per_class] == list(ref.params.catIds)
+    for k, row in enumerate(ours.per_class):
+        for key, cells in (
+            ("AP", precision[:, :, k, 0, -1]),
+            ("AP50", precision[t50, :, k, 0, -1]),
+            ("AP75", precision[t75, :, k, 0, -1]),
+            ("AR100", recall[:, k, 0, -1]),
+        ):
+            valid = cells[cells > -1]
+            want = float(np.mean(valid)) if valid.size else -1.0
+            assert row[key] == want, (name, row["category_id"], key, row[key], want)
