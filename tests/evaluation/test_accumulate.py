@@ -62,3 +62,13 @@ def test_summary_does_not_build_the_full_arrays() -> None:
     arrays = r.result.arrays
     assert isinstance(arrays, ClassArrays) and arrays._compact is None
     assert r.precision is not None and r.precision.shape[-1] == 3  # built when read
+
+
+@pytest.mark.parametrize("levels", [[3], [-1], [1, 1], [0.5], ["2"], [True]])
+def test_bad_levels_are_refused(outcome: object, levels: list[object]) -> None:
+    from ioukit.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=r"^levels: expected distinct indices"):
+        coco_accumulate_levels(
+            outcome, recall_thresholds=COCO_RECALL_THRESHOLDS, max_dets=DETS, levels=levels
+        )

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ioukit.errors import ParameterError
 from ioukit.evaluation.outcome import MatchOutcome
 
 __all__ = [
@@ -146,20 +147,34 @@ def coco_accumulate_levels(
         ``precision[..., i]`` is level ``levels[i]``.
     recall : ndarray, shape (T, C, A, M)
 
+    Raises
+    ------
+    ParameterError
+        ``levels`` has an index outside ``max_dets``, a repeated one, or a non-integer.
+
     Examples
     --------
     >>> from ioukit.evaluation.outcome import MatchOutcome
     >>> o = MatchOutcome.empty(np.array([2]), np.array([0.5]), ("all",))
     >>> active, p, r = coco_accumulate_levels(
-    ...     o, recall_thresholds=COCO_RECALL_THRESHOLDS, max_dets=np.array([1, 100]), levels=[1])
+    ...     o, recall_thresholds=COCO_RECALL_THRESHOLDS, max_dets=np.array([1, 100]), levels=[1]
+    ... )
     >>> active.tolist(), p.shape, r.shape
     ([], (1, 101, 0, 1, 1), (1, 0, 1, 2))
     """
     n_m = len(max_dets)
+    chosen = list(levels)
+    indices = all(
+        isinstance(m, int | np.integer) and not isinstance(m, bool) and 0 <= m < n_m for m in chosen
+    )
+    if not indices or len(set(chosen)) != len(chosen):
+        raise ParameterError(
+            f"levels: expected distinct indices into max_dets (0..{n_m - 1}), got {chosen!r}"
+        )
     slot = np.full(n_m, -1, dtype=np.int64)
-    slot[np.asarray(levels, dtype=np.int64)] = np.arange(len(levels))
+    slot[np.asarray(chosen, dtype=np.int64)] = np.arange(len(chosen))
     active, precision, recall, _ = _accumulate(
-        outcome, recall_thresholds, max_dets, slot, len(levels), with_scores=False
+        outcome, recall_thresholds, max_dets, slot, len(chosen), with_scores=False
     )
     return active, precision, recall
 
@@ -259,7 +274,8 @@ class ClassArrays(Mapping[str, np.ndarray]):
         >>> from ioukit.evaluation.outcome import MatchOutcome
         >>> o = MatchOutcome.empty(np.array([1]), np.array([0.5]), ("all",))
         >>> c = ClassArrays.deferred(
-        ...     o, recall_thresholds=np.array([0.0, 1.0]), max_dets=np.array([100]))
+        ...     o, recall_thresholds=np.array([0.0, 1.0]), max_dets=np.array([100])
+        ... )
         >>> c["precision"].shape
         (1, 2, 1, 1, 1)
         """
