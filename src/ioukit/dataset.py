@@ -25,11 +25,10 @@ a COCO ``bbox`` gave them (the COCO box IoU uses them to be bit-exact with pycoc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.errors import DataFormatError
 
 __all__ = ["CategoryTable", "Dataset", "ImageTable", "check_boxes", "check_finite"]
@@ -97,7 +96,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return view
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class ImageTable:
     """The images of a dataset, one row each.
 
@@ -171,7 +170,7 @@ class ImageTable:
         )
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class CategoryTable:
     """The categories (classes) of a dataset.
 
@@ -212,7 +211,7 @@ class CategoryTable:
         raise KeyError(category_id)
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class Dataset:
     """Boxes of a whole dataset (ground truth or predictions) in columnar arrays.
 

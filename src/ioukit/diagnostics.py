@@ -45,11 +45,11 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ __all__ = ["Finding", "diagnose", "greedy_match", "pairwise_in_groups"]
 Severity = Literal["error", "warning", "info"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One diagnostic: what was seen and the fix.
 

@@ -57,12 +57,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit._process_group import process_group
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
@@ -247,7 +247,7 @@ def _shard_partial(
     return images, MatchedPartial.from_match(gt, pred, protocol, iou_type, options)
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class CocoPartial:
     """A shard's COCO match outcome, packed: what accumulation needs and nothing else.
 
@@ -349,7 +349,7 @@ class CocoPartial:
         return codes.view(np.int8).reshape(len(self), a, t)
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class MatchedPartial:
     """A shard's VOC or YOLO match (``protocol.match``), packed for the client.
 
@@ -583,7 +583,7 @@ def _coco_match(
     return protocol, groups, outcome
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class LVISPartial:
     """A shard's LVIS match (``protocol="lvis"``): its records as a :class:`CocoPartial`
     (25 bytes per evaluated result) plus the shard's numbers of results read and evaluated.
@@ -1095,7 +1095,7 @@ def _check_same_mode(by_id: Sequence[bool]) -> None:
         )
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class _RankState:
     """What one rank contributes to a synced COCO ``compute``: its ground truth (the summary
     needs its per-class counts, categories and image ids) and its matched predictions."""
@@ -1148,7 +1148,7 @@ def _merge_ranks(
     return EvaluationResult(result, gt, _empty_predictions(gt))
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class _MatchedRankState:
     """What one rank contributes to a synced VOC / YOLO ``compute``: its ground truth (the
     summary reads the merged ground truth's counts and categories) and its packed match."""

@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import array_api_compat
 import numpy as np
 
 from ioukit._array import Array, short_repr
-from ioukit._frozen import frozen
 from ioukit.errors import DataFormatError, MaskError
 
 __all__ = [
@@ -84,7 +84,7 @@ PARALLEL_MIN_PAIRS = 4096
 # ------------------------------------------------------------------------------------------------
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class RunLengths:
     """N run-length encodings in flat arrays: the batch form the kernels work on.
 

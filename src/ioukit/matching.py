@@ -27,16 +27,16 @@ Rules
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.errors import DataFormatError, ParameterError
 
 __all__ = ["Matches", "match_predictions"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Matches:
     """Result of :func:`match_predictions`, in the caller's prediction order.
 

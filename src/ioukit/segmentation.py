@@ -31,13 +31,13 @@ array([0.5 , 0.75,  nan])
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import array_api_compat
 import numpy as np
 
 from ioukit._array import Array
-from ioukit._frozen import frozen
 from ioukit.errors import MaskError, ParameterError
 
 __all__ = [
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class SegmentationResult:
     """Metrics of a confusion matrix (K classes).
 

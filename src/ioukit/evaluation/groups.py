@@ -16,9 +16,10 @@ A group is one (image, class) pair, or one image with ``use_cats=False``. Only t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 
@@ -135,7 +136,7 @@ def _sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return both[np.r_[True, both[1:] != both[:-1]]]
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class Groups:
     """Both datasets' rows in group order, with each group's ranges.
 

@@ -23,9 +23,10 @@ highest IoU whether free or not; taken or below the threshold is a false positiv
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation.groups import Groups, stable_key_order
@@ -38,7 +39,7 @@ TIE_RULES = ("last", "first", "argmax")
 """Tie rules of :class:`MatchRule`, in the kernel's code order."""
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class MatchRule:
     """How predictions take ground truths (see the module table).
 

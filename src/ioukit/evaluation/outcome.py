@@ -29,11 +29,10 @@ bit (ground-truth counts add up).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-
-from ioukit._frozen import frozen
 
 __all__ = ["FALSE_POSITIVE", "IGNORED", "TRUE_POSITIVE", "MatchOutcome"]
 
@@ -60,7 +59,7 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, eq=False)  # no slots: cached_property keeps the dense views
 class MatchOutcome:
     """Per-prediction match records (N predictions, T thresholds, A area ranges, K classes).
 

@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.match import MatchRule
@@ -69,7 +68,7 @@ DEFAULT_AREA_RANGES: Mapping[str, tuple[float, float]] = {
 _SHORT = {"small": "s", "medium": "m", "large": "l"}
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class StatSpec:
     """One headline number of a summary: which array, threshold, area range and max_dets.
 
@@ -253,7 +252,7 @@ def _summarize(
     return -1.0 if valid.size == 0 else float(np.mean(valid))
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class COCOProtocol:
     """pycocotools' ``COCOeval`` (bbox, segm, and every registered similarity).
 
@@ -550,7 +549,7 @@ class COCOProtocol:
 # ------------------------------------------------------------------------------ VOC, YOLO
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class MatchedPredictions:
     """The first half of a VOC or YOLO evaluation: what their ``summarize`` reads.
 
@@ -606,7 +605,7 @@ class MatchedPredictions:
         )
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class VOCProtocol:
     """PASCAL VOC: devkit argmax matching without fallback; 11-point (VOC07) or all-point AP.
 
@@ -677,7 +676,7 @@ class VOCProtocol:
         )
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class YOLOProtocol:
     """Ultralytics ``yolo val``: float32 IoU, first-gt ties, ``np.argsort(-conf)`` order.
 

@@ -46,12 +46,11 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.groups import Groups
@@ -213,7 +212,7 @@ def _refuse_crowd(gt: Dataset, groups: Groups) -> None:
         )
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class RotatedIoU:
     """The exact rotated-box IoU of every group (see the module notes for the box source)."""
 
@@ -244,7 +243,7 @@ class RotatedIoU:
         return out
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ProbIoUSimilarity:
     """Ultralytics' probiou of every group (not an IoU; see :func:`ioukit.probiou`).
 
@@ -281,7 +280,7 @@ class ProbIoUSimilarity:
         return out
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class RotatedVOCProtocol:
     """VOC-style evaluation of oriented boxes: the DOTA devkit (task 1) or mmrotate.
 

@@ -33,11 +33,11 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation.groups import Groups
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class GroupMatrices:
     """Every group's similarity matrix, flat.
 
@@ -175,7 +175,7 @@ def _u8(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.bool_).view(np.uint8)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class BoxIoU:
     """Axis-aligned box IoU, crowd-aware, in float64.
 
@@ -235,7 +235,7 @@ class BoxIoU:
         return out
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Float32BoxIoU:
     """Ultralytics' ``box_iou`` (8.x): float32 boxes, ``inter / (a_gt + a_pred - inter + eps)``.
 
@@ -270,7 +270,7 @@ class Float32BoxIoU:
         return out
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class MaskIoU:
     """Mask IoU in the run-length domain (pycocotools ``maskUtils.iou``), crowd-aware.
 

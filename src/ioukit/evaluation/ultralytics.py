@@ -40,11 +40,11 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 
@@ -234,7 +234,7 @@ def _xyxy_area_f32(ds: Dataset, rows: np.ndarray) -> np.ndarray:
     return np.asarray(w * h * np.float32(0.53), dtype=np.float32)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class UltralyticsOKS:
     """Ultralytics' pose OKS (``kpt_iou``, float32) as a similarity of the evaluation pipeline.
 
@@ -285,7 +285,7 @@ def _xywhr_f32(ds: Dataset, name: str) -> np.ndarray:
     return np.concatenate([rect[:, :4], theta[:, None]], axis=1).astype(np.float32)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class UltralyticsProbIoU:
     """Ultralytics' OBB similarity (``batch_probiou``, float32) for the evaluation pipeline.
 

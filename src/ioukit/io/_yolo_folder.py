@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset, ImageTable
 from ioukit.errors import DataFormatError
 from ioukit.io._build import (
@@ -93,7 +93,7 @@ def sibling_images(folder: Path) -> Path | None:
     return candidate if candidate.is_dir() else None
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class LabelFolder:
     """A ground-truth label folder: its files, the image table and the class names."""
 

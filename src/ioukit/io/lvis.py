@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 
@@ -35,7 +35,7 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class LVISGroundTruth:
     """An LVIS ground truth: the boxes as a :class:`~ioukit.dataset.Dataset` plus the labels
     that make LVIS federated.

@@ -47,12 +47,12 @@ import io
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._text import check_exists, parse_number, read_text
@@ -69,7 +69,7 @@ __all__ = [
 PathLike = str | os.PathLike[str]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class LabelHierarchy:
     """The Open Images class tree, flattened.
 
@@ -93,7 +93,7 @@ class LabelHierarchy:
     descendants: dict[str, tuple[str, ...]]
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class OpenImagesGroundTruth:
     """Boxes (with the ``group_of`` column) and the verified image-level labels.
 

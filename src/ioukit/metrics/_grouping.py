@@ -8,11 +8,11 @@ per box or per group.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import CategoryTable, Dataset
 from ioukit.evaluation.groups import class_rows as class_rows  # the one id -> row map
 
@@ -34,7 +34,7 @@ def sorted_categories(categories: CategoryTable) -> tuple[np.ndarray, tuple[str,
     return categories.ids[order], tuple(categories.names[i] for i in order.tolist())
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class DatasetMatches:
     """Matching of a whole dataset at T thresholds, in the predictions' original order.
 

@@ -15,12 +15,11 @@ classes.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 
@@ -149,7 +148,7 @@ def image_pairs(
         yield groups.pred_rows[p_pos], groups.gt_rows[g_pos], values
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class MatchTable:
     """Outcome of matching at one IoU threshold, per evaluated prediction and area range.
 

@@ -26,11 +26,11 @@ predictions whose category is not in ``gt.categories`` are left out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.metrics import _grouping
@@ -39,7 +39,7 @@ from ioukit.metrics.yolo import float32_values
 __all__ = ["ConfusionMatrix", "confusion_matrix"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ConfusionMatrix:
     """Counts of (predicted class, true class) pairs with a background class.
 

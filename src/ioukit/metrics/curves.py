@@ -15,11 +15,11 @@ confidence ``c`` are matched exactly as if the lower ones did not exist; so the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation.accumulate import sample_envelope
@@ -40,7 +40,7 @@ CONFIDENCE_GRID = np.linspace(0.0, 1.0, 1000)
 _PROTOCOLS = ("coco", "voc07", "voc10", "yolo")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class PrecisionRecallF1:
     """Counts and rates at one IoU threshold and confidence.
 
@@ -74,7 +74,7 @@ class PrecisionRecallF1:
     score_threshold: float
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Curves:
     """Per-class precision/recall curves.
 

@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics._outcome import (
@@ -72,7 +71,7 @@ _RECALL_COCO = np.linspace(0.0, 1.0, 101)
 _RECALL_TIDE = np.array([x / 100 for x in range(101)])
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class ErrorAnalysis:
     """TIDE's error breakdown of one evaluation (fractions, not percent).
 

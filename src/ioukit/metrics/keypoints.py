@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.protocols import COCOProtocol
@@ -568,7 +568,7 @@ def _box_xywh(ds: Dataset, rows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([boxes[:, :2], wh], axis=1))
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class OKS:
     """Object keypoint similarity as a similarity of the evaluation pipeline.
 
@@ -639,7 +639,7 @@ def _short(name: str) -> str:
     return {"small": "s", "medium": "m", "large": "l"}.get(name, "_" + name)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class KeypointProtocol(COCOProtocol):
     """pycocotools' ``COCOeval(iouType="keypoints")`` on the evaluation pipeline.
 
@@ -685,7 +685,9 @@ class KeypointProtocol(COCOProtocol):
         )
         base = cast(
             KeypointProtocol,
-            super().from_options(max_dets=max_dets, area_ranges=ranges, **options),
+            super(KeypointProtocol, cls).from_options(
+                max_dets=max_dets, area_ranges=ranges, **options
+            ),
         )
         similarity = OKS(None if sigmas is None else tuple(check_sigmas(sigmas).tolist()), oks_area)
         return dataclasses.replace(base, sigmas=similarity.sigmas, oks_area=similarity.oks_area)
@@ -771,7 +773,9 @@ class KeypointProtocol(COCOProtocol):
     ) -> ProtocolResult:
         """COCO's :meth:`~ioukit.evaluation.protocols.COCOProtocol.summarize` (classes with
         ground truth accumulated, full arrays built on access), with the keypoint params."""
-        result = super().summarize(gt, pred, layout, outcome, iou_type="keypoints")
+        result = super(KeypointProtocol, self).summarize(
+            gt, pred, layout, outcome, iou_type="keypoints"
+        )
         return dataclasses.replace(result, params=self._params(layout, self.stat_specs()))
 
     def _params(self, groups: Any, specs: tuple[StatSpec, ...]) -> dict[str, Any]:
@@ -807,7 +811,7 @@ def _subset(ds: Dataset, rows: np.ndarray) -> Dataset:
     return dataclasses.replace(ds, **changes)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class CrowdPoseProtocol(KeypointProtocol):
     """CrowdPose: faster-coco-eval's ``COCOeval(iouType="keypoints_crowd", use_area=False)``.
 
@@ -847,7 +851,7 @@ class CrowdPoseProtocol(KeypointProtocol):
         """Validate the user's options; ``crowd_index`` maps image ids to crowd indices."""
         base = cast(
             CrowdPoseProtocol,
-            super().from_options(
+            super(CrowdPoseProtocol, cls).from_options(
                 sigmas=CROWDPOSE_SIGMAS if sigmas is None else sigmas, oks_area=oks_area, **options
             ),
         )
@@ -863,7 +867,7 @@ class CrowdPoseProtocol(KeypointProtocol):
 
     def stat_specs(self) -> tuple[StatSpec, ...]:
         """AP, AP50, AP75, AR, AR50, AR75 (area "all")."""
-        return tuple(s for s in super().stat_specs() if s.area == "all")
+        return tuple(s for s in super(CrowdPoseProtocol, self).stat_specs() if s.area == "all")
 
     def evaluate(
         self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
@@ -881,7 +885,7 @@ class CrowdPoseProtocol(KeypointProtocol):
             raise DataFormatError(
                 f"crowd_index: image {missing[0]} has no crowdIndex (protocol 'crowdpose')"
             )
-        result = super().evaluate(gt, pred, iou_type=iou_type)
+        result = super(CrowdPoseProtocol, self).evaluate(gt, pred, iou_type=iou_type)
         value = np.array([index[i] for i in ids])
         low, high = CROWD_INDEX_SPLITS
         splits = {
@@ -916,7 +920,7 @@ COCO_KEYPOINT_NAMES = (
 """COCO's 17 person keypoints, in order."""
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class KeypointErrors:
     """Which joints fail: per-keypoint similarity of the matched (prediction, person) pairs.
 

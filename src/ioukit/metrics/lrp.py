@@ -19,11 +19,11 @@ The dataset values average the classes' values that are neither NaN nor -1.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.metrics._outcome import FALSE_POSITIVE, TRUE_POSITIVE, coco_outcome, resolve_pair
@@ -73,7 +73,7 @@ def lrp_curve(
     return out
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class LRPResult:
     """Optimal LRP per class and area range, and the dataset means.
 

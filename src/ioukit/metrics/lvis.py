@@ -32,12 +32,11 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.match import MatchRule
@@ -328,7 +327,7 @@ def _linspace(
     return tuple(array.tolist())
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class LVISProtocol:
     """lvis-api's ``LVISEval`` as a pipeline protocol (``protocol="lvis"``).
 

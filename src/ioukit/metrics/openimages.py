@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.metrics import _grouping
@@ -69,7 +69,7 @@ _MIN_SCORE = -10.0
 """Record kind of a group-of box's single true positive."""
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class ImageLabels:
     """Verified image-level labels: class ``category_id[i]`` was checked on image row
     ``image_index[i]`` and found present (``positive``) or absent.
@@ -117,7 +117,7 @@ class ImageLabels:
         return int(self.image_index.size)
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class OpenImagesPartial:
     """Matched predictions of some images: what accumulation needs, and nothing else.
 
@@ -590,7 +590,7 @@ def evaluate_openimages(
     return accumulate_openimages(gt, [part])
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class OpenImagesProtocol:
     """The ``"openimages"`` / ``"openimages_challenge"`` entries of the protocol registry.
 

@@ -15,11 +15,11 @@ equal the dataset totals.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome, resolve_pair
@@ -42,7 +42,7 @@ COLUMNS = (
 _RECALL = np.linspace(0.0, 1.0, 101)
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class PerImageTable:
     """One row per image; columns are arrays of equal length (see :data:`COLUMNS`).
 

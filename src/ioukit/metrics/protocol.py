@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from ioukit._frozen import frozen
 
 if TYPE_CHECKING:
     from ioukit.evaluation.outcome import MatchOutcome
@@ -16,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["ProtocolResult"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ProtocolResult:
     """Numbers computed by one protocol (``"coco"``, ``"voc07"``, ``"voc10"``, ``"yolo"``).
 

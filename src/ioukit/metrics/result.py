@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.metrics.protocol import ProtocolResult
 
@@ -41,7 +41,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ClassRow:
     """One row of the per-class table, with named, typed fields.
 
@@ -93,7 +93,7 @@ class ClassRow:
         }
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class EvaluationResult:
     """Numbers of one evaluation, with the ground truth and predictions they came from.
 

@@ -14,11 +14,11 @@ highest threshold wins. A class whose best F1 is 0 (no true positive) has thresh
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.metrics._outcome import IGNORED, TRUE_POSITIVE, coco_outcome, resolve_pair
 
@@ -73,7 +73,7 @@ def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
     return p, r, f
 
 
-@frozen(eq=False)
+@dataclass(frozen=True, slots=True, eq=False)
 class OptimalThresholds:
     """F1-optimal thresholds per class and overall.
 

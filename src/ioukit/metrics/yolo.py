@@ -31,11 +31,11 @@ annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ioukit._frozen import frozen
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.metrics import _grouping
@@ -60,7 +60,7 @@ CONFIDENCE_GRID = np.linspace(0.0, 1.0, 1000)
 _EPS = 1e-16  # ap_per_class eps
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class _ClassCurves:
     ap: np.ndarray  # (K, T), -1 rows for classes without labels
     p_curve: np.ndarray  # (K, 1000)
