@@ -343,16 +343,33 @@ def _run_segmented(columns, pos_of_rank, seg_lo, seg_hi, threshold, limit):
     return keep[:count]
 
 
+def threshold_below(threshold, dtype):
+    """The largest value of ``dtype`` that is ``<= threshold`` (a Python float).
+
+    For every value ``v`` of that dtype, ``v > threshold_below(t)`` is ``v > t`` compared
+    exactly (as torchvision's C++ does: a float32 IoU against a double threshold). Rounding
+    the threshold to nearest instead would keep a float32 IoU equal to ``float32(t) > t``.
+    """
+    dtype = np.dtype(dtype)
+    with np.errstate(over="ignore"):
+        value = dtype.type(threshold)
+    if float(value) > threshold:
+        value = np.nextafter(value, dtype.type(-np.inf))
+    return value
+
+
 def greedy_nms(boxes, order, segments, threshold, limit):
     """Kept input indices (int64), in processing order.
 
     boxes : (n, 4) float32 or float64 xyxy (any strides, any byte order).
     order : (n,) input indices in processing (score) order.
     segments : (n,) non-negative int segment (class) of each box, or None for one segment.
-    threshold : suppress when IoU > threshold (rounded to the boxes' dtype).
+    threshold : suppress when IoU > threshold, compared exactly (a float32 IoU against the
+        double threshold, see :func:`threshold_below`).
     limit : stop after this many kept boxes.
     """
     boxes = _native_float(boxes)
+    threshold = threshold_below(threshold, boxes.dtype)
     n = boxes.shape[0]
     if n == 0:
         return np.empty(0, dtype=np.int64)
@@ -442,11 +459,15 @@ def soft_nms(boxes, scores, method, sigma, iou_threshold, score_threshold):
     """Selected input indices and their decayed scores, before the final score filter.
 
     boxes : (n, 4) float xyxy. scores : (n,) float of the same dtype (not modified).
-    Returns only the steps with a decayed score > score_threshold.
+    Returns only the steps with a decayed score > score_threshold. The linear method decays
+    when IoU > iou_threshold compared exactly (see :func:`threshold_below`); the scores are
+    compared with ``score_threshold`` rounded to their dtype, as NumPy and PyTorch compare an
+    array with a Python float.
     """
     boxes = _native_float(boxes)
     n = boxes.shape[0]
     dtype = boxes.dtype
+    iou_threshold = threshold_below(iou_threshold, dtype)
     columns = [np.ascontiguousarray(boxes[:, k]) for k in range(4)]
     work = np.array(scores, dtype=dtype, copy=True)
     done = np.zeros(n, dtype=np.uint8)
