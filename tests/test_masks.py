@@ -286,7 +286,9 @@ def random_polygons(rng: np.random.Generator, h: int, w: int, n: int) -> list[li
     polygons = []
     for i in range(n):
         k = int(rng.integers(3, 15))
-        pts = np.column_stack([rng.uniform(-3, w + 3, k), rng.uniform(-3, h + 3, k)])
+        # up to 3 px outside the image, within the [-W, 2W] x [-H, 2H] reach polygons may have
+        mx, my = min(3, w), min(3, h)
+        pts = np.column_stack([rng.uniform(-mx, w + mx, k), rng.uniform(-my, h + my, k)])
         if i % 4 == 0:
             pts = np.round(pts * 2) / 2  # on pixel edges and centres
         if i % 5 == 0:

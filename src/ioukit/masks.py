@@ -456,7 +456,8 @@ def polygon_runs(
     Raises
     ------
     DataFormatError
-        A polygon of odd length, not numbers, or not finite.
+        A polygon of odd length, not numbers, not finite, or with a coordinate outside
+        ``[-width, 2 * width] x [-height, 2 * height]`` (see :func:`from_polygons`).
 
     Examples
     --------
@@ -682,6 +683,28 @@ def _check_image_size(height: object, width: object) -> tuple[int, int]:
     return int(height), int(width)  # type: ignore[call-overload]
 
 
+def _check_polygon_reach(
+    flat: np.ndarray, xy_offsets: np.ndarray, height: int, width: int, name: str
+) -> None:
+    """Refuse coordinates outside ``[-W, 2W] x [-H, 2H]`` (the COCO reader's rule).
+
+    Rasterising walks every upsampled pixel of every edge (pycocotools' algorithm, which clips
+    to the image only at the end), so a polygon at 1e8 px on a 100 x 100 image would need
+    gigabytes; within the bound the work is a few times the image's perimeter.
+    """
+    xs, ys = flat[0::2], flat[1::2]
+    bad = (xs < -width) | (xs > 2 * width) | (ys < -height) | (ys > 2 * height)
+    if not bad.any():
+        return
+    i = int(np.searchsorted(xy_offsets, 2 * int(np.argmax(bad)), side="right") - 1)
+    px, py = flat[xy_offsets[i] : xy_offsets[i + 1] : 2], flat[xy_offsets[i] + 1 : xy_offsets[i + 1] : 2]
+    raise DataFormatError(
+        f"{name}[{i}]: expected coordinates near the {width} x {height} image (x in "
+        f"[{-width}, {2 * width}], y in [{-height}, {2 * height}]), got x in "
+        f"[{px.min():g}, {px.max():g}], y in [{py.min():g}, {py.max():g}]"
+    )
+
+
 def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str) -> RunLengths:
     rle = _kernels()
     items = list(polygons)
@@ -707,6 +730,7 @@ def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str
         raise DataFormatError(
             f"{name}[{i}]: expected finite coordinates, got {short_repr(items[i])}"
         )
+    _check_polygon_reach(flat, xy_offsets, height, width, name)
     capacity = np.empty(n, dtype=np.int64)
     rle.polygons_capacity(flat, xy_offsets, capacity)
     out_offsets = np.zeros(n + 1, dtype=np.int64)
@@ -745,7 +769,10 @@ def from_polygons(polygons: Sequence[Sequence[float]], /, height: int, width: in
     Raises
     ------
     DataFormatError
-        A polygon of odd length or with a non-finite coordinate, or a bad image size.
+        A polygon of odd length or with a non-finite coordinate, a coordinate outside
+        ``[-width, 2 * width] x [-height, 2 * height]`` (the COCO reader's rule: rasterising
+        walks every edge on a x5 grid, so a polygon far outside would need gigabytes), or a bad
+        image size.
 
     Examples
     --------
