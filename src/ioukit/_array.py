@@ -43,6 +43,15 @@ def check_image_size(image_size: object) -> tuple[float, float]:
     return width, height
 
 
+def compat_namespace(xp: Any) -> Any:
+    """``xp``, with plain NumPy replaced by array-api-compat's NumPy namespace.
+
+    NumPy before 2.0 lacks ``isdtype``, ``astype`` and the inspection API; the compat namespace
+    has them on every supported NumPy (and is NumPy's own functions on NumPy 2).
+    """
+    return array_api_compat.array_namespace(np.empty(0)) if xp is np else xp
+
+
 def _is_array(x: object) -> bool:
     return array_api_compat.is_array_api_obj(x) and not isinstance(x, (int, float, bool, complex))
 
@@ -117,6 +126,7 @@ def float_dtype_for(xp: Any, x: Array) -> Any:
     (float64 for NumPy, ``torch.get_default_dtype()`` for PyTorch); float16 and bfloat16 are
     computed in float32, as torchvision does, because their range overflows box areas.
     """
+    xp = compat_namespace(xp)
     dtype = x.dtype
     if isinstance(dtype, np.dtype) and not dtype.isnative:  # big-endian float64 stays float64
         dtype = dtype.newbyteorder("=")
@@ -143,6 +153,7 @@ def as_boxes(xp: Any, x: Array, name: str, *, dtype: Any = None, ndim: int | Non
     ndim : int, optional
         Required number of dimensions (2 for ``(N, 4)``).
     """
+    xp = compat_namespace(xp)
     shape = tuple(x.shape)
     if (ndim is not None and len(shape) != ndim) or len(shape) == 0 or shape[-1] != 4:
         want = "(N, 4)" if ndim == 2 else "(..., 4)"

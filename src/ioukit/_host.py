@@ -14,7 +14,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from ioukit._array import Array, refuse_masked, short_repr
+from ioukit._array import Array, compat_namespace, refuse_masked, short_repr
 from ioukit.boxes import prepare_boxes
 from ioukit.errors import BoxError, DataFormatError, ParameterError
 
@@ -62,7 +62,7 @@ def host_boxes(boxes: np.ndarray, name: str, fmt: str) -> np.ndarray:
     """Validated, contiguous float xyxy boxes (n, 4) on the host (never the caller's buffer)."""
     if boxes.dtype.kind not in "biuf":
         raise BoxError(f"{name}: expected numbers, got dtype {boxes.dtype}")
-    xyxy = prepare_boxes(np, boxes, name, fmt, ndim=2)
+    xyxy = prepare_boxes(compat_namespace(np), boxes, name, fmt, ndim=2)
     return np.ascontiguousarray(xyxy)
 
 

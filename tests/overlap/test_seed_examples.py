@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import array_api_compat.numpy as npx
 import numpy as np
 import pytest
 
@@ -30,7 +31,7 @@ def test_dice_intersection_union(case: dict) -> None:
     pred = np.asarray([case["predicted_xyxy"]], dtype=float)
     dice = float(ioukit.box_dice(gt, pred)[0, 0])
     assert dice == pytest.approx(float(Fraction(case["dice_fraction"])), abs=1e-15)
-    inter = float(_formulas.intersection(np, tuple(gt[0]), tuple(pred[0])))
+    inter = float(_formulas.intersection(npx, tuple(gt[0]), tuple(pred[0])))
     assert inter == case["intersection"]
     assert float(ioukit.box_area(gt)[0] + ioukit.box_area(pred)[0]) - inter == case["union"]
 

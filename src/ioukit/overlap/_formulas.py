@@ -30,8 +30,8 @@ def safe_divide(xp: Any, numerator: Array, denominator: Array) -> Array:
 
 def intersection(xp: Any, a: Coords, b: Coords) -> Array:
     """Overlap area; width and height are each clamped at 0 before they multiply."""
-    width = xp.clip(xp.minimum(a[2], b[2]) - xp.maximum(a[0], b[0]), min=0)
-    height = xp.clip(xp.minimum(a[3], b[3]) - xp.maximum(a[1], b[1]), min=0)
+    width = xp.clip(xp.minimum(a[2], b[2]) - xp.maximum(a[0], b[0]), min=0.0)
+    height = xp.clip(xp.minimum(a[3], b[3]) - xp.maximum(a[1], b[1]), min=0.0)
     return width * height
 
 

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ioukit._array import compat_namespace
 from ioukit.overlap import _formulas
+
+_NP = compat_namespace(np)  # NumPy's array-API namespace (NumPy 1.26 lacks clip(min=))
 
 LIMITS = {
     np.dtype(np.float64): (2.0**-400, 2.0**500),
@@ -51,13 +54,13 @@ def rescaled(metric: str, a: np.ndarray, b: np.ndarray, eps: float) -> np.ndarra
         cb = tuple(np.ldexp(b[..., k], exponent) for k in range(4))
         eps_scaled = np.ldexp(a.dtype.type(eps), 2 * exponent)
         if metric in ("iou", "dice", "giou"):
-            return np.asarray(_formulas.FORMULAS[metric](np, ca, cb, eps))
-        overlap = _formulas.iou(np, ca, cb, eps)
-        penalty = _formulas.distance_penalty(np, ca, cb, eps_scaled)
+            return np.asarray(_formulas.FORMULAS[metric](_NP, ca, cb, eps))
+        overlap = _formulas.iou(_NP, ca, cb, eps)
+        penalty = _formulas.distance_penalty(_NP, ca, cb, eps_scaled)
         if metric == "diou":
             return np.asarray(overlap - penalty)
-        v = _formulas.aspect_penalty(np, ca, cb)
-        alpha = _formulas.ciou_alpha(np, overlap, v, eps)  # unitless: eps unscaled
+        v = _formulas.aspect_penalty(_NP, ca, cb)
+        alpha = _formulas.ciou_alpha(_NP, overlap, v, eps)  # unitless: eps unscaled
         return np.asarray(overlap - penalty - alpha * v)
 
 
