@@ -14,7 +14,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ioukit._array import Array, as_boxes, float_dtype_for, host_view, validate_boxes
+from ioukit._array import (
+    Array,
+    as_boxes,
+    compat_namespace,
+    float_dtype_for,
+    host_view,
+    validate_boxes,
+)
 from ioukit.errors import BoxError, ParameterError
 
 __all__ = [
@@ -85,6 +92,7 @@ def as_rotated(
     xp: Any, x: Array, name: str, fmt: str, *, dtype: Any = None, ndim: int | None = None
 ) -> Array:
     """Shape-check, cast and validate boxes of any format (last axis 4, 5 or 8)."""
+    xp = compat_namespace(xp)
     width = box_width(fmt)
     if width == 4:
         arr = as_boxes(xp, x, name, dtype=dtype, ndim=ndim)
@@ -165,8 +173,18 @@ def xywhr_to_xyxyxyxy(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
 
 
 def xyxyxyxy_to_xywhr(xp: Any, boxes: Array, unit: str, cw: bool) -> Array:
-    """Corners (..., 8) as first-corner rotated boxes (..., 5) (from the first three)."""
-    x1, y1, x2, y2, x3, y3 = (boxes[..., k] for k in range(6))
+    """Corners (..., 8) as first-corner rotated boxes (..., 5) (from the first three).
+
+    The corners may go round the box either way. ioukit's (and torchvision's) order turns
+    clockwise on the image, a positive shoelace area in x-y axes; corners in the other winding
+    (Ultralytics' ``xywhr2xyxyxyxy``, many label files) are read as ``1, 4, 3, 2``, so both
+    orders give the same rectangle (torchvision would mirror the second one). That is
+    torchvision's result bit for bit in its own winding.
+    """
+    x1, y1, x3, y3 = boxes[..., 0], boxes[..., 1], boxes[..., 4], boxes[..., 5]
+    reverse = _shoelace2(boxes) < 0
+    x2 = xp.where(reverse, boxes[..., 6], boxes[..., 2])
+    y2 = xp.where(reverse, boxes[..., 7], boxes[..., 3])
     r = from_radians(xp.atan2(y1 - y2, x2 - x1), unit, cw)
     w = xp.sqrt((x2 - x1) ** 2 + (y1 - y2) ** 2)
     h = xp.sqrt((x2 - x3) ** 2 + (y2 - y3) ** 2)
@@ -183,3 +201,10 @@ def to_xyxyxyxy(xp: Any, boxes: Array, fmt: str, unit: str, cw: bool) -> Array:
         return xywhr_to_xyxyxyxy(xp, cxcywhr_to_xywhr(xp, boxes, unit, cw), unit, cw)
     x1, y1, x2, y2 = box_columns(to_xyxy(xp, boxes, fmt))
     return xp.stack((x1, y1, x2, y1, x2, y2, x1, y2), axis=-1)
+
+
+def _shoelace2(c: Array) -> Array:
+    """Twice the shoelace area (...) of corners (..., 8): positive in ioukit's winding."""
+    dx2, dy2 = c[..., 4] - c[..., 0], c[..., 5] - c[..., 1]
+    first = (c[..., 2] - c[..., 0]) * dy2 - dx2 * (c[..., 3] - c[..., 1])
+    return first + (dx2 * (c[..., 7] - c[..., 1]) - (c[..., 6] - c[..., 0]) * dy2)

@@ -21,7 +21,8 @@ Rotated (oriented) boxes, with the names and definitions of ``torchvision.ops.bo
     top-left one when ``r = 0``.
 ``"xyxyxyxy"``
     the four corners ``(x1, y1, x2, y2, x3, y3, x4, y4)``: top-left, top-right, bottom-right,
-    bottom-left when ``r = 0`` (any convex quadrilateral for IoU).
+    bottom-left when ``r = 0``; read in either winding and from any corner (any simple
+    quadrilateral for IoU).
 
 By default ``r`` is in degrees and turns the box counter-clockwise as seen on the image (y
 pointing down), as in torchvision and detectron2. ``angle_unit="radians"`` and ``clockwise=True``
@@ -138,7 +139,9 @@ def box_convert(
     in_fmt, out_fmt : {"xyxy", "xywh", "cxcywh", "cxcywhr", "xywhr", "xyxyxyxy"}
         Source and target formats (torchvision's names, definitions and argument order). Between
         rotated formats the values are torchvision's bit for bit (in its default angle
-        convention); from a rotated to an axis-aligned format the result is the envelope.
+        convention), except for ``"xyxyxyxy"`` corners listed the other way round (Ultralytics'
+        order), which give the same rectangle where torchvision mirrors it; from a rotated to an
+        axis-aligned format the result is the envelope.
     image_size : (width, height), optional
         When given, one side is in normalized units (fractions of the image size, as in YOLO
         label files) and the other in pixels. With rotated boxes the normalized side must be
