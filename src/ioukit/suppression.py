@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import array_api_compat.numpy
 import numpy as np
 
 from ioukit._array import Array, check_format
 from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
-from ioukit.errors import ParameterError
+from ioukit._rotated_corners import host64, prepare_corners, scale_set
+from ioukit.errors import BoxError, ParameterError
 
 __all__ = ["batched_nms", "batched_rotated_nms", "nms", "rotated_nms", "soft_nms"]
 
@@ -280,20 +282,14 @@ def _prepare_rotated(
     boxes: Array, scores: Array, fmt: str, angle_unit: str, clockwise: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any]:
     """Host float64 corners (N, 8), envelopes (N, 4), zero-area flags, scores, and ``like``."""
-    from ioukit._rotated_corners import host64, prepare_corners
-
     host, like = to_host(boxes, "boxes")
     host_scores, like_scores = to_host(scores, "scores")
     if host.dtype.kind not in "biuf":
-        from ioukit.errors import BoxError
-
         raise BoxError(f"boxes: expected numbers, got dtype {host.dtype}")
-    import array_api_compat.numpy as xp
-
     corners, degenerate = prepare_corners(
-        host, "boxes", fmt, angle_unit, clockwise, xp, np.float64, 2
+        host, "boxes", fmt, angle_unit, clockwise, array_api_compat.numpy, np.float64, 2
     )
-    c, env, deg = host64(corners, degenerate)
+    c, env, deg = host64(scale_set(np.asarray(corners).reshape(-1, 8), "boxes"), degenerate)
     host_vector(host_scores, "scores", c.shape[0])
     return c, env, deg, host_scores, like if like is not None else like_scores
 

@@ -238,7 +238,7 @@ def test_cli_iou_rotated(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["0,0,2,2,nan", "0,0,1,1,0"], "box A: coordinates and angle must be finite"),
         (["0,0,2,2,0", "0,0,-1,1,0"], "box B: invalid cxcywhr box [0.0, 0.0, -1.0, 1.0, 0.0]"),
-        (["0,0,2,2,0,2,2,0", "0,0,1,1,0"], "box A: invalid xyxyxyxy box .* not a convex"),
+        (["0,0,2,2,0,2,2,0", "0,0,1,1,0"], "box A: invalid xyxyxyxy box .* self-intersecting"),
         (["0,0,2,2,0", "0,0,1,1"], "expected 5 or 8 numbers each"),
     ],
 )

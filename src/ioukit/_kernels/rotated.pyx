@@ -18,6 +18,14 @@ axis-aligned envelope ``(N, 4)`` and a flag for zero-area boxes. The IoU of one 
 5. shoelace area of the result (fan from its first vertex); ``inter / union`` with
    ``union = area1 + area2 - inter``, 0 when ``union <= 0``.
 
+Simple quadrilaterals that are not convex (one reflex corner, as DOTA labels have; the DOTA
+devkit's ``polyiou`` measures any polygon) are cut along the diagonal through their reflex
+corner into two triangles that tile them; the intersection is the sum of the convex clippings
+of the pieces (a convex quadrilateral is one piece), each area the sum of its pieces'. A corner
+is reflex when it turns the wrong way by more than the 1e-9 relative tolerance of
+``ioukit._rotated_corners.CONVEXITY_TOLERANCE``; within it a quadrilateral is convex and
+computed as before, bit for bit. Self-intersecting quadrilaterals are refused before the kernel.
+
 A convex n-gon clipped by one half-plane has at most ``1.5 n`` vertices (each new vertex
 needs an outside neighbour), so 4 -> 6 -> 9 -> 13 -> 19 <= ``_CAPACITY``.
 
@@ -29,6 +37,7 @@ import numpy as np
 
 cimport cython
 from cython.parallel cimport prange
+from libc.math cimport sqrt
 from libc.stdint cimport int64_t, uint8_t
 
 PARALLEL_MIN_ELEMENTS = 20_000
@@ -99,10 +108,132 @@ cdef inline void _load(
         y[1], y[3] = y[3], y[1]
 
 
+cdef uint8_t _split(const double* c) noexcept nogil:
+    """How to cut a quadrilateral (8,) into convex pieces: 0 convex (one piece, also for a
+    self-intersecting or zero-area one, refused or zero before the IoU), 1 along the diagonal
+    0-2 (the reflex corner is 0 or 2), 2 along the diagonal 1-3."""
+    cdef double ex[4]
+    cdef double ey[4]
+    cdef double area, cross, tol
+    cdef int k, j, reflex = -1, count = 0
+    for k in range(4):
+        j = (k + 1) % 4
+        ex[k] = c[2 * j] - c[2 * k]
+        ey[k] = c[2 * j + 1] - c[2 * k + 1]
+    area = ((c[2] - c[0]) * (c[5] - c[1]) - (c[4] - c[0]) * (c[3] - c[1])) + (
+        (c[4] - c[0]) * (c[7] - c[1]) - (c[6] - c[0]) * (c[5] - c[1]))
+    if not (area > 0 or area < 0):
+        return 0
+    for k in range(4):
+        j = (k + 1) % 4  # the corner between edges k and j
+        cross = ex[k] * ey[j] - ey[k] * ex[j]
+        if area < 0:
+            cross = -cross
+        tol = 1e-9 * sqrt(ex[k] * ex[k] + ey[k] * ey[k]) * sqrt(ex[j] * ex[j] + ey[j] * ey[j])
+        if cross < -tol:
+            reflex = j
+            count += 1
+    if count != 1:
+        return 0
+    return 1 if reflex % 2 == 0 else 2
+
+
+def splits(corners):
+    """:func:`_split` of every quadrilateral (n, 8) float64, as uint8 (n,)."""
+    cdef const double[:, ::1] c = np.ascontiguousarray(corners, dtype=np.float64).reshape(-1, 8)
+    out = np.empty(c.shape[0], dtype=np.uint8)
+    cdef uint8_t[::1] o = out
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(c.shape[0]):
+            o[i] = _split(&c[i, 0])
+    return out
+
+
+cdef inline int _pieces(
+    const double* x, const double* y, uint8_t split, double* px, double* py, int* count
+) noexcept nogil:
+    """The convex pieces of an oriented quadrilateral: itself, or the two triangles on either
+    side of its diagonal 0-2 (split 1) or 1-3 (split 2), counter-clockwise, 4 slots each."""
+    cdef int k, first
+    if split == 0:
+        for k in range(4):
+            px[k] = x[k]
+            py[k] = y[k]
+        count[0] = 4
+        return 1
+    first = 0 if split == 1 else 1
+    for k in range(3):
+        px[k] = x[(first + k) % 4]
+        py[k] = y[(first + k) % 4]
+        px[4 + k] = x[(first + 2 + k) % 4]
+        py[4 + k] = y[(first + 2 + k) % 4]
+    count[0] = 3
+    count[1] = 3
+    return 2
+
+
+cdef double _pieces_iou(
+    const double* a, const double* b, const double* ax, const double* ay,
+    const double* bx, const double* by, uint8_t split_a, uint8_t split_b,
+) noexcept nogil:
+    """IoU of two oriented quadrilaterals of which one at least is not convex."""
+    cdef double pa_x[8]
+    cdef double pa_y[8]
+    cdef double pb_x[8]
+    cdef double pb_y[8]
+    cdef int ca[2]
+    cdef int cb[2]
+    cdef double px[_CAPACITY]
+    cdef double py[_CAPACITY]
+    cdef double qx[_CAPACITY]
+    cdef double qy[_CAPACITY]
+    cdef double area_a = 0, area_b = 0, inter = 0, union_
+    cdef int na, nb, i, j, k, n, m, same = 1
+    for k in range(8):
+        if a[k] != b[k]:
+            same = 0
+            break
+    na = _pieces(ax, ay, split_a, pa_x, pa_y, ca)
+    nb = _pieces(bx, by, split_b, pb_x, pb_y, cb)
+    for i in range(na):
+        area_a = area_a + _area(&pa_x[4 * i], &pa_y[4 * i], ca[i])
+    for j in range(nb):
+        area_b = area_b + _area(&pb_x[4 * j], &pb_y[4 * j], cb[j])
+    if not (area_a > 0 and area_b > 0):
+        return 0
+    if same:
+        return 1
+    for i in range(na):
+        for j in range(nb):
+            for k in range(ca[i]):
+                px[k] = pa_x[4 * i + k]
+                py[k] = pa_y[4 * i + k]
+            n = ca[i]
+            m = cb[j]
+            for k in range(m):
+                if k % 2 == 0:
+                    n = _clip(px, py, n, pb_x[4 * j + k], pb_y[4 * j + k],
+                              pb_x[4 * j + (k + 1) % m], pb_y[4 * j + (k + 1) % m], qx, qy)
+                else:
+                    n = _clip(qx, qy, n, pb_x[4 * j + k], pb_y[4 * j + k],
+                              pb_x[4 * j + (k + 1) % m], pb_y[4 * j + (k + 1) % m], px, py)
+            if n >= 3:
+                inter = inter + (_area(qx, qy, n) if m % 2 else _area(px, py, n))
+    if not inter > 0:
+        return 0
+    union_ = area_a + area_b - inter
+    if not union_ > 0:
+        return 0
+    inter = inter / union_
+    return inter if inter <= 1 else 1
+
+
 cdef double _pair_iou(
     const double* a, const double* b,
     const double* env_a, const double* env_b,
     bint degenerate_a, bint degenerate_b,
+    uint8_t split_a, uint8_t split_b,
 ) noexcept nogil:
     cdef double ax[4]
     cdef double ay[4]
@@ -114,6 +245,7 @@ cdef double _pair_iou(
     cdef double qy[_CAPACITY]
     cdef double sx, sy, area_a, area_b, inter, union_
     cdef const double* tmp
+    cdef uint8_t tmp_split
     cdef int k, n
     if degenerate_a or degenerate_b:
         return 0
@@ -123,10 +255,15 @@ cdef double _pair_iou(
         tmp = a
         a = b
         b = tmp
+        tmp_split = split_a
+        split_a = split_b
+        split_b = tmp_split
     sx = ((a[0] + a[2] + a[4] + a[6]) / 4 + (b[0] + b[2] + b[4] + b[6]) / 4) / 2
     sy = ((a[1] + a[3] + a[5] + a[7]) / 4 + (b[1] + b[3] + b[5] + b[7]) / 4) / 2
     _load(a, sx, sy, ax, ay)
     _load(b, sx, sy, bx, by)
+    if split_a or split_b:
+        return _pieces_iou(a, b, ax, ay, bx, by, split_a, split_b)
     area_a = _area(ax, ay, 4)
     area_b = _area(bx, by, 4)
     if not (area_a > 0 and area_b > 0):
@@ -153,12 +290,15 @@ cdef double _pair_iou(
 cdef void _fill_row(
     Py_ssize_t i,
     const double[:, ::1] c1, const double[:, ::1] e1, const uint8_t[::1] d1,
+    const uint8_t[::1] s1,
     const double[:, ::1] c2, const double[:, ::1] e2, const uint8_t[::1] d2,
+    const uint8_t[::1] s2,
     double[:, ::1] out,
 ) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(c2.shape[0]):
-        out[i, j] = _pair_iou(&c1[i, 0], &c2[j, 0], &e1[i, 0], &e2[j, 0], d1[i], d2[j])
+        out[i, j] = _pair_iou(&c1[i, 0], &c2[j, 0], &e1[i, 0], &e2[j, 0], d1[i], d2[j],
+                              s1[i], s2[j])
 
 
 def pairwise(corners1, env1, degenerate1, corners2, env2, degenerate2, out=None, *, threads=None):
@@ -174,6 +314,8 @@ def pairwise(corners1, env1, degenerate1, corners2, env2, degenerate2, out=None,
     cdef const double[:, ::1] e2 = np.ascontiguousarray(env2, dtype=np.float64)
     cdef const uint8_t[::1] d1 = np.ascontiguousarray(degenerate1, dtype=np.uint8)
     cdef const uint8_t[::1] d2 = np.ascontiguousarray(degenerate2, dtype=np.uint8)
+    cdef const uint8_t[::1] s1 = splits(c1)
+    cdef const uint8_t[::1] s2 = splits(c2)
     if out is None:
         out = np.empty((c1.shape[0], c2.shape[0]), dtype=np.float64)
     cdef double[:, ::1] result = out
@@ -184,10 +326,10 @@ def pairwise(corners1, env1, degenerate1, corners2, env2, degenerate2, out=None,
     with nogil:
         if parallel:
             for i in prange(n, schedule="dynamic", chunksize=8):
-                _fill_row(i, c1, e1, d1, c2, e2, d2, result)
+                _fill_row(i, c1, e1, d1, s1, c2, e2, d2, s2, result)
         else:
             for i in range(n):
-                _fill_row(i, c1, e1, d1, c2, e2, d2, result)
+                _fill_row(i, c1, e1, d1, s1, c2, e2, d2, s2, result)
     return out
 
 
@@ -199,12 +341,15 @@ def elementwise(corners1, env1, degenerate1, corners2, env2, degenerate2):
     cdef const double[:, ::1] e2 = np.ascontiguousarray(env2, dtype=np.float64)
     cdef const uint8_t[::1] d1 = np.ascontiguousarray(degenerate1, dtype=np.uint8)
     cdef const uint8_t[::1] d2 = np.ascontiguousarray(degenerate2, dtype=np.uint8)
+    cdef const uint8_t[::1] s1 = splits(c1)
+    cdef const uint8_t[::1] s2 = splits(c2)
     out = np.empty(c1.shape[0], dtype=np.float64)
     cdef double[::1] result = out
     cdef Py_ssize_t i
     with nogil:
         for i in range(c1.shape[0]):
-            result[i] = _pair_iou(&c1[i, 0], &c2[i, 0], &e1[i, 0], &e2[i, 0], d1[i], d2[i])
+            result[i] = _pair_iou(&c1[i, 0], &c2[i, 0], &e1[i, 0], &e2[i, 0], d1[i], d2[i],
+                                  s1[i], s2[i])
     return out
 
 
@@ -246,6 +391,7 @@ def greedy_nms(corners, env, degenerate, order, segments, double threshold, Py_s
     cdef const double[:, ::1] e = np.ascontiguousarray(env, dtype=np.float64)
     cdef const uint8_t[::1] d = np.ascontiguousarray(degenerate, dtype=np.uint8)
     cdef const int64_t[::1] o = np.ascontiguousarray(order, dtype=np.int64)
+    cdef const uint8_t[::1] sp = splits(c)
     cdef Py_ssize_t n = c.shape[0]
     by_x = np.argsort(np.asarray(e[:, 0]), kind="stable").astype(np.int64)
     cdef const int64_t[::1] sorted_ids = by_x
@@ -279,7 +425,8 @@ def greedy_nms(corners, env, degenerate, order, segments, double threshold, Py_s
                 j = sorted_ids[q]
                 if removed[j] or rank[j] <= p or seg[j] != seg[k]:
                     continue
-                if _pair_iou(&c[k, 0], &c[j, 0], &e[k, 0], &e[j, 0], d[k], d[j]) > threshold:
+                if _pair_iou(&c[k, 0], &c[j, 0], &e[k, 0], &e[j, 0], d[k], d[j], sp[k],
+                             sp[j]) > threshold:
                     removed[j] = 1
     return kept_array[:count].copy()
 
@@ -305,6 +452,8 @@ def group_iou(
     cdef const double[:, ::1] pc = np.ascontiguousarray(pred_corners, dtype=np.float64)
     cdef const double[:, ::1] pe = np.ascontiguousarray(pred_env, dtype=np.float64)
     cdef const uint8_t[::1] pd = np.ascontiguousarray(pred_degenerate, dtype=np.uint8)
+    cdef const uint8_t[::1] gs = splits(gc)
+    cdef const uint8_t[::1] ps = splits(pc)
     cdef Py_ssize_t i, p, g, n_g, pos
     with nogil:
         for i in range(gt_start.shape[0]):
@@ -314,5 +463,7 @@ def group_iou(
             pos = offsets[i]
             for p in range(pred_start[i], pred_start[i] + kept_count[i]):
                 for g in range(gt_start[i], gt_end[i]):
-                    out[pos] = _pair_iou(&pc[p, 0], &gc[g, 0], &pe[p, 0], &ge[g, 0], pd[p], gd[g])
+                    out[pos] = _pair_iou(&pc[p, 0], &gc[g, 0], &pe[p, 0], &ge[g, 0], pd[p],
+                                         gd[g],
+                                         ps[p], gs[g])
                     pos += 1

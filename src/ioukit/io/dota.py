@@ -124,7 +124,8 @@ def read_dota_ground_truth(
         Images matched by stem; their headers give the sizes (else sizes are unknown, NaN).
     convex_hull : bool
         Replace non-convex or self-intersecting quadrilaterals by their convex hull
-        (:func:`ioukit.overlap.rotated.convex_hull_quads`); the rotated IoU refuses them.
+        (:func:`ioukit.overlap.rotated.convex_hull_quads`); the rotated IoU measures one with
+        a reflex corner as the DOTA devkit does and refuses self-intersecting ones.
 
     Returns
     -------

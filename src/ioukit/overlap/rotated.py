@@ -1,7 +1,7 @@
 """IoU of rotated (oriented) boxes: exact polygon IoU, its loss, and probiou.
 
 Rotated boxes come in torchvision's formats (see :mod:`ioukit.boxes`): ``"cxcywhr"`` (the
-default), ``"xywhr"`` and ``"xyxyxyxy"`` (any convex quadrilateral); the angle is in degrees,
+default), ``"xywhr"`` and ``"xyxyxyxy"`` (any simple quadrilateral); the angle is in degrees,
 counter-clockwise on the image, unless ``angle_unit="radians"`` and/or ``clockwise=True`` say
 otherwise (mmcv, mmrotate and Ultralytics use radians, clockwise). Axis-aligned formats are
 accepted too (angle 0).
@@ -17,9 +17,13 @@ placed relative to the midpoint of their centres first, so float32 keeps its dig
 the origin (about 2e-7 from the exact value at 5000 px; pass float64 for 1e-12). Results are in
 the inputs' float dtype (NumPy float32 inputs are computed in float64, then rounded).
 
-Quadrilaterals must be convex: a self-intersecting or non-convex quadrilateral raises
-:class:`~ioukit.errors.BoxError` (a 1e-9 relative tolerance lets rounding through);
-:func:`convex_hull_quads` is the documented way to repair such label polygons.
+Quadrilaterals may be any simple quadrilateral: convex, or with one reflex corner (DOTA labels
+have a few; the DOTA devkit's ``polyiou`` measures them as polygons, and so does the NumPy
+kernel, exactly: such a quadrilateral is cut into two triangles along the diagonal through its
+reflex corner). The array-API path (PyTorch, JAX, ...) clips convex quadrilaterals only and
+refuses the others when it can see them on the host. A self-intersecting quadrilateral ("bow
+tie") raises :class:`~ioukit.errors.BoxError` (a 1e-9 relative tolerance lets rounding
+through); :func:`convex_hull_quads` is the documented way to repair such label polygons.
 
 :func:`probiou` is *not* an IoU: it is the Bhattacharyya-distance similarity of Gaussians fitted
 to the boxes (Llerena et al. 2021), as Ultralytics computes it for OBB validation and NMS.
@@ -29,20 +33,26 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import array_api_compat.numpy
 import numpy as np
 
-from ioukit._array import Array, float_dtype_for, namespace_of
+from ioukit._array import Array, float_dtype_for, host_view, namespace_of
 from ioukit._box_formats import as_rotated, check_angle_unit
 from ioukit._rotated_corners import (
     CONVEXITY_TOLERANCE as CONVEXITY_TOLERANCE,  # re-exported: the documented constant
 )
 from ioukit._rotated_corners import (
     convex_mask,
+    corner_exponents,
+    extreme_corners,
     host64,
     prepare_corners,
+    unit_scaled,
 )
 from ioukit.boxes import ROTATED_FORMATS
 from ioukit.errors import BoxError, ParameterError
+
+npx: Any = array_api_compat.numpy  # NumPy's array-API namespace (``clip(min=)`` on NumPy 1.26)
 
 __all__ = [
     "convex_hull_quads",
@@ -65,7 +75,8 @@ def convex_hull_quads(corners: object, /) -> np.ndarray:
     re-ordered around their centroid; a quadrilateral with a reflex corner (one corner inside
     the triangle of the other three) becomes that triangle, its last corner repeated. Convex
     quadrilaterals are returned unchanged. This is the rule to apply, knowingly, to label files
-    with a few bad polygons; :func:`rotated_box_iou` itself refuses them.
+    with a few bad polygons; :func:`rotated_box_iou` measures a quadrilateral with a reflex
+    corner as it is (as the DOTA devkit does) and refuses self-intersecting ones.
 
     Parameters
     ----------
@@ -168,7 +179,53 @@ def _prepare_pair(
     return xp, dtype, first, second
 
 
+# --------------------------------------------------------------- extreme magnitudes (NumPy)
+
+
+def _rescaled_iou(c1: np.ndarray, d1: np.ndarray, c2: np.ndarray, d2: np.ndarray) -> np.ndarray:
+    """IoU (n,) of aligned pairs (n, 8), each pair scaled by its own power of two (see
+    :data:`ioukit._rotated_corners.CORNER_LIMITS`)."""
+    from ioukit._kernels import rotated as kernels
+
+    exponent = -np.maximum(corner_exponents(c1), corner_exponents(c2))[:, None]
+    with np.errstate(under="ignore", over="ignore"):
+        s1, s2 = np.ldexp(c1, exponent), np.ldexp(c2, exponent)
+    out: np.ndarray = kernels.elementwise(*host64(s1, d1), *host64(s2, d2))
+    return out
+
+
+def _fix_extreme_pairwise(
+    c1: np.ndarray, d1: np.ndarray, c2: np.ndarray, d2: np.ndarray, out: np.ndarray
+) -> None:
+    """Recompute in place the rows and columns of ``out`` (N, M) that involve an extreme box."""
+    n, m = c1.shape[0], c2.shape[0]
+    for rows, cols in (
+        (np.flatnonzero(extreme_corners(c1)), np.arange(m)),
+        (np.arange(n), np.flatnonzero(extreme_corners(c2))),
+    ):
+        if rows.size and cols.size:
+            r, c = np.repeat(rows, cols.size), np.tile(cols, rows.size)
+            value = _rescaled_iou(c1[r], d1[r], c2[c], d2[c])
+            out[rows[:, None], cols[None, :]] = value.reshape(rows.size, cols.size)
+
+
 # ------------------------------------------------------------------------- generic (array API)
+
+
+def _refuse_non_convex(corners: Array, name: str, fmt: str) -> None:
+    """The array-API path clips convex quadrilaterals only: refuse the others it can see."""
+    view = host_view(corners) if fmt == "xyxyxyxy" else None
+    if view is None or view.size == 0:
+        return
+    ok = convex_mask(unit_scaled(view).reshape(-1, 4, 2)).reshape(view.shape[:-1])
+    if ok.all():
+        return
+    index = tuple(int(i) for i in np.argwhere(~ok)[0])
+    where = name + "".join(f"[{i}]" for i in index)
+    raise BoxError(
+        f"{where}: invalid xyxyxyxy box {view[index].tolist()}: a quadrilateral that is not "
+        "convex is computed on NumPy arrays only (pass NumPy arrays, or convex_hull_quads())"
+    )
 
 
 def _where(xp: Any, cond: Array, a: Array, b: Array) -> Array:
@@ -313,7 +370,7 @@ def rotated_box_iou(
     angle_unit: AngleUnit = "degrees",
     clockwise: bool = False,
 ) -> Array:
-    """Exact IoU matrix of two sets of rotated boxes (convex quadrilaterals).
+    """Exact IoU matrix of two sets of rotated boxes (simple quadrilaterals).
 
     Parameters
     ----------
@@ -333,8 +390,8 @@ def rotated_box_iou(
     Raises
     ------
     BoxError
-        Wrong shape, a NaN or infinite value, a negative size, or a quadrilateral that is not
-        convex.
+        Wrong shape, a NaN or infinite value, a negative size, corners that overflow, a
+        self-intersecting quadrilateral, or (array-API inputs) one that is not convex.
 
     Examples
     --------
@@ -354,7 +411,10 @@ def rotated_box_iou(
         from ioukit._kernels import rotated as kernels
 
         out = kernels.pairwise(*host64(c1, d1), *host64(c2, d2))
+        _fix_extreme_pairwise(c1, d1, c2, d2, out)
         return out.astype(dtype, copy=False)
+    _refuse_non_convex(c1, "boxes1", fmt)
+    _refuse_non_convex(c2, "boxes2", fmt)
     (x1, y1, o1), (x2, y2, o2) = _generic_pair(boxes1, boxes2, fmt, angle_unit, clockwise, dtype)
     return _generic_iou(
         xp,
@@ -404,8 +464,15 @@ def rotated_box_iou_elementwise(
 
         c1b, c2b = np.broadcast_to(c1, shape), np.broadcast_to(c2, shape)
         d1b, d2b = np.broadcast_to(d1, shape[:-1]), np.broadcast_to(d2, shape[:-1])
+        c1b, c2b = c1b.reshape(-1, 8), c2b.reshape(-1, 8)
+        d1b, d2b = d1b.reshape(-1), d2b.reshape(-1)
         out = kernels.elementwise(*host64(c1b, d1b), *host64(c2b, d2b))
+        bad = np.flatnonzero(extreme_corners(c1b) | extreme_corners(c2b))
+        if bad.size:
+            out[bad] = _rescaled_iou(c1b[bad], d1b[bad], c2b[bad], d2b[bad])
         return out.reshape(shape[:-1]).astype(dtype, copy=False)
+    _refuse_non_convex(c1, "boxes1", fmt)
+    _refuse_non_convex(c2, "boxes2", fmt)
     first, second = _generic_pair(boxes1, boxes2, fmt, angle_unit, clockwise, dtype)
     return _generic_iou(xp, first, second, d1, d2)
 
@@ -494,23 +561,79 @@ def _probiou_columns(
     return arr[..., 0], arr[..., 1], arr[..., 2], arr[..., 3], theta
 
 
-def _probiou(xp: Any, first: tuple[Array, ...], second: tuple[Array, ...], eps: float) -> Array:
+def _probiou(
+    xp: Any,
+    first: tuple[Array, ...],
+    second: tuple[Array, ...],
+    eps: float,
+    eps4: Any = None,
+) -> Array:
+    """Ultralytics' formula; ``eps4`` (default ``eps``) is the eps of the two denominators in
+    length⁴ units, scaled with the boxes by :func:`_safe_probiou`."""
+    eps4 = eps if eps4 is None else eps4
     x1, y1, w1, h1, t1_ = first
     x2, y2, w2, h2, t2_ = second
     a1, b1, c1 = _covariance(xp, w1, h1, t1_)
     a2, b2, c2 = _covariance(xp, w2, h2, t2_)
-    denominator = (a1 + a2) * (b1 + b2) - (c1 + c2) ** 2 + eps
+    denominator = (a1 + a2) * (b1 + b2) - (c1 + c2) ** 2 + eps4
     t1 = ((a1 + a2) * (y1 - y2) ** 2 + (b1 + b2) * (x1 - x2) ** 2) / denominator * 0.25
     t2 = ((c1 + c2) * (x2 - x1) * (y1 - y2)) / denominator * 0.5
     det1 = xp.clip(a1 * b1 - c1**2, min=0.0)
     det2 = xp.clip(a2 * b2 - c2**2, min=0.0)
     t3 = (
-        xp.log(((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2) / (4 * xp.sqrt(det1 * det2) + eps) + eps)
+        xp.log(((a1 + a2) * (b1 + b2) - (c1 + c2) ** 2) / (4 * xp.sqrt(det1 * det2) + eps4) + eps)
         * 0.5
     )
     bd = xp.clip(t1 + t2 + t3, min=eps, max=100.0)
     hd = xp.sqrt(1.0 - xp.exp(-bd) + eps)
     return 1 - hd
+
+
+PROBIOU_LIMITS = {np.dtype(np.float64): 2.0**100, np.dtype(np.float32): 2.0**12}
+"""Per dtype, the largest centre distance or side length that probiou computes directly.
+
+The Bhattacharyya distance multiplies up to eight lengths (``sqrt(det1 · det2)``, each
+determinant ``(w²/12)·(h²/12)``), so its terms overflow from about 1e38 in float64 (an ``inf``
+that turns the similarity into a constant) and reach ``inf - inf = nan`` from 1e78; float32
+overflows from about 1e4.8 (its terms from 1e9.6). Without its ``eps`` the
+formula is invariant under scaling; a pair beyond the limit is recomputed with the centre
+distance and sides multiplied by a power of two that brings the largest near 1 and each
+``eps`` in length⁴ units (the two denominators) multiplied by that factor to the fourth, so
+the formula is the one of the unscaled pair, without the overflow."""
+
+
+def _safe_probiou(
+    first: tuple[np.ndarray, ...], second: tuple[np.ndarray, ...], eps: float, out: np.ndarray
+) -> np.ndarray:
+    """``out`` with the pairs beyond :data:`PROBIOU_LIMITS` recomputed scaled (NumPy)."""
+    x1, y1, w1, h1, t1 = np.broadcast_arrays(*first, *second)[:5]
+    x2, y2, w2, h2, t2 = np.broadcast_arrays(*first, *second)[5:]
+    limit = PROBIOU_LIMITS.get(out.dtype, 2.0**100)
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach = np.maximum.reduce([abs(x1 - x2), abs(y1 - y2), w1, h1, w2, h2])
+    bad = ~(reach <= limit)
+    if not bad.any():
+        return out
+    x1, y1, w1, h1, t1, x2, y2, w2, h2, t2 = (
+        v[bad] for v in (x1, y1, w1, h1, t1, x2, y2, w2, h2, t2)
+    )
+    # first bring every value to at most 1 (the differences cannot overflow), then scale the
+    # centre distance and the sides so that the largest of them is near 1
+    big = np.frexp(np.maximum.reduce([abs(x1), abs(x2), abs(y1), abs(y2), w1, h1, w2, h2]))[1]
+    with np.errstate(under="ignore", over="ignore"):
+        dx = np.ldexp(x1, -big) - np.ldexp(x2, -big)
+        dy = np.ldexp(y1, -big) - np.ldexp(y2, -big)
+        lengths = [np.ldexp(v, -big) for v in (w1, h1, w2, h2)]
+        k = np.frexp(np.maximum.reduce([abs(dx), abs(dy), *lengths]))[1]
+        total = big + k
+        dx, dy = np.ldexp(dx, -k), np.ldexp(dy, -k)
+        sw1, sh1, sw2, sh2 = (np.ldexp(v, -total) for v in (w1, h1, w2, h2))
+        eps4 = np.ldexp(out.dtype.type(eps), -4 * total)
+    zero = np.zeros_like(dx)
+    value = _probiou(npx, (dx, dy, sw1, sh1, t1), (zero, zero, sw2, sh2, t2), eps, eps4)
+    fixed = out.copy()
+    fixed[bad] = value
+    return fixed
 
 
 def probiou(
@@ -565,7 +688,12 @@ def probiou(
             raise BoxError(
                 f"{name}: expected shape (N, 5) or (N, 8), got a {cols[0].ndim + 1}-d array"
             )
-    return _probiou(xp, tuple(c[:, None] for c in first), tuple(c[None, :] for c in second), eps)
+    rows, cols = tuple(c[:, None] for c in first), tuple(c[None, :] for c in second)
+    if isinstance(first[0], np.ndarray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            direct = _probiou(xp, rows, cols, eps)
+        return _safe_probiou(rows, cols, eps, np.asarray(direct))
+    return _probiou(xp, rows, cols, eps)
 
 
 def probiou_elementwise(
@@ -600,4 +728,8 @@ def probiou_elementwise(
     dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
     first = _probiou_columns(a, "boxes1", fmt, unit, clockwise, xp, dtype)
     second = _probiou_columns(b, "boxes2", fmt, unit, clockwise, xp, dtype)
+    if isinstance(first[0], np.ndarray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            direct = np.asarray(_probiou(xp, first, second, eps))
+        return _safe_probiou(first, second, eps, direct)
     return _probiou(xp, first, second, eps)
