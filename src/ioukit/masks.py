@@ -697,7 +697,10 @@ def _check_polygon_reach(
     if not bad.any():
         return
     i = int(np.searchsorted(xy_offsets, 2 * int(np.argmax(bad)), side="right") - 1)
-    px, py = flat[xy_offsets[i] : xy_offsets[i + 1] : 2], flat[xy_offsets[i] + 1 : xy_offsets[i + 1] : 2]
+    px, py = (
+        flat[xy_offsets[i] : xy_offsets[i + 1] : 2],
+        flat[xy_offsets[i] + 1 : xy_offsets[i + 1] : 2],
+    )
     raise DataFormatError(
         f"{name}[{i}]: expected coordinates near the {width} x {height} image (x in "
         f"[{-width}, {2 * width}], y in [{-height}, {2 * height}]), got x in "
