@@ -333,6 +333,8 @@ def _check_sums(
 
 def _as_runs(x: object, name: str, *, dense_ok: bool = True) -> tuple[RunLengths, bool]:
     """Any accepted mask input as a :class:`RunLengths`, and whether it was a single mask."""
+    if isinstance(x, RunLengths):
+        return x, False
     if isinstance(x, dict):
         return _parse_rles([x], name), True
     if isinstance(x, (list, tuple)) and (len(x) == 0 or isinstance(x[0], dict)):
@@ -881,7 +883,9 @@ def _crowd_flags(crowd: object, m: int) -> np.ndarray:
         raise MaskError(
             f"crowd: expected one flag per mask of masks2, shape ({m},), got shape {flags.shape}"
         )
-    if flags.dtype.kind not in "biu" or (flags.size and not np.isin(flags, (0, 1)).all()):
+    if flags.size == 0:  # an empty list is float64 for NumPy
+        return np.zeros(0, dtype=np.bool_)
+    if flags.dtype.kind not in "biu" or not np.isin(flags, (0, 1)).all():
         raise MaskError(f"crowd: expected booleans (or 0/1), got {short_repr(flags)}")
     return flags.astype(np.bool_)
 
@@ -950,9 +954,9 @@ def mask_iou(
 
     Parameters
     ----------
-    masks1 : array_like, shape (N, H, W), or list of RLE dict
+    masks1 : array_like, shape (N, H, W), list of RLE dict, or RunLengths
         Usually the predictions.
-    masks2 : array_like, shape (M, H, W), or list of RLE dict
+    masks2 : array_like, shape (M, H, W), list of RLE dict, or RunLengths
         Usually the ground truth. All masks of both sets share one size.
     crowd : array_like of bool, shape (M,), optional
         Crowd flags of ``masks2``: for a crowd column the IoU is ``|A & B| / |A|``.
