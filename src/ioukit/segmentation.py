@@ -1,18 +1,24 @@
-"""Semantic-segmentation metrics from a confusion matrix: per-class IoU and Dice, mIoU, accuracy.
+"""Semantic-segmentation metrics from a confusion matrix: IoU, Dice, accuracy, FWIoU.
 
 Every pixel whose ground truth is not ``ignore_index`` adds one to ``confusion[gt, pred]``.
 From the (K, K) matrix, per class ``c``: ``TP = confusion[c, c]``, ``FP`` = column sum - TP,
-``FN`` = row sum - TP, and
+``FN`` = row sum - TP, and (mmsegmentation's ``IoUMetric`` formulas)
 
-* IoU  = TP / (TP + FP + FN)
-* Dice = 2 TP / (2 TP + FP + FN)
-* pixel accuracy = trace / total.
+* IoU  = TP / (TP + FP + FN), Dice = 2 TP / (2 TP + FP + FN)
+* accuracy (recall) = TP / (TP + FN), precision = TP / (TP + FP)
+* pixel accuracy (mmsegmentation's ``aAcc``) = trace / total
+* frequency-weighted IoU = sum over classes of (TP + FN) / total x IoU.
 
-**Absent classes.** A class that appears neither in the predictions nor in the ground truth
-(TP + FP + FN = 0) has no defined IoU: it is reported as NaN in the per-class arrays, flagged
-``present = False``, and left out of ``miou`` and ``mean_dice`` (the mmsegmentation
-convention), so the means never turn NaN because of an unused class. Only when no pixel at
-all was counted are the means and the accuracy NaN.
+**Absent classes.** A per-class value whose denominator is 0 is NaN and left out of its mean
+(``np.nanmean``, as mmsegmentation): a class in neither map has no IoU or Dice (``present =
+False``), a class without ground-truth pixels has no accuracy; so ``miou`` and ``mean_dice``
+average the present classes and ``mean_accuracy`` the classes with ground truth. Only when no
+pixel at all was counted are the means and the pixel accuracy NaN.
+
+torchmetrics (``MulticlassJaccardIndex``, ``MulticlassAccuracy``, ``average="macro"``)
+gives the same ``miou``; ``average="weighted"`` IoU is ``fwiou`` and ``average="micro"``
+accuracy is ``pixel_accuracy``. Its macro accuracy differs where a class is predicted but has
+no ground truth: torchmetrics counts it as accuracy 0, mmsegmentation and ioukit leave it out.
 
 Confusion matrices add up, so images can be accumulated one at a time (or per worker and
 merged) with :class:`SegmentationMetric`; the result equals one call on all pixels.
@@ -69,6 +75,16 @@ class SegmentationResult:
         Mean Dice over present classes.
     pixel_accuracy : float
         Correctly labelled pixels / counted pixels.
+    accuracy : numpy.ndarray of float64, shape (K,)
+        Per-class accuracy (recall) ``TP / (TP + FN)``; NaN for a class without ground truth.
+    precision : numpy.ndarray of float64, shape (K,)
+        Per-class ``TP / (TP + FP)``; NaN for a class never predicted.
+    frequency : numpy.ndarray of float64, shape (K,)
+        Share of the counted pixels whose ground truth is the class.
+    mean_accuracy : float
+        Mean accuracy over the classes with ground truth (mmsegmentation's ``mAcc``).
+    fwiou : float
+        Frequency-weighted IoU ``sum(frequency * iou)`` over the classes with ground truth.
     """
 
     confusion_matrix: np.ndarray
@@ -78,6 +94,11 @@ class SegmentationResult:
     miou: float
     mean_dice: float
     pixel_accuracy: float
+    accuracy: np.ndarray
+    precision: np.ndarray
+    frequency: np.ndarray
+    mean_accuracy: float
+    fwiou: float
 
     @classmethod
     def from_confusion(cls, confusion: np.ndarray) -> SegmentationResult:
@@ -104,8 +125,31 @@ class SegmentationResult:
             miou, mean_dice = float(iou[present].mean()), float(dice[present].mean())
         else:
             miou = mean_dice = float("nan")
-        accuracy = float(tp.sum()) / total if total > 0 else float("nan")
-        return cls(matrix, iou, dice, present, miou, mean_dice, accuracy)
+        pixel_accuracy = float(tp.sum()) / total if total > 0 else float("nan")
+        labelled = gt_total > 0
+        accuracy = np.where(labelled, tp / np.where(labelled, gt_total, 1.0), np.nan)
+        predicted = pred_total > 0
+        precision = np.where(predicted, tp / np.where(predicted, pred_total, 1.0), np.nan)
+        frequency = gt_total / total if total > 0 else np.zeros_like(gt_total)
+        if labelled.any():
+            mean_accuracy = float(accuracy[labelled].mean())
+            fwiou = float((frequency[labelled] * iou[labelled]).sum())
+        else:
+            mean_accuracy = fwiou = float("nan")
+        return cls(
+            matrix,
+            iou,
+            dice,
+            present,
+            miou,
+            mean_dice,
+            pixel_accuracy,
+            accuracy,
+            precision,
+            frequency,
+            mean_accuracy,
+            fwiou,
+        )
 
     def summary(self) -> str:
         """A short text table of the per-class and mean values.
@@ -113,20 +157,29 @@ class SegmentationResult:
         Examples
         --------
         >>> print(SegmentationResult.from_confusion(np.array([[1, 0], [0, 1]])).summary())
-        class      IoU    Dice
-        0       1.0000  1.0000
-        1       1.0000  1.0000
-        mean    1.0000  1.0000
-        pixel accuracy 1.0000
+        class      IoU    Dice     Acc
+        0       1.0000  1.0000  1.0000
+        1       1.0000  1.0000  1.0000
+        mean    1.0000  1.0000  1.0000
+        pixel accuracy 1.0000, frequency-weighted IoU 1.0000
         """
-        lines = [f"{'class':<6}{'IoU':>8}{'Dice':>8}"]
+
+        def cell(value: float) -> str:
+            return f"{'-':>8}" if np.isnan(value) else f"{value:>8.4f}"
+
+        lines = [f"{'class':<6}{'IoU':>8}{'Dice':>8}{'Acc':>8}"]
         for k in range(self.iou.shape[0]):
             if self.present[k]:
-                lines.append(f"{k:<6}{self.iou[k]:>8.4f}{self.dice[k]:>8.4f}")
+                lines.append(
+                    f"{k:<6}{cell(self.iou[k])}{cell(self.dice[k])}{cell(self.accuracy[k])}"
+                )
             else:
-                lines.append(f"{k:<6}{'absent':>8}{'absent':>8}")
-        lines.append(f"{'mean':<6}{self.miou:>8.4f}{self.mean_dice:>8.4f}")
-        lines.append(f"pixel accuracy {self.pixel_accuracy:.4f}")
+                lines.append(f"{k:<6}{'absent':>8}{'absent':>8}{'absent':>8}")
+        means = f"{cell(self.miou)}{cell(self.mean_dice)}{cell(self.mean_accuracy)}"
+        lines.append(f"{'mean':<6}{means}")
+        lines.append(
+            f"pixel accuracy {self.pixel_accuracy:.4f}, frequency-weighted IoU {self.fwiou:.4f}"
+        )
         return "\n".join(lines)
 
 
@@ -289,7 +342,7 @@ def confusion_matrix(
 def segmentation_iou(
     pred_labels: Array, gt_labels: Array, /, *, num_classes: int, ignore_index: int | None = 255
 ) -> SegmentationResult:
-    """Per-class IoU and Dice, mIoU and pixel accuracy of predicted label maps.
+    """Per-class IoU, Dice and accuracy, their means, FWIoU and pixel accuracy of label maps.
 
     Parameters
     ----------
@@ -321,6 +374,8 @@ def segmentation_iou(
     (array([0.5       , 0.66666667,        nan]), array([ True,  True, False]))
     >>> round(r.miou, 4), r.pixel_accuracy
     (0.5833, 0.75)
+    >>> r.accuracy, r.mean_accuracy, round(r.fwiou, 4)  # class 2: no ground truth
+    (array([0.5, 1. , nan]), 0.75, 0.5833)
     """
     matrix = pixel_confusion_matrix(
         pred_labels, gt_labels, num_classes=num_classes, ignore_index=ignore_index
