@@ -176,7 +176,10 @@ def test_every_truncation_reads_or_gives_the_one_line_error(tmp_path: Path) -> N
     """The fuzz target: every cut of every file, under the guard page."""
     proc = _run_child(_CHILD.format(root=str(ROOT), folder=str(tmp_path)))
     last = proc.stderr.strip().splitlines()[-1:] or [""]
-    assert proc.returncode == 0, f"died at cut {last[0]!r} (status {proc.returncode})"
+    assert proc.returncode == 0, (
+        f"died at cut {last[0]!r} (status {proc.returncode}); built kernels older than "
+        "_json_lex.pxd? rebuild them: python setup.py build_ext --inplace"
+    )
     outcomes: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert len(outcomes) == sum(len(d) + 1 for d in FILES.values())
     for name, data in FILES.items():
