@@ -9,8 +9,8 @@ Examples
 >>> from ioukit.compat.pycocotools import mask
 >>> m = np.asfortranarray(np.array([[0, 1], [1, 1]], dtype=np.uint8))
 >>> rle = mask.encode(m)
->>> rle, mask.area(rle), mask.toBbox(rle).tolist()
-({'size': [2, 2], 'counts': b'13'}, np.uint32(3), [0.0, 0.0, 2.0, 2.0])
+>>> rle, int(mask.area(rle)), mask.area(rle).dtype, mask.toBbox(rle).tolist()
+({'size': [2, 2], 'counts': b'13'}, 3, dtype('uint32'), [0.0, 0.0, 2.0, 2.0])
 >>> mask.iou([[0, 0, 2, 2]], [[1, 0, 2, 2]], [0])
 array([[0.33333333]])
 """
