@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(BaseException):
+class _Terminated(BaseException):
     """Raised in the main thread by SIGTERM or SIGHUP: unwinds like ``KeyboardInterrupt``, so
     every staged output (``.name.XXXX.tmp``) is removed on the way out (#23 item 15)."""
 
@@ -61,12 +61,12 @@ class Terminated(BaseException):
 
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise Terminated(signum)
+    raise _Terminated(signum)
 
 
 @contextlib.contextmanager
 def _terminate_as_exception() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise :class:`Terminated` while the block runs (main thread only)."""
+    """SIGTERM and SIGHUP raise :class:`_Terminated` while the block runs (main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except Terminated as exc:
+    except _Terminated as exc:
         return 128 + exc.signum
     except Exception as exc:
         if os.environ.get("IOUKIT_DEBUG"):
