@@ -218,7 +218,7 @@ def _kind(objs: Any, name: str) -> tuple[str, Any]:
     )
 
 
-def box_iou(dt: np.ndarray, gt: np.ndarray, crowd: np.ndarray) -> np.ndarray:
+def _box_iou(dt: np.ndarray, gt: np.ndarray, crowd: np.ndarray) -> np.ndarray:
     """pycocotools' ``bbIou`` on ``[x, y, w, h]`` boxes, operation for operation.
 
     Parameters
@@ -234,7 +234,7 @@ def box_iou(dt: np.ndarray, gt: np.ndarray, crowd: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> box_iou(np.array([[0., 0, 2, 2]]), np.array([[1., 0, 2, 2]]), np.array([True]))
+    >>> _box_iou(np.array([[0., 0, 2, 2]]), np.array([[1., 0, 2, 2]]), np.array([True]))
     array([[0.5]])
     """
     d = dt[:, None, :]  # [D, 1, 4]
@@ -292,5 +292,5 @@ def iou(dt: Any, gt: Any, pyiscrowd: Sequence[int] | np.ndarray) -> Any:
             f"{len(gobj)} ground truths"
         )
     if dkind == "box":
-        return box_iou(dobj, gobj, crowd)
+        return _box_iou(dobj, gobj, crowd)
     return np.asarray(masks.mask_iou(dobj, gobj, crowd=crowd), dtype=np.float64)
