@@ -839,7 +839,8 @@ cdef inline Py_ssize_t _digits(const uint8_t* p, Py_ssize_t i, Py_ssize_t n, bin
                                uint64_t* acc) noexcept nogil:
     # the end of the run of digits at p[i]; acc = 10 acc + digit for each (modulo 2**64: the
     # caller uses acc only for at most 19 digits). bounded: p[n - 1] is not a digit, so no
-    # run reaches n and the loop needs no index check
+    # run reaches n and the loop needs no index check; i < n always (p[i] a digit): a run
+    # must never start at n, where p[n] is past the buffer
     cdef uint64_t m = acc[0]
     cdef unsigned int d
     if bounded:
@@ -893,10 +894,10 @@ cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
     if i < n and p[i] == 46:  # '.'
         out.integer = False
         i += 1
+        if i >= n or not is_digit(p[i]):  # "1." at the end of the buffer: p[n] is not ours
+            return LEX_INVALID
         first = i
         i = _digits(p, i, n, bounded, &mantissa)
-        if i == first:
-            return LEX_INVALID
         exponent = first - i
         digits += i - first
     if i < n and (p[i] == 101 or p[i] == 69):  # 'e' 'E'
