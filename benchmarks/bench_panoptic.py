@@ -239,7 +239,9 @@ def main() -> None:
     )  # fmt: skip
     if len(rounds) > 1 and all("panopticapi" in r for r in rounds):
         for tool in (t for t in tools if t != "panopticapi"):
-            ratios = sorted(r["panopticapi"]["total"] / r[tool]["total"] for r in rounds if tool in r)
+            ratios = sorted(
+                r["panopticapi"]["total"] / r[tool]["total"] for r in rounds if tool in r
+            )
             print(f"{tool}: median panopticapi / ioukit over {len(ratios)} rounds: "
                   f"{ratios[len(ratios) // 2]:.1f}x")  # fmt: skip
 
