@@ -100,9 +100,12 @@ def _image(rng: np.random.Generator, next_id: list[int]) -> tuple[Any, ...]:
         ys, xs, m = _ellipse(rng)
         pred[ys, xs][m] = pid
     gt_present, pred_present = set(np.unique(gt).tolist()), set(np.unique(pred).tolist())
-    return gt, {k: v for k, v in gt_seg.items() if k in gt_present}, pred, {
-        k: v for k, v in pred_seg.items() if k in pred_present
-    }
+    return (
+        gt,
+        {k: v for k, v in gt_seg.items() if k in gt_present},
+        pred,
+        {k: v for k, v in pred_seg.items() if k in pred_present},
+    )
 
 
 def dataset(num_images: int) -> Path:
