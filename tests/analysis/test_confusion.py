@@ -1,7 +1,8 @@
 """Confusion matrix against per-image NumPy transcriptions of Ultralytics' process_batch.
 
 ``_oracle_legacy``: Ultralytics 8.0 - 8.3 (``matching="iou"``); ``_oracle_84``: 8.4
-(``matching="confidence"``, the default). tests/evaluation/protocols/test_ultralytics_parity.py runs the real
+(``matching="confidence"``, the default). tests/evaluation/protocols/test_ultralytics_parity.py
+runs the real
 Ultralytics where it is installed.
 """
 

@@ -26,7 +26,9 @@ def test_every_old_name_resolves_to_the_object_at_its_new_place(module: str) -> 
 
 def test_warns_once_per_name_and_names_the_new_place(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shim, "_WARNED", set())
-    with pytest.warns(DeprecationWarning, match=r"ioukit\.evaluation\.protocols\.voc\.evaluate_voc"):
+    with pytest.warns(
+        DeprecationWarning, match=r"ioukit\.evaluation\.protocols\.voc\.evaluate_voc"
+    ):
         from ioukit.metrics.voc import evaluate_voc  # noqa: F401
     with warnings.catch_warnings():
         warnings.simplefilter("error")

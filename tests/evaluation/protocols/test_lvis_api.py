@@ -208,7 +208,8 @@ def test_segm_equals_lvis_api(with_bbox: bool) -> None:
 def test_evaluator_lvis_needs_frequencies() -> None:
     from ioukit.engine import Evaluator
 
-    # streamed LVIS (tests/evaluation/protocols/test_lvis_evaluator.py) needs the categories' frequencies
+    # streamed LVIS (tests/evaluation/protocols/test_lvis_evaluator.py) needs the categories'
+    # frequencies
     with pytest.raises(ValueError, match="frequencies: Evaluator\\(protocol='lvis'\\) needs"):
         Evaluator(protocol="lvis")
 

@@ -1,7 +1,8 @@
 """``protocol="yolo"`` and the confusion matrix against the real Ultralytics code.
 
 Skipped where ultralytics is not installed (the normal test venv); run it with
-``.venv-bench/bin/python -m pytest -q tests/evaluation/protocols/test_ultralytics_parity.py``. The full check on
+``.venv-bench/bin/python -m pytest -q tests/evaluation/protocols/test_ultralytics_parity.py``. The
+full check on
 larger sets is ``benchmarks/check_ultralytics.py``. Same boxes on both sides: Ultralytics gets
 each image's predictions in descending confidence (NMS order), classes as indices of the
 sorted category ids, through ``DetectionValidator._process_batch`` (``box_iou`` +

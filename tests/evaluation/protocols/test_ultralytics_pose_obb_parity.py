@@ -1,8 +1,10 @@
 """ioukit's float32 OKS and probiou against Ultralytics' own ``kpt_iou`` and ``batch_probiou``.
 
 Skipped where ultralytics is not installed (the normal test venv); run it with
-``.venv-bench/bin/python -m pytest -q tests/evaluation/protocols/test_ultralytics_pose_obb_parity.py``. The
-protocol-level numbers are checked against plain twins in tests/evaluation/protocols/test_yolo_pose_obb.py.
+``.venv-bench/bin/python -m pytest -q
+tests/evaluation/protocols/test_ultralytics_pose_obb_parity.py``. The
+protocol-level numbers are checked against plain twins in
+tests/evaluation/protocols/test_yolo_pose_obb.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The twins transcribe ``ultralytics/utils/metrics.py`` ``kpt_iou`` and ``batch_probiou`` (float32
 torch tensors there, float32 NumPy here, the same operation order), ``PoseValidator`` /
 ``OBBValidator._process_batch`` (area = GT box w * h * 0.53; sigmas COCO for K == 17, else 1/K)
-and the greedy confidence-order matching + ``ap_per_class`` of tests/evaluation/protocols/test_yolo.py's oracle.
+and the greedy confidence-order matching + ``ap_per_class`` of
+tests/evaluation/protocols/test_yolo.py's oracle.
 """
 
 from __future__ import annotations
