@@ -110,16 +110,23 @@ def _number_rows(folder: Path) -> None:
 
 
 _CHILD = """
-import resource, sys, time
+import sys, time
 from ioukit.io import coco
+
+
+def peak_mib():  # this process's own peak (ru_maxrss would carry the parent's across exec)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+
+
 if sys.argv[1] == "whole":
     coco._array_chunks = lambda data: None
 gt = coco.read_coco_ground_truth(sys.argv[2])
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_mib()
 start = time.perf_counter()
 coco.read_coco_results(sys.argv[3], gt, iou_type=sys.argv[4])
 seconds = time.perf_counter() - start
-print(seconds, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(seconds, before, peak_mib())
 """
 
 
@@ -134,7 +141,7 @@ def _chunks(folder: Path) -> None:
                      str(folder / name), iou_type],
                     capture_output=True, text=True, check=True,
                 ).stdout.split()  # fmt: skip
-                runs.append((float(out[0]), int(out[1]) / 1024, int(out[2]) / 1024))
+                runs.append((float(out[0]), float(out[1]), float(out[2])))
             figures[route] = tuple(min(r[k] for r in runs) for k in range(3))
         size = (folder / name).stat().st_size / 1e6
         (tc, base, mc), (tw, _, mw) = figures["chunked"], figures["whole"]
