@@ -368,7 +368,8 @@ def _result(
 
 
 class _Workspace(threading.local):
-    """Per-thread scratch memory, reused from image to image (no large allocation per image).
+    """Per-thread scratch memory of one call, reused from image to image (no large allocation
+    per image); it is freed with the call (nothing stays resident in a long-lived process).
 
     ``table`` maps a segment id (24 bits) to its label and is all zero between uses;
     ``np.zeros`` maps untouched pages lazily, so it costs the pages of the ids actually used.
@@ -398,9 +399,6 @@ class _Workspace(threading.local):
         finally:
             table[0] = 0
             table[segment_ids] = 0
-
-
-_WORKSPACE = _Workspace()
 
 
 def _unknown_id_error(ids: np.ndarray, png: str, image: PanopticImage) -> None:
@@ -444,12 +442,12 @@ def _evaluate_image(
     gt: PanopticImage,
     pred: PanopticImage,
     categories: tuple[np.ndarray, np.ndarray],
+    work: _Workspace,
 ) -> _ImageStats:
     gt_png = gt_data.png_path(gt)
     pred_png = pred_data.png_path(pred)
     size = gt_data.image_sizes.get(gt.image_id)
     size_from = f"{gt_data.label}: images entry of image_id {gt.image_id!r}"
-    work = _WORKSPACE
     n = size[0] * size[1] if size is not None else 0
     gt_ids = read_panoptic_png(
         gt_png, size=size, size_from=size_from, buffer=work.buffer("gt_ids", n)
@@ -597,9 +595,10 @@ def panoptic_quality(
             )
         pairs.append((gt, pred))
     categories = _category_index(gt_data.category_ids)
+    work = _Workspace()  # one per thread, through threading.local
 
     def one(pair: tuple[PanopticImage, PanopticImage]) -> _ImageStats:
-        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories)
+        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories, work)
 
     stats = _run(one, pairs, threads)
     return _result(
