@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ioukit.engine import Evaluator, evaluate
+from ioukit.engine import evaluate
+from ioukit.evaluator import Evaluator
 from ioukit.errors import DataFormatError, MaskError
 
 pytest.importorskip("pycocotools")

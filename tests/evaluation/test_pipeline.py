@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.engine import Evaluator, evaluate
+from ioukit.engine import evaluate
+from ioukit.evaluator import Evaluator
 from ioukit.errors import DataFormatError
 from ioukit.evaluation import (
     Groups,

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError, ParameterError
+from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
+from ioukit.evaluation import Groups, MatchRule, get_similarity
 from ioukit.evaluation.pairing import (
     IGNORED,
     TRUE_POSITIVE,
@@ -49,6 +50,8 @@ from ioukit.evaluation.pairing import (
     run_matcher,
     subset,
 )
+from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.report import to_jsonable
 
 __all__ = ["MAIN_ERRORS", "SPECIAL_ERRORS", "ErrorAnalysis", "error_analysis"]
 
@@ -185,7 +188,6 @@ class ErrorAnalysis:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready ``{"ap", "main", "special", "counts", "per_class", ...}`` (NaN -> None)."""
-        from ioukit.report import to_jsonable
 
         out: dict[str, Any] = to_jsonable(
             {
@@ -206,7 +208,6 @@ class ErrorAnalysis:
 
         Returns the matplotlib figure; saves it to ``path`` when given.
         """
-        from ioukit.errors import MissingDependencyError
 
         try:
             import matplotlib
@@ -246,7 +247,6 @@ class ErrorAnalysis:
 def _load(
     gt: object, results: object, iou_type: str, require_iscrowd: bool = False
 ) -> tuple[Dataset, Dataset]:
-    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 
     if isinstance(gt, Dataset):
         gt_ds = gt
@@ -345,7 +345,6 @@ def _tidecv_table(
     the first of equal IoUs (``MatchRule(tie="first")``); crowds never match (they are tested
     after matching, with ``>``, in :func:`_features`).
     """
-    from ioukit.evaluation import Groups, MatchRule, get_similarity
 
     assert pred.scores is not None  # checked by _load
     classes = np.unique(gt.categories.ids).astype(np.int64)

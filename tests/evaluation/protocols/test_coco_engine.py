@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import Dataset
-from ioukit.engine import Evaluator, evaluate
+from ioukit.engine import evaluate
+from ioukit.evaluator import Evaluator
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.protocols.coco import evaluate_coco
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
