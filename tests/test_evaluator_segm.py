@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ioukit.engine import evaluate
-from ioukit.evaluator import Evaluator
 from ioukit.errors import DataFormatError, MaskError
+from ioukit.evaluator import Evaluator
 
 pytest.importorskip("pycocotools")
 from pycocotools import mask as mask_utils

@@ -15,7 +15,6 @@ import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.engine import evaluate
-from ioukit.evaluator import Evaluator
 from ioukit.errors import DataFormatError
 from ioukit.evaluation import (
     Groups,
@@ -28,6 +27,7 @@ from ioukit.evaluation import (
     protocol_names,
 )
 from ioukit.evaluation.registry import register_similarity, similarity_names
+from ioukit.evaluator import Evaluator
 from tests.coco_reference import run_pycocotools
 
 # ------------------------------------------------------------------ #16 item 2: exact thresholds
