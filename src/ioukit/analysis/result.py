@@ -313,7 +313,7 @@ class EvaluationResult:
         """
         from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS, yolo_similarity
 
-        iou_type = self.params.get("iou_type")
+        iou_type = str(self.params.get("iou_type", "bbox"))
         if similarity_input(iou_type) == "keypoints" and self.protocol == "yolo" and not confusion:
             sigmas = self.params.get("sigmas")
             return UltralyticsOKS(None if sigmas is None else tuple(sigmas))
