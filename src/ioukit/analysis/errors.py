@@ -136,7 +136,8 @@ class ErrorAnalysis:
 
     def summary(self) -> str:
         """TIDE's text tables (AP and dAP in percent, two decimals)."""
-        title = f"bbox AP @ {round(self.iou_threshold * 100)}: {self.ap * 100:.2f}"
+        shown = max(self.ap, 0.0)  # -1: no ground truth (tidecv prints 0.00)
+        title = f"bbox AP @ {round(self.iou_threshold * 100)}: {shown * 100:.2f}"
         lines = [title, "", "Main errors"]
         lines.append("  ".join(f"{name:>6}" for name in ("Type", *MAIN_ERRORS)))
         lines.append(
@@ -539,6 +540,11 @@ def _class_columns(
     return out
 
 
+def _delta(fixed: float, base: float) -> float:
+    """dAP of a fixed run; 0 where either side has no class with ground truth (AP -1)."""
+    return 0.0 if fixed < 0 or base < 0 else fixed - base
+
+
 def _mean_ap(columns: np.ndarray, valid: np.ndarray, tidecv: bool) -> tuple[float, np.ndarray]:
     """Mean AP (-1 without a valid class) and per-class AP (NaN where not valid)."""
     per_class = np.full(columns.shape[1], np.nan)
@@ -753,8 +759,10 @@ def _analyse(
     fn_k = np.bincount(t.g_cls[false_neg], minlength=n_k)[:n_k]
     variants["FalseNeg"] = run(in_ap, t.p_cls, t.p_tp, npos - fn_k, fix_rank, fn_k > 0, fix_cols)[1]
 
-    main = {name: max(variants[name][0] - ap, 0.0) for name in MAIN_ERRORS}
-    special = {name: variants[name][0] - ap for name in SPECIAL_ERRORS}
+    # -1 is pycocotools' "no class with ground truth" sentinel, not an AP: a fix that leaves no
+    # ground truth (all of it missed) or a baseline without any changes nothing (tidecv: 0)
+    main = {name: max(_delta(variants[name][0], ap), 0.0) for name in MAIN_ERRORS}
+    special = {name: _delta(variants[name][0], ap) for name in SPECIAL_ERRORS}
     counts = {name: int(np.count_nonzero(code == _CODE_OF[name])) for name in MAIN_ERRORS[:-1]}
     counts["Miss"] = int(np.count_nonzero(missed))
 
