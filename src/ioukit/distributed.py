@@ -1076,16 +1076,25 @@ def gather_datasets(
         return gt, pred
     gathered: list[Any] = [None] * dist.get_world_size()
     dist.all_gather_object(gathered, (gt, pred, bool(by_image_id)))
-    _check_same_mode([g[2] for g in gathered])
-    return _renumbered([(g[0], g[1]) for g in gathered], by_image_id=by_image_id)
+    by_id = _check_same_mode([g[2] for g in gathered], [len(g[0].images) for g in gathered])
+    return _renumbered([(g[0], g[1]) for g in gathered], by_image_id=by_id)
 
 
-def _check_same_mode(by_id: Sequence[bool]) -> None:
-    if any(by_id) and not all(by_id):
+def _check_same_mode(by_id: Sequence[bool], sizes: Sequence[int]) -> bool:
+    """Whether images are identified by ``image_id`` (the ranks' common mode).
+
+    A rank without images has no ids to give: it agrees with any mode (an ``IterableDataset``
+    split can leave a rank empty).
+    """
+    active = [(rank, b) for rank, (b, n) in enumerate(zip(by_id, sizes, strict=True)) if n]
+    given = [rank for rank, b in active if b]
+    missing = [rank for rank, b in active if not b]
+    if given and missing:
         raise DataFormatError(
-            f"targets.image_id: given on rank {list(by_id).index(True)} but not on rank "
-            f"{list(by_id).index(False)}; give it on every image of every rank or on none"
+            f"targets.image_id: given on rank {given[0]} but not on rank {missing[0]}; give "
+            "it on every image of every rank or on none"
         )
+    return bool(given)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -1110,10 +1119,9 @@ def _merge_ranks(
 ) -> EvaluationResult:
     """Every rank's states (rank order) into the result of one process; what each rank runs."""
 
-    by_id = [s.by_image_id for s in states]
-    _check_same_mode(by_id)
+    by_id = _check_same_mode([s.by_image_id for s in states], [len(s.gt.images) for s in states])
     parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
-    gt, _ = _renumbered(parts, by_image_id=all(by_id) and bool(by_id))
+    gt, _ = _renumbered(parts, by_image_id=by_id)
     cat_ids = np.unique(gt.categories.ids)
     image_ids = np.sort(gt.images.ids)
     offset = 0
@@ -1155,10 +1163,9 @@ def _merge_matched_ranks(
 ) -> EvaluationResult:
     """Every rank's VOC / YOLO states (rank order) into the result of one process."""
 
-    by_id = [s.by_image_id for s in states]
-    _check_same_mode(by_id)
+    by_id = _check_same_mode([s.by_image_id for s in states], [len(s.gt.images) for s in states])
     parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
-    gt, _ = _renumbered(parts, by_image_id=all(by_id) and bool(by_id))
+    gt, _ = _renumbered(parts, by_image_id=by_id)
     cat_ids = np.unique(gt.categories.ids)
     image_ids = np.sort(gt.images.ids)
     offset = 0
