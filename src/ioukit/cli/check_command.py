@@ -11,6 +11,7 @@ from ioukit.cli.eval_command import (
     progress_enabled,
     read_ground_truth_arg,
     read_predictions_arg,
+    sideways_note,
     sizes_note,
 )
 
@@ -59,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
         f"ground truth: {len(gt)} boxes, {len(gt.images)} images, {len(gt.categories)} classes; "
         f"predictions: {len(pred)} boxes"
     )
-    note = sizes_note(gt)
-    if note:
-        say(note)
+    for note in (sizes_note(gt), sideways_note(args, gt)):
+        if note:
+            say(note)
     findings = diagnose(gt, pred, unknowns=unknowns)
     if not findings:
         say("no problems found")

@@ -28,6 +28,7 @@ __all__ = [
     "register",
     "run",
     "shard_paths",
+    "sideways_note",
     "sizes_note",
 ]
 
@@ -269,6 +270,35 @@ def sizes_note(gt: Any) -> str | None:
             "unaffected, COCO small/medium/large are not meaningful (pass --image-size or --images)"
         )
     return None
+
+
+def sideways_note(args: argparse.Namespace, gt: Any) -> str | None:
+    """A note naming the images whose EXIF orientation swapped their size (#23 item 9).
+
+    Their labels were scaled by the shown size (height x width of the stored pixels), as
+    Ultralytics' ``exif_size`` and OpenCV do; a label made on the stored pixels would not fit.
+    """
+    from ioukit.io._build import sideways_images
+    from ioukit.io._yolo_folder import sibling_images
+
+    if getattr(args, "image_size", None) is not None:
+        return None
+    folder = args.images
+    if folder is None and Path(args.gt).is_dir():
+        folder = sibling_images(Path(args.gt))
+    if folder is None or not Path(folder).is_dir():
+        return None
+    found = sideways_images(Path(folder), gt.images.stems)
+    if not found:
+        return None
+    shown = ", ".join(
+        f"{escape_text(file.name)} (stored {w}x{h}, shown {h}x{w})" for file, w, h in found[:3]
+    )
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return (
+        f"note: {len(found)} image(s) turned sideways by their EXIF orientation: {shown}{more}; "
+        "their shown size was used for the normalized labels, as Ultralytics and OpenCV do"
+    )
 
 
 def register(subparsers: Any) -> None:
