@@ -23,8 +23,10 @@ __all__ = [
     "prediction_format",
     "progress_enabled",
     "read_ground_truth_arg",
+    "read_pair_args",
     "read_predictions_arg",
     "read_segm_args",
+    "refuse_mixed_formats",
     "register",
     "run",
     "shard_paths",
@@ -138,9 +140,51 @@ def _looks_like_predictions(path: Path) -> str | None:
     return None
 
 
+def refuse_mixed_formats(args: argparse.Namespace) -> None:
+    """Refuse YOLO-style lines in pixels on one side and normalized YOLO on the other.
+
+    ``0 50 50 20 20`` in a folder auto-detects as plain txt (``class x y w h`` in pixels);
+    beside normalized YOLO predictions it is much more likely YOLO labels written in pixels
+    (#23 item 11). Formats given explicitly are taken as given.
+    """
+    from ioukit.errors import DataFormatError
+    from ioukit.io import detect_format
+    from ioukit.io._yolo_folder import pixel_index_line
+
+    if args.gt_format != "auto" or args.pred_format != "auto":
+        return
+    gt, pred = Path(args.gt), Path(args.pred)
+    if not (gt.is_dir() and pred.is_dir()):
+        return
+    try:
+        gt_format = detect_format(gt)
+        pred_format = detect_format(pred)  # normalized 6-value lines: "yolo"
+    except (DataFormatError, OSError):
+        return  # the readers name the problem
+    if (gt_format, pred_format) == ("txt", "yolo"):
+        option, folder, other = "--gt", gt, f"--pred {escape_text(str(pred))}"
+    elif (gt_format, pred_format) == ("yolo", "txt"):
+        option, folder, other = "--pred", pred, f"--gt {escape_text(str(gt))}"
+    else:
+        return
+    evidence = pixel_index_line(folder)
+    if evidence is None:
+        return
+    file, line, value = evidence
+    raise DataFormatError(
+        f"{option} {escape_text(str(folder))}: mixed formats: YOLO-style lines in pixels "
+        f"({escape_text(str(file))}: line {line}: a class index, then {value:g} > 1) while "
+        f"{other} is normalized YOLO; YOLO divides by the image size: normalize these labels, "
+        f"or pass --gt-format and --pred-format if they are plain txt (class x y w h in "
+        "pixels; relative txt predictions: class conf cx cy w h)"
+    )
+
+
 def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = None) -> Any:
-    """The predictions named by ``--pred`` read against ``gt``."""
+    """The predictions named by ``--pred`` read against ``gt`` (mixed YOLO formats refused)."""
     from ioukit.io import read_predictions
+
+    refuse_mixed_formats(args)
 
     return read_predictions(
         args.pred,
@@ -151,6 +195,53 @@ def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = N
         one_based=args.voc_one_based,
         unknowns=unknowns,
     )
+
+
+def read_pair_args(args: argparse.Namespace, *, unknowns: Any = None) -> tuple[Any, Any]:
+    """Ground truth and predictions; under ``--protocol yolo`` a YOLO folder's predicted
+    class without a ground-truth instance is evaluated as ``yolo val`` does (#23 item 20).
+
+    ``yolo predict`` writes no ``classes.txt``: without a class list the ground truth knows
+    only the classes it has instances of. Such predictions are false positives of a class
+    that gets no AP (mAP is over the classes with ground truth, as Ultralytics'
+    ``ap_per_class``); a note says so. ``--skip-unknown`` leaves them out instead.
+    """
+    from ioukit.io import Unknowns, detect_format
+    from ioukit.io._build import find_class_file
+
+    gt = read_ground_truth_arg(args)
+    yolo_pair = (
+        getattr(args, "protocol", None) == "yolo"
+        and unknowns is None
+        and args.classes is None
+        and Path(args.gt).is_dir()
+        and Path(args.pred).is_dir()
+        and (args.gt_format if args.gt_format != "auto" else detect_format(args.gt)) == "yolo"
+        and prediction_format(args) == "yolo"
+        and find_class_file(Path(args.gt), ground_truth=True) is None
+        and find_class_file(Path(args.pred), ground_truth=False) is None
+    )
+    if not yolo_pair:
+        return gt, read_predictions_arg(args, gt, unknowns=unknowns)
+    probe = Unknowns()
+    pred = read_predictions_arg(args, gt, unknowns=probe)
+    if probe.images or not probe.classes:  # an unknown image: the strict read names it
+        return gt, pred if not probe else read_predictions_arg(args, gt)
+    extra = sorted(int(c) for c in probe.classes)
+    indices = sorted({*(int(i) for i in gt.categories.ids.tolist()), *extra})
+    classes = {i: str(i) for i in indices}
+    gt = read_ground_truth_arg(argparse.Namespace(**{**vars(args), "classes": classes}))
+    pred = read_predictions_arg(argparse.Namespace(**{**vars(args), "classes": classes}), gt)
+    if not getattr(args, "quiet", False):
+        count = sum(probe.classes.values())
+        shown = ", ".join(str(c) for c in extra[:10]) + (" ..." if len(extra) > 10 else "")
+        print(
+            f"note: --protocol yolo: {count} prediction(s) of class(es) {shown} without a "
+            "ground-truth instance are false positives of classes that get no AP, as `yolo "
+            "val` does (pass --skip-unknown to leave them out, --classes to name the classes)",
+            file=sys.stderr,
+        )
+    return gt, pred
 
 
 def prediction_format(args: argparse.Namespace) -> Any:
@@ -517,8 +608,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.iou_type == "segm":
             gt, pred = read_segm_args(args)
         else:
-            gt = read_ground_truth_arg(args)
-            pred = read_predictions_arg(args, gt, unknowns=unknowns)
+            gt, pred = read_pair_args(args, unknowns=unknowns)
     iou_type = "keypoints" if keypoints else args.iou_type
     if lvis_gt is not None:
         result = evaluate(lvis_gt, pred, protocol="lvis", iou_type=iou_type, fixed_ap=args.fixed_ap)

@@ -638,8 +638,8 @@ def prediction_category(
     if category is None:
         if unknowns is None:
             raise DataFormatError(
-                f"{file}: line {line}: class {cls} is not a ground-truth class "
-                "(pass the class list with --classes)"
+                f"{file}: line {line}: class {cls} is not a ground-truth class (pass the class "
+                "list with --classes, or --skip-unknown to leave such predictions out)"
             )
         unknowns.add_class(cls)
         return None

@@ -171,7 +171,7 @@ def _jpeg(handle: BinaryIO, head: bytes) -> tuple[int, int, int] | None:
     while pos < _MAX_SCAN:
         at = pos - window.base
         data = window.data
-        marker = data[at : at + 4] if 0 <= at and at + 4 <= len(data) else window.get(pos, pos + 4)
+        marker = data[at : at + 4] if at >= 0 and at + 4 <= len(data) else window.get(pos, pos + 4)
         if len(marker) < 2:
             return None
         if marker[0] != 0xFF:  # bytes between segments: on to the next 0xFF

@@ -57,6 +57,7 @@ __all__ = [
     "parse_box_label",
     "parse_label",
     "pixel_box",
+    "pixel_index_line",
     "pixel_points",
     "prediction_folder",
     "read_label_folder",
@@ -81,6 +82,29 @@ def label_files(folder: Path, what: str) -> list[Path]:
             if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
         ]
     )
+
+
+def pixel_index_line(folder: Path, *, files: int = 20) -> tuple[Path, int, float] | None:
+    """``(file, line, value)`` of the first line of a ``.txt`` folder that looks like a YOLO
+    line in pixels: an integer class index, then numbers of which one is above 1.5.
+
+    Only the first ``files`` label files are read (the sniffing budget of format detection).
+    """
+    import re
+
+    index = re.compile(r"\+?\d+(\.0*)?\Z")
+    for file in label_files(folder, "labels")[:files]:
+        for line, tokens in iter_records(read_text(file)):
+            if len(tokens) < 5 or not index.match(tokens[0]):
+                return None
+            try:
+                values = [float(t) for t in tokens[1:]]
+            except ValueError:
+                return None
+            big = [v for v in values if abs(v) > 1.5]
+            if big:
+                return file, line, big[0]
+    return None
 
 
 def sibling_images(folder: Path) -> Path | None:
