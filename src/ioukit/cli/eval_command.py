@@ -210,6 +210,9 @@ def read_pair_args(args: argparse.Namespace, *, unknowns: Any = None) -> tuple[A
     from ioukit.io._build import find_class_file
 
     gt = read_ground_truth_arg(args)
+    yolo_val = _yolo_val_json(args, gt, unknowns)
+    if yolo_val is not None:
+        return gt, yolo_val
     yolo_pair = (
         getattr(args, "protocol", None) == "yolo"
         and unknowns is None
@@ -242,6 +245,48 @@ def read_pair_args(args: argparse.Namespace, *, unknowns: Any = None) -> tuple[A
             file=sys.stderr,
         )
     return gt, pred
+
+
+def _yolo_val_json(args: argparse.Namespace, gt: Any, unknowns: Any) -> Any:
+    """Predictions of a ``yolo val save_json=True`` file against its YOLO labels, or None.
+
+    Such a file names images by file stem and classes by index + 1 (#23 item 19); a note
+    says it was read so. Any other JSON file: None (the COCO reader takes it).
+    """
+    from ioukit.errors import DataFormatError
+    from ioukit.io import detect_format
+    from ioukit.io._ultralytics_json import read_yolo_val_json
+    from ioukit.io.coco import read_coco_results
+
+    pred = Path(args.pred)
+    if args.pred_format not in ("auto", "coco") or pred.suffix.lower() != ".json":
+        return None
+    if not Path(args.gt).is_dir() or not pred.is_file():
+        return None
+    if (args.gt_format if args.gt_format != "auto" else detect_format(args.gt)) != "yolo":
+        return None
+    records = read_yolo_val_json(pred, gt)
+    if records is None:
+        return None
+    if unknowns is not None:  # classes beyond the ground truth's: counted, left out
+        known = set(gt.categories.ids.tolist())
+        for record in records:
+            if record["category_id"] not in known:
+                unknowns.add_class(record["category_id"])
+        records = [r for r in records if r["category_id"] in known]
+    try:
+        dataset = read_coco_results(records, gt)
+    except DataFormatError as exc:
+        raise DataFormatError(
+            f"{escape_text(str(pred))} (as yolo val's save_json): {exc}"
+        ) from None
+    if not getattr(args, "quiet", False):
+        print(
+            f"note: --pred {escape_text(str(pred))} read as `yolo val save_json=True` output: "
+            "image_id is the image's file stem, category_id the class index + 1",
+            file=sys.stderr,
+        )
+    return dataset
 
 
 def prediction_format(args: argparse.Namespace) -> Any:
