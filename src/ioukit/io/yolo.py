@@ -39,6 +39,7 @@ from ioukit.io._build import (
     ground_truth_categories,
     prediction_category,
 )
+from ioukit.io._conversion import clip_to_images, rows_kept, take_rows
 from ioukit.io._names import check_writable
 from ioukit.io._yolo_folder import (
     parse_box_label,
@@ -56,6 +57,10 @@ __all__ = ["read_yolo_ground_truth", "read_yolo_predictions", "write_yolo", "yol
 _HINT = (
     "pixel coordinates in a YOLO file? YOLO divides by the image size; use --gt-format txt for "
     "pixel boxes"
+)
+_PRED_HINT = (
+    "pixel coordinates in a YOLO file? YOLO divides by the image size; use --pred-format txt "
+    "for pixel boxes (class conf x y w h)"
 )
 
 
@@ -171,7 +176,9 @@ def read_yolo_predictions(
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
     cols = Columns()
     for file, row, line, tokens in lines:
-        cls, box, score = parse_box_label(tokens, file, line, prediction=True, range_hint=_HINT)
+        cls, box, score = parse_box_label(
+            tokens, file, line, prediction=True, range_hint=_PRED_HINT
+        )
         category = prediction_category(row, cls, lookup, unknowns, file, line)
         if category is None or row is None:  # row None: category None (skipped or raised)
             continue
@@ -197,7 +204,10 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     """Write ``dataset`` as a YOLO folder: one ``<stem>.txt`` per image and ``classes.txt``.
 
     Ground truth lines are ``class cx cy w h``; predictions add ``conf``. Coordinates are
-    normalized by the image sizes (shortest round-trip decimals). The folder is written
+    normalized by the image sizes (shortest round-trip decimals), boxes clipped to their image
+    first so that every coordinate reads back in [0, 1]. Crowd regions, ignored and difficult
+    boxes are left out (YOLO cannot mark them; Ultralytics' converters skip them too): see
+    :func:`ioukit.io._conversion.conversion_notes`. The folder is written
     atomically (a temporary folder renamed at the end); it must not exist or be empty.
 
     Parameters
@@ -230,10 +240,11 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     """
     check_writable(dataset, "yolo")
     require_image_sizes(dataset, "YOLO")
+    dataset = take_rows(dataset, rows_kept(dataset, "yolo"))  # no crowd, ignore, difficult
     images = dataset.images
     w = images.widths[dataset.image_index]
     h = images.heights[dataset.image_index]
-    b = dataset.boxes
+    b = clip_to_images(dataset.boxes, w, h)  # normalized coordinates stay in [0, 1]
     norm = np.stack(
         [
             (b[:, 0] + b[:, 2]) / 2 / w,
