@@ -1,7 +1,8 @@
 """What a conversion target cannot hold (#23 items 13, 14): DOTA's ``difficult`` survives
-``--to coco_rotated``; ``--to yolo`` leaves crowd regions out and clips boxes to the image,
-each with a note, so that what is written reads back and scores as pycocotools scores it; a
-YOLO prediction file in pixels names ``--pred-format``."""
+``--to coco_rotated``; ``--to yolo`` leaves crowd regions out and clips to the image the boxes
+whose normalized centre or size would fall outside [0, 1], each with a note, so that what is
+written reads back and scores as pycocotools scores it; a YOLO prediction file in pixels names
+``--pred-format``."""
 
 from __future__ import annotations
 
@@ -79,9 +80,11 @@ def _coco(tmp_path: Path) -> tuple[Path, Path, dict[str, Any], list[dict[str, An
     results = [
         {"image_id": 1, "category_id": 1, "bbox": [12, 10, 40, 30], "score": 0.9},
         {"image_id": 1, "category_id": 1, "bbox": [105, 25, 50, 40], "score": 0.85},
-        {"image_id": 1, "category_id": 1, "bbox": [155, 62, 60, 30], "score": 0.6},  # past W
-        {"image_id": 2, "category_id": 1, "bbox": [-8, 5, 60, 50], "score": 0.8},  # x < 0
-        {"image_id": 2, "category_id": 1, "bbox": [125, 15, 70, 95], "score": 0.7},  # past H
+        {"image_id": 1, "category_id": 1, "bbox": [155, 62, 60, 30], "score": 0.6},  # crosses
+        {"image_id": 1, "category_id": 1, "bbox": [185, 60, 40, 30], "score": 0.65},  # cx > 1
+        {"image_id": 2, "category_id": 1, "bbox": [-8, 5, 60, 50], "score": 0.8},  # crosses
+        {"image_id": 2, "category_id": 1, "bbox": [-40, 5, 60, 50], "score": 0.75},  # cx < 0
+        {"image_id": 2, "category_id": 1, "bbox": [125, -10, 70, 120], "score": 0.7},  # h > 1
         {"image_id": 2, "category_id": 1, "bbox": [60, 60, 20, 20], "score": 0.3},
     ]
     gt_path, pred_path = tmp_path / "gt.json", tmp_path / "res.json"
@@ -100,7 +103,7 @@ def test_yolo_leaves_crowds_out_and_clips_to_the_image(
     assert "1 crowd region(s) left out" in err
     assert main(["convert", str(pred_path), str(preds), "--to", "yolo", "--gt", str(gt_path)]) == 0
     err = capsys.readouterr().err
-    assert "3 box(es) crossing the image border clipped" in err and "--gt-format" not in err
+    assert "3 box(es) whose centre or size lies outside the image clipped" in err
     values = [float(t) for f in preds.glob("im*.txt") for t in f.read_text().split()]
     assert max(values) <= 1.0 and min(values) >= 0.0
     stats = _stats(
@@ -113,9 +116,13 @@ def test_yolo_leaves_crowds_out_and_clips_to_the_image(
     clipped = []
     for r in results:
         x, y, w, h = r["bbox"]
+        if 0 <= x + w / 2 <= _W and 0 <= y + h / 2 <= _H and w <= _W and h <= _H:
+            clipped.append(r)  # centre and size inside: written as it is
+            continue
         x1, y1 = min(max(x, 0), _W), min(max(y, 0), _H)
         x2, y2 = min(max(x + w, 0), _W), min(max(y + h, 0), _H)
         clipped.append({**r, "bbox": [x1, y1, x2 - x1, y2 - y1]})
+    assert len([r for r, c in zip(results, clipped, strict=True) if r is not c]) == 3
     reference = run_pycocotools(plain, clipped, {}).stats
     assert np.allclose(list(stats.values()), reference, atol=1e-12, rtol=0)
 

@@ -8,9 +8,10 @@ Every writer keeps what its format can say; :func:`conversion_notes` lists the r
   them out, as Ultralytics' converters do (``convert_coco`` skips ``iscrowd``; its VOC
   script skips ``difficult``). YOLO OBB keeps DOTA's difficult boxes as ordinary boxes, as
   Ultralytics' ``convert_dota_to_yolo_obb`` does (the flag is lost: said in a note).
-- Normalized coordinates hold boxes inside the image only: a box crossing the border (a
-  prediction, most often) is clipped to the image, as Ultralytics clips its predictions, so
-  that the file reads back (a coordinate above 1 is refused by the readers).
+- Normalized ``cx cy w h`` hold a box whose centre and size lie inside the image; a box whose
+  centre lies outside or that is larger than the image (a prediction, most often) is clipped
+  to the image, as Ultralytics clips its predictions, so that the file reads back (a value
+  above 1 is refused by the readers).
 - COCO keeps ``iscrowd`` and writes ``difficult`` and ``ignore`` as ``"ignore": 1``; COCO
   rotated keeps ``iscrowd``, ``ignore`` and ``difficult``; VOC keeps ``difficult`` and writes
   a crowd region as a non-standard ``<iscrowd>``; DOTA keeps ``difficult`` only.
@@ -20,12 +21,12 @@ Examples
 --------
 >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
 >>> gt = Dataset.from_arrays(ImageTable.from_lists([1], ["a"], [100], [100]),
-...     CategoryTable.from_lists([1], ["cat"]), boxes=[[0, 0, 50, 50], [10, 10, 120, 90]],
+...     CategoryTable.from_lists([1], ["cat"]), boxes=[[0, 0, 50, 50], [90, 10, 130, 90]],
 ...     image_index=[0, 0], category_id=[1, 1], crowd=[True, False])
 >>> for note in conversion_notes(gt, "yolo"):
-...     print(note)
-1 crowd region(s) left out: YOLO has no crowd flag (Ultralytics' converter skips them too)
-1 box(es) crossing the image border clipped to the image (normalized coordinates stay in [0, 1])
+...     print(note[:60])
+1 crowd region(s) left out: YOLO has no crowd flag (Ultralyt
+1 box(es) whose centre or size lies outside the image clippe
 >>> rows_kept(gt, "yolo").tolist()
 [False, True]
 """
@@ -38,7 +39,14 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 
-__all__ = ["clip_to_images", "conversion_notes", "rows_kept", "take_rows"]
+__all__ = [
+    "beyond_normalized",
+    "clip_beyond_normalized",
+    "clip_to_images",
+    "conversion_notes",
+    "rows_kept",
+    "take_rows",
+]
 
 _YOLO = ("yolo", "yolo_obb")
 
@@ -72,17 +80,27 @@ def take_rows(dataset: Dataset, keep: np.ndarray) -> Dataset:
     return dataclasses.replace(dataset, **changes)
 
 
-def _outside(dataset: Dataset) -> np.ndarray:
-    """Rows whose axis-aligned box reaches outside its (known) image."""
+def beyond_normalized(dataset: Dataset) -> np.ndarray:
+    """Rows whose normalized ``cx, cy, w, h`` would lie outside [0, 1] (a centre outside the
+    image, a box larger than it): YOLO cannot write them so that they read back. A box that
+    only crosses the border (its centre and size inside) is written as it is."""
     if not len(dataset):
         return np.zeros(0, dtype=bool)
     w = dataset.images.widths[dataset.image_index]
     h = dataset.images.heights[dataset.image_index]
     b = dataset.boxes
-    known = np.isfinite(w) & np.isfinite(h)
-    with np.errstate(invalid="ignore"):
-        out: np.ndarray = (b[:, 0] < 0) | (b[:, 1] < 0) | (b[:, 2] > w) | (b[:, 3] > h)
-    return np.asarray(out & known, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.stack(
+            [
+                (b[:, 0] + b[:, 2]) / 2 / w,
+                (b[:, 1] + b[:, 3]) / 2 / h,
+                (b[:, 2] - b[:, 0]) / w,
+                (b[:, 3] - b[:, 1]) / h,
+            ],
+            axis=1,
+        )
+        out = ((values < 0) | (values > 1)).any(axis=1)
+    return np.asarray(out & np.isfinite(w) & np.isfinite(h), dtype=bool)
 
 
 def clip_to_images(boxes: np.ndarray, widths: np.ndarray, heights: np.ndarray) -> np.ndarray:
@@ -97,6 +115,18 @@ def clip_to_images(boxes: np.ndarray, widths: np.ndarray, heights: np.ndarray) -
     out[:, 1] = np.clip(out[:, 1], 0, heights)
     out[:, 3] = np.clip(out[:, 3], 0, heights)
     return out
+
+
+def clip_beyond_normalized(dataset: Dataset) -> np.ndarray:
+    """``dataset.boxes`` with the rows of :func:`beyond_normalized` clipped to their image."""
+    rows = beyond_normalized(dataset)
+    boxes = np.array(dataset.boxes, dtype=np.float64, copy=True)
+    if rows.any():
+        index = dataset.image_index[rows]
+        boxes[rows] = clip_to_images(
+            boxes[rows], dataset.images.widths[index], dataset.images.heights[index]
+        )
+    return boxes
 
 
 def conversion_notes(dataset: Dataset, format: str) -> list[str]:
@@ -139,11 +169,11 @@ def conversion_notes(dataset: Dataset, format: str) -> list[str]:
         notes.append(f"{ignore} ignore flag(s) dropped: VOC has difficult and no ignore flag")
     if format in _YOLO and len(dataset):
         kept = rows_kept(dataset, format)
-        clipped = int((_outside(dataset) & kept).sum())
+        clipped = int((beyond_normalized(dataset) & kept).sum())
         if clipped and format == "yolo":
             notes.append(
-                f"{clipped} box(es) crossing the image border clipped to the image (normalized "
-                "coordinates stay in [0, 1])"
+                f"{clipped} box(es) whose centre or size lies outside the image clipped to the "
+                "image (normalized values stay in [0, 1] and read back)"
             )
     if dataset.segmentation is not None and format not in ("coco",):
         notes.append(f"masks not written: {target} holds boxes")

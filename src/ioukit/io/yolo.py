@@ -39,7 +39,7 @@ from ioukit.io._build import (
     ground_truth_categories,
     prediction_category,
 )
-from ioukit.io._conversion import clip_to_images, rows_kept, take_rows
+from ioukit.io._conversion import clip_beyond_normalized, rows_kept, take_rows
 from ioukit.io._names import check_writable
 from ioukit.io._yolo_folder import (
     parse_box_label,
@@ -204,8 +204,9 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     """Write ``dataset`` as a YOLO folder: one ``<stem>.txt`` per image and ``classes.txt``.
 
     Ground truth lines are ``class cx cy w h``; predictions add ``conf``. Coordinates are
-    normalized by the image sizes (shortest round-trip decimals), boxes clipped to their image
-    first so that every coordinate reads back in [0, 1]. Crowd regions, ignored and difficult
+    normalized by the image sizes (shortest round-trip decimals); a box whose centre or size
+    lies outside its image is clipped to the image first, so that every value reads back in
+    [0, 1]. Crowd regions, ignored and difficult
     boxes are left out (YOLO cannot mark them; Ultralytics' converters skip them too): see
     :func:`ioukit.io._conversion.conversion_notes`. The folder is written
     atomically (a temporary folder renamed at the end); it must not exist or be empty.
@@ -244,7 +245,7 @@ def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     images = dataset.images
     w = images.widths[dataset.image_index]
     h = images.heights[dataset.image_index]
-    b = clip_to_images(dataset.boxes, w, h)  # normalized coordinates stay in [0, 1]
+    b = clip_beyond_normalized(dataset)  # what cannot be written in [0, 1], clipped
     norm = np.stack(
         [
             (b[:, 0] + b[:, 2]) / 2 / w,
