@@ -471,7 +471,12 @@ def register(subparsers: Any) -> None:
     from ioukit.cli._keypoints import add_keypoint_arguments
 
     add_keypoint_arguments(parser)
-    parser.add_argument("--json", metavar="OUT", help="write {protocol, stats, per_class, params}")
+    parser.add_argument(
+        "--json",
+        metavar="OUT",
+        help="write {protocol, stats, per_class, params}; '-': print it on stdout instead of "
+        "the text report",
+    )
     parser.add_argument("--csv", metavar="OUT", help="write the per-class table")
     parser.add_argument(
         "--plots", metavar="DIR", help="write PR, F1, confusion and IoU figures (PNG)"
@@ -607,7 +612,8 @@ def run(args: argparse.Namespace) -> int:
     from ioukit.report import csv_bytes, format_findings, json_text, per_class_table
 
     plan = OutputPlan(inputs=input_paths(args), force=args.force)
-    plan.add_file("--json", args.json)
+    to_stdout = args.json == "-"  # the JSON document on stdout instead of the text report
+    plan.add_file("--json", None if to_stdout else args.json)
     plan.add_file("--csv", args.csv)
     plan.add_folder("--plots", args.plots)
     per_image_path = getattr(args, "per_image", None)
@@ -632,7 +638,7 @@ def run(args: argparse.Namespace) -> int:
     keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
     options: dict[str, Any] = {}
     if args.workers is not None:
-        return _report_sharded(args, plan, evaluate_shards(args, options))
+        return _report_sharded(args, plan, evaluate_shards(args, options), to_stdout)
     with enabled_progress(progress_enabled(args)):
         if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
             from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
@@ -682,14 +688,17 @@ def run(args: argparse.Namespace) -> int:
 
         per_image_table = per_image(result)
     files: list[Any] = []
+    document_text = None
+    if args.json:
+        document = result.to_dict()
+        if analysis is not None:
+            document["errors"] = analysis.to_dict()
+        if per_image_table is not None:
+            document["worst_images"] = per_image_table.worst(10)
+        document_text = json_text(document)
     with plan:
-        if args.json:
-            document = result.to_dict()
-            if analysis is not None:
-                document["errors"] = analysis.to_dict()
-            if per_image_table is not None:
-                document["worst_images"] = per_image_table.worst(10)
-            plan.write_text("--json", json_text(document))
+        if document_text is not None and not to_stdout:
+            plan.write_text("--json", document_text)
         if args.csv:
             plan.write_bytes("--csv", csv_bytes(result.per_class))
         if per_image_table is not None:
@@ -702,6 +711,12 @@ def run(args: argparse.Namespace) -> int:
             if analysis is not None:
                 analysis.plot(folder / "tide.png")
                 files = [*files, folder / "tide.png"]
+    if to_stdout:
+        assert document_text is not None
+        say(document_text.rstrip("\n"))
+        if args.plots and not args.quiet:
+            print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
+        return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
     say(result.summary())
     say("")
     say(per_class_table(result.per_class))
@@ -727,14 +742,14 @@ def run(args: argparse.Namespace) -> int:
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
 
 
-def _report_sharded(args: argparse.Namespace, plan: Any, result: Any) -> int:
+def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout: bool) -> int:
     """Outputs and report of a sharded evaluation (no diagnostics: the predictions stayed on
     the workers)."""
     from ioukit.cli._report import say
     from ioukit.report import csv_bytes, json_text, per_class_table
 
     with plan:
-        if args.json:
+        if args.json and not to_stdout:
             plan.write_text("--json", json_text(result.to_dict()))
         if args.csv:
             plan.write_bytes("--csv", csv_bytes(result.per_class))
@@ -743,6 +758,9 @@ def _report_sharded(args: argparse.Namespace, plan: Any, result: Any) -> int:
             "note: --workers: diagnostics are skipped (the predictions stay on the workers)",
             file=sys.stderr,
         )
+    if to_stdout:
+        say(json_text(result.to_dict()).rstrip("\n"))
+        return 0
     say(result.summary())
     say("")
     say(per_class_table(result.per_class))

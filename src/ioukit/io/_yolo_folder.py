@@ -59,6 +59,7 @@ __all__ = [
     "pixel_box",
     "pixel_index_line",
     "pixel_points",
+    "prediction_files",
     "prediction_folder",
     "read_label_folder",
     "records",
@@ -165,6 +166,19 @@ def records(
             yield file, row, line, tokens
 
 
+def prediction_files(
+    path: str | os.PathLike[str], ground_truth: Dataset, classes: ClassSource
+) -> tuple[dict[str, int], list[Path], list[int | None]]:
+    """``class index -> category id``, the label files and their image rows (None: an image
+    the ground truth lacks) of a prediction folder (see :func:`prediction_folder`)."""
+    folder = check_exists(path, "predictions")
+    files = label_files(folder, "predictions")
+    class_file = classes if classes is not None else find_class_file(folder, ground_truth=False)
+    lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
+    row_of = stem_rows(ground_truth.images)
+    return lookup, files, [row_of.get(p.stem) for p in files]
+
+
 def prediction_folder(
     path: str | os.PathLike[str], ground_truth: Dataset, classes: ClassSource
 ) -> tuple[dict[str, int], Iterator[Record]]:
@@ -174,12 +188,7 @@ def prediction_folder(
     truth); class names from ``classes``, else ``classes.txt``/``data.yaml`` in the folder,
     else class indices are ground-truth category ids.
     """
-    folder = check_exists(path, "predictions")
-    files = label_files(folder, "predictions")
-    class_file = classes if classes is not None else find_class_file(folder, ground_truth=False)
-    lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
-    row_of = stem_rows(ground_truth.images)
-    rows = [row_of.get(p.stem) for p in files]
+    lookup, files, rows = prediction_files(path, ground_truth, classes)
     return lookup, records(files, rows, "reading predictions")
 
 
