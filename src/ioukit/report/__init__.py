@@ -1,4 +1,5 @@
-"""Report writers: JSON and CSV files (atomic: temporary file, then rename) and text blocks.
+"""Report writers: JSON, CSV and self-contained HTML files (atomic: temporary file, then
+rename) and text blocks. The HTML report is :func:`write_html` (module ``ioukit.report.html``).
 
 Examples
 --------
@@ -20,16 +21,20 @@ from pathlib import Path
 from typing import Any
 
 from ioukit.io._text import atomic_write_bytes, atomic_write_text
+from ioukit.report.html import html_text, report_data, write_html
 
 __all__ = [
     "csv_bytes",
     "escape_text",
     "format_findings",
+    "html_text",
     "json_text",
     "per_class_table",
+    "report_data",
     "safe_cell",
     "to_jsonable",
     "write_csv",
+    "write_html",
     "write_json",
 ]
 
