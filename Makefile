@@ -15,18 +15,19 @@ $(BIN)/python:
 # the compiled kernels are rebuilt (by pip, through setup.py) whenever one of these changes
 KERNEL_SOURCES := setup.py $(wildcard src/ioukit/_kernels/*.pyx src/ioukit/_kernels/*.pxd)
 
-$(VENV)/.installed-demo: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[all]"
+# One install serves every target: ioukit in editable mode with the test extra (which includes
+# all the optional features) and the dev group (ruff, mypy, Cython, the CPU torch pin), so
+# `make test` after `make demo` compiles nothing. `--group` needs pip >= 25.1 (upgraded above).
+$(VENV)/.installed: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
+	@echo "Installing ioukit into $(VENV) and compiling its $(words $(wildcard src/ioukit/_kernels/*.pyx)) kernels: this takes a few minutes (pip is quiet meanwhile) ..."
+	$(BIN)/python -m pip install --quiet -e ".[test]" --group dev
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	touch $@ $(VENV)/.installed-demo
-
-demo: $(VENV)/.installed-demo
+# the demo owns demo-output/: a second run replaces what the first wrote
+demo: $(VENV)/.installed
 	$(BIN)/python -m ioukit.demo demo-output
 
-lint: $(VENV)/.installed-test
+lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
@@ -37,7 +38,7 @@ test: lint
 # longer, freshly random fuzzing of the readers and the convert round trip (CI runs a
 # bounded, derandomized slice of the same tests); FUZZ_EXAMPLES per test
 FUZZ_EXAMPLES ?= 3000
-fuzz: $(VENV)/.installed-test
+fuzz: $(VENV)/.installed
 	IOUKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider \
 		tests/io/test_fuzz_readers.py tests/io/test_convert_roundtrip.py
 
@@ -53,7 +54,7 @@ bench: $(BENCH_VENV)/.installed
 	$(BENCH_VENV)/bin/python benchmarks/run_all.py
 
 # start-up and first-call costs in fresh processes; needs only the test environment
-bench-startup: $(VENV)/.installed-test
+bench-startup: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_startup.py
 
 clean:

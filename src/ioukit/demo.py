@@ -1,17 +1,31 @@
 """``make demo``: the worked IoU example, then a full evaluation of the bundled sample data.
 
-Run as ``python -m ioukit.demo [OUTPUT_DIR]``; plots go to ``OUTPUT_DIR/plots``
-(default ``demo-output``).
+Run as ``python -m ioukit.demo [OUTPUT_DIR]``; the report goes to ``OUTPUT_DIR/report.json``
+and the plots to ``OUTPUT_DIR/plots`` (default ``demo-output``).
+
+The demo owns its output folder: a second run replaces the folder a first run wrote (marked by
+a ``.ioukit-demo`` file), and refuses any other non-empty folder. The previous output is moved
+aside while the new one is written and put back when the run fails.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
+from ioukit import sample_data
+from ioukit.cli import main as cli_main
 from ioukit.overlap import box_dice_elementwise, box_iou_elementwise
 
-__all__ = ["WORKED_EXAMPLE", "main", "worked_example_table"]
+__all__ = ["MARKER", "WORKED_EXAMPLE", "main", "worked_example_table"]
+
+#: the file that marks a folder as written by the demo (so a later run may replace it)
+MARKER = ".ioukit-demo"
+# what a demo run leaves in its folder (an unmarked folder holding only these, from a run of an
+# earlier version, is replaced too)
+_DEMO_ENTRIES = frozenset({MARKER, "report.json", "plots"})
 
 WORKED_EXAMPLE = (
     ((100, 80, 300, 280), (120, 100, 320, 300)),
@@ -43,14 +57,64 @@ def worked_example_table() -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Print the worked example, then run ``ioukit eval`` on the sample data."""
-    from ioukit import sample_data
-    from ioukit.cli import main as cli_main
+def _demo_owned(folder: Path) -> bool:
+    """True when ``folder`` is empty or was written by the demo (so a new run may replace it)."""
+    entries = {entry.name for entry in folder.iterdir()}
+    return MARKER in entries or entries <= _DEMO_ENTRIES
 
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the worked example, then run ``ioukit eval`` on the sample data.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        ``[OUTPUT_DIR]``; ``sys.argv[1:]`` when omitted.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 2 when the output folder is not the demo's.
+    """
     args = sys.argv[1:] if argv is None else argv
     output = Path(args[0] if args else "demo-output")
-    output.mkdir(parents=True, exist_ok=True)
+    if output.is_symlink() or (output.exists() and not output.is_dir()):
+        kind = "a symbolic link" if output.is_symlink() else "a file"
+        print(f"ioukit.demo: error: {output}: expected a folder, got {kind}", file=sys.stderr)
+        return 2
+    if output.exists() and not _demo_owned(output):
+        print(
+            f"ioukit.demo: error: {output}: folder exists and was not written by the demo "
+            f"(no {MARKER} file); remove it or name another folder",
+            file=sys.stderr,
+        )
+        return 2
+    output.parent.mkdir(parents=True, exist_ok=True)
+    previous = None
+    if output.exists():
+        previous = Path(tempfile.mkdtemp(prefix=f".{output.name}-previous-", dir=output.parent))
+        output.rename(previous / output.name)
+    status = 1  # stays 1 when the run raises
+    try:
+        output.mkdir()
+        status = _run(output)
+    finally:
+        if status == 0:
+            (output / MARKER).write_text(
+                "written by python -m ioukit.demo; a next run replaces it\n"
+            )
+            if previous is not None:
+                shutil.rmtree(previous)
+        else:
+            shutil.rmtree(output, ignore_errors=True)
+            if previous is not None:
+                (previous / output.name).rename(output)
+                previous.rmdir()
+    return status
+
+
+def _run(output: Path) -> int:
+    """The demo proper, writing into the (empty) folder ``output``."""
     print("IoU of four box pairs (xyxy pixels; ioukit.box_iou_elementwise / box_dice_elementwise)")
     print(worked_example_table())
     print()

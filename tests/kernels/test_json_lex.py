@@ -92,15 +92,35 @@ def _keypoint_record(extra: bytes, value: bytes = b"1.5") -> bytes:
 def _check_agreement(data: bytes) -> None:
     accepted = _strict_accepts(data)
     code = _scan(data)[0]
+    found = coco_json.locate_error(np.frombuffer(data, np.uint8))
     if accepted is None:  # the strict parser in use decides
         assert code == coco_json.UNSUPPORTED, data
         assert _scan_keypoints(data)[0] == keypoint_json.UNSUPPORTED, data
+        assert found is None, data
         return
     assert (code == coco_json.OK) <= accepted, data
     assert (code == coco_json.INVALID) <= (not accepted), data
     k_code = _scan_keypoints(data)[0]
     assert (k_code == keypoint_json.OK) <= accepted, data
     assert (k_code == keypoint_json.INVALID) <= (not accepted), data
+    assert (found is None) >= accepted, data
+    if coco_json.INVALID in (code, k_code):  # the reader words the error from `found`
+        assert found is not None, data
+        _check_place(data, *found)
+
+
+def _check_place(data: bytes, byte: int, line: int, column: int, expected: str) -> None:
+    """``locate_error``'s place: the first byte that cannot continue the document, at or
+    after the start of the token orjson names; line and column counted as Python counts."""
+    before = data[:byte].decode("utf-8")  # valid: the lexer checks UTF-8 as it goes
+    assert line == before.count("\n") + 1, data
+    assert column == len(before) - before.rfind("\n"), data
+    assert expected, data
+    with pytest.raises(orjson.JSONDecodeError) as strict:
+        orjson.loads(data)
+    assert strict.value.pos <= len(before), (data, byte, str(strict.value))
+    prefix = coco_json.locate_error(np.frombuffer(data[:byte], np.uint8))
+    assert prefix is None or prefix[0] == byte, (data, byte, prefix)  # nothing wrong before
 
 
 # JSON values without what the strict parsers disagree on (lone surrogates, deep nesting)

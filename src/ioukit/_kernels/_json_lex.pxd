@@ -9,9 +9,11 @@
 #                    MAX_DEPTH, a lone surrogate (a \u escape or UTF-8 bytes: orjson refuses
 #                    it, json accepts it), a number that overflows to infinity (orjson
 #                    refuses it, json gives inf)
-# so that a scanner accepts exactly what the strict parser accepts, and on anything it does
-# not accept the caller parses the file with the strict parser, whose error message (file,
-# line and column, what was expected) is the one the user sees.
+# so that a scanner accepts exactly what the strict parser accepts. Given a LexError, the
+# functions also say where a document stops being JSON and what was expected there
+# (check_document): the caller words the error from that place, without parsing the file
+# again (a results file invalid at byte 61 needs no 1 GB parse to say so); what it leaves to
+# the strict parser (LEX_UNSUPPORTED, or a shape the scanner does not take) is parsed there.
 #
 # Numbers are converted exactly as Python's float() does: a significand of at most 2**53 with
 # a power of ten of at most 22 in magnitude is one correctly rounded IEEE operation (Clinger's
@@ -789,6 +791,41 @@ ctypedef struct LexNumber:
     bint integer  # no fraction and no exponent
 
 
+# what was expected where a document stops being JSON (LexError.expected)
+cdef enum:
+    EXPECT_VALUE = 0
+    EXPECT_DIGIT_AFTER_MINUS = 1
+    EXPECT_DIGIT_AFTER_POINT = 2
+    EXPECT_DIGIT_IN_EXPONENT = 3
+    EXPECT_FIRST_KEY = 4
+    EXPECT_KEY = 5
+    EXPECT_COLON = 6
+    EXPECT_ARRAY_NEXT = 7
+    EXPECT_OBJECT_NEXT = 8
+    EXPECT_END = 9
+    EXPECT_TRUE = 10
+    EXPECT_FALSE = 11
+    EXPECT_NULL = 12
+    EXPECT_CLOSING_QUOTE = 13
+    EXPECT_ESCAPE = 14
+    EXPECT_HEX = 15
+    EXPECT_STRING_CHARACTER = 16
+    EXPECT_UTF8 = 17
+
+
+ctypedef struct LexError:
+    Py_ssize_t position  # the byte where the document stops being JSON (n: its end)
+    int expected  # EXPECT_*
+
+
+cdef inline Py_ssize_t _fail(LexError* error, Py_ssize_t position, int expected) noexcept nogil:
+    # LEX_INVALID, with the place and the expectation when the caller asked for them
+    if error != NULL:
+        error.position = position
+        error.expected = expected
+    return LEX_INVALID
+
+
 cdef inline Py_ssize_t skip_ws(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     while i < n and (buf[i] == 32 or buf[i] == 10 or buf[i] == 13 or buf[i] == 9):
         i += 1
@@ -839,7 +876,8 @@ cdef inline Py_ssize_t _digits(const uint8_t* p, Py_ssize_t i, Py_ssize_t n, bin
                                uint64_t* acc) noexcept nogil:
     # the end of the run of digits at p[i]; acc = 10 acc + digit for each (modulo 2**64: the
     # caller uses acc only for at most 19 digits). bounded: p[n - 1] is not a digit, so no
-    # run reaches n and the loop needs no index check
+    # run reaches n and the loop needs no index check; i < n always (p[i] a digit): a run
+    # must never start at n, where p[n] is past the buffer
     cdef uint64_t m = acc[0]
     cdef unsigned int d
     if bounded:
@@ -863,7 +901,8 @@ cdef inline Py_ssize_t _digits(const uint8_t* p, Py_ssize_t i, Py_ssize_t n, bin
 cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
                                   LexNumber* out) noexcept:
     # the number at i, converted; LEX_INVALID when no number starts at i (the character
-    # after the number is the caller's to check), LEX_UNSUPPORTED when it overflows
+    # after the number is the caller's to check; _number_error says where and why),
+    # LEX_UNSUPPORTED when it overflows
     cdef const uint8_t* p = &buf[0]
     cdef bint bounded = not is_digit(p[n - 1]) if n > 0 else False
     cdef Py_ssize_t start = i, first
@@ -893,10 +932,10 @@ cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
     if i < n and p[i] == 46:  # '.'
         out.integer = False
         i += 1
+        if i >= n or not is_digit(p[i]):  # "1." at the end of the buffer: p[n] is not ours
+            return LEX_INVALID
         first = i
         i = _digits(p, i, n, bounded, &mantissa)
-        if i == first:
-            return LEX_INVALID
         exponent = first - i
         digits += i - first
     if i < n and (p[i] == 101 or p[i] == 69):  # 'e' 'E'
@@ -934,6 +973,36 @@ cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
     return i
 
 
+cdef inline Py_ssize_t _number_error(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                     LexError* error) noexcept nogil:
+    # lex_number refused the number at i: LEX_INVALID, with where and why (the same grammar
+    # walked again, on the error path only: lex_number, the scanners' hottest code, stays
+    # free of the bookkeeping)
+    if i < n and buf[i] == 45:  # '-'
+        i += 1
+        if i >= n or not is_digit(buf[i]):
+            return _fail(error, i, EXPECT_DIGIT_AFTER_MINUS)
+    if i >= n or not is_digit(buf[i]):
+        return _fail(error, i, EXPECT_VALUE)
+    i += 1
+    if buf[i - 1] != 48:  # '0' takes no more integer digits
+        while i < n and is_digit(buf[i]):
+            i += 1
+    if i < n and buf[i] == 46:  # '.'
+        i += 1
+        if i >= n or not is_digit(buf[i]):
+            return _fail(error, i, EXPECT_DIGIT_AFTER_POINT)
+        while i < n and is_digit(buf[i]):
+            i += 1
+    if i < n and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
+        i += 1
+        if i < n and (buf[i] == 43 or buf[i] == 45):
+            i += 1
+        if i >= n or not is_digit(buf[i]):
+            return _fail(error, i, EXPECT_DIGIT_IN_EXPONENT)
+    return _fail(error, i, EXPECT_VALUE)  # pragma: no cover - lex_number took the number
+
+
 cdef inline int _hex(uint8_t c) noexcept nogil:
     if 48 <= c <= 57:
         return c - 48
@@ -958,12 +1027,21 @@ cdef inline long _escape_u(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) n
     return value
 
 
+cdef inline Py_ssize_t _bad_hex(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                LexError* error) noexcept nogil:
+    # _escape_u refused the 4 characters at i: LEX_INVALID at the first that is not hex
+    cdef Py_ssize_t k = i
+    while k < i + 4 and k < n and _hex(buf[k]) >= 0:
+        k += 1
+    return _fail(error, k, EXPECT_HEX)
+
+
 cdef inline bint _cont(uint8_t c) noexcept nogil:
     return 0x80 <= c <= 0xBF
 
 
-cdef inline Py_ssize_t skip_string(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
-                                   bint* escaped) noexcept nogil:
+cdef inline Py_ssize_t skip_string_at(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                      bint* escaped, LexError* error) noexcept nogil:
     # i at the opening quote; the index after the closing quote, LEX_INVALID or
     # LEX_UNSUPPORTED; escaped: whether the string holds a backslash escape
     cdef uint8_t c
@@ -975,17 +1053,17 @@ cdef inline Py_ssize_t skip_string(const uint8_t[::1] buf, Py_ssize_t i, Py_ssiz
         if c == 34:  # '"'
             return i + 1
         if c < 0x20:
-            return LEX_INVALID  # a raw control character
+            return _fail(error, i, EXPECT_STRING_CHARACTER)  # a raw control character
         if c < 0x80:
             if c == 92:  # backslash
                 escaped[0] = True
                 if i + 1 >= n:
-                    return LEX_INVALID
+                    return _fail(error, i + 1, EXPECT_ESCAPE)
                 c = buf[i + 1]
                 if c == 117:  # 'u'
                     unit = _escape_u(buf, i + 2, n)
                     if unit < 0:
-                        return LEX_INVALID
+                        return _bad_hex(buf, i + 2, n, error)
                     i += 6
                     if 0xD800 <= unit <= 0xDBFF:  # a high surrogate: a low one must follow
                         if i + 1 < n and buf[i] == 92 and buf[i + 1] == 117:
@@ -1001,7 +1079,7 @@ cdef inline Py_ssize_t skip_string(const uint8_t[::1] buf, Py_ssize_t i, Py_ssiz
                         or c == 114 or c == 116):  # " \ / b f n r t
                     i += 2
                     continue
-                return LEX_INVALID
+                return _fail(error, i + 1, EXPECT_ESCAPE)
             i += 1
             continue
         # UTF-8: well-formed sequences only (no overlong forms, no surrogates, <= U+10FFFF)
@@ -1027,23 +1105,33 @@ cdef inline Py_ssize_t skip_string(const uint8_t[::1] buf, Py_ssize_t i, Py_ssiz
             ):
                 i += 4
                 continue
-        return LEX_INVALID
-    return LEX_INVALID  # unterminated
+        return _fail(error, i, EXPECT_UTF8)
+    return _fail(error, n, EXPECT_CLOSING_QUOTE)  # unterminated
 
 
-cdef inline Py_ssize_t _word(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    # true, false or null at i: the index after it, else LEX_INVALID
-    if i + 4 <= n and buf[i] == 116 and buf[i + 1] == 114 and buf[i + 2] == 117 and buf[i + 3] == 101:
-        return i + 4
-    if (i + 5 <= n and buf[i] == 102 and buf[i + 1] == 97 and buf[i + 2] == 108
-            and buf[i + 3] == 115 and buf[i + 4] == 101):
-        return i + 5
-    if i + 4 <= n and buf[i] == 110 and buf[i + 1] == 117 and buf[i + 2] == 108 and buf[i + 3] == 108:
-        return i + 4
-    return LEX_INVALID
+cdef inline Py_ssize_t skip_string(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                   bint* escaped) noexcept nogil:
+    return skip_string_at(buf, i, n, escaped, NULL)
 
 
-cdef inline Py_ssize_t skip_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
+cdef inline Py_ssize_t _word(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                             LexError* error) noexcept nogil:
+    # buf[i] is 't', 'f' or 'n': the index after true, false or null, else LEX_INVALID
+    cdef const char* word = b"true"
+    cdef Py_ssize_t length = 4, k
+    cdef int expected = EXPECT_TRUE
+    if buf[i] == 102:
+        word, length, expected = b"false", 5, EXPECT_FALSE
+    elif buf[i] == 110:
+        word, expected = b"null", EXPECT_NULL
+    for k in range(1, length):
+        if i + k >= n or buf[i + k] != <uint8_t>word[k]:
+            return _fail(error, i + k, expected)
+    return i + length
+
+
+cdef inline Py_ssize_t skip_value_at(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                     LexError* error) noexcept:
     # any JSON value at i (white space before it already skipped): the index after it,
     # LEX_INVALID or LEX_UNSUPPORTED. Iterative, with an explicit stack of open containers.
     cdef uint8_t[MAX_DEPTH] stack
@@ -1051,10 +1139,11 @@ cdef inline Py_ssize_t skip_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
     cdef uint8_t c
     cdef bint escaped, need_value
     cdef LexNumber number
+    cdef Py_ssize_t end
     while True:
         # a value starts at i
         if i >= n:
-            return LEX_INVALID
+            return _fail(error, i, EXPECT_VALUE)
         c = buf[i]
         need_value = False
         if c == 123 or c == 91:  # { [
@@ -1071,21 +1160,22 @@ cdef inline Py_ssize_t skip_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
             else:
                 # the first key of an object
                 if i >= n or buf[i] != 34:
-                    return LEX_INVALID
-                i = skip_string(buf, i, n, &escaped)
+                    return _fail(error, i, EXPECT_FIRST_KEY)
+                i = skip_string_at(buf, i, n, &escaped, error)
                 if i < 0:
                     return i
                 i = skip_ws(buf, i, n)
                 if i >= n or buf[i] != 58:  # ':'
-                    return LEX_INVALID
+                    return _fail(error, i, EXPECT_COLON)
                 i = skip_ws(buf, i + 1, n)
                 continue
         elif c == 34:
-            i = skip_string(buf, i, n, &escaped)
+            i = skip_string_at(buf, i, n, &escaped, error)
         elif c == 116 or c == 102 or c == 110:
-            i = _word(buf, i, n)
+            i = _word(buf, i, n, error)
         else:
-            i = lex_number(buf, i, n, &number)
+            end = lex_number(buf, i, n, &number)
+            i = _number_error(buf, i, n, error) if end == LEX_INVALID else end
         if i < 0:
             return i
         # after a value: close containers, or a comma and the next element/member
@@ -1093,30 +1183,33 @@ cdef inline Py_ssize_t skip_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
             if depth == 0:
                 return i
             i = skip_ws(buf, i, n)
-            if i >= n:
-                return LEX_INVALID
-            c = buf[i]
+            c = buf[i] if i < n else 0
             if c == 44:  # ','
                 i = skip_ws(buf, i + 1, n)
                 if stack[depth - 1] == 123:
                     if i >= n or buf[i] != 34:
-                        return LEX_INVALID
-                    i = skip_string(buf, i, n, &escaped)
+                        return _fail(error, i, EXPECT_KEY)
+                    i = skip_string_at(buf, i, n, &escaped, error)
                     if i < 0:
                         return i
                     i = skip_ws(buf, i, n)
                     if i >= n or buf[i] != 58:
-                        return LEX_INVALID
+                        return _fail(error, i, EXPECT_COLON)
                     i = skip_ws(buf, i + 1, n)
                 need_value = True
                 break
-            if c == stack[depth - 1] + 2:  # ] closes [, } closes {
+            if i < n and c == stack[depth - 1] + 2:  # ] closes [, } closes {
                 depth -= 1
                 i += 1
                 continue
-            return LEX_INVALID
+            return _fail(error, i, EXPECT_ARRAY_NEXT if stack[depth - 1] == 91
+                         else EXPECT_OBJECT_NEXT)
         if not need_value:  # pragma: no cover - the loop above returns or breaks
             return LEX_INVALID
+
+
+cdef inline Py_ssize_t skip_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
+    return skip_value_at(buf, i, n, NULL)
 
 
 cdef inline Py_ssize_t value_or_unsupported(const uint8_t[::1] buf, Py_ssize_t i,
@@ -1125,3 +1218,17 @@ cdef inline Py_ssize_t value_or_unsupported(const uint8_t[::1] buf, Py_ssize_t i
     # strict parser decides what to say about it), else the lexer's code
     cdef Py_ssize_t end = skip_value(buf, i, n)
     return LEX_UNSUPPORTED if end >= 0 else end
+
+
+cdef inline Py_ssize_t check_document(const uint8_t[::1] buf, LexError* error) noexcept:
+    # 0 when buf is one JSON value with white space around it; else LEX_INVALID with error
+    # set to the first byte where it stops being JSON, or LEX_UNSUPPORTED (the strict parser
+    # decides: see the top of this file)
+    cdef Py_ssize_t n = buf.shape[0]
+    cdef Py_ssize_t i = skip_value_at(buf, skip_ws(buf, 0, n), n, error)
+    if i < 0:
+        return i
+    i = skip_ws(buf, i, n)
+    if i < n:
+        return _fail(error, i, EXPECT_END)
+    return 0

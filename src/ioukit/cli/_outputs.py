@@ -34,7 +34,7 @@ from pathlib import Path
 from types import TracebackType
 
 from ioukit.errors import ParameterError
-from ioukit.io._text import default_mode
+from ioukit.io._text import WriteError, default_mode
 
 __all__ = ["OutputPlan", "check_not_input", "refuse_existing"]
 
@@ -87,6 +87,11 @@ def refuse_existing(option: str, path: Path, *, force: bool, folder: bool = Fals
     try:
         info = os.stat(path)
     except FileNotFoundError:
+        if os.path.islink(path) and not force:  # a dangling link is something there too
+            raise FileExistsError(
+                f"{option} {path}: a symbolic link to the missing {os.readlink(path)} exists "
+                "(pass --force to replace the link)"
+            ) from None
         return
     except OSError as exc:
         raise OSError(f"{option} {path}: cannot inspect: {exc.strerror or exc}") from None
@@ -126,6 +131,7 @@ class OutputPlan:
         self._folders: dict[str, Path] = {}
         self._staged_files: dict[str, Path] = {}
         self._staged_folders: dict[str, Path] = {}
+        self._current: tuple[str, Path] | None = None  # the output being written
 
     def _check_parent(self, option: str, path: Path) -> None:
         parent = path.parent
@@ -172,6 +178,7 @@ class OutputPlan:
     def write_bytes(self, option: str, data: bytes) -> None:
         """Stage the content of the file registered under ``option``."""
         target = self._files[option]
+        self._current = (option, target)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         self._staged_files[option] = Path(tmp)
         with os.fdopen(fd, "wb") as handle:
@@ -185,6 +192,7 @@ class OutputPlan:
     def stage_folder(self, option: str) -> Path:
         """A temporary folder to fill in place of the folder registered under ``option``."""
         target = self._folders[option]
+        self._current = (option, target)
         tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
         os.chmod(tmp, default_mode(folder=True))
         self._staged_folders[option] = tmp
@@ -206,6 +214,7 @@ class OutputPlan:
         try:
             for option, tmp in list(self._staged_files.items()):
                 target = self._files[option]
+                self._current = (option, target)
                 refuse_existing(option, target, force=self.force)  # nothing appeared meanwhile
                 existed = target.exists()
                 os.replace(tmp, target)
@@ -214,6 +223,7 @@ class OutputPlan:
                     created.append(target)
             for option, tmp in list(self._staged_folders.items()):
                 target = self._folders[option]
+                self._current = (option, target)
                 if not target.exists():
                     os.rename(tmp, target)
                     del self._staged_folders[option]
@@ -254,6 +264,18 @@ class OutputPlan:
         tb: TracebackType | None,
     ) -> None:
         if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
+            try:
+                self.commit()
+            except OSError as failed:
+                raise self._named(failed) from None
+            return
+        self.abort()
+        if isinstance(exc, OSError):
+            raise self._named(exc) from None
+
+    def _named(self, exc: OSError) -> OSError:
+        """``exc`` naming the output being written (a full disk says "No space left" only)."""
+        if self._current is None or str(self._current[1]) in str(exc):
+            return exc
+        option, target = self._current
+        return WriteError(f"{option} {target}", exc.errno, exc.strerror or str(exc))

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ioukit.cli.eval_command import (
+    add_progress_argument,
     add_reading_arguments,
     progress_enabled,
     read_ground_truth_arg,
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
     )
     add_reading_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_progress_argument(parser)
     parser.add_argument(
         "--no-fail", action="store_true", help="exit 0 even when an error-level problem is found"
     )

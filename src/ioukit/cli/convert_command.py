@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from ioukit.cli.eval_command import FORMAT_CHOICES
+from ioukit.cli.eval_command import FORMAT_CHOICES, add_progress_argument
+from ioukit.report import escape_text
 
 __all__ = ["register", "run"]
 
@@ -63,6 +64,7 @@ def register(subparsers: Any) -> None:
         help="overwrite an existing DST file (a DST folder must still be absent or empty)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no summary line")
+    add_progress_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -71,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ioukit.cli._outputs import check_not_input, refuse_existing
+    from ioukit.io._build import companion_inputs
 
     dst = Path(args.dst)
     inputs = [Path(p) for p in (args.src, args.gt, args.classes, args.images) if p is not None]
+    inputs += [c for p in list(inputs) for c in companion_inputs(p)]
     if not dst.parent.is_dir():
         raise FileNotFoundError(f"DST {dst}: folder {dst.parent} does not exist")
     check_not_input("DST", dst, inputs)
@@ -101,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         kind = "predictions" if dataset.is_prediction else "boxes"
         print(
-            f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to {out}", file=sys.stderr
+            f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to "
+            f"{escape_text(str(out))}",
+            file=sys.stderr,
         )
     return 0
 

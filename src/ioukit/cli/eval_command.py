@@ -4,13 +4,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ioukit.errors import ParameterError
+from ioukit.report import escape_text
 
 __all__ = [
+    "add_progress_argument",
     "add_reading_arguments",
     "check_output_folder",
     "evaluate_shards",
@@ -84,18 +89,52 @@ def add_reading_arguments(parser: argparse.ArgumentParser, *, predictions: bool 
 
 
 def read_ground_truth_arg(args: argparse.Namespace) -> Any:
-    """The ground truth named by ``--gt`` and the reading options."""
+    """The ground truth named by ``--gt`` and the reading options.
+
+    When it cannot be read and looks like predictions (a COCO results list, text lines with a
+    confidence), the message ends with a hint that ``--gt`` and ``--pred`` may be swapped.
+    """
+    from ioukit.errors import DataFormatError
     from ioukit.io import read_ground_truth
 
-    return read_ground_truth(
-        args.gt,
-        format=args.gt_format,
-        image_size=args.image_size,
-        images_dir=args.images,
-        classes=args.classes,
-        box_format=args.txt_box_format,
-        one_based=args.voc_one_based,
-    )
+    try:
+        return read_ground_truth(
+            args.gt,
+            format=args.gt_format,
+            image_size=args.image_size,
+            images_dir=args.images,
+            classes=args.classes,
+            box_format=args.txt_box_format,
+            one_based=args.voc_one_based,
+        )
+    except DataFormatError as exc:
+        what = _looks_like_predictions(Path(args.gt))
+        if what is None or getattr(args, "pred", None) is None:
+            raise
+        raise DataFormatError(f"{exc} (--gt holds {what}: were --gt and --pred swapped?)") from None
+
+
+def _looks_like_predictions(path: Path) -> str | None:
+    """What in ``path`` looks like predictions, or None: a JSON list at the top (COCO
+    results), or a first label line of 6 values (YOLO ``class cx cy w h conf``, plain
+    ``class conf x y w h``)."""
+    try:
+        if path.is_file() and path.suffix.lower() == ".json":
+            with open(path, "rb") as handle:
+                head = handle.read(1 << 16).lstrip(b" \t\r\n\xef\xbb\xbf")
+            return "a JSON list, as COCO results are" if head.startswith(b"[") else None
+        if path.is_dir():
+            for file in sorted(path.iterdir())[:20]:
+                if file.suffix.lower() != ".txt" or file.name.lower() == "classes.txt":
+                    continue
+                with open(file, "rb") as handle:
+                    for line in handle.read(1 << 16).splitlines():
+                        if line.strip():
+                            n = len(line.replace(b",", b" ").split())
+                            return "lines of 6 values with a confidence" if n == 6 else None
+    except OSError:
+        return None
+    return None
 
 
 def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = None) -> Any:
@@ -128,8 +167,8 @@ def prediction_format(args: argparse.Namespace) -> Any:
         return gt_format
     if not getattr(args, "quiet", False):
         print(
-            f"note: --pred {args.pred} read as YOLO (class cx cy w h conf); pass --pred-format "
-            "txt if its lines are plain txt (class conf cx cy w h)",
+            f"note: --pred {escape_text(str(args.pred))} read as YOLO (class cx cy w h conf); "
+            "pass --pred-format txt if its lines are plain txt (class conf cx cy w h)",
             file=sys.stderr,
         )
     return "yolo"
@@ -168,14 +207,40 @@ def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def progress_enabled(args: argparse.Namespace) -> bool:
-    """Bars only on a terminal and without ``--quiet``."""
-    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+    """Bars only on a terminal and without ``--quiet`` or ``--no-progress``."""
+    hidden = getattr(args, "quiet", False) or getattr(args, "no_progress", False)
+    return not hidden and sys.stderr.isatty()
+
+
+def add_progress_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress``: hide the progress bar only (``--quiet`` hides the notes too)."""
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (notes, diagnostics and the exit status stay)",
+    )
 
 
 def input_paths(args: argparse.Namespace) -> list[str]:
-    """Every file or folder the reading options name (outputs may not land on them)."""
+    """Every file or folder the run reads (outputs may not land on them, even with --force).
+
+    The reading options, the files a ``--pred`` glob expands to, and what the readers find by
+    themselves next to a folder (``classes.txt``, ``data.yaml``, an ``images/`` sibling).
+    """
+    import glob
+
+    from ioukit.io._build import companion_inputs
+
     names = ("gt", "pred", "classes", "images")
-    return [str(getattr(args, n)) for n in names if getattr(args, n, None) is not None]
+    given = [str(getattr(args, n)) for n in names if getattr(args, n, None) is not None]
+    found: list[str] = []
+    for path in given:
+        found.append(path)
+        if not Path(path).exists():  # a --pred glob (--workers): every file it names
+            found.extend(glob.glob(path))
+    for path in list(found):
+        found.extend(str(p) for p in companion_inputs(path))
+    return list(dict.fromkeys(found))
 
 
 def check_output_folder(path: str | None, option: str) -> None:
@@ -288,7 +353,13 @@ def register(subparsers: Any) -> None:
         "in one shard (needs ioukit[dask]; protocols coco (bbox, segm, keypoints), lvis, voc07, "
         "voc10, yolo, openimages, openimages_challenge)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar and no diagnostics")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar, notes or diagnostics on stderr (an error-level diagnostic still "
+        "gives exit status 1)",
+    )
+    add_progress_argument(parser)
     parser.set_defaults(run=run)
 
 
@@ -335,14 +406,38 @@ def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         raise ParameterError(
             "--errors: not available with --workers (the predictions stay on the workers)"
         )
-    return evaluate_sharded(
-        args.gt,
-        shard_paths(args.pred),
-        workers=args.workers,
-        protocol=args.protocol,
-        iou_type=args.iou_type,
-        **options,
-    )
+    shards = shard_paths(args.pred)
+    with _quiet_workers():
+        return evaluate_sharded(
+            args.gt,
+            shards,
+            workers=args.workers,
+            protocol=args.protocol,
+            iou_type=args.iou_type,
+            **options,
+        )
+
+
+@contextlib.contextmanager
+def _quiet_workers() -> Iterator[None]:
+    """Dask workers started meanwhile log no "Compute Failed" record with a traceback.
+
+    The error a task raised (a malformed shard, named with its place) reaches the client and
+    becomes the command's one line; the worker's own log of it would print first (#23 item
+    25). A ``DASK_LOGGING`` of the user's own is left alone.
+    """
+    try:
+        import dask
+    except ImportError:  # evaluate_sharded names the missing extra
+        yield
+        return
+    if "DASK_LOGGING" in os.environ:
+        yield
+        return
+
+    quiet = repr({"distributed.worker": "critical"})
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.DASK_LOGGING": quiet}):
+        yield
 
 
 def run(args: argparse.Namespace) -> int:
@@ -410,20 +505,19 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate(lvis_gt, pred, protocol="lvis", iou_type=iou_type, fixed_ap=args.fixed_ap)
     else:
         result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
-    findings: tuple[Any, ...] = ()
-    if not args.quiet:
-        note = sizes_note(gt)
-        if note:
-            print(note, file=sys.stderr)
-        # the diagnostics read the evaluation's own box match (no second matching); LVIS's
-        # outcome covers only the results it keeps, so its checks match on their own, with
-        # LVIS's cap of 300 per image (Fixed AP: none)
-        lvis = lvis_gt is not None
-        outcome = result.outcome if iou_type == "bbox" and not lvis else None
-        cap = {"max_dets": 10**9 if args.fixed_ap else 300} if lvis else {}
-        findings = tuple(diagnose(gt, pred, unknowns=unknowns, outcome=outcome, **cap))
-        if findings:
-            print(format_findings(findings), file=sys.stderr)
+    note = sizes_note(gt)
+    if note and not args.quiet:
+        print(note, file=sys.stderr)
+    # the diagnostics read the evaluation's own box match (no second matching); LVIS's
+    # outcome covers only the results it keeps, so its checks match on their own, with
+    # LVIS's cap of 300 per image (Fixed AP: none). --quiet hides them, not the exit status
+    # they give (#23 item 24)
+    lvis = lvis_gt is not None
+    outcome = result.outcome if iou_type == "bbox" and not lvis else None
+    cap = {"max_dets": 10**9 if args.fixed_ap else 300} if lvis else {}
+    findings = tuple(diagnose(gt, pred, unknowns=unknowns, outcome=outcome, **cap))
+    if findings and not args.quiet:
+        print(format_findings(findings), file=sys.stderr)
     analysis = per_image_table = None
     if getattr(args, "errors", False):
         from ioukit.metrics.errors import error_analysis
@@ -480,7 +574,7 @@ def run(args: argparse.Namespace) -> int:
                 f"FN {row['fn']}"
             )
     if args.plots and not args.quiet:
-        print(f"wrote {len(files)} figures to {args.plots}", file=sys.stderr)
+        print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
 
 

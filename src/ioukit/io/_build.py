@@ -30,10 +30,13 @@ from ioukit.errors import DataFormatError
 from ioukit.io._text import read_text
 
 __all__ = [
+    "CLASS_FILES",
     "IMAGE_SUFFIXES",
     "ClassSource",
     "Columns",
     "Unknowns",
+    "class_file_candidates",
+    "companion_inputs",
     "find_class_file",
     "image_sizes_from_folder",
     "index_lookup",
@@ -72,14 +75,53 @@ def parse_image_size(value: str | Sequence[float]) -> tuple[float, float]:
     return width, height
 
 
-def find_class_file(*folders: Path) -> Path | None:
-    """The first ``classes.txt``, ``data.yaml`` or ``data.yml`` in ``folders`` (in order)."""
-    for folder in folders:
-        for name in ("classes.txt", "data.yaml", "data.yml"):
-            candidate = folder / name
-            if candidate.is_file():
-                return candidate
+CLASS_FILES = ("classes.txt", "data.yaml", "data.yml")
+"""Names of the class-name files the YOLO-family readers look for."""
+
+
+def class_file_candidates(folder: Path, *, ground_truth: bool) -> list[Path]:
+    """Where a reader of ``folder`` looks for class names, first match wins.
+
+    Predictions: the folder itself. Ground truth: the folder, its parent, and for
+    ``data.yaml`` the grandparent too (the Ultralytics layout ``dataset/data.yaml`` with
+    ``dataset/labels/val``).
+
+    >>> [p.as_posix() for p in class_file_candidates(Path("d/labels/val"), ground_truth=True)][-2:]
+    ['d/data.yaml', 'd/data.yml']
+    """
+    found = [folder / name for name in CLASS_FILES]
+    if ground_truth:
+        found += [folder.parent / name for name in CLASS_FILES]
+        found += [folder.parent.parent / name for name in CLASS_FILES[1:]]
+    return found
+
+
+def find_class_file(folder: Path, *, ground_truth: bool) -> Path | None:
+    """The first existing file of :func:`class_file_candidates`."""
+    for candidate in class_file_candidates(folder, ground_truth=ground_truth):
+        if candidate.is_file():
+            return candidate
     return None
+
+
+def companion_inputs(path: str | os.PathLike[str]) -> list[Path]:
+    """Files and folders a reader of ``path`` may read besides ``path`` itself.
+
+    The class-name files found next to a folder (:func:`class_file_candidates`, ground truth's
+    superset) and an Ultralytics ``images/`` sibling of a ``labels/`` folder: outputs must not
+    land on them (#23 item 12).
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        return []
+    found = [p for p in class_file_candidates(folder, ground_truth=True) if p.exists()]
+    parts = folder.resolve().parts
+    if "labels" in parts:
+        i = len(parts) - 1 - parts[::-1].index("labels")
+        images = Path(*parts[:i], "images", *parts[i + 1 :])
+        if images.is_dir():
+            found.append(images)
+    return found
 
 
 _MAX_YAML_DEPTH = 20

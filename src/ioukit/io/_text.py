@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_CLASS_INDEX",
+    "WriteError",
     "atomic_directory",
     "atomic_write_bytes",
     "atomic_write_text",
@@ -282,11 +283,35 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             os.fchmod(handle.fileno(), default_mode())
             handle.write(data)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _named(exc, target) from None
         raise
     return target
+
+
+class WriteError(OSError):
+    """An output could not be written: names the output, keeps ``errno`` and ``strerror``.
+
+    >>> str(WriteError("out.json", 28, "No space left on device"))
+    'out.json: cannot write: No space left on device'
+    """
+
+    def __init__(self, target: str | os.PathLike[str], errno: int | None, reason: str) -> None:
+        super().__init__(errno, reason)
+        self.target = str(target)
+
+    def __str__(self) -> str:
+        return f"{self.target}: cannot write: {self.strerror}"
+
+
+def _named(exc: OSError, target: Path) -> OSError:
+    """``exc`` naming the output ``target`` (a full disk says "No space left" and no more)."""
+    if isinstance(exc, WriteError) or str(target) in str(exc):
+        return exc
+    return WriteError(target, exc.errno, exc.strerror or str(exc))
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
@@ -325,6 +350,8 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
         if target.exists():
             target.rmdir()
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise _named(exc, target) from None
         raise

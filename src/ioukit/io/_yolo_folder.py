@@ -115,7 +115,7 @@ def read_label_folder(
     folder = check_exists(path, "ground truth")
     files = label_files(folder, "ground truth")
     names = load_class_names(
-        classes if classes is not None else find_class_file(folder, folder.parent)
+        classes if classes is not None else find_class_file(folder, ground_truth=True)
     )
     if images_dir is None and image_size is None:
         images_dir = sibling_images(folder)
@@ -152,7 +152,7 @@ def prediction_folder(
     """
     folder = check_exists(path, "predictions")
     files = label_files(folder, "predictions")
-    class_file = classes if classes is not None else find_class_file(folder)
+    class_file = classes if classes is not None else find_class_file(folder, ground_truth=False)
     lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
     row_of = stem_rows(ground_truth.images)
     rows = [row_of.get(p.stem) for p in files]
