@@ -23,9 +23,11 @@ from ioukit._kernels._json_lex cimport (
     EXPECT_DIGIT_AFTER_POINT, EXPECT_DIGIT_IN_EXPONENT, EXPECT_END, EXPECT_ESCAPE, EXPECT_FALSE,
     EXPECT_FIRST_KEY, EXPECT_HEX, EXPECT_KEY, EXPECT_NULL, EXPECT_OBJECT_NEXT,
     EXPECT_STRING_CHARACTER, EXPECT_TRUE, EXPECT_UTF8, EXPECT_VALUE, LEX_INVALID,
-    LEX_UNSUPPORTED, LexError, LexNumber, check_document, key_equals, lex_number, skip_string,
-    skip_value, skip_ws, value_or_unsupported,
+    LEX_POW10_128, LEX_UNSUPPORTED, LexError, LexNumber, check_document, init_lexer,
+    key_equals, lex_number, skip_string, skip_value, skip_ws, value_or_unsupported,
 )
+
+init_lexer()
 
 cdef enum:
     _OK = 0
@@ -227,3 +229,12 @@ def locate_error(const uint8_t[::1] buf):
             elif buf[k] < 0x80 or buf[k] > 0xBF:
                 column += 1
     return error.position, line, column, _EXPECTED[error.expected]
+
+
+def pow10_128(int q):
+    """Eisel-Lemire's ``10**q`` (``-342 <= q <= 308``) as this module holds it: ``(high,
+    low)``, the 64-bit halves of the power scaled into ``[2**127, 2**128)`` and truncated
+    (for the tests, which compare it with Go's published table)."""
+    if not -342 <= q <= 308:
+        raise ValueError(f"q: expected -342..308, got {q}")
+    return LEX_POW10_128[342 + q][0], LEX_POW10_128[342 + q][1]
