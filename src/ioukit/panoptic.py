@@ -367,34 +367,44 @@ def _result(
 # ---- COCO panoptic files --------------------------------------------------------------
 
 
-class _Lookup(threading.local):
-    """A per-thread table from segment id (24 bits) to label; all zero between uses.
+class _Workspace(threading.local):
+    """Per-thread scratch memory of one call, reused from image to image (no large allocation
+    per image); it is freed with the call (nothing stays resident in a long-lived process).
 
-    ``np.zeros`` maps untouched pages lazily, so the 128 MiB table costs the pages of the ids
-    actually used.
+    ``table`` maps a segment id (24 bits) to its label and is all zero between uses;
+    ``np.zeros`` maps untouched pages lazily, so it costs the pages of the ids actually used.
     """
 
     def __init__(self) -> None:
         self.table = np.zeros(MAX_SEGMENT_ID + 1, dtype=np.intp)
+        self.arrays: dict[str, np.ndarray] = {}
 
-    def labels(self, ids: np.ndarray, segment_ids: np.ndarray, scale: int) -> np.ndarray:
-        """Label * scale of every pixel id: 0 unknown, 1 VOID (id 0), 2 + k segment k."""
+    def buffer(self, name: str, n: int) -> np.ndarray:
+        """A 1-D intp array of at least ``n`` elements (grown as needed)."""
+        have = self.arrays.get(name)
+        if have is None or len(have) < n:
+            have = self.arrays[name] = np.empty(max(n, 640 * 480), dtype=np.intp)
+        return have
+
+    def labels(
+        self, ids: np.ndarray, segment_ids: np.ndarray, scale: int, out: np.ndarray
+    ) -> np.ndarray:
+        """Label * scale of every pixel id into ``out``: 0 unknown, 1 VOID (id 0), 2 + k
+        segment k. ``ids`` (N,) intp in ``[0, 256³)``."""
         table = self.table
         table[0] = scale
         table[segment_ids] = np.arange(2, len(segment_ids) + 2, dtype=np.intp) * scale
         try:
-            return np.take(table, ids.reshape(-1))
+            return np.take(table, ids, out=out[: len(ids)], mode="clip")
         finally:
             table[0] = 0
             table[segment_ids] = 0
 
 
-_LOOKUP = _Lookup()
-
-
-def _unknown_id_error(ids: np.ndarray, labels: np.ndarray, png: str, image: PanopticImage) -> None:
-    first = int(np.flatnonzero(labels == 0)[0])
-    y, x = divmod(first, ids.shape[1])
+def _unknown_id_error(ids: np.ndarray, png: str, image: PanopticImage) -> None:
+    """Raise for the first pixel (raster order) whose id is neither VOID nor a segment."""
+    unknown = ~np.isin(ids, np.concatenate([[0], image.ids]))
+    y, x = (int(v) for v in np.argwhere(unknown)[0])
     value = int(ids[y, x])
     r, g, b = id_to_rgb(np.array(value)).tolist()
     raise DataFormatError(
@@ -432,23 +442,29 @@ def _evaluate_image(
     gt: PanopticImage,
     pred: PanopticImage,
     categories: tuple[np.ndarray, np.ndarray],
+    work: _Workspace,
 ) -> _ImageStats:
     gt_png = gt_data.png_path(gt)
     pred_png = pred_data.png_path(pred)
     size = gt_data.image_sizes.get(gt.image_id)
     size_from = f"{gt_data.label}: images entry of image_id {gt.image_id!r}"
-    gt_ids = read_panoptic_png(gt_png, size=size, size_from=size_from)
+    n = size[0] * size[1] if size is not None else 0
+    gt_ids = read_panoptic_png(
+        gt_png, size=size, size_from=size_from, buffer=work.buffer("gt_ids", n)
+    )
     height, width = gt_ids.shape
-    pred_ids = read_panoptic_png(pred_png, size=(width, height), size_from=f"{gt_png}")
+    n = height * width
+    pred_ids = read_panoptic_png(
+        pred_png, size=(width, height), size_from=f"{gt_png}", buffer=work.buffer("pred_ids", n)
+    )
     g, p = len(gt.ids), len(pred.ids)
-    lookup = _LOOKUP
-    gt_label = lookup.labels(gt_ids, gt.ids, p + 2)
-    pred_label = lookup.labels(pred_ids, pred.ids, 1)
-    counts = _pair_counts(gt_label + pred_label, g, p)
+    gt_label = work.labels(gt_ids.reshape(-1), gt.ids, p + 2, work.buffer("gt_label", n))
+    pred_label = work.labels(pred_ids.reshape(-1), pred.ids, 1, work.buffer("pred_label", n))
+    counts = _pair_counts(np.add(gt_label, pred_label, out=gt_label), g, p)
     if counts[0].any():
-        _unknown_id_error(gt_ids, gt_label, os.fspath(gt_png), gt)
+        _unknown_id_error(gt_ids, os.fspath(gt_png), gt)
     if counts[:, 0].any():
-        _unknown_id_error(pred_ids, pred_label, os.fspath(pred_png), pred)
+        _unknown_id_error(pred_ids, os.fspath(pred_png), pred)
     pred_area = counts[:, 2:].sum(axis=0)
     if p and not pred_area.all():
         k = int(np.flatnonzero(pred_area == 0)[0])
@@ -483,7 +499,8 @@ def _check_folder(data: PanopticAnnotations, argument: str) -> None:
 
 def _workers(workers: int | None) -> int:
     if workers is None:
-        return max(1, min(4, os.cpu_count() or 1))
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        return max(1, min(4, cores or os.cpu_count() or 1))
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ParameterError(f"workers: expected a positive integer or None, got {workers!r}")
     return workers
@@ -511,8 +528,9 @@ def panoptic_quality(
         Folders of the PNG files (``file_name`` of each record). Default: the JSON path
         without ``.json``, as panopticapi.
     workers : int, optional
-        Threads decoding PNGs and counting pixels (default ``min(4, CPU count)``). The result
-        does not depend on it: images are added up in file order.
+        Threads decoding PNGs and counting pixels (default: ``min(4, usable CPU cores)``;
+        Pillow's decoder and NumPy release the GIL). The result does not depend on it: images
+        are added up in file order.
 
     Returns
     -------
@@ -577,9 +595,10 @@ def panoptic_quality(
             )
         pairs.append((gt, pred))
     categories = _category_index(gt_data.category_ids)
+    work = _Workspace()  # one per thread, through threading.local
 
     def one(pair: tuple[PanopticImage, PanopticImage]) -> _ImageStats:
-        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories)
+        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories, work)
 
     stats = _run(one, pairs, threads)
     return _result(

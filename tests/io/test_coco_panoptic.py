@@ -228,3 +228,26 @@ def test_missing_area_and_file_errors(tmp_path: Path) -> None:
         read_coco_panoptic(tmp_path / "bad.json")
     with pytest.raises(ParameterError, match="pred_json: expected a path"):
         read_coco_panoptic(3, predictions=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("h", "w"), [(1, 1), (1, 2), (1, 3), (2, 2), (5, 7)])
+def test_png_sizes_and_buffers(tmp_path: Path, h: int, w: int) -> None:
+    """Every pixel, the last ones (decoded apart from the word reads) included, and both
+    buffer dtypes; a buffer too small is not used."""
+    utils = pytest.importorskip("panopticapi.utils")
+    rgb = np.random.default_rng(h * w).integers(0, 256, size=(h, w, 3)).astype(np.uint8)
+    path = tmp_path / "a.png"
+    Image.fromarray(rgb).save(path)
+    expected = utils.rgb2id(rgb)
+    for buffer in (None, np.zeros(h * w + 3, np.uint32), np.zeros(h * w, np.int64)):
+        ids = read_panoptic_png(path, buffer=buffer)
+        assert np.array_equal(ids, expected)
+        assert ids.dtype == (np.uint32 if buffer is None else buffer.dtype)
+        if buffer is not None:
+            assert np.shares_memory(ids, buffer)
+    small = np.zeros(1, np.int64)
+    ids = read_panoptic_png(path, buffer=small)
+    assert np.array_equal(ids, expected) and ids.dtype == np.int64
+    assert (h * w == 1) == np.shares_memory(ids, small)
+    with pytest.raises(ParameterError, match="buffer: expected a writeable C-contiguous 1-D"):
+        read_panoptic_png(path, buffer=np.zeros(8, np.int32))

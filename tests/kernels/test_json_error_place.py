@@ -57,7 +57,7 @@ def _large_file(path: Path, kind: str) -> int:
 
 
 _CHILD = """
-import resource, sys
+import sys
 sys.path.insert(0, {root!r})
 from ioukit.errors import DataFormatError
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
@@ -68,17 +68,25 @@ if {kind!r} == "boxes":
     read, gt = read_coco_results, read_coco_ground_truth(GT)
 else:
     read, gt = read_coco_keypoint_results, read_coco_keypoints(GT)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def peak_kib():  # this process's own peak (ru_maxrss would carry the parent's across exec)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
+before = peak_kib()
 try:
     read({path!r}, gt)
 except DataFormatError as exc:
     message = str(exc)
-grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+grown = peak_kib() - before
 print(grown)
 print(message)
 """
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("kind", ["boxes", "keypoints"])
 def test_an_early_error_in_a_large_file_is_found_without_reading_it(
     kind: str, tmp_path: Path
@@ -158,3 +166,28 @@ def test_keypoint_results_name_the_place_too(tmp_path: Path) -> None:
     assert str(caught.value) == (
         f"{path}: not valid JSON (line 1, column 78, byte 77: expected a value, got ']')"
     )
+
+
+def test_every_coco_route_words_the_error_the_same(tmp_path: Path) -> None:
+    """The memory map routes (boxes, keypoints), the chunked route (segm results, kept
+    segmentations), a whole parse (ground truth): one message for the same bytes."""
+    path = tmp_path / "x.json"
+    data = _HEAD + b'4], "score": 0.5, "segmentation": [[1, 2, 3]], "x": [1 2]}]'
+    path.write_bytes(data)
+    byte = data.index(b"2]}")
+    want = (
+        f"{path}: not valid JSON (line 1, column {byte + 1}, byte {byte}: expected ',' or ']', "
+        "got '2')"
+    )
+    gt = read_coco_ground_truth(GT)
+    routes = {
+        "mapped": lambda: read_coco_results(path, gt),
+        "segm": lambda: read_coco_results(path, gt, iou_type="segm"),
+        "kept": lambda: read_coco_results(path, gt, keep_segmentation=True),
+        "ground truth": lambda: read_coco_ground_truth(path),
+        "keypoints": lambda: read_coco_keypoint_results(path, read_coco_keypoints(GT)),
+    }
+    for route, read in routes.items():
+        with pytest.raises(DataFormatError) as caught:
+            read()
+        assert str(caught.value) == want, route

@@ -81,10 +81,15 @@ def _read(label: str) -> bytes:
 
 
 def _parse(data: bytes, label: str) -> Any:
+    """The strict parse of a whole file; an error worded as the scanners word it (place,
+    what was expected, what came), or by the strict parser where their lexer leaves it."""
     try:
         with _gc_paused():
             return _parse_bytes(data)
     except (ValueError, RecursionError) as exc:
+        located = _json_error(data, label)
+        if located is not None:
+            raise located from None
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise DataFormatError(f"{label}: not valid JSON ({reason})") from None
 
@@ -936,6 +941,9 @@ def _result_parts(
         except (ValueError, RecursionError) as exc:
             if isinstance(exc, DataFormatError):
                 raise
+            located = _json_error(data, label)  # not JSON: no whole parse to say so
+            if located is not None:
+                raise located from None
             # a split inside a string or nested value: fall back to one whole parse
     whole = _parse(data, label)
     section = "results"

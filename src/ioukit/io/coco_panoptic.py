@@ -182,6 +182,7 @@ def read_panoptic_png(
     *,
     size: tuple[int, int] | None = None,
     size_from: str = "",
+    buffer: np.ndarray | None = None,
 ) -> np.ndarray:
     """Decode a COCO panoptic PNG into segment ids.
 
@@ -194,10 +195,13 @@ def read_panoptic_png(
         The size the image must have.
     size_from : str
         Where ``size`` comes from, for the message (e.g. ``"gt.json: images[3]"``).
+    buffer : ndarray of uint32 or int64, shape (N,), optional
+        A C-contiguous array to write the ids into when ``N >= width * height`` (the result is
+        then a view of it): reading many images into one buffer spares the allocations.
 
     Returns
     -------
-    ndarray of uint32, shape (height, width)
+    ndarray of uint32 (or ``buffer``'s dtype), shape (height, width)
         ``R + 256 G + 256² B`` of each pixel.
 
     Raises
@@ -220,6 +224,18 @@ def read_panoptic_png(
     ...
     ioukit.errors.DataFormatError: ...a.png: expected 3x2 pixels (gt.json: images[0]), got 2x2
     """
+    if buffer is not None and (
+        not isinstance(buffer, np.ndarray)
+        or buffer.ndim != 1
+        or not buffer.flags.c_contiguous
+        or not buffer.flags.writeable
+        or buffer.dtype not in (np.dtype(np.uint32), np.dtype(np.int64))
+    ):
+        raise ParameterError(
+            "buffer: expected a writeable C-contiguous 1-D uint32 or int64 array, got "
+            f"{getattr(buffer, 'dtype', type(buffer).__name__)} with shape "
+            f"{getattr(buffer, 'shape', None)}"
+        )
     image_module = _pillow()
     shown = os.fspath(path)
     try:
@@ -252,10 +268,22 @@ def read_panoptic_png(
     n = width * height
     if len(data) != 3 * n:  # pragma: no cover - Pillow always returns 3 bytes per pixel
         raise DataFormatError(f"{shown}: decoded {len(data)} bytes for {n} pixels")
-    # each 4-byte little-endian read at 3-byte steps holds the pixel's R, G, B and one byte of
-    # the next pixel (a padding byte after the last): masked off, one pass and no copy
-    packed = np.ndarray((n,), dtype="<u4", buffer=data + b"\0", strides=(3,))
-    return (packed & np.uint32(0xFFFFFF)).reshape(height, width)
+    if buffer is not None and len(buffer) >= n:
+        out = buffer[:n]
+    else:
+        out = np.empty(n, np.uint32 if buffer is None else buffer.dtype)
+    # each little-endian word read at a 3-byte step starts with one pixel's R, G, B; the bytes
+    # of the next pixels above them are masked off: one pass over the bytes and no copy. The
+    # last pixels, whose word would run past the end, are done one by one.
+    word = 8 if out.dtype == np.int64 else 4
+    whole = max(0, n - (word - 1) // 3 - 1)
+    if whole:
+        packed = np.ndarray((whole,), dtype=f"<{'i' if word == 8 else 'u'}{word}", buffer=data,
+                            strides=(3,))  # fmt: skip
+        np.bitwise_and(packed, 0xFFFFFF, out=out[:whole])
+    for i in range(whole, n):
+        out[i] = data[3 * i] | data[3 * i + 1] << 8 | data[3 * i + 2] << 16
+    return out.reshape(height, width)
 
 
 def _describe(value: object) -> str:
