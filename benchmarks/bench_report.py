@@ -6,8 +6,8 @@ Data: ``ioukit.synthetic.make_detections(5000, 80, seed=0)`` (about 36 000 groun
 run in fresh processes, alternating, ``--repeat`` times each; the medians (wall and CPU of the
 child) and their ratio are printed (goal: ``--html`` within 1.5x of ``--plots``). Then the
 report opens ``--repeat`` times in Chromium (``chromium`` on PATH, driven by playwright): the
-time from navigation to the page's ready flag (goal: 2 s), and the time to show the false
-positives of the most frequent class and page through the first 600 of them.
+time from navigation to the page's ready flag (goal: 2 s), and the main-thread time to show the
+false positives of the most frequent class and of each further page of 60 of them.
 
 Usage: ``python benchmarks/bench_report.py [--repeat 3] [--images N]``.
 """
@@ -27,6 +27,23 @@ import time
 from pathlib import Path
 
 from ioukit.synthetic import make_detections
+
+_PAGING = """() => {
+  const times = [], t0 = performance.now();
+  const c = document.getElementById("gallery-class");
+  c.value = "0"; c.dispatchEvent(new Event("change"));
+  const o = document.getElementById("gallery-outcome");
+  o.value = "FP"; o.dispatchEvent(new Event("change"));
+  document.body.offsetHeight;
+  times.push(performance.now() - t0);
+  for (let i = 0; i < 9; i++) {
+    const t = performance.now();
+    document.getElementById("gallery-more").click();
+    document.body.offsetHeight;
+    times.push(performance.now() - t);
+  }
+  return times;
+}"""
 
 
 def _child(args: list[str]) -> tuple[float, float]:
@@ -82,20 +99,18 @@ def main() -> None:
             page.goto(report.as_uri())
             page.wait_for_selector("body[data-ready='1']", timeout=60_000)
             opened.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            page.select_option("#gallery-class", "0")
-            page.select_option("#gallery-outcome", "FP")
-            for _ in range(9):
-                page.click("#gallery-more")
-            page.locator("#gallery [data-item]").nth(599).wait_for()
-            paging.append(time.perf_counter() - start)
+            # main-thread time (script + layout) of choosing the FPs of the most frequent
+            # class, then of each further page of 60 items: what a user waits for
+            paging.append(page.evaluate(_PAGING))
             page.close()
         browser.close()
     print(
         f"open in headless Chromium: median {statistics.median(opened):.2f} s "
         f"(runs {', '.join(f'{t:.2f}' for t in opened)}; goal <= 2 s)"
     )
-    print(f"FPs of class 0, first 600 shown: median {statistics.median(paging):.2f} s")
+    first = statistics.median(p[0] for p in paging)
+    worst = statistics.median(max(p[1:]) for p in paging)
+    print(f"FPs of class 0: first 60 shown in {first:.0f} ms, each next 60 in <= {worst:.0f} ms")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     shutil.rmtree(folder, ignore_errors=True)
 
