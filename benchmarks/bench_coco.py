@@ -72,7 +72,7 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
         t2 = time.perf_counter()
         out.update(total=t2 - t0, run=t2 - t1, cpu=cpu_seconds())
         out["peak_mb"] = peak_mb()  # first run
-        from ioukit.metrics.coco import evaluate_coco
+        from ioukit.evaluation.protocols.coco import evaluate_coco
 
         gt, pred = result.ground_truth, result.predictions
         out["in_memory"] = best_of(lambda: evaluate_coco(gt, pred), repeat=3, min_time=0.0)

@@ -211,8 +211,8 @@ def memory_worker(folder: Path) -> dict[str, Any]:
     import dataclasses
     import tracemalloc
 
+    from ioukit.evaluation.protocols.lvis import evaluate_lvis
     from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
-    from ioukit.metrics.lvis import evaluate_lvis
 
     gt = read_lvis_ground_truth(str(folder / "gt.json"))
     pred = read_lvis_results(str(folder / "results.json"), gt)

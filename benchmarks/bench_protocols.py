@@ -5,7 +5,7 @@ classes, ~36 000 ground truths, ~318 000 predictions), read once into ioukit Dat
 is not timed: it is the COCO reader's benchmark). Times, from in-memory arrays:
 
 * ioukit ``evaluate_voc`` (11-point and all-point), ``evaluate_yolo``, ``pr_curves``,
-  ``confusion_matrix``, and the COCO protocol when ``ioukit.metrics.coco`` is present;
+  ``confusion_matrix``, and the COCO protocol when ``ioukit.evaluation.protocols.coco`` is present;
 * reference: a straightforward NumPy/Python implementation of the VOC devkit loop
   (py-faster-rcnn ``voc_eval`` structure: per class, per prediction in score order, IoU with
   that image's ground truths), run once; its mAP is checked against ioukit's.
@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 
 from _timing import best_of, fmt_time, have, print_table
+from ioukit.analysis.confusion import confusion_matrix
+from ioukit.analysis.curves import pr_curves
 from ioukit.dataset import Dataset
+from ioukit.evaluation.protocols.voc import evaluate_voc
+from ioukit.evaluation.protocols.yolo import evaluate_yolo
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
-from ioukit.metrics.confusion import confusion_matrix
-from ioukit.metrics.curves import pr_curves
-from ioukit.metrics.voc import evaluate_voc
-from ioukit.metrics.yolo import evaluate_yolo
 from make_coco_like import make_coco_like
 
 
@@ -109,9 +109,9 @@ def main() -> None:
         ("pr_curves", lambda: pr_curves(gt, pred)),
         ("confusion_matrix", lambda: confusion_matrix(gt, pred)),
     ]
-    if have("ioukit.metrics.coco"):
+    if have("ioukit.evaluation.protocols.coco"):
         try:
-            from ioukit.metrics.coco import evaluate_coco
+            from ioukit.evaluation.protocols.coco import evaluate_coco
 
             evaluate_coco(gt, pred)
             runs.append(("COCO protocol (E1)", lambda: evaluate_coco(gt, pred)))

@@ -133,8 +133,8 @@ def generated_obb(n_images: int, seed: int = 0) -> tuple[list, list]:
 
 def coco_map(gts: list, preds: list, similarity: str) -> tuple[float, float]:
     """(AP50, AP50:95) averaged over classes, pycocotools' matching and 101-point AP."""
+    from ioukit.evaluation.ap import coco_interpolated_ap
     from ioukit.matching import match_predictions
-    from ioukit.metrics.ap import coco_interpolated_ap
 
     thresholds = np.linspace(0.5, 0.95, 10)
     per_class: dict[int, list] = {c: [] for c in range(3)}

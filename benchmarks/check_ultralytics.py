@@ -3,8 +3,9 @@
 Feeds the same boxes to Ultralytics' own ``yolo val`` code path — ``DetectionValidator
 ._process_batch`` (``utils.metrics.box_iou`` + ``BaseValidator.match_predictions``), then
 ``DetMetrics.update_stats``/``process`` (``ap_per_class``, ``Metric``) — and to
-``ioukit.metrics.yolo.evaluate_yolo``; then Ultralytics' ``ConfusionMatrix.process_batch``
-against ``ioukit.metrics.confusion.confusion_matrix`` in both ``matching`` modes.
+``ioukit.evaluation.protocols.yolo.evaluate_yolo``; then Ultralytics'
+``ConfusionMatrix.process_batch`` against ``ioukit.analysis.confusion.confusion_matrix`` in both
+``matching`` modes.
 
 As ``yolo val`` does, each image's predictions reach Ultralytics in descending confidence (NMS
 output order), ground truths in file order, classes as indices 0..K-1 of the sorted category
@@ -27,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ioukit.analysis.confusion import confusion_matrix
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.metrics.confusion import confusion_matrix
-from ioukit.metrics.yolo import evaluate_yolo
+from ioukit.evaluation.protocols.yolo import evaluate_yolo
 
 TOLERANCE = 1e-9
 

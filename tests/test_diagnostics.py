@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ioukit.analysis.diagnostics import diagnose, greedy_match, pairwise_in_groups
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.diagnostics import diagnose, greedy_match, pairwise_in_groups
+from ioukit.evaluation import grouping
 from ioukit.io import Unknowns
 from tests.io.test_io_formats import make_pair
 
@@ -192,8 +193,7 @@ def test_mistakes_that_gave_ap_zero_with_no_finding(pair: tuple[Dataset, Dataset
 
 
 def test_diagnostics_work_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ioukit.diagnostics as diagnostics
-    from ioukit.metrics import _grouping
+    import ioukit.analysis.diagnostics as diagnostics
 
     rng = np.random.default_rng(5)
     images = ImageTable.from_lists([1, 2], ["a", "b"], [800, 800], [800, 800])
@@ -211,7 +211,7 @@ def test_diagnostics_work_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> 
     whole = diagnose(gt, pred)
     matched = greedy_match(gt, pred)
     monkeypatch.setattr(diagnostics, "_CHUNK_PAIRS", 1000)
-    monkeypatch.setattr(_grouping, "CHUNK_PAIRS", 5000)
+    monkeypatch.setattr(grouping, "CHUNK_PAIRS", 5000)
     assert diagnose(gt, pred) == whole
     for a, b in zip(greedy_match(gt, pred), matched, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -221,7 +221,7 @@ def test_diagnostics_work_in_bounded_chunks(monkeypatch: pytest.MonkeyPatch) -> 
 def test_diagnose_reads_the_evaluation_match(
     pair: tuple[Dataset, Dataset], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ioukit.diagnostics as diagnostics
+    import ioukit.analysis.diagnostics as diagnostics
     from ioukit.engine import evaluate
 
     gt, pred = pair
@@ -248,7 +248,7 @@ def test_diagnose_reads_the_evaluation_match(
 def test_near_duplicates_compare_a_bounded_number_per_group(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ioukit.diagnostics as diagnostics
+    import ioukit.analysis.diagnostics as diagnostics
 
     images = ImageTable.from_lists([1], ["a"], [100], [100])
     cats = CategoryTable.from_lists([1], ["x"])

@@ -110,10 +110,10 @@ def test_bad_oriented_input() -> None:
 
 
 def test_result_methods_delegate() -> None:
-    from ioukit.metrics.errors import error_analysis
-    from ioukit.metrics.lrp import lrp
-    from ioukit.metrics.per_image import per_image
-    from ioukit.metrics.thresholds import optimal_thresholds
+    from ioukit.analysis.errors import error_analysis
+    from ioukit.analysis.lrp import lrp
+    from ioukit.analysis.per_image import per_image
+    from ioukit.analysis.thresholds import optimal_thresholds
 
     rng = np.random.default_rng(3)
     preds, targets = [], []

@@ -16,7 +16,7 @@ from ioukit.errors import DataFormatError, MaskError
 pytest.importorskip("pycocotools")
 from pycocotools import mask as mask_utils
 
-from tests.metrics.test_segm_parity import _blob, compare, run_pycocotools
+from tests.evaluation.similarity.test_mask_parity import _blob, compare, run_pycocotools
 
 Image = tuple[dict[str, Any], dict[str, Any]]
 

@@ -21,6 +21,8 @@ MODULES = sorted(
 
 @pytest.mark.parametrize("name", MODULES)
 def test_all_matches_defined_public_names(name: str) -> None:
+    if name.startswith("ioukit.metrics."):
+        pytest.skip("deprecated alias module (tests/metrics/test_shim.py)")
     module = importlib.import_module(name)
     assert hasattr(module, "__all__"), f"{name} has no __all__"
     missing = [n for n in module.__all__ if not hasattr(module, n)]

@@ -23,7 +23,7 @@ from ioukit.distributed import (
     merge_order,
 )
 from ioukit.errors import DataFormatError
-from ioukit.metrics.openimages import ImageLabels
+from ioukit.evaluation.protocols.openimages import ImageLabels
 
 
 def _subset(pred: Dataset, rows: np.ndarray) -> Dataset:
@@ -403,8 +403,8 @@ def test_lvis_segm_shard_files(tmp_path: Any) -> None:
 
     mask_utils = pytest.importorskip("pycocotools.mask")
     from ioukit.distributed import _ground_truth
+    from tests.evaluation.protocols.test_lvis_api import _ellipse
     from tests.lvis_reference import generate
-    from tests.metrics.test_lvis_api import _ellipse
 
     gt_dict, results = generate(5, n_images=8, n_cats=8, dets_per_image=(5, 30), zero_area=0.0)
     h, w = 480, 640

@@ -21,9 +21,13 @@ from typing import Any as _Any
 
 if TYPE_CHECKING:
     from ioukit import masks
+    from ioukit.analysis.confusion import ConfusionMatrix, confusion_matrix
+    from ioukit.analysis.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
+    from ioukit.analysis.diagnostics import Finding, diagnose
+    from ioukit.analysis.errors import ErrorAnalysis, error_analysis
+    from ioukit.analysis.result import EvaluationResult
     from ioukit.boxes import box_area, box_convert, clip_boxes, denormalize_boxes, normalize_boxes
     from ioukit.dataset import CategoryTable, Dataset, ImageTable
-    from ioukit.diagnostics import Finding, diagnose
     from ioukit.distributed import evaluate_sharded
     from ioukit.engine import Evaluator, evaluate
     from ioukit.errors import (
@@ -33,17 +37,13 @@ if TYPE_CHECKING:
         MaskError,
         MissingDependencyError,
     )
+    from ioukit.evaluation.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
+    from ioukit.evaluation.protocols.voc import evaluate_voc
+    from ioukit.evaluation.protocols.yolo import evaluate_yolo
     from ioukit.fusion import weighted_boxes_fusion
     from ioukit.io import read_ground_truth, read_predictions, write_dataset
     from ioukit.masks import mask_dice, mask_iou
     from ioukit.matching import Matches, match_predictions
-    from ioukit.metrics.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
-    from ioukit.metrics.confusion import ConfusionMatrix, confusion_matrix
-    from ioukit.metrics.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
-    from ioukit.metrics.errors import ErrorAnalysis, error_analysis
-    from ioukit.metrics.result import EvaluationResult
-    from ioukit.metrics.voc import evaluate_voc
-    from ioukit.metrics.yolo import evaluate_yolo
     from ioukit.overlap import (
         box_dice,
         box_dice_elementwise,
@@ -76,20 +76,20 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, tuple[str, str | None]] = {
     "BoxError": ("ioukit.errors", "BoxError"),
     "CategoryTable": ("ioukit.dataset", "CategoryTable"),
-    "ConfusionMatrix": ("ioukit.metrics.confusion", "ConfusionMatrix"),
-    "Curves": ("ioukit.metrics.curves", "Curves"),
+    "ConfusionMatrix": ("ioukit.analysis.confusion", "ConfusionMatrix"),
+    "Curves": ("ioukit.analysis.curves", "Curves"),
     "DataFormatError": ("ioukit.errors", "DataFormatError"),
     "Dataset": ("ioukit.dataset", "Dataset"),
-    "ErrorAnalysis": ("ioukit.metrics.errors", "ErrorAnalysis"),
-    "EvaluationResult": ("ioukit.metrics.result", "EvaluationResult"),
+    "ErrorAnalysis": ("ioukit.analysis.errors", "ErrorAnalysis"),
+    "EvaluationResult": ("ioukit.analysis.result", "EvaluationResult"),
     "Evaluator": ("ioukit.engine", "Evaluator"),
-    "Finding": ("ioukit.diagnostics", "Finding"),
+    "Finding": ("ioukit.analysis.diagnostics", "Finding"),
     "ImageTable": ("ioukit.dataset", "ImageTable"),
     "IoukitError": ("ioukit.errors", "IoukitError"),
     "MaskError": ("ioukit.errors", "MaskError"),
     "Matches": ("ioukit.matching", "Matches"),
     "MissingDependencyError": ("ioukit.errors", "MissingDependencyError"),
-    "PrecisionRecallF1": ("ioukit.metrics.curves", "PrecisionRecallF1"),
+    "PrecisionRecallF1": ("ioukit.analysis.curves", "PrecisionRecallF1"),
     "SegmentationMetric": ("ioukit.segmentation", "SegmentationMetric"),
     "SegmentationResult": ("ioukit.segmentation", "SegmentationResult"),
     "batched_nms": ("ioukit.suppression", "batched_nms"),
@@ -103,21 +103,21 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "box_iou_elementwise": ("ioukit.overlap", "box_iou_elementwise"),
     "box_iou_loss": ("ioukit.overlap", "box_iou_loss"),
     "clip_boxes": ("ioukit.boxes", "clip_boxes"),
-    "coco_interpolated_ap": ("ioukit.metrics.ap", "coco_interpolated_ap"),
+    "coco_interpolated_ap": ("ioukit.evaluation.ap", "coco_interpolated_ap"),
     "complete_box_iou": ("ioukit.overlap", "complete_box_iou"),
     "complete_box_iou_elementwise": ("ioukit.overlap", "complete_box_iou_elementwise"),
     "complete_box_iou_loss": ("ioukit.overlap", "complete_box_iou_loss"),
-    "confusion_matrix": ("ioukit.metrics.confusion", "confusion_matrix"),
+    "confusion_matrix": ("ioukit.analysis.confusion", "confusion_matrix"),
     "denormalize_boxes": ("ioukit.boxes", "denormalize_boxes"),
-    "diagnose": ("ioukit.diagnostics", "diagnose"),
+    "diagnose": ("ioukit.analysis.diagnostics", "diagnose"),
     "distance_box_iou": ("ioukit.overlap", "distance_box_iou"),
     "distance_box_iou_elementwise": ("ioukit.overlap", "distance_box_iou_elementwise"),
     "distance_box_iou_loss": ("ioukit.overlap", "distance_box_iou_loss"),
-    "error_analysis": ("ioukit.metrics.errors", "error_analysis"),
+    "error_analysis": ("ioukit.analysis.errors", "error_analysis"),
     "evaluate": ("ioukit.engine", "evaluate"),
     "evaluate_sharded": ("ioukit.distributed", "evaluate_sharded"),
-    "evaluate_voc": ("ioukit.metrics.voc", "evaluate_voc"),
-    "evaluate_yolo": ("ioukit.metrics.yolo", "evaluate_yolo"),
+    "evaluate_voc": ("ioukit.evaluation.protocols.voc", "evaluate_voc"),
+    "evaluate_yolo": ("ioukit.evaluation.protocols.yolo", "evaluate_yolo"),
     "generalized_box_iou": ("ioukit.overlap", "generalized_box_iou"),
     "generalized_box_iou_elementwise": ("ioukit.overlap", "generalized_box_iou_elementwise"),
     "generalized_box_iou_loss": ("ioukit.overlap", "generalized_box_iou_loss"),
@@ -128,8 +128,8 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "match_predictions": ("ioukit.matching", "match_predictions"),
     "nms": ("ioukit.suppression", "nms"),
     "normalize_boxes": ("ioukit.boxes", "normalize_boxes"),
-    "pr_curves": ("ioukit.metrics.curves", "pr_curves"),
-    "precision_recall_f1": ("ioukit.metrics.curves", "precision_recall_f1"),
+    "pr_curves": ("ioukit.analysis.curves", "pr_curves"),
+    "precision_recall_f1": ("ioukit.analysis.curves", "precision_recall_f1"),
     "probiou": ("ioukit.overlap", "probiou"),
     "probiou_elementwise": ("ioukit.overlap", "probiou_elementwise"),
     "read_ground_truth": ("ioukit.io", "read_ground_truth"),
@@ -140,9 +140,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "rotated_nms": ("ioukit.suppression", "rotated_nms"),
     "segmentation_iou": ("ioukit.segmentation", "segmentation_iou"),
     "soft_nms": ("ioukit.suppression", "soft_nms"),
-    "ultralytics_ap": ("ioukit.metrics.ap", "ultralytics_ap"),
-    "voc07_ap": ("ioukit.metrics.ap", "voc07_ap"),
-    "voc10_ap": ("ioukit.metrics.ap", "voc10_ap"),
+    "ultralytics_ap": ("ioukit.evaluation.ap", "ultralytics_ap"),
+    "voc07_ap": ("ioukit.evaluation.ap", "voc07_ap"),
+    "voc10_ap": ("ioukit.evaluation.ap", "voc10_ap"),
     "weighted_boxes_fusion": ("ioukit.fusion", "weighted_boxes_fusion"),
     "write_dataset": ("ioukit.io", "write_dataset"),
 }

@@ -13,6 +13,7 @@ from typing import Any
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.registry import PROTOCOL_MODULES, make_protocol, protocol_iou_types
 
 __all__ = ["ground_truth_dataset", "make_runner", "predictions_dataset"]
 
@@ -63,12 +64,24 @@ def predictions_dataset(predictions: object, gt: Dataset, *, iou_type: str = "bb
     )
 
 
-def make_runner(protocol: str, iou_type: str, options: Mapping[str, Any]) -> Any:
+def make_runner(protocol: str, iou_type: str | None, options: Mapping[str, Any]) -> Any:
     """The protocol object: ``protocol``, ``iou_type`` and options validated in one place."""
-    from ioukit.evaluation.protocols import make_protocol
-
-    if iou_type == "keypoints" or protocol == "crowdpose":
-        from ioukit.metrics.keypoints import make_keypoint_protocol
-
-        return make_keypoint_protocol(protocol, **options)
     return make_protocol(protocol, iou_type=iou_type, **options)
+
+
+def resolve_iou_type(protocol: str, iou_type: str | None) -> str:
+    """``iou_type``, or the protocol's only one where it is None or the default ``"bbox"`` that
+    the protocol does not take (``protocol="crowdpose"`` evaluates keypoints; ``"dota"``, which
+    takes ``"rotated"`` and ``"probiou"``, asks).
+
+    Examples
+    --------
+    >>> resolve_iou_type("crowdpose", "bbox"), resolve_iou_type("dota", "bbox")
+    ('keypoints', 'bbox')
+    """
+    if protocol not in PROTOCOL_MODULES:
+        return "bbox" if iou_type is None else iou_type
+    own = protocol_iou_types(protocol)
+    if len(own) == 1 and (iou_type is None or (iou_type == "bbox" and "bbox" not in own)):
+        return own[0]
+    return "bbox" if iou_type is None else iou_type

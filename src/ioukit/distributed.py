@@ -16,7 +16,7 @@ bbox-float32)                   grouping, similarity and matching run on the wor
 ``lvis`` (bbox, segm)           :class:`LVISPartial`: the same 25-byte records; lvis-api's
                                 per-image cap, federated filter and match on the workers
                                 (Fixed AP, a per-class cap over the dataset, is refused)
-``openimages``,                 :class:`~ioukit.metrics.openimages.OpenImagesPartial`: the
+``openimages``,                 :class:`OpenImagesPartial`: the
 ``openimages_challenge``        matched records (21 bytes per counted detection)
 ``voc07``, ``voc10``, ``yolo``  :class:`MatchedPartial`: ``protocol.match`` on the workers,
 (yolo: bbox, keypoints,         packed to about 22-24 bytes per detection; the client merges
@@ -64,10 +64,10 @@ from typing import Any
 import numpy as np
 
 from ioukit._process_group import process_group
+from ioukit.analysis.result import EvaluationResult
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
-from ioukit.metrics.protocol import ProtocolResult
-from ioukit.metrics.result import EvaluationResult
+from ioukit.evaluation.result import ProtocolResult
 
 __all__ = [
     "LOCAL_CLUSTER_CONFIG",
@@ -234,7 +234,7 @@ def _shard_partial(
     pred = _read_shard(gt, shard, name, protocol, iou_type)
     images = shard_images(pred)
     if protocol in _OPENIMAGES:
-        from ioukit.metrics.openimages import match_openimages
+        from ioukit.evaluation.protocols.openimages import match_openimages
 
         part = match_openimages(
             gt, pred, challenge=protocol == "openimages_challenge", images=images, **options
@@ -446,8 +446,8 @@ def _matched_result(
 ) -> ProtocolResult:
     """``summarize`` of the shards' matches merged: the one-process numbers."""
     from ioukit._evaluate_inputs import make_runner
+    from ioukit.evaluation.grouping import MatchedPredictions
     from ioukit.evaluation.outcome import MatchOutcome
-    from ioukit.evaluation.protocols import MatchedPredictions
 
     runner = make_runner(protocol, iou_type, options)
     parts = list(partials)
@@ -558,7 +558,7 @@ def _coco_match(
     from ioukit._evaluate_inputs import make_runner
     from ioukit.evaluation.groups import Groups
     from ioukit.evaluation.match import match_groups
-    from ioukit.evaluation.similarity import get_similarity
+    from ioukit.evaluation.registry import get_similarity
 
     protocol = make_runner("coco", iou_type, options)
     pyco = protocol.compat == "pycocotools"
@@ -910,8 +910,9 @@ def evaluate_sharded(
     MissingDependencyError
         ``client`` is None and dask.distributed is not installed.
     """
-    from ioukit._evaluate_inputs import make_runner
+    from ioukit._evaluate_inputs import make_runner, resolve_iou_type
 
+    iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)  # every check of evaluate(), before work
     if (protocol, iou_type) not in _SUPPORTED:
         raise ParameterError(
@@ -963,7 +964,7 @@ def _merge(
     _check_disjoint(gt, [r[0] for r in results], names)
     partials = [r[1] for r in results]
     if protocol in _OPENIMAGES:
-        from ioukit.metrics.openimages import accumulate_openimages, match_openimages
+        from ioukit.evaluation.protocols.openimages import accumulate_openimages, match_openimages
 
         if not partials:
             empty = match_openimages(gt, _empty_predictions(gt), **_oi(protocol, options))

@@ -2,7 +2,8 @@
 
 Both build the canonical :class:`~ioukit.dataset.Dataset` pair and hand it to one protocol
 function (``"coco"`` here; ``"voc07"``, ``"voc10"`` and ``"yolo"`` in
-:mod:`ioukit.metrics.voc` / :mod:`ioukit.metrics.yolo`, imported on first use).
+:mod:`ioukit.evaluation.protocols.voc` / :mod:`ioukit.evaluation.protocols.yolo`, imported on first
+use).
 """
 
 from __future__ import annotations
@@ -14,10 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from ioukit._evaluate_inputs import ground_truth_dataset, make_runner, predictions_dataset
+from ioukit._evaluate_inputs import (
+    ground_truth_dataset,
+    make_runner,
+    predictions_dataset,
+    resolve_iou_type,
+)
+from ioukit.analysis.result import EvaluationResult
 from ioukit.dataset import CategoryTable, Dataset, ImageTable, check_boxes, check_finite
 from ioukit.errors import DataFormatError, ParameterError
-from ioukit.metrics.result import EvaluationResult
 
 __all__ = ["PROTOCOLS", "Evaluator", "evaluate"]
 
@@ -44,7 +50,8 @@ def evaluate(
         (``image_id``, ``category_id``, ``bbox`` xywh, ``score``) or a path to such a file.
     protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
         ``"lvis"``: ``gt`` is an LVIS file, dict or
-        :class:`~ioukit.io.lvis.LVISGroundTruth`; see :func:`ioukit.metrics.lvis.evaluate_lvis`
+        :class:`~ioukit.io.lvis.LVISGroundTruth`; see
+        :func:`ioukit.evaluation.protocols.lvis.evaluate_lvis`
         (options ``fixed_ap``, ``max_dets``).
     iou_type : {"bbox", "segm"}
         ``"segm"`` (COCO protocol): mask IoU of the ``segmentation`` fields (GT polygons or
@@ -52,7 +59,7 @@ def evaluate(
     **options
         Protocol options. COCO: ``iou_thresholds``, ``recall_thresholds``, ``max_dets``,
         ``area_ranges`` (name -> (low, high)), ``use_cats``, ``compat`` (None or
-        ``"pycocotools"``); see :func:`ioukit.metrics.coco.evaluate_coco`. VOC:
+        ``"pycocotools"``); see :func:`ioukit.evaluation.protocols.coco.evaluate_coco`. VOC:
         ``iou_threshold``, ``pixel_inclusive``.
 
     Returns
@@ -79,11 +86,10 @@ def evaluate(
     1.0
     """
     if protocol == "lvis":  # LVIS files carry federated labels: read by ioukit.io.lvis
-        from ioukit.metrics.lvis import run_lvis
+        from ioukit.evaluation.protocols.lvis import run_lvis
 
         return run_lvis(gt, predictions, iou_type=iou_type, **options)
-    if protocol == "crowdpose":
-        iou_type = "keypoints"
+    iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)
     compat = options.get("compat")
     segm = iou_type == "segm"
@@ -268,7 +274,7 @@ class Evaluator:
     ):
         self._frequencies: dict[int, str] | None = None  # protocol="lvis": the vocabulary
         if protocol == "lvis":
-            from ioukit.metrics._lvis_stream import check_frequencies
+            from ioukit.evaluation.protocols.lvis import check_frequencies
 
             options = dict(options)
             self._frequencies = check_frequencies(options.pop("frequencies", None))
@@ -277,9 +283,8 @@ class Evaluator:
                     f"iou_type: Evaluator(protocol='lvis') supports 'bbox' and 'segm', got "
                     f"{iou_type!r}"
                 )
+        iou_type = resolve_iou_type(protocol, iou_type)
         make_runner(protocol, iou_type, options)  # validated here, once, before any update
-        if protocol == "crowdpose":
-            iou_type = "keypoints"
         if iou_type not in ("bbox", "segm", "keypoints", "rotated", "probiou"):
             raise ParameterError(
                 "iou_type: Evaluator supports 'bbox', 'segm', 'keypoints', 'rotated' and "
@@ -291,7 +296,7 @@ class Evaluator:
         self.iou_type = iou_type
         self._oriented = iou_type in ("rotated", "probiou")
         if self._oriented:  # oriented boxes: cxcywhr, xywhr, xyxyxyxy, or by width (xyxy)
-            from ioukit.evaluation.rotated import ROTATED_BOX_FORMATS
+            from ioukit.evaluation.similarity.rotated import ROTATED_BOX_FORMATS
 
             if box_format not in (*ROTATED_BOX_FORMATS, "xyxy"):
                 raise ParameterError(
@@ -402,12 +407,12 @@ class Evaluator:
                 t_masks, gt_boxes = self._segm_side(t, f"targets[{i}]")
                 size = self._image_size(p_masks, t_masks, i)
             elif kp:
-                from ioukit.metrics.keypoints import streamed_keypoints
+                from ioukit.evaluation.similarity.oks import streamed_keypoints
 
                 p_kp, boxes, p_area = streamed_keypoints(p, f"predictions[{i}]", self._boxes)
                 t_kp, gt_boxes, _ = streamed_keypoints(t, f"targets[{i}]", self._boxes)
             elif self._oriented:
-                from ioukit.evaluation.rotated import streamed_rotated
+                from ioukit.evaluation.similarity.rotated import streamed_rotated
 
                 fmt = None if self.box_format == "xyxy" else self.box_format
                 p_rot, boxes, p_area = streamed_rotated(p["boxes"], f"predictions[{i}].boxes", fmt)
@@ -429,7 +434,7 @@ class Evaluator:
             gt_labels = _to_numpy(t["labels"], f"targets[{i}].labels", np.int64)
             fed: tuple[np.ndarray, ...] = ()
             if self._frequencies is not None:  # LVIS: federated labels, area as lvis-api's
-                from ioukit.metrics._lvis_stream import federated_labels, lvis_box_area
+                from ioukit.evaluation.protocols.lvis import federated_labels, lvis_box_area
 
                 fed = federated_labels(t, i, labels, gt_labels, self._frequencies)
                 if not segm:  # segm: the mask's pixel count, as for COCO
@@ -591,14 +596,14 @@ class Evaluator:
         kp = self.iou_type == "keypoints"
         gt_kp = pred_kp = None
         if kp:
-            from ioukit.metrics.keypoints import concat_keypoints
+            from ioukit.evaluation.similarity.oks import concat_keypoints
 
             gt_kp = concat_keypoints([g[4] for g in self._gt], "targets")
             pred_kp = concat_keypoints([p[4] for p in self._pred], "predictions")
         gt_rot: dict[str, Any] = {}
         pred_rot: dict[str, Any] = {}
         if self._oriented:
-            from ioukit.evaluation.rotated import rotated_columns
+            from ioukit.evaluation.similarity.rotated import rotated_columns
 
             gt_rot = rotated_columns([g[4] for g in self._gt])
             pred_rot = rotated_columns([p[4] for p in self._pred])
@@ -643,7 +648,7 @@ class Evaluator:
     def compute(self) -> EvaluationResult:
         """Evaluate every image seen so far (every rank's, under torch.distributed)."""
         if self._frequencies is not None:  # LVIS: categories = frequencies' keys
-            from ioukit.metrics._lvis_stream import lvis_result
+            from ioukit.evaluation.protocols.lvis import lvis_result
 
             with self._lock:
                 gt, pred = self._datasets(list(self._frequencies))

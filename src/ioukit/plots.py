@@ -112,7 +112,7 @@ def plot_pr_curves(
 
     Parameters
     ----------
-    curves : ioukit.metrics.curves.Curves
+    curves : ioukit.analysis.curves.Curves
     path : path
         PNG file to write.
     classes : list of int, optional
@@ -202,7 +202,7 @@ def plot_f1_confidence(curves: Any, path: str | os.PathLike[str], /) -> Path:
 
     Parameters
     ----------
-    curves : ioukit.metrics.curves.Curves
+    curves : ioukit.analysis.curves.Curves
     path : path
 
     Returns
@@ -238,7 +238,7 @@ def plot_confusion_matrix(
 
     Parameters
     ----------
-    matrix : ioukit.metrics.confusion.ConfusionMatrix
+    matrix : ioukit.analysis.confusion.ConfusionMatrix
         ``matrix[pred, true]`` with a background row and column, and ``labels``.
     path : path
     normalize : bool
@@ -371,7 +371,7 @@ def select_classes(curves: Any, counts: np.ndarray, n: int = PER_CLASS_FIGURES) 
 
     Parameters
     ----------
-    curves : ioukit.metrics.curves.Curves
+    curves : ioukit.analysis.curves.Curves
     counts : ndarray of int, shape (K,)
         Ground-truth boxes per class (rows of ``curves``).
     n : int
@@ -427,7 +427,7 @@ def write_plots(
 
     Parameters
     ----------
-    result : ioukit.metrics.result.EvaluationResult
+    result : ioukit.analysis.result.EvaluationResult
     folder : path
     iou_threshold : float
         IoU of the PR/F1 curves and of the histogram's matching.
@@ -473,9 +473,9 @@ def write_plots(
 def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:
     """Bar chart of the per-keypoint similarity of matched pairs (OKS 0.5): which joints fail.
 
-    See :func:`ioukit.metrics.keypoints.keypoint_errors`.
+    See :func:`ioukit.analysis.keypoints.keypoint_errors`.
     """
-    from ioukit.metrics.keypoints import keypoint_errors
+    from ioukit.analysis.keypoints import keypoint_errors
 
     errors = keypoint_errors(result, threshold=0.5)
     # joint names as tick labels: the constrained layout makes room for them

@@ -202,7 +202,7 @@ def _csv_field(value: Any) -> str:
 def format_findings(findings: Iterable[Any]) -> str:
     """Diagnostics as text, one block per finding (empty string when there are none).
 
-    >>> from ioukit.diagnostics import Finding
+    >>> from ioukit.analysis.diagnostics import Finding
     >>> print(format_findings([Finding("empty", "warning", "no predictions", "check --pred")]))
     warning [empty]: no predictions
       fix: check --pred

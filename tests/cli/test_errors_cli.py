@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ioukit.analysis.per_image import COLUMNS
 from ioukit.cli import main
-from ioukit.metrics.per_image import COLUMNS
 from tests.errors_data import random_coco
 
 

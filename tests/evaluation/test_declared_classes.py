@@ -90,7 +90,7 @@ def test_class_arrays_all_active_and_none_active() -> None:
 def test_stats_equal_full_accumulation(use_cats: bool) -> None:
     """The stats and rows from the compact arrays equal those from the full ones."""
     from ioukit.evaluation.accumulate import coco_accumulate
-    from tests.metrics.test_coco_parity import generate
+    from tests.evaluation.protocols.test_coco_parity import generate
 
     gt, res = generate(3, n_images=30, extra_cats=True, unused_cats=20)
     r = ioukit.evaluate(gt, res, use_cats=use_cats)
@@ -103,7 +103,7 @@ def test_stats_equal_full_accumulation(use_cats: bool) -> None:
     np.testing.assert_array_equal(r.precision, precision)
     np.testing.assert_array_equal(r.recall, recall)
     np.testing.assert_array_equal(r.scores, scores)
-    protocol = ioukit.evaluation.protocols.COCOProtocol(use_cats=use_cats)
+    protocol = ioukit.evaluation.protocols.coco.COCOProtocol(use_cats=use_cats)
     specs = protocol.stat_specs()
     for spec in specs:
         has_gt = np.asarray(r.result.outcome.gt_count) > 0

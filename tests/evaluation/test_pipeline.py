@@ -21,11 +21,12 @@ from ioukit.evaluation import (
     MatchOutcome,
     MatchRule,
     get_similarity,
+    grouping,
     make_protocol,
     match_groups,
     protocol_names,
 )
-from ioukit.evaluation.similarity import register_similarity, similarity_names
+from ioukit.evaluation.registry import register_similarity, similarity_names
 from tests.coco_reference import run_pycocotools
 
 # ------------------------------------------------------------------ #16 item 2: exact thresholds
@@ -376,7 +377,8 @@ def test_result_exposes_outcome_and_registries() -> None:
 
 
 def test_a_registered_similarity_plugs_in() -> None:
-    from ioukit.evaluation.similarity import _REGISTRY, BoxIoU
+    from ioukit.evaluation.registry import _SIMILARITIES
+    from ioukit.evaluation.similarity.box import BoxIoU
 
     register_similarity("test-bbox", BoxIoU)
     try:
@@ -384,7 +386,7 @@ def test_a_registered_similarity_plugs_in() -> None:
         a = evaluate(gt, pred, iou_type="test-bbox").stats
         assert a == evaluate(gt, pred).stats
     finally:
-        del _REGISTRY["test-bbox"]
+        del _SIMILARITIES["test-bbox"]
 
 
 def test_inputs_are_not_mutated() -> None:
@@ -395,8 +397,7 @@ def test_inputs_are_not_mutated() -> None:
 
 
 def test_curves_and_histogram_reuse_the_evaluation_match(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ioukit.metrics import _grouping
-    from ioukit.metrics.curves import pr_curves
+    from ioukit.analysis.curves import pr_curves
 
     gt, pred = _pair(4)
     r = evaluate(gt, pred)
@@ -405,7 +406,7 @@ def test_curves_and_histogram_reuse_the_evaluation_match(monkeypatch: pytest.Mon
     def no_rematch(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("matched again")
 
-    monkeypatch.setattr(_grouping, "match_dataset", no_rematch)
+    monkeypatch.setattr(grouping, "match_dataset", no_rematch)
     reused = r.curves(iou_threshold=0.5)
     for name in ("precision", "precision_at_confidence", "recall_at_confidence", "mean_f1"):
         np.testing.assert_array_equal(getattr(reused, name), getattr(fresh, name), err_msg=name)
@@ -417,7 +418,7 @@ def test_stat_spec_to_dict_is_asdict() -> None:
     """The explicit ``to_dict`` (no deep copy) lists every field, as ``asdict`` would."""
     import dataclasses
 
-    from ioukit.evaluation.protocols import COCOProtocol
+    from ioukit.evaluation.protocols.coco import COCOProtocol
 
     for spec in COCOProtocol().stat_specs():
         assert spec.to_dict() == dataclasses.asdict(spec)

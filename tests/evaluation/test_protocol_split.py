@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 import ioukit
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.evaluation.protocols import MatchedPredictions, make_protocol
-from ioukit.metrics.protocol import ProtocolResult
+from ioukit.evaluation.grouping import MatchedPredictions
+from ioukit.evaluation.registry import make_protocol
+from ioukit.evaluation.result import ProtocolResult
 
 PROTOCOLS: list[tuple[str, dict[str, Any]]] = [
     ("voc07", {}),
@@ -160,7 +161,7 @@ def test_merge_checks_offsets() -> None:
 
 def test_yolo_summarize_checks_thresholds() -> None:
     from ioukit.errors import ParameterError
-    from ioukit.metrics.yolo import match_yolo_records, summarize_yolo
+    from ioukit.evaluation.protocols.yolo import match_yolo_records, summarize_yolo
 
     gt, pred = _data(3, 3)
     with pytest.raises(ParameterError, match="iou_thresholds"):
@@ -187,11 +188,11 @@ def test_chunked_matching_gives_the_same_numbers(
     gt, pred = _data(7, 10, other_category=True)
     protocol = make_protocol(name, **options)
     whole = protocol.evaluate(gt, pred)
-    monkeypatch.setattr("ioukit.metrics._grouping.CHUNK_PAIRS", 3)
-    from ioukit.metrics import _grouping
+    monkeypatch.setattr("ioukit.evaluation.grouping.CHUNK_PAIRS", 3)
+    from ioukit.evaluation import grouping
 
     g = np.flatnonzero(gt.category_id >= 0)
-    chunks = _grouping.image_chunks(
+    chunks = grouping.image_chunks(
         gt.image_index[g] * 10 + gt.category_id[g], gt.image_index[g],
         pred.image_index * 10 + pred.category_id, pred.image_index, len(gt.images),
     )  # fmt: skip

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,35 @@ def test_every_truncation_reads_or_gives_the_one_line_error(tmp_path: Path) -> N
             assert "\n" not in message, (name, cut, message)
             assert message.startswith(f"{label}: "), (name, cut, message)
             assert "JSON" in message, (name, cut, message)
+            if name != "rotated":  # the rotated reader parses with json: its own message
+                _check_place(message, data, cut)
+
+
+_PLACE = re.compile(
+    r"not valid JSON \(line (\d+), column (\d+), byte (\d+): expected .+, got (.+)\)$"
+)
+
+
+def _check_place(message: str, data: bytes, cut: int) -> None:
+    """The scanner's error for ``data[:cut]`` names the place the strict parser names."""
+    try:
+        orjson.loads(data[:cut])
+    except orjson.JSONDecodeError as exc:
+        strict = str(exc)
+    found = _PLACE.search(message)
+    if found is None:  # left to the strict parser: an empty file (not mapped), a cut after
+        # a high surrogate escape (a lone surrogate: json and orjson differ, orjson decides)
+        assert cut == 0 or b"\\ud83d" in data[max(cut - 12, 0) : cut], (cut, message)
+        assert message.endswith(f"not valid JSON ({strict})"), (cut, message)
+        return
+    line, column, byte = int(found[1]), int(found[2]), int(found[3])
+    if byte < cut:  # the cut split a UTF-8 sequence: it is named by its first byte
+        assert data[byte] >= 0xC0 and cut - byte < 4, (cut, message)
+        assert found[4] == f"byte 0x{data[byte]:02x}", (cut, message)
+    else:
+        assert byte == cut and found[4] == "the end of the file", (cut, message)
+    before = data[:byte].decode("utf-8")
+    assert line == before.count("\n") + 1, (cut, message)
+    assert column == len(before) - (before.rfind("\n") + 1) + 1, (cut, message)
+    if strict.startswith("unexpected end of data"):  # orjson names the same line and column
+        assert f"line {line} column {column} " in strict, (cut, message, strict)

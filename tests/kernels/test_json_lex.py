@@ -92,15 +92,35 @@ def _keypoint_record(extra: bytes, value: bytes = b"1.5") -> bytes:
 def _check_agreement(data: bytes) -> None:
     accepted = _strict_accepts(data)
     code = _scan(data)[0]
+    found = coco_json.locate_error(np.frombuffer(data, np.uint8))
     if accepted is None:  # the strict parser in use decides
         assert code == coco_json.UNSUPPORTED, data
         assert _scan_keypoints(data)[0] == keypoint_json.UNSUPPORTED, data
+        assert found is None, data
         return
     assert (code == coco_json.OK) <= accepted, data
     assert (code == coco_json.INVALID) <= (not accepted), data
     k_code = _scan_keypoints(data)[0]
     assert (k_code == keypoint_json.OK) <= accepted, data
     assert (k_code == keypoint_json.INVALID) <= (not accepted), data
+    assert (found is None) >= accepted, data
+    if coco_json.INVALID in (code, k_code):  # the reader words the error from `found`
+        assert found is not None, data
+        _check_place(data, *found)
+
+
+def _check_place(data: bytes, byte: int, line: int, column: int, expected: str) -> None:
+    """``locate_error``'s place: the first byte that cannot continue the document, at or
+    after the start of the token orjson names; line and column counted as Python counts."""
+    before = data[:byte].decode("utf-8")  # valid: the lexer checks UTF-8 as it goes
+    assert line == before.count("\n") + 1, data
+    assert column == len(before) - before.rfind("\n"), data
+    assert expected, data
+    with pytest.raises(orjson.JSONDecodeError) as strict:
+        orjson.loads(data)
+    assert strict.value.pos <= len(before), (data, byte, str(strict.value))
+    prefix = coco_json.locate_error(np.frombuffer(data[:byte], np.uint8))
+    assert prefix is None or prefix[0] == byte, (data, byte, prefix)  # nothing wrong before
 
 
 # JSON values without what the strict parsers disagree on (lone surrogates, deep nesting)
@@ -292,26 +312,44 @@ def test_random_numbers_convert_as_float() -> None:
     assert not len(bad), [texts[i] for i in bad[:5]]
 
 
-def test_pow10_table_is_truncated_exactly() -> None:
-    """Eisel-Lemire's 128-bit powers of ten (a literal in _json_lex.pxd) equal Python's."""
-    import re
-    from pathlib import Path
+# Go's strconv table (src/strconv/eisel_lemire.go, detailedPowersOfTen, golang/go, BSD
+# licence), entries {low, high} as published there, copied here for the q below
+_GO_POW10 = {
+    -342: (0x113FAA2906A13B3F, 0xEEF453D6923BD65A),
+    -300: (0x6DBD630A48AAF406, 0xAB70FE17C79AC6CA),
+    -200: (0xBEDBFC4411068A9C, 0xC3F490AA77BD60FC),
+    -100: (0x59787E2B93BC56F7, 0xDFF9772470297EBD),
+    -48: (0x5560C018580D5D52, 0xBB127C53B17EC159),
+    32: (0xF020000000000000, 0x9DC5ADA82B70B59D),
+    55: (0xFFF4B4E3F741CF6D, 0xD0CF4B50CFE20765),
+    100: (0x593C2626705F9C56, 0x924D692CA61BE758),
+    200: (0xB428F8AC016561DB, 0xA738C6BEBB12D16C),
+    300: (0xE0470A63E6BD56C3, 0xBF21E44003ACDD2C),
+    308: (0x570F09EAA7EA7648, 0x8E679C2F5E44FF8F),
+}
 
-    import ioukit._kernels
 
-    text = (Path(ioukit._kernels.__file__).parent / "_json_lex.pxd").read_text()
-    rows = re.findall(r"\{0x([0-9A-F]{16})u, 0x([0-9A-F]{16})u\},  /\* 1e(-?\d+) \*/", text)
-    assert [int(q) for _, _, q in rows] == list(range(-342, 309))
-    for high, low, q_text in rows:
-        q = int(q_text)
-        if q >= 0:
-            v = 10**q
-            shift = v.bit_length() - 128
-            v = v >> shift if shift > 0 else v << -shift
-        else:
-            d = 10**-q
-            v = (1 << (127 + d.bit_length())) // d  # floor: truncated
-        assert (int(high, 16) << 64) | int(low, 16) == v, q
+def test_pow10_table_equals_go() -> None:
+    """Eisel-Lemire's 128-bit powers of ten, computed at import, equal Go's published table."""
+    for q, (low, high) in _GO_POW10.items():
+        assert coco_json.pow10_128(q) == (high, low), q
+
+
+def test_pow10_table_is_each_power_truncated() -> None:
+    """Every entry is 10**q scaled into [2**127, 2**128) and truncated: v <= 10**q * 2**k
+    < v + 1 for the one k that puts it there."""
+    for q in range(-342, 309):
+        high, low = coco_json.pow10_128(q)
+        v = (high << 64) | low
+        assert 1 << 127 <= v < 1 << 128, q
+        if q >= 0:  # v * 2**s <= 10**q < (v + 1) * 2**s, or exact when 10**q is small
+            s = (10**q).bit_length() - 128
+            assert (v << s <= 10**q < (v + 1) << s) if s > 0 else v == 10**q << -s, q
+        else:  # v <= 2**e / 10**-q < v + 1
+            e = 127 + (10**-q).bit_length()
+            assert v * 10**-q <= 1 << e < (v + 1) * 10**-q, q
+    with pytest.raises(ValueError, match=r"q: expected -342\.\.308, got 309"):
+        coco_json.pow10_128(309)
 
 
 def test_errors_after_a_scan_of_a_mapped_file(tmp_path: Any) -> None:

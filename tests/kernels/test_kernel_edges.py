@@ -103,9 +103,9 @@ def test_group_mask_iou_threaded_equals_serial(monkeypatch: pytest.MonkeyPatch) 
     """Segm evaluation with the per-group mask IoU loop on threads (forced from 0 pairs) and
     serial (never) gives identical arrays."""
     from ioukit._kernels import rle
+    from ioukit.evaluation.protocols.coco import evaluate_coco
     from ioukit.io.coco import read_coco_ground_truth, read_coco_results
-    from ioukit.metrics.coco import evaluate_coco
-    from tests.metrics.test_segm_parity import generate
+    from tests.evaluation.similarity.test_mask_parity import generate
 
     gt, res = generate(5, n_images=8, crowd=0.2, empty_masks=0.1)
     gt_ds = read_coco_ground_truth(gt, keep_segmentation=True)

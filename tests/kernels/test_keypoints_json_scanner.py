@@ -88,10 +88,14 @@ def test_scanner_used_and_steps_aside(tmp_path: Path, monkeypatch: pytest.Monkey
     path.write_text(json.dumps(bad))
     with pytest.raises(DataFormatError, match=rf"^{path}: results\[1\].bbox: missing"):
         read_coco_keypoint_results(path, gt)
-    path.write_text(json.dumps(records)[:-5])
-    with pytest.raises(DataFormatError, match=rf"^{path}: not valid JSON"):
+    # not JSON: refused by the scanner itself, from where it stopped (no second parse)
+    text = json.dumps(records)[:-5]
+    path.write_text(text)
+    with pytest.raises(DataFormatError, match=rf"^{path}: not valid JSON") as caught:
         read_coco_keypoint_results(path, gt)
-    assert calls == [True, False, False, False, False]
+    assert f"line 1, column {len(text) + 1}, byte {len(text)}: " in str(caught.value)
+    assert str(caught.value).endswith("got the end of the file)")
+    assert calls == [True, False, False, False]
     path.write_text("[]")
     assert len(read_coco_keypoint_results(path, gt)) == 0
 

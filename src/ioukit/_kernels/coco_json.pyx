@@ -10,15 +10,24 @@ file with the general JSON parser, which decides and gives the precise error mes
 
 Numbers are converted exactly as Python's ``float`` does (see ``_json_lex.pxd``).
 
+``locate_error`` says where a document stops being JSON, to word the error of a file the
+scanner calls ``INVALID`` without parsing it again.
+
 The plain-Python twin is the general parser (``orjson``/``json``): tests compare both.
 """
 
 from libc.stdint cimport int64_t, uint8_t
 
 from ioukit._kernels._json_lex cimport (
-    LEX_INVALID, LEX_UNSUPPORTED, LexNumber, key_equals, lex_number, skip_string, skip_value,
-    skip_ws, value_or_unsupported,
+    EXPECT_ARRAY_NEXT, EXPECT_CLOSING_QUOTE, EXPECT_COLON, EXPECT_DIGIT_AFTER_MINUS,
+    EXPECT_DIGIT_AFTER_POINT, EXPECT_DIGIT_IN_EXPONENT, EXPECT_END, EXPECT_ESCAPE, EXPECT_FALSE,
+    EXPECT_FIRST_KEY, EXPECT_HEX, EXPECT_KEY, EXPECT_NULL, EXPECT_OBJECT_NEXT,
+    EXPECT_STRING_CHARACTER, EXPECT_TRUE, EXPECT_UTF8, EXPECT_VALUE, LEX_INVALID,
+    LEX_POW10_128, LEX_UNSUPPORTED, LexError, LexNumber, check_document, init_lexer,
+    key_equals, lex_number, skip_string, skip_value, skip_ws, value_or_unsupported,
 )
+
+init_lexer()
 
 cdef enum:
     _OK = 0
@@ -174,3 +183,58 @@ def scan_results(buf, image_id, category_id, bbox, score):
     cdef Py_ssize_t records = 0
     cdef int code = _scan(data, image_view, category_view, bbox_view, score_view, &records)
     return code, records
+
+
+# what was expected, by EXPECT_* code (_json_lex.pxd)
+_EXPECTED = {
+    EXPECT_VALUE: "a value",
+    EXPECT_DIGIT_AFTER_MINUS: "a digit after '-'",
+    EXPECT_DIGIT_AFTER_POINT: "a digit after '.'",
+    EXPECT_DIGIT_IN_EXPONENT: "a digit in the exponent",
+    EXPECT_FIRST_KEY: "'\"' (a key) or '}'",
+    EXPECT_KEY: "'\"' (a key)",
+    EXPECT_COLON: "':' after the key",
+    EXPECT_ARRAY_NEXT: "',' or ']'",
+    EXPECT_OBJECT_NEXT: "',' or '}'",
+    EXPECT_END: "the end of the file after the value",
+    EXPECT_TRUE: "true",
+    EXPECT_FALSE: "false",
+    EXPECT_NULL: "null",
+    EXPECT_CLOSING_QUOTE: "'\"' closing the string",
+    EXPECT_ESCAPE: r'one of " \ / b f n r t u after a backslash',
+    EXPECT_HEX: r"4 hex digits after '\u'",
+    EXPECT_STRING_CHARACTER: "a character (control characters are escaped in JSON)",
+    EXPECT_UTF8: "UTF-8 text",
+}
+
+
+def locate_error(const uint8_t[::1] buf):
+    """Where the JSON document in ``buf`` stops being JSON, by the scanner's strict lexer.
+
+    Returns ``(byte, line, column, expected)``: the 0-based offset of the first byte that
+    cannot continue the document (``len(buf)`` for a document cut short), its 1-based line
+    and column (in characters: UTF-8 continuation bytes do not count) and what was expected
+    there, in words; ``None`` when ``buf`` is JSON or the strict parser must decide (a lone
+    surrogate, nesting deeper than 512, a number that overflows). One pass, no allocation.
+    """
+    cdef LexError error
+    cdef Py_ssize_t k, line = 1, column = 1
+    if check_document(buf, &error) != LEX_INVALID:
+        return None
+    with nogil:
+        for k in range(error.position):
+            if buf[k] == 10:
+                line += 1
+                column = 1
+            elif buf[k] < 0x80 or buf[k] > 0xBF:
+                column += 1
+    return error.position, line, column, _EXPECTED[error.expected]
+
+
+def pow10_128(int q):
+    """Eisel-Lemire's ``10**q`` (``-342 <= q <= 308``) as this module holds it: ``(high,
+    low)``, the 64-bit halves of the power scaled into ``[2**127, 2**128)`` and truncated
+    (for the tests, which compare it with Go's published table)."""
+    if not -342 <= q <= 308:
+        raise ValueError(f"q: expected -342..308, got {q}")
+    return LEX_POW10_128[342 + q][0], LEX_POW10_128[342 + q][1]

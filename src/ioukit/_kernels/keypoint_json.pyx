@@ -26,9 +26,11 @@ from libc.math cimport signbit
 from libc.stdint cimport int64_t, uint8_t
 
 from ioukit._kernels._json_lex cimport (
-    LEX_INVALID, LexNumber, key_equals, lex_number, skip_string, skip_value, skip_ws,
-    value_or_unsupported,
+    LEX_INVALID, LexNumber, init_lexer, key_equals, lex_number, skip_string, skip_value,
+    skip_ws, value_or_unsupported,
 )
+
+init_lexer()
 
 cdef enum:
     _OK = 0

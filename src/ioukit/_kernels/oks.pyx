@@ -35,7 +35,7 @@ the three passes when they differ.
 
 Groups are shared between OpenMP threads when ``parallel`` is set (the caller decides from the
 number of terms), with a dynamic schedule so that a core held by another process slows only
-its own chunks. The plain-Python oracle is ``tests/metrics/test_keypoints_oks.py::oks_twin``.
+its own chunks. The plain-Python oracle is ``tests/evaluation/similarity/test_oks.py::oks_twin``.
 """
 
 cimport numpy as cnp

@@ -46,8 +46,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit check``."""
+    from ioukit.analysis.diagnostics import diagnose
     from ioukit.cli._report import error_findings, fail_status, say
-    from ioukit.diagnostics import diagnose
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
 

@@ -432,9 +432,9 @@ def _quiet_workers() -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit eval``."""
+    from ioukit.analysis.diagnostics import diagnose
     from ioukit.cli._outputs import OutputPlan
     from ioukit.cli._report import error_findings, fail_status, say
-    from ioukit.diagnostics import diagnose
     from ioukit.engine import evaluate
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
@@ -509,11 +509,11 @@ def run(args: argparse.Namespace) -> int:
         print(format_findings(findings), file=sys.stderr)
     analysis = per_image_table = None
     if getattr(args, "errors", False):
-        from ioukit.metrics.errors import error_analysis
+        from ioukit.analysis.errors import error_analysis
 
         analysis = error_analysis(result)  # reads the evaluation's own match
     if per_image_path is not None:
-        from ioukit.metrics.per_image import per_image
+        from ioukit.analysis.per_image import per_image
 
         per_image_table = per_image(result)
     files: list[Any] = []
@@ -541,7 +541,7 @@ def run(args: argparse.Namespace) -> int:
     say("")
     say(per_class_table(result.per_class))
     if keypoints and result.outcome is not None and len(result.outcome.thresholds):
-        from ioukit.metrics.keypoints import keypoint_errors
+        from ioukit.analysis.keypoints import keypoint_errors
 
         threshold = float(result.outcome.thresholds[0])
         say(f"\nper keypoint, pairs matched at OKS {threshold:g}:")

@@ -1,22 +1,25 @@
-"""The evaluation pipeline: one path for every protocol, curve, confusion matrix and diagnostic.
+"""The evaluation pipeline: one path for every protocol.
 
 Stage map (module -> job)::
 
     ioukit.dataset                 Dataset: validated once, on every route
-    evaluation.groups              Groups: both datasets' rows by (image, class), pycocotools order
-    evaluation.similarity          Similarity: every group's matrix [P_i, G_i] (box IoU, mask IoU,
-                                   Ultralytics float32 IoU; register_similarity for OKS, rotated)
+    evaluation.registry            protocol / similarity names -> modules (the only lazy point),
+                                   StatSpec, make_protocol, register_protocol / _similarity
+    evaluation.groups              Groups: both datasets' rows by (image, class), pycocotools
+                                   order; GroupMatrices, the Similarity interface
+    evaluation.similarity/         one file per iou_type: box, mask, oks, rotated, ultralytics
     evaluation.match               match_groups(): the ONE matcher (threshold >= / >, tie last /
                                    first / argmax, crowd, ignore, area range), compiled
     evaluation.outcome             MatchOutcome: per-prediction status, matched gt, IoU; the
                                    mergeable partial result of sharded evaluation
-    evaluation.accumulate          precision/recall envelopes (COCO accumulate, compiled;
-                                   101-point sampling); AP formulas in metrics.ap
-    evaluation.protocols           COCOProtocol / VOCProtocol / YOLOProtocol as frozen dataclasses,
-                                   StatSpec summary layout, register_protocol / make_protocol;
-                                   each split in two halves for sharding: VOC/YOLO
-                                   match() -> MatchedPredictions (.merge), summarize()
-    metrics.result                 EvaluationResult: named fields, .outcome for every reader
+    evaluation.grouping            dataset-wide matching in image chunks (VOC, YOLO, LVIS,
+                                   Open Images), MatchedPredictions
+    evaluation.pairing             COCO outcome of a dataset pair (MatchTable)
+    evaluation.accumulate, ap      precision/recall envelopes and the AP formulas
+    evaluation.protocols/          one file per protocol: coco, keypoints, voc, rotated, yolo,
+                                   lvis, openimages; each a frozen dataclass that matches and
+                                   summarizes, registered by name
+    evaluation.result              ProtocolResult: what a protocol's summarize returns
 
 Compiled kernels: ``ioukit._kernels.match`` (group box IoU float64/float32, ``match_groups``,
 ``accumulate_coco``), each with a plain-Python twin in the tests.
@@ -30,38 +33,25 @@ Examples
 
 from __future__ import annotations
 
-# registers the "rotated"/"probiou" similarities and the "dota"/"mmrotate" protocols (#12)
-from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.groups import GroupMatrices, Groups, Similarity
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
-from ioukit.evaluation.protocols import (
-    COCOProtocol,
-    MatchedPredictions,
+from ioukit.evaluation.registry import (
     StatSpec,
-    VOCProtocol,
-    YOLOProtocol,
+    get_similarity,
     make_protocol,
     protocol_names,
     register_protocol,
-)
-from ioukit.evaluation.similarity import (
-    GroupMatrices,
-    Similarity,
-    get_similarity,
     register_similarity,
 )
 
 __all__ = [
-    "COCOProtocol",
     "GroupMatrices",
     "Groups",
     "MatchOutcome",
     "MatchRule",
-    "MatchedPredictions",
     "Similarity",
     "StatSpec",
-    "VOCProtocol",
-    "YOLOProtocol",
     "get_similarity",
     "make_protocol",
     "match_groups",

@@ -5,9 +5,9 @@
   (``ioukit._kernels.match.accumulate_coco``);
 * :func:`sample_envelope`: the precision envelope sampled at recall points (the 101-point
   COCO sampling, written once);
-* the AP formulas (:func:`~ioukit.metrics.ap.coco_interpolated_ap`, VOC07 11-point
-  :func:`~ioukit.metrics.ap.voc07_ap`, VOC10 all-point :func:`~ioukit.metrics.ap.voc10_ap`,
-  :func:`~ioukit.metrics.ap.ultralytics_ap`) live in :mod:`ioukit.metrics.ap` and are used
+* the AP formulas (:func:`~ioukit.evaluation.ap.coco_interpolated_ap`, VOC07 11-point
+  :func:`~ioukit.evaluation.ap.voc07_ap`, VOC10 all-point :func:`~ioukit.evaluation.ap.voc10_ap`,
+  :func:`~ioukit.evaluation.ap.ultralytics_ap`) live in :mod:`ioukit.evaluation.ap` and are used
   from there by every protocol.
 """
 

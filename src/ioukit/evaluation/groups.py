@@ -17,13 +17,57 @@ A group is one (image, class) pair, or one image with ``use_cats=False``. Only t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 
-__all__ = ["Groups", "class_rows", "stable_key_order"]
+__all__ = ["GroupMatrices", "Groups", "Similarity", "class_rows", "stable_key_order"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GroupMatrices:
+    """Every group's similarity matrix, flat.
+
+    Attributes
+    ----------
+    values : ndarray of float64, shape (sum of P_i * G_i,)
+    offsets : ndarray of int64, shape (n_groups,)
+        Group ``i``'s matrix [P_i, G_i] is ``values[offsets[i]:offsets[i] + P_i * G_i]``
+        row-major (P_i = ``groups.kept_count[i]``, G_i = ``groups.gt_count[i]``; empty when
+        either is 0).
+    """
+
+    values: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def allocate(cls, groups: Groups) -> GroupMatrices:
+        """Zeros laid out for ``groups`` (for similarities that fill matrices in place)."""
+        g_count = groups.gt_count
+        sizes = np.where(g_count > 0, groups.kept_count * g_count, 0)
+        offsets = np.zeros(len(sizes), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=offsets[1:])
+        return cls(np.zeros(int(sizes.sum()), dtype=np.float64), offsets)
+
+    def matrix(self, groups: Groups, i: int) -> np.ndarray:
+        """Group ``i``'s matrix [P_i, G_i] (a view)."""
+        p, g = int(groups.kept_count[i]), int(groups.gt_count[i])
+        if p == 0 or g == 0:
+            return np.zeros((p, g))
+        start = int(self.offsets[i])
+        return self.values[start : start + p * g].reshape(p, g)
+
+
+@runtime_checkable
+class Similarity(Protocol):
+    """What the pipeline needs from a similarity: every group's matrix [P_i, G_i]."""
+
+    def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
+        """Similarity matrices of every group of ``groups`` (see :class:`GroupMatrices`)."""
+        ...
 
 
 def class_rows(category_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:

@@ -29,9 +29,8 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
-from ioukit.evaluation.groups import Groups, stable_key_order
+from ioukit.evaluation.groups import GroupMatrices, Groups, stable_key_order
 from ioukit.evaluation.outcome import MatchOutcome
-from ioukit.evaluation.similarity import GroupMatrices
 
 __all__ = ["TIE_RULES", "MatchRule", "match_groups"]
 

@@ -81,10 +81,15 @@ def _read(label: str) -> bytes:
 
 
 def _parse(data: bytes, label: str) -> Any:
+    """The strict parse of a whole file; an error worded as the scanners word it (place,
+    what was expected, what came), or by the strict parser where their lexer leaves it."""
     try:
         with _gc_paused():
             return _parse_bytes(data)
     except (ValueError, RecursionError) as exc:
+        located = _json_error(data, label)
+        if located is not None:
+            raise located from None
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise DataFormatError(f"{label}: not valid JSON ({reason})") from None
 
@@ -696,11 +701,45 @@ def _check_result_columns(
     return rows
 
 
+def _shown_byte(data: bytes | mmap.mmap, byte: int) -> str:
+    """The character at ``data[byte]`` as an error message shows it."""
+    if byte >= len(data):
+        return "the end of the file"
+    head = bytes(data[byte : byte + 4])
+    try:
+        character = head.decode("utf-8")[0]
+    except UnicodeDecodeError as exc:
+        character = head[: exc.start].decode("utf-8")[:1]
+    if character and character.isprintable():
+        return repr(character)
+    return f"byte 0x{head[0]:02x}"
+
+
+def _json_error(data: bytes | mmap.mmap, label: str) -> DataFormatError | None:
+    """The error for a file the scanner found not to be JSON, worded from where its lexer
+    stopped (line, column, byte offset, what was expected and what came): no second parse
+    of a file that may be large. None when the lexer leaves the verdict to the strict parser.
+    """
+    from ioukit._kernels.coco_json import locate_error
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    found = locate_error(buf)
+    del buf  # no view of a memory map outlives the call
+    if found is None:
+        return None
+    byte, line, column, expected = found
+    return DataFormatError(
+        f"{label}: not valid JSON (line {line}, column {column}, byte {byte}: expected "
+        f"{expected}, got {_shown_byte(data, byte)})"
+    )
+
+
 def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _Columns | None:
     """Columns of a results file by the compiled scanner; None when it leaves the file to the
     strict parser (which then accepts it, or refuses it with its own message: the scanner
-    accepts exactly what the strict parser accepts)."""
-    from ioukit._kernels.coco_json import OK, scan_results
+    accepts exactly what the strict parser accepts). A file that is not JSON is refused here,
+    from the place where the scanner stopped."""
+    from ioukit._kernels.coco_json import INVALID, OK, scan_results
 
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 57 bytes ({"image_id":1,"category_id":1,"bbox":[1,1,1,1],
@@ -712,6 +751,10 @@ def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _C
     scores = np.empty(capacity, dtype=np.float64)
     code, n = scan_results(buf, image_ids, category_ids, xywh, scores)
     del buf  # no view of a memory map outlives the scan: the caller closes it
+    if code == INVALID:
+        error = _json_error(data, label)
+        if error is not None:
+            raise error
     if code != OK:
         return None
     xywh, scores = xywh[:n], scores[:n]
@@ -898,6 +941,9 @@ def _result_parts(
         except (ValueError, RecursionError) as exc:
             if isinstance(exc, DataFormatError):
                 raise
+            located = _json_error(data, label)  # not JSON: no whole parse to say so
+            if located is not None:
+                raise located from None
             # a split inside a string or nested value: fall back to one whole parse
     whole = _parse(data, label)
     section = "results"

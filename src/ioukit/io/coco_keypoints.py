@@ -40,6 +40,7 @@ from ioukit.io.coco import (
     _float_column,
     _gc_paused,
     _int_column,
+    _json_error,
     _load,
     _number_rows,
     _only_types,
@@ -201,8 +202,9 @@ def _scan_file(
     data: bytes | mmap.mmap, k: int, label: str, ground_truth: Dataset
 ) -> Dataset | None:
     """Results of a file by the compiled scanner; None when it cannot handle the file (the
-    general parser then reads it, and names any bad record)."""
-    from ioukit._kernels.keypoint_json import OK, scan_keypoint_results
+    general parser then reads it, and names any bad record). A file that is not JSON is
+    refused here, from the place where the scanner stopped."""
+    from ioukit._kernels.keypoint_json import INVALID, OK, scan_keypoint_results
 
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 54 + 6 K bytes ({"image_id":1,"category_id":1,"score":1,
@@ -222,6 +224,10 @@ def _scan_file(
         extent_areas, negative_zero,
     )  # fmt: skip
     del buf  # no view of a memory map outlives the scan: the caller closes it
+    if code == INVALID:  # not JSON: the error from where the scanner stopped, no second parse
+        error = _json_error(data, label)
+        if error is not None:
+            raise error
     if code != OK:
         return None
     # the lexer yields finite numbers only (one that overflows is left to the general parser)

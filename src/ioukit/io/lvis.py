@@ -4,7 +4,8 @@ An LVIS ground-truth file is a COCO file whose images also carry ``neg_category_
 verified absent from the image) and ``not_exhaustive_category_ids`` (classes present but not
 every instance annotated), and whose categories carry ``frequency``: ``"r"`` (rare, fewer than
 10 training images), ``"c"`` (common, 10-99) or ``"f"`` (frequent, 100 or more). lvis-api reads
-exactly these keys (``lvis/eval.py``); see :mod:`ioukit.metrics.lvis` for how they are used.
+exactly these keys (``lvis/eval.py``); see :mod:`ioukit.evaluation.protocols.lvis` for how they are
+used.
 
 Boxes, areas and ids are read as the COCO reader reads them (:mod:`ioukit.io.coco`): boxes
 ``[x, y, w, h]`` become xyxy, ground-truth ``area`` is the annotation's field, a result's
@@ -259,7 +260,7 @@ def read_lvis_results(
     Dataset
         Predictions in file order, ``area = w * h`` (segm: the mask's area unless the first
         record has a ``bbox``, as lvis-api's ``LVISResults``). No per-image cap is applied
-        here: :func:`ioukit.metrics.lvis.evaluate_lvis` applies lvis-api's top 300.
+        here: :func:`ioukit.evaluation.protocols.lvis.evaluate_lvis` applies lvis-api's top 300.
 
     Raises
     ------

@@ -55,8 +55,8 @@ import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.evaluation.protocols.openimages import ImageLabels
 from ioukit.io._text import check_exists, parse_number, read_text
-from ioukit.metrics.openimages import ImageLabels
 
 __all__ = [
     "LabelHierarchy",

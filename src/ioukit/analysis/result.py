@@ -1,0 +1,355 @@
+"""What :func:`ioukit.evaluate` returns: the protocol's numbers plus the data they came from."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.evaluation.result import ProtocolResult
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.outcome import MatchOutcome
+
+__all__ = ["ClassRow", "EvaluationResult"]
+
+
+_AREA_TITLES = {"all": "all", "small": "small", "medium": "medium", "large": "large"}
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain Python (JSON-ready) copy of ``value``; NaN becomes None."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.3f}"
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ClassRow:
+    """One row of the per-class table, with named, typed fields.
+
+    Attributes
+    ----------
+    category_id : int
+        -1 for the pooled row of ``use_cats=False``.
+    name : str
+    num_gt, num_pred : int
+        Counted ground truths (not ignored) and predictions of the class.
+    metrics : Mapping[str, float]
+        The protocol's per-class numbers (COCO ``AP``, ``AP50``, ``AP75``, ``AR<max_dets>``;
+        VOC ``AP``, ``TP``, ``FP``; YOLO ``precision``, ``recall``, ``F1``, ``AP50``,
+        ``AP50-95``); -1 means no data.
+
+    Examples
+    --------
+    >>> row = ClassRow(1, "cat", 2, 3, {"AP": 0.5})
+    >>> row.metrics["AP"], row.to_dict()
+    (0.5, {'category_id': 1, 'name': 'cat', 'num_gt': 2, 'num_pred': 3, 'AP': 0.5})
+    """
+
+    category_id: int
+    name: str
+    num_gt: int
+    num_pred: int
+    metrics: Mapping[str, float]
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> ClassRow:
+        """A row from the protocol's dict form."""
+        fixed = ("category_id", "name", "num_gt", "num_pred")
+        return cls(
+            int(row["category_id"]),
+            str(row["name"]),
+            int(row["num_gt"]),
+            int(row["num_pred"]),
+            {k: v for k, v in row.items() if k not in fixed},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plain dict of ``per_class`` (fixed fields first, then the metrics)."""
+        return {
+            "category_id": self.category_id,
+            "name": self.name,
+            "num_gt": self.num_gt,
+            "num_pred": self.num_pred,
+            **self.metrics,
+        }
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class EvaluationResult:
+    """Numbers of one evaluation, with the ground truth and predictions they came from.
+
+    Attributes
+    ----------
+    result : ProtocolResult
+        The protocol's raw output.
+    ground_truth, predictions : Dataset
+        The evaluated data (canonical columnar form).
+
+    Examples
+    --------
+    >>> from ioukit.evaluation.result import ProtocolResult
+    >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
+    >>> images = ImageTable.from_lists([1], ["a"])
+    >>> cats = CategoryTable.from_lists([1], ["cat"])
+    >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
+    >>> r = EvaluationResult(ProtocolResult("voc10", {"mAP": 0.5}, ()), empty, empty)
+    >>> r.stats, r.precision is None
+    ({'mAP': 0.5}, True)
+    >>> print(r.summary())
+    voc10
+      mAP  0.500
+    """
+
+    result: ProtocolResult
+    ground_truth: Dataset
+    predictions: Dataset
+
+    @property
+    def protocol(self) -> str:
+        """Protocol name: ``"coco"``, ``"voc07"``, ``"voc10"`` or ``"yolo"``."""
+        return self.result.protocol
+
+    @property
+    def stats(self) -> dict[str, float]:
+        """Headline numbers in display order (COCO: AP, AP50, ..., ARl); -1 means no data."""
+        return dict(self.result.stats)
+
+    @property
+    def per_class(self) -> tuple[dict[str, Any], ...]:
+        """One row per category: ``category_id``, ``name``, ``num_gt``, ``num_pred``, metrics."""
+        return self.result.per_class
+
+    @property
+    def classes(self) -> tuple[ClassRow, ...]:
+        """The per-class table as typed rows (``per_class`` holds the same as dicts)."""
+        return tuple(ClassRow.from_dict(row) for row in self.result.per_class)
+
+    @property
+    def outcome(self) -> MatchOutcome | None:
+        """The matcher's per-prediction records (status, matched gt, IoU), when the protocol
+        keeps them; curves, the confusion matrix, diagnostics and plots read them."""
+        return self.result.outcome
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The options the numbers were computed with."""
+        return dict(self.result.params)
+
+    def _array(self, name: str) -> np.ndarray | None:
+        return self.result.arrays.get(name)
+
+    @property
+    def precision(self) -> np.ndarray | None:
+        """Precision of every protocol that has it: COCO [T, R, K, A, M] (-1 for classes
+        without ground truth); VOC [K, 101], the envelope at the 101 recall points; YOLO
+        [T, K, 101], the envelope Ultralytics integrates (confidence curves:
+        ``result.arrays["p_curve"]`` etc.)."""
+        return self._array("precision")
+
+    @property
+    def recall(self) -> np.ndarray | None:
+        """Recall: COCO [T, K, A, M]; VOC [K], the final recall; YOLO [T, K], the final recall."""
+        return self._array("recall")
+
+    @property
+    def scores(self) -> np.ndarray | None:
+        """COCO score at each precision sample [T, R, K, A, M]; None for other protocols."""
+        return self._array("scores")
+
+    def summary(self) -> str:
+        """The familiar text block (COCO: pycocotools' 12 lines; others: a short table)."""
+        if self.protocol == "lvis":  # lvis-api's print_results block
+            from ioukit.evaluation.protocols.lvis import format_summary
+
+            return format_summary(self.result)
+        layout = self.result.params.get("stat_layout")
+        if self.protocol != "coco" or not layout:
+            width = max((len(k) for k in self.result.stats), default=0)
+            lines = [self.protocol]
+            lines += [f"  {k.ljust(width)}  {v:.3f}" for k, v in self.result.stats.items()]
+            return "\n".join(lines)
+        thresholds = self.result.params["iou_thresholds"]
+        lines = []
+        for spec in layout:
+            ap = spec["kind"] == "AP"
+            title = "Average Precision" if ap else "Average Recall"
+            kind = "(AP)" if ap else "(AR)"
+            iou = (
+                f"{thresholds[0]:0.2f}:{thresholds[-1]:0.2f}"
+                if spec["iou"] is None
+                else f"{spec['iou']:0.2f}"
+            )
+            area = _AREA_TITLES.get(spec["area"], spec["area"])
+            value = self.result.stats[spec["key"]]
+            lines.append(
+                f" {title:<18} {kind} @[ IoU={iou:<9} | area={area:>6s} | "
+                f"maxDets={spec['max_dets']:>3d} ] = {value:0.3f}"
+            )
+        return "\n".join(lines)
+
+    def per_class_table(self) -> str:
+        """Per-class rows as an aligned text table (floats with 3 decimals)."""
+        rows = self.result.per_class
+        if not rows:
+            return "(no classes)"
+        header = list(rows[0])
+        cells = [[_cell(row.get(h, "")) for h in header] for row in rows]
+        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+        lines += [
+            "  ".join(
+                c.rjust(w) if i >= 2 else c.ljust(w)
+                for i, (c, w) in enumerate(zip(cell, widths, strict=True))
+            )
+            for cell in cells
+        ]
+        return "\n".join(line.rstrip() for line in lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready ``{"protocol", "stats", "per_class", "params"}`` (NaN -> None)."""
+        return {
+            "protocol": self.protocol,
+            "stats": _jsonable(self.result.stats),
+            "per_class": _jsonable(list(self.result.per_class)),
+            "params": _jsonable(self.result.params),
+        }
+
+    def matched_ious(self, *, iou_threshold: float = 0.5) -> np.ndarray:
+        """IoUs of the true positives at ``iou_threshold`` (from ``outcome`` when it holds that
+        threshold, else from :func:`ioukit.analysis.diagnostics.greedy_match`)."""
+        if self.outcome is not None:
+            from ioukit.evaluation.outcome import TRUE_POSITIVE
+
+            o = self.outcome
+            t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
+            if t.size:  # one column of the lean outcome (no dense [N, T] view built)
+                return np.asarray(o.iou_at(int(t[0]))[o.status_at(int(t[0])) == TRUE_POSITIVE])
+        similarity = self._similarity()
+        if similarity is not None:
+            from ioukit.analysis.curves import _match
+
+            m = _match(
+                self.ground_truth, self.predictions, iou_threshold, self.protocol, similarity
+            )
+            iou = m.iou if m.iou is not None else np.full(m.matched.shape, np.nan)
+            return np.asarray(iou[0][m.tp[0]])
+        from ioukit.analysis.diagnostics import greedy_match
+
+        matched, ious, _ = greedy_match(
+            self.ground_truth, self.predictions, iou_threshold=iou_threshold
+        )
+        return np.asarray(ious[matched >= 0])
+
+    def confusion_matrix(
+        self, *, iou_threshold: float = 0.45, score_threshold: float = 0.25
+    ) -> Any:
+        """(K+1) x (K+1) confusion matrix with a background row and column.
+
+        Delegates to :func:`ioukit.analysis.confusion.confusion_matrix`.
+        """
+        from ioukit.analysis.confusion import confusion_matrix
+
+        return confusion_matrix(
+            self.ground_truth,
+            self.predictions,
+            iou_threshold=iou_threshold,
+            score_threshold=score_threshold,
+            similarity=self._similarity(confusion=True),
+        )
+
+    def curves(self, *, iou_threshold: float = 0.5) -> Any:
+        """Per-class precision/recall/F1 curves.
+
+        From the evaluation's own match (``outcome``) when it holds ``iou_threshold`` (COCO:
+        the predictions within ``max_dets``); otherwise :func:`ioukit.analysis.curves.pr_curves`.
+        """
+        from ioukit.analysis.curves import curves_from_outcome, pr_curves
+
+        if self.outcome is not None:
+            own = curves_from_outcome(
+                self.ground_truth, self.predictions, self.outcome, iou_threshold,
+                protocol=self.protocol,
+            )  # fmt: skip
+            if own is not None:
+                return own
+        protocol = self.protocol if self.protocol in ("coco", "voc07", "voc10", "yolo") else "voc10"
+        return pr_curves(
+            self.ground_truth,
+            self.predictions,
+            iou_threshold=iou_threshold,
+            protocol=protocol,
+            similarity=self._similarity(),
+        )
+
+    def _similarity(self, *, confusion: bool = False) -> Any:
+        """The similarity to rematch with when ``outcome`` does not serve (None: box IoU).
+
+        ``iou_type`` ``"rotated"``: the exact rotated IoU; ``"probiou"``: Ultralytics' float32
+        probiou under ``protocol="yolo"``, else
+        :class:`ioukit.evaluation.similarity.rotated.ProbIoUSimilarity`; ``"keypoints"`` under
+        ``"yolo"``:
+        Ultralytics' OKS for curves and IoUs, its box IoU for the confusion matrix (as
+        ``PoseValidator``).
+        """
+        iou_type = self.params.get("iou_type")
+        if iou_type == "keypoints" and self.protocol == "yolo" and not confusion:
+            from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS
+
+            sigmas = self.params.get("sigmas")
+            return UltralyticsOKS(None if sigmas is None else tuple(sigmas))
+        if iou_type not in ("rotated", "probiou"):
+            return None
+        if self.protocol == "yolo":
+            from ioukit.evaluation.similarity.ultralytics import yolo_similarity
+
+            return yolo_similarity(str(iou_type))
+        from ioukit.evaluation.registry import get_similarity
+
+        return get_similarity(str(iou_type))
+
+    def error_analysis(self, **options: Any) -> Any:
+        """TIDE error analysis of this evaluation's own match (``ioukit.analysis.errors``).
+
+        Options as :func:`ioukit.analysis.errors.error_analysis`; returns ``ErrorAnalysis``.
+        """
+        from ioukit.analysis.errors import error_analysis
+
+        return error_analysis(self, **options)
+
+    def per_image(self, **options: Any) -> Any:
+        """Per-image TP/FP/FN, AP and mean IoU (:func:`ioukit.analysis.per_image.per_image`)."""
+        from ioukit.analysis.per_image import per_image
+
+        return per_image(self, **options)
+
+    def thresholds(self, **options: Any) -> Any:
+        """F1-optimal confidences (:func:`ioukit.analysis.thresholds.optimal_thresholds`)."""
+        from ioukit.analysis.thresholds import optimal_thresholds
+
+        return optimal_thresholds(self, **options)
+
+    def lrp(self, **options: Any) -> Any:
+        """Optimal LRP and its components (:func:`ioukit.analysis.lrp.lrp`)."""
+        from ioukit.analysis.lrp import lrp
+
+        return lrp(self, **options)

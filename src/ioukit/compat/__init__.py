@@ -1,0 +1,47 @@
+"""Drop-in faces of other evaluators over ioukit's pipeline.
+
+:func:`init_as_pycocotools` makes ``import pycocotools`` (and ``pycocotools.coco``,
+``pycocotools.cocoeval``, ``pycocotools.mask``) resolve to :mod:`ioukit.compat.pycocotools`,
+so a framework's evaluator runs on ioukit without editing it.
+
+Examples
+--------
+>>> import sys
+>>> from ioukit import compat
+>>> saved = {k: sys.modules.get(k) for k in compat.PYCOCOTOOLS_MODULES}
+>>> compat.init_as_pycocotools()
+>>> from pycocotools.cocoeval import COCOeval
+>>> COCOeval.__module__
+'ioukit.compat.pycocotools.cocoeval'
+>>> for k, v in saved.items():  # put the real package back
+...     _ = sys.modules.pop(k, None) if v is None else sys.modules.__setitem__(k, v)
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["PYCOCOTOOLS_MODULES", "init_as_pycocotools"]
+
+PYCOCOTOOLS_MODULES = (
+    "pycocotools",
+    "pycocotools.coco",
+    "pycocotools.cocoeval",
+    "pycocotools.mask",
+)
+"""The module names :func:`init_as_pycocotools` binds."""
+
+
+def init_as_pycocotools() -> None:
+    """Bind ``pycocotools``, ``pycocotools.coco|cocoeval|mask`` to ioukit's drop-in.
+
+    Call it before the framework imports pycocotools (modules that already did
+    ``from pycocotools.coco import COCO`` keep the class they imported).
+    """
+    from ioukit.compat import pycocotools
+    from ioukit.compat.pycocotools import coco, cocoeval, mask
+
+    sys.modules["pycocotools"] = pycocotools
+    sys.modules["pycocotools.coco"] = coco
+    sys.modules["pycocotools.cocoeval"] = cocoeval
+    sys.modules["pycocotools.mask"] = mask

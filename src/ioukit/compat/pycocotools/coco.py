@@ -1,0 +1,430 @@
+"""``pycocotools.coco.COCO``: the dataset index frameworks build, with pycocotools' behaviour.
+
+Same attributes (``dataset, anns, cats, imgs, imgToAnns, catToImgs``), same methods, same
+prints and the same exceptions (``AssertionError`` for a results list that names unknown
+images, ``KeyError`` for an unknown id). :meth:`COCO.loadRes` writes ``area``, ``id``,
+``iscrowd``, ``segmentation`` / ``bbox`` into the result dicts, as pycocotools does (frameworks
+read them back).
+
+Examples
+--------
+>>> from ioukit.compat.pycocotools.coco import COCO
+>>> gt = COCO()
+>>> gt.dataset = {"images": [{"id": 1, "height": 10, "width": 10}],
+...               "categories": [{"id": 1, "name": "cat"}],
+...               "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+...                                "bbox": [0, 0, 4, 4], "area": 16, "iscrowd": 0}]}
+>>> gt.createIndex()
+creating index...
+index created!
+>>> dt = gt.loadRes([{"image_id": 1, "category_id": 1, "bbox": [0, 0, 4, 3], "score": 0.9}])
+Loading and preparing results...
+DONE (t=0.00s)
+creating index...
+index created!
+>>> dt.anns[1]["area"], dt.anns[1]["iscrowd"], gt.getAnnIds(imgIds=[1])
+(12, 0, [1])
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import os
+import time
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from ioukit import MissingDependencyError
+from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
+
+__all__ = ["COCO"]
+
+
+def _isArrayLike(obj: object) -> bool:  # noqa: N802 - pycocotools' name
+    return hasattr(obj, "__iter__") and hasattr(obj, "__len__")
+
+
+def _as_list(value: Any) -> Any:
+    return value if _isArrayLike(value) else [value]
+
+
+class COCO:
+    """The COCO annotation index (pycocotools ``COCO``).
+
+    Parameters
+    ----------
+    annotation_file : str or path, optional
+        A COCO JSON file; ``None`` gives an empty index (fill ``dataset`` and call
+        :meth:`createIndex`).
+
+    Attributes
+    ----------
+    dataset : dict
+        The parsed file.
+    anns, cats, imgs : dict
+        By id.
+    imgToAnns, catToImgs : defaultdict(list)
+        Annotations per image id, image ids per category id (one entry per annotation).
+    """
+
+    def __init__(self, annotation_file: str | os.PathLike[str] | None = None) -> None:
+        self.dataset: dict[str, Any] = {}
+        self.anns: dict[Any, dict[str, Any]] = {}
+        self.cats: dict[Any, dict[str, Any]] = {}
+        self.imgs: dict[Any, dict[str, Any]] = {}
+        self.imgToAnns: defaultdict[Any, list[dict[str, Any]]] = defaultdict(list)
+        self.catToImgs: defaultdict[Any, list[Any]] = defaultdict(list)
+        if annotation_file is not None:
+            print("loading annotations into memory...")
+            tic = time.time()
+            with open(annotation_file) as f:
+                dataset = json.load(f)
+            assert type(dataset) is dict, (
+                f"annotation file format {type(dataset)} not supported "
+                f"({os.fspath(annotation_file)}: expected a JSON object at the top level)"
+            )
+            print(f"Done (t={time.time() - tic:0.2f}s)")
+            self.dataset = dataset
+            self.createIndex()
+
+    def createIndex(self) -> None:  # noqa: N802
+        """Build ``anns, cats, imgs, imgToAnns, catToImgs`` from ``dataset``."""
+        print("creating index...")
+        anns: dict[Any, dict[str, Any]] = {}
+        cats: dict[Any, dict[str, Any]] = {}
+        imgs: dict[Any, dict[str, Any]] = {}
+        img_to_anns: defaultdict[Any, list[dict[str, Any]]] = defaultdict(list)
+        cat_to_imgs: defaultdict[Any, list[Any]] = defaultdict(list)
+        dataset = self.dataset
+        if "annotations" in dataset:
+            for ann in dataset["annotations"]:
+                img_to_anns[ann["image_id"]].append(ann)
+                anns[ann["id"]] = ann
+        if "images" in dataset:
+            for img in dataset["images"]:
+                imgs[img["id"]] = img
+        if "categories" in dataset:
+            for cat in dataset["categories"]:
+                cats[cat["id"]] = cat
+        if "annotations" in dataset and "categories" in dataset:
+            for ann in dataset["annotations"]:
+                cat_to_imgs[ann["category_id"]].append(ann["image_id"])
+        print("index created!")
+        self.anns = anns
+        self.imgToAnns = img_to_anns
+        self.catToImgs = cat_to_imgs
+        self.imgs = imgs
+        self.cats = cats
+
+    def info(self) -> None:
+        """Print the ``info`` block, one ``key: value`` per line."""
+        for key, value in self.dataset["info"].items():
+            print(f"{key}: {value}")
+
+    def getAnnIds(  # noqa: N802
+        self,
+        imgIds: Any = (),
+        catIds: Any = (),
+        areaRng: Any = (),
+        iscrowd: bool | None = None,
+    ) -> list[Any]:
+        """Annotation ids on ``imgIds``, of ``catIds``, with area strictly inside ``areaRng``
+        and the given ``iscrowd`` (each filter skipped when empty / None)."""
+        img_ids = _as_list(imgIds)
+        cat_ids = _as_list(catIds)
+        if len(img_ids) == len(cat_ids) == len(areaRng) == 0:
+            anns = self.dataset["annotations"]
+        else:
+            if len(img_ids):
+                index = self.imgToAnns
+                anns = list(itertools.chain.from_iterable(index[i] for i in img_ids if i in index))
+            else:
+                anns = self.dataset["annotations"]
+            if len(cat_ids):
+                wanted = set(cat_ids)
+                anns = [a for a in anns if a["category_id"] in wanted]
+            if len(areaRng):
+                lo, hi = areaRng[0], areaRng[1]
+                anns = [a for a in anns if lo < a["area"] < hi]
+        if iscrowd is not None:
+            return [a["id"] for a in anns if a["iscrowd"] == iscrowd]
+        return [a["id"] for a in anns]
+
+    def getCatIds(self, catNms: Any = (), supNms: Any = (), catIds: Any = ()) -> list[Any]:  # noqa: N802
+        """Category ids with the given names, supercategories and ids (filters skipped when
+        empty)."""
+        names, sups, ids = _as_list(catNms), _as_list(supNms), _as_list(catIds)
+        cats = self.dataset["categories"]
+        if len(names):
+            cats = [c for c in cats if c["name"] in names]
+        if len(sups):
+            cats = [c for c in cats if c["supercategory"] in sups]
+        if len(ids):
+            cats = [c for c in cats if c["id"] in ids]
+        return [c["id"] for c in cats]
+
+    def getImgIds(self, imgIds: Any = (), catIds: Any = ()) -> list[Any]:  # noqa: N802
+        """Image ids among ``imgIds`` holding every category of ``catIds``."""
+        img_ids, cat_ids = _as_list(imgIds), _as_list(catIds)
+        if len(img_ids) == len(cat_ids) == 0:
+            return list(self.imgs.keys())
+        ids = set(img_ids)
+        for i, cat in enumerate(cat_ids):
+            if i == 0 and len(ids) == 0:
+                ids = set(self.catToImgs[cat])
+            else:
+                ids &= set(self.catToImgs[cat])
+        return list(ids)
+
+    @staticmethod
+    def _load(table: dict[Any, dict[str, Any]], ids: Any) -> list[dict[str, Any]] | None:
+        if _isArrayLike(ids):
+            return [table[i] for i in ids]
+        if type(ids) is int:
+            return [table[ids]]
+        return None
+
+    def loadAnns(self, ids: Any = ()) -> list[dict[str, Any]] | None:  # noqa: N802
+        """The annotations with ``ids`` (a list, or one int); ``KeyError`` for an unknown id."""
+        return self._load(self.anns, ids)
+
+    def loadCats(self, ids: Any = ()) -> list[dict[str, Any]] | None:  # noqa: N802
+        """The categories with ``ids``."""
+        return self._load(self.cats, ids)
+
+    def loadImgs(self, ids: Any = ()) -> list[dict[str, Any]] | None:  # noqa: N802
+        """The images with ``ids``."""
+        return self._load(self.imgs, ids)
+
+    def showAnns(self, anns: list[dict[str, Any]], draw_bbox: bool = False) -> int | None:  # noqa: N802
+        """Draw ``anns`` on the current matplotlib axes (captions are printed)."""
+        if len(anns) == 0:
+            return 0
+        if "segmentation" in anns[0] or "keypoints" in anns[0]:
+            kind = "instances"
+        elif "caption" in anns[0]:
+            kind = "captions"
+        else:
+            raise Exception("datasetType not supported")
+        if kind == "captions":
+            for ann in anns:
+                print(ann["caption"])
+            return None
+        try:
+            import matplotlib.pyplot as plt
+            from matplotlib.collections import PatchCollection
+            from matplotlib.patches import Polygon
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "COCO.showAnns needs matplotlib: pip install matplotlib"
+            ) from exc
+        ax = plt.gca()
+        ax.set_autoscale_on(False)
+        polygons, colors = [], []
+        rng = np.random.default_rng()
+        for ann in anns:
+            c = (rng.random(3) * 0.6 + 0.4).tolist()
+            seg = ann.get("segmentation")
+            if type(seg) is list:
+                for poly in seg:
+                    polygons.append(Polygon(np.array(poly).reshape(len(poly) // 2, 2)))
+                    colors.append(c)
+            elif seg is not None:
+                m = self.annToMask(ann)
+                img = np.ones((m.shape[0], m.shape[1], 3))
+                color = np.array([2.0, 166.0, 101.0]) / 255 if ann.get("iscrowd") else rng.random(3)
+                img[:, :, :] = color
+                ax.imshow(np.dstack((img, m * 0.5)))
+            if "keypoints" in ann and type(ann["keypoints"]) is list:
+                sks = np.array(self.cats[ann["category_id"]]["skeleton"]) - 1
+                kp = np.array(ann["keypoints"])
+                x, y, v = kp[0::3], kp[1::3], kp[2::3]
+                for sk in sks:
+                    if np.all(v[sk] > 0):
+                        plt.plot(x[sk], y[sk], linewidth=3, color=c)
+                plt.plot(x[v > 0], y[v > 0], "o", markersize=8, markerfacecolor=c,
+                         markeredgecolor="k", markeredgewidth=2)  # fmt: skip
+                plt.plot(x[v > 1], y[v > 1], "o", markersize=8, markerfacecolor=c,
+                         markeredgecolor=c, markeredgewidth=2)  # fmt: skip
+            if draw_bbox:
+                bx, by, bw, bh = ann["bbox"]
+                corners = [[bx, by], [bx, by + bh], [bx + bw, by + bh], [bx + bw, by]]
+                polygons.append(Polygon(np.array(corners)))
+                colors.append(c)
+        ax.add_collection(PatchCollection(polygons, facecolor=colors, linewidths=0, alpha=0.4))
+        ax.add_collection(
+            PatchCollection(polygons, facecolor="none", edgecolors=colors, linewidths=2)
+        )
+        return None
+
+    def loadRes(self, resFile: Any) -> COCO:  # noqa: N802
+        """A results index on this ground truth's images (pycocotools ``loadRes``).
+
+        Parameters
+        ----------
+        resFile : str or path, list of dict, or ndarray (N, 7)
+            A results JSON file, result dicts (``image_id``, ``category_id``, ``score`` and
+            ``bbox``, ``segmentation`` or ``keypoints``) or rows
+            ``[image_id, x, y, w, h, score, category_id]``. The dicts are completed in place
+            as pycocotools does: ``id`` 1..N, ``area``, ``iscrowd`` 0, and ``segmentation``
+            (the box as a polygon) or ``bbox`` (the mask's box) where missing. Also callable
+            unbound, ``COCO.loadRes(gt, results)``.
+
+        Returns
+        -------
+        COCO
+
+        Raises
+        ------
+        AssertionError
+            Not a list of dicts, or a result on an image the ground truth does not have.
+        """
+        res = COCO()
+        res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
+        res.dataset["images"] = list(self.dataset["images"])
+        print("Loading and preparing results...")
+        tic = time.time()
+        if isinstance(resFile, str | os.PathLike):
+            with open(resFile) as f:
+                anns = json.load(f)
+        elif type(resFile) is np.ndarray:
+            anns = self.loadNumpyAnnotations(resFile)
+        else:
+            anns = resFile
+        assert type(anns) is list, (
+            f"results in not an array of objects (resFile: expected a list of result dicts, "
+            f"got {type(anns).__name__})"
+        )
+        known = set(self.getImgIds())
+        for i, ann in enumerate(anns):
+            if not isinstance(ann, dict) or "image_id" not in ann:
+                raise KeyError(
+                    f"results[{i}]['image_id']: expected a dict with an image_id, got "
+                    f"{type(ann).__name__}"
+                    + (f" with keys {sorted(ann)}" if isinstance(ann, dict) else "")
+                )
+            if ann["image_id"] not in known:
+                raise AssertionError(
+                    "Results do not correspond to current coco set "
+                    f"(results[{i}]['image_id'] = {ann['image_id']!r} is not an image id of "
+                    "the ground truth)"
+                )
+        if anns:
+            self._complete_results(res, anns)
+        print(f"DONE (t={time.time() - tic:0.2f}s)")
+        res.dataset["annotations"] = anns
+        res.createIndex()
+        return res
+
+    def _complete_results(self, res: COCO, anns: list[dict[str, Any]]) -> None:
+        # pycocotools' loadRes: the first result decides the kind of all of them
+        first = anns[0]
+        if "caption" in first:
+            ids = {img["id"] for img in res.dataset["images"]} & {a["image_id"] for a in anns}
+            res.dataset["images"] = [img for img in res.dataset["images"] if img["id"] in ids]
+            for i, ann in enumerate(anns):
+                ann["id"] = i + 1
+            return
+        if "bbox" in first and first["bbox"] != []:
+            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+            for i, ann in enumerate(anns):
+                bb = _field(ann, "bbox", i)
+                x1, x2, y1, y2 = bb[0], bb[0] + bb[2], bb[1], bb[1] + bb[3]
+                if "segmentation" not in ann:
+                    ann["segmentation"] = [[x1, y1, x1, y2, x2, y2, x2, y1]]
+                ann["area"] = bb[2] * bb[3]
+                ann["id"] = i + 1
+                ann["iscrowd"] = 0
+        elif "segmentation" in first:
+            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+            for i, ann in enumerate(anns):
+                seg = _field(ann, "segmentation", i)
+                ann["area"] = maskUtils.area(seg)
+                if "bbox" not in ann:
+                    ann["bbox"] = maskUtils.toBbox(seg)
+                ann["id"] = i + 1
+                ann["iscrowd"] = 0
+        elif "keypoints" in first:
+            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+            for i, ann in enumerate(anns):
+                s = _field(ann, "keypoints", i)
+                x, y = s[0::3], s[1::3]
+                x0, x1, y0, y1 = np.min(x), np.max(x), np.min(y), np.max(y)
+                ann["area"] = (x1 - x0) * (y1 - y0)
+                ann["id"] = i + 1
+                ann["bbox"] = [x0, y0, x1 - x0, y1 - y0]
+
+    def download(self, tarDir: str | None = None, imgIds: Any = ()) -> int:
+        """Not available: ioukit makes no network access.
+
+        Raises
+        ------
+        RuntimeError
+            Always, naming the images' ``coco_url`` field to fetch them with another tool.
+        """
+        raise RuntimeError(
+            "COCO.download: ioukit does not download images (no network access); fetch the "
+            "images' 'coco_url' with another tool" + (f" into {tarDir!r}" if tarDir else "")
+        )
+
+    def loadNumpyAnnotations(self, data: np.ndarray) -> list[dict[str, Any]]:  # noqa: N802
+        """Result dicts from rows ``[image_id, x, y, w, h, score, category_id]``.
+
+        Raises
+        ------
+        AssertionError
+            ``data`` is not an ndarray of shape (N, 7).
+        """
+        print("Converting ndarray to lists...")
+        assert type(data) is np.ndarray, (
+            f"data: expected a numpy ndarray of shape (N, 7), got {type(data).__name__}"
+        )
+        print(data.shape)
+        assert data.ndim == 2 and data.shape[1] == 7, (
+            "data: expected rows [image_id, x, y, w, h, score, category_id] of shape (N, 7), "
+            f"got shape {data.shape}"
+        )
+        n = data.shape[0]
+        out = []
+        for i in range(n):
+            if i % 1000000 == 0:
+                print(f"{i}/{n}")
+            row = data[i]
+            out.append(
+                {
+                    "image_id": int(row[0]),
+                    "bbox": [row[1], row[2], row[3], row[4]],
+                    "score": row[5],
+                    "category_id": int(row[6]),
+                }
+            )
+        return out
+
+    def annToRLE(self, ann: dict[str, Any]) -> dict[str, Any]:  # noqa: N802
+        """The annotation's segmentation as one compressed RLE (polygons merged)."""
+        t = self.imgs[ann["image_id"]]
+        h, w = t["height"], t["width"]
+        segm = ann["segmentation"]
+        if type(segm) is list:
+            return maskUtils.merge(maskUtils.frPyObjects(segm, h, w))  # type: ignore[arg-type]
+        if type(segm["counts"]) is list:
+            return maskUtils.frPyObjects(segm, h, w)  # type: ignore[return-value]
+        return segm  # type: ignore[no-any-return]
+
+    def annToMask(self, ann: dict[str, Any]) -> np.ndarray:  # noqa: N802
+        """The annotation's binary mask, shape (H, W) uint8."""
+        return maskUtils.decode(self.annToRLE(ann))  # type: ignore[no-any-return]
+
+
+def _field(ann: dict[str, Any], name: str, index: int) -> Any:
+    try:
+        return ann[name]
+    except KeyError:
+        raise KeyError(
+            f"results[{index}]['{name}']: missing (results[0] has '{name}', so every result "
+            f"needs it; keys here: {sorted(ann)})"
+        ) from None

@@ -1,0 +1,376 @@
+"""The registry: protocol and similarity names -> the modules that define them.
+
+This is the only place below the public facade that imports lazily: a protocol or a similarity
+module registers itself (``register_protocol`` / ``register_similarity`` at its end) when it is
+first imported, and the tables below say which module that is. Adding a protocol or a
+similarity is one new file plus one line in :data:`PROTOCOL_MODULES` or
+:data:`SIMILARITY_MODULES`; the CLI's ``--protocol`` / ``--iou-type`` choices, the engine and the
+distributed runners read their names from here.
+
+Examples
+--------
+>>> from ioukit.evaluation.registry import make_protocol, protocol_names
+>>> protocol_names()[:4]
+('coco', 'voc07', 'voc10', 'yolo')
+>>> make_protocol("voc10").name
+'voc10'
+>>> make_protocol("voc10", iou_type="keypoints")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+ioukit.errors.ParameterError: iou_type: 'keypoints' needs protocol 'coco', ..., got 'voc10'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError, ParameterError
+
+if TYPE_CHECKING:
+    from ioukit.evaluation.groups import Similarity
+    from ioukit.evaluation.result import ProtocolResult
+
+__all__ = [
+    "PROTOCOL_MODULES",
+    "SIMILARITY_MODULES",
+    "EvaluationProtocol",
+    "StatSpec",
+    "check_pair",
+    "get_similarity",
+    "has_similarity",
+    "make_protocol",
+    "protocol_iou_types",
+    "protocol_names",
+    "register_protocol",
+    "register_similarity",
+    "register_variant",
+    "similarity_names",
+]
+
+_P = "ioukit.evaluation.protocols."
+_S = "ioukit.evaluation.similarity."
+
+PROTOCOL_MODULES: dict[str, str] = {
+    "coco": _P + "coco",
+    "voc07": _P + "voc",
+    "voc10": _P + "voc",
+    "yolo": _P + "yolo",
+    "openimages": _P + "openimages",
+    "openimages_challenge": _P + "openimages",
+    "lvis": _P + "lvis",
+    "dota": _P + "rotated",
+    "mmrotate": _P + "rotated",
+    "crowdpose": _P + "keypoints",
+}
+"""Protocol name -> the module that registers it (imported on first use)."""
+
+SIMILARITY_MODULES: dict[str, str] = {
+    "bbox": _S + "box",
+    "bbox-float32": _S + "box",
+    "segm": _S + "mask",
+    "keypoints": _S + "oks",
+    "rotated": _S + "rotated",
+    "probiou": _S + "rotated",
+}
+"""Similarity (``iou_type``) name -> the module that registers it (imported on first use)."""
+
+VARIANT_MODULES: dict[str, str] = {"keypoints": _P + "keypoints"}
+"""``iou_type`` -> the module that registers protocol variants for it (COCO and YOLO keypoints
+are COCO and YOLO with another similarity and layout: :func:`register_variant`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StatSpec:
+    """One headline number of a summary: which array, threshold, area range and max_dets.
+
+    Attributes
+    ----------
+    key : str
+        Name in ``stats`` (``"AP"``, ``"AP50"``, ``"ARs"``...).
+    kind : {"AP", "AR"}
+        Mean of ``precision`` (AP) or ``recall`` (AR) over the selected cells (> -1).
+    iou : float or None
+        One threshold, or None for the mean over all thresholds.
+    area : str
+        Area range name.
+    max_dets : int
+    """
+
+    key: str
+    kind: str
+    iou: float | None
+    area: str
+    max_dets: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (the ``params["stat_layout"]`` rows).
+
+        >>> StatSpec("AP50", "AP", 0.5, "all", 100).to_dict()["iou"]
+        0.5
+        """
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "iou": self.iou,
+            "area": self.area,
+            "max_dets": self.max_dets,
+        }
+
+
+@runtime_checkable
+class EvaluationProtocol(Protocol):
+    """What the registry dispatches to: a named protocol that evaluates a dataset pair."""
+
+    @property
+    def name(self) -> str:
+        """The protocol's name (``"coco"``, ``"voc07"``...)."""
+        ...
+
+    def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
+        """Evaluate ``pred`` against ``gt`` (validated datasets sharing an image table)."""
+        ...
+
+
+def check_pair(gt: Dataset, pred: Dataset) -> None:
+    """Raise unless ``gt`` is ground truth and ``pred`` predictions over the same images."""
+    if not isinstance(gt, Dataset) or not isinstance(pred, Dataset):
+        raise DataFormatError(
+            f"gt, pred: expected two ioukit.dataset.Dataset objects, got "
+            f"{type(gt).__name__} and {type(pred).__name__}"
+        )
+    if gt.is_prediction:
+        raise DataFormatError("ground_truth: expected a dataset without scores, got predictions")
+    if pred.scores is None:
+        raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
+    if pred.images is not gt.images and not (
+        len(pred.images) == len(gt.images) and np.array_equal(pred.images.ids, gt.images.ids)
+    ):
+        raise DataFormatError(
+            "predictions: expected the ground truth's image table "
+            f"({len(gt.images)} images), got {len(pred.images)} images"
+            + ("" if len(pred.images) != len(gt.images) else " with other ids or order")
+        )
+
+
+# ------------------------------------------------------------------------------ registries
+
+_PROTOCOLS: dict[str, tuple[Callable[..., EvaluationProtocol], tuple[str, ...] | None]] = {}
+_VARIANTS: dict[tuple[str, str], Callable[..., EvaluationProtocol]] = {}
+_SIMILARITIES: dict[str, Callable[..., Similarity]] = {}
+
+
+def _check_name(name: object, table: dict[Any, Any], replace: bool) -> None:
+    if not isinstance(name, str) or not name:
+        raise ParameterError(f"name: expected a non-empty string, got {name!r}")
+    if name in table and not replace:
+        raise ParameterError(f"name: {name!r} is already registered (pass replace=True)")
+
+
+def register_protocol(
+    name: str,
+    factory: Callable[..., EvaluationProtocol],
+    /,
+    *,
+    iou_types: Sequence[str] | None = ("bbox",),
+    replace: bool = False,
+) -> None:
+    """Make ``protocol=name`` build ``factory(**options)``.
+
+    Parameters
+    ----------
+    name : str
+    factory : callable
+        Receives the user's protocol options as keywords; raises ``TypeError`` for unknown
+        ones and ``ValueError`` for bad values.
+    iou_types : sequence of str or None
+        Similarities the protocol accepts (the first is its own); None accepts every registered
+        one.
+    replace : bool
+        Allow replacing an existing registration.
+
+    Examples
+    --------
+    >>> register_protocol("coco", lambda: None)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: name: 'coco' is already registered (pass replace=True)
+    """
+    if isinstance(name, str):
+        _provide_protocol(name)
+    _check_name(name, _PROTOCOLS, replace)
+    _PROTOCOLS[name] = (factory, None if iou_types is None else tuple(iou_types))
+
+
+def register_variant(
+    name: str, iou_type: str, factory: Callable[..., EvaluationProtocol], /
+) -> None:
+    """Make ``protocol=name, iou_type=iou_type`` build ``factory(**options)`` instead of the
+    protocol's own factory (COCO keypoints: COCO with OKS and its own summary layout)."""
+    _VARIANTS[(name, iou_type)] = factory
+
+
+def register_similarity(
+    name: str, factory: Callable[..., Similarity], /, *, replace: bool = False
+) -> None:
+    """Make ``factory(**options)`` available as ``iou_type=name``.
+
+    Parameters
+    ----------
+    name : str
+        E.g. ``"keypoints"`` (OKS) or ``"rotated"``.
+    factory : callable
+        Returns a :class:`~ioukit.evaluation.groups.Similarity`; receives the protocol's
+        similarity options.
+    replace : bool
+        Allow replacing an existing registration.
+
+    Examples
+    --------
+    >>> register_similarity("bbox", dict)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: name: 'bbox' is already registered (pass replace=True)
+    """
+    if isinstance(name, str):
+        _provide_similarity(name)
+    _check_name(name, _SIMILARITIES, replace)
+    _SIMILARITIES[name] = factory
+
+
+def _provide_protocol(name: str) -> None:
+    module = PROTOCOL_MODULES.get(name)
+    if module is not None and name not in _PROTOCOLS:
+        import_module(module)
+
+
+def _provide_similarity(name: str) -> None:
+    module = SIMILARITY_MODULES.get(name)
+    if module is not None and name not in _SIMILARITIES:
+        import_module(module)
+
+
+def protocol_names() -> tuple[str, ...]:
+    """Protocol names: the built-in ones in table order, then registered ones (imports nothing).
+
+    >>> "lvis" in protocol_names()
+    True
+    """
+    return tuple(PROTOCOL_MODULES) + tuple(n for n in _PROTOCOLS if n not in PROTOCOL_MODULES)
+
+
+def similarity_names() -> tuple[str, ...]:
+    """Similarity (``iou_type``) names, sorted (imports nothing).
+
+    >>> similarity_names()[:2]
+    ('bbox', 'bbox-float32')
+    """
+    return tuple(sorted({*SIMILARITY_MODULES, *_SIMILARITIES}))
+
+
+def has_similarity(name: str) -> bool:
+    """Whether ``name`` is a similarity (imports nothing).
+
+    >>> has_similarity("rotated"), has_similarity("cosine")
+    (True, False)
+    """
+    return name in SIMILARITY_MODULES or name in _SIMILARITIES
+
+
+def get_similarity(name: str, /, **options: Any) -> Similarity:
+    """The similarity registered as ``name``, built with ``options``.
+
+    Raises
+    ------
+    ParameterError
+        ``name`` is not registered (the message lists the registered names).
+
+    Examples
+    --------
+    >>> type(get_similarity("bbox")).__name__
+    'BoxIoU'
+    """
+    _provide_similarity(name)
+    if name not in _SIMILARITIES:
+        raise ParameterError(
+            f"iou_type: expected one of {', '.join(similarity_names())}, got {name!r}"
+        )
+    return _SIMILARITIES[name](**options)
+
+
+def protocol_iou_types(name: str) -> tuple[str, ...]:
+    """The ``iou_type`` values protocol ``name`` accepts, its own first.
+
+    >>> protocol_iou_types("crowdpose")
+    ('keypoints',)
+    """
+    _provide_protocol(name)
+    if name not in _PROTOCOLS:
+        raise ParameterError(
+            f"protocol: expected one of {', '.join(protocol_names())}, got {name!r}"
+        )
+    allowed = _PROTOCOLS[name][1]
+    return similarity_names() if allowed is None else allowed
+
+
+def _needs_variant(iou_type: str, name: str) -> str | None:
+    """The error when ``iou_type`` exists only as variants of other protocols, else None."""
+    module = VARIANT_MODULES.get(iou_type)
+    if module is None:
+        return None
+    import_module(module)
+    names = sorted(
+        {p for p, t in _VARIANTS if t == iou_type}
+        | {p for p, (_, types) in _PROTOCOLS.items() if types == (iou_type,)}
+    )
+    quoted = [repr(n) for n in names]
+    listed = ", ".join(quoted[:-1]) + " or " + quoted[-1] if len(quoted) > 1 else quoted[0]
+    return f"iou_type: {iou_type!r} needs protocol {listed}, got {name!r}"
+
+
+def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) -> Any:
+    """Validate ``name``, ``iou_type`` and ``options``; return the protocol object.
+
+    Parameters
+    ----------
+    name : str
+        A name of :func:`protocol_names`.
+    iou_type : str or None
+        The similarity; None is the protocol's own (``"bbox"`` for most, ``"keypoints"`` for
+        CrowdPose).
+    **options
+        The protocol's options.
+
+    Raises
+    ------
+    ParameterError
+        Unknown protocol, an ``iou_type`` the protocol or the similarity registry does not
+        know, or an unknown option (the message names it).
+    """
+    allowed = protocol_iou_types(name)
+    factory = _PROTOCOLS[name][0]
+    if iou_type is None:
+        iou_type = allowed[0] if _PROTOCOLS[name][1] is not None else "bbox"
+    if iou_type in VARIANT_MODULES:
+        import_module(VARIANT_MODULES[iou_type])
+    variant = _VARIANTS.get((name, iou_type))
+    if variant is None and iou_type not in allowed:
+        raise ParameterError(
+            _needs_variant(iou_type, name)
+            or f"iou_type: protocol {name!r} supports {', '.join(repr(t) for t in allowed)}, "
+            f"got {iou_type!r}"
+        )
+    if variant is None and not has_similarity(iou_type):
+        raise ParameterError(
+            f"iou_type: expected one of {', '.join(similarity_names())}, got {iou_type!r}"
+        )
+    label = repr(name) if variant is None else f"{name!r} ({iou_type})"
+    try:
+        return (factory if variant is None else variant)(**options)
+    except TypeError as exc:
+        raise ParameterError(f"options of protocol {label}: {exc}") from None

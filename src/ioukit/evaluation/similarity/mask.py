@@ -1,0 +1,265 @@
+"""Mask IoU of every group in the run-length domain (private; the ``"segm"`` similarity).
+
+Moved from ``metrics/coco.py``: masks are parsed once (single polygons rasterised in batches per
+image size, everything else as pycocotools' ``annToRLE``), turned into foreground intervals,
+and every group's [P_i, G_i] matrix is filled by one kernel call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ioukit.dataset import Dataset
+from ioukit.errors import DataFormatError
+from ioukit.evaluation.groups import GroupMatrices, Groups
+from ioukit.evaluation.registry import register_similarity
+
+__all__ = ["MaskIoU"]
+
+
+def _u8(values: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.bool_).view(np.uint8)
+
+
+@dataclass(frozen=True, slots=True)
+class MaskIoU:
+    """Mask IoU in the run-length domain (pycocotools ``maskUtils.iou``), crowd-aware.
+
+    Needs ``segmentation`` on both datasets (polygons or RLE dicts) and the images' sizes for
+    polygons. Against a crowd ground truth the union is the prediction's mask area.
+    """
+
+    def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
+        """Mask IoU of every group."""
+        from ioukit.errors import DataFormatError
+        from ioukit.evaluation.similarity.mask import _group_mask_ious
+
+        for ds, name in ((gt, "ground_truth"), (pred, "predictions")):
+            if ds.segmentation is None:
+                raise DataFormatError(
+                    f"{name}.segmentation: expected masks (polygons or RLE) for "
+                    "iou_type='segm', got none (read COCO files with keep_segmentation=True)"
+                )
+        values, offsets = _group_mask_ious(
+            gt,
+            pred,
+            groups.gt_rows,
+            groups.pred_rows,
+            groups.gt_start,
+            groups.gt_end,
+            groups.pred_start,
+            groups.pred_end,
+            groups.max_det,
+            np.ascontiguousarray(gt.crowd[groups.gt_rows]),
+        )
+        return GroupMatrices(values, offsets)
+
+
+register_similarity("segm", MaskIoU)
+
+
+def _rle_kernel(name: str) -> Any:
+    """``name`` from the compiled run-length kernels (``_kernels.rle``)."""
+    from ioukit._kernels import rle
+
+    return getattr(rle, name)
+
+
+def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, Any]:
+    """One record's segmentation as an RLE dict (pycocotools ``annToRLE``)."""
+    if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
+        return dict(seg)  # the common case (a compressed RLE), without the checks below
+    from ioukit import masks
+
+    if seg is None:
+        raise DataFormatError(f"{where}: missing (needed for iou_type='segm')")
+    if isinstance(seg, Mapping) and isinstance(seg.get("counts"), str | bytes):
+        return dict(seg)  # compressed: checked when parsed with the others
+    if isinstance(seg, Mapping) and "size" in seg and np.isnan(height):
+        size = seg["size"]
+        if isinstance(size, list | tuple) and len(size) == 2:
+            height, width = size  # uncompressed RLE on an image of unknown size
+    if isinstance(seg, list | tuple | Mapping) and (np.isnan(height) or np.isnan(width)):
+        raise DataFormatError(
+            f"{where}: polygons need the image size, but its image has no height/width"
+        )
+    try:
+        return masks.from_annotation(
+            dict(seg) if isinstance(seg, Mapping) else seg, int(height), int(width)
+        )
+    except DataFormatError as exc:
+        raise DataFormatError(f"{where}: {exc}") from None
+
+
+def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
+    """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
+    from ioukit import masks
+
+    lengths = np.zeros(n, dtype=np.int64)
+    heights = np.zeros(n, dtype=np.int64)
+    widths = np.zeros(n, dtype=np.int64)
+    for pos, runs in parts:
+        lengths[pos] = np.diff(runs.offsets)
+        heights[pos] = runs.heights
+        widths[pos] = runs.widths
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    counts = np.empty(int(offsets[-1]), dtype=np.int64)
+    for pos, runs in parts:
+        total = int(runs.offsets[-1] - runs.offsets[0])
+        shift = np.repeat(offsets[pos] - runs.offsets[:-1], np.diff(runs.offsets))
+        counts[np.arange(runs.offsets[0], runs.offsets[0] + total) + shift] = runs.counts[
+            runs.offsets[0] : runs.offsets[-1]
+        ]
+    return masks.RunLengths(counts, offsets, heights, widths)
+
+
+def _mask_runs(
+    ds: Dataset, rows: np.ndarray, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Intervals (starts, ends, offsets), boxes, areas and heights of ``ds``'s masks ``rows``.
+
+    Every mask must have its image's size (taken from the first mask where the image table
+    does not know it).
+    """
+    from ioukit import masks
+    from ioukit._kernels import rle
+
+    segs = ds.segmentation
+    if segs is None:  # pragma: no cover - checked by evaluate_coco
+        raise DataFormatError(f"{where}: no segmentation")
+    img = ds.image_index[rows]
+    heights = ds.images.heights[img]
+    widths = ds.images.widths[img]
+    # single polygons on images of known size: rasterised in one batch per image size;
+    # everything else (RLE dicts, several polygons) as pycocotools' annToRLE, one by one
+    n = len(rows)
+    single: dict[tuple[int, int], list[int]] = {}
+    others: list[int] = []
+    for k, (r, h, w) in enumerate(
+        zip(rows.tolist(), heights.tolist(), widths.tolist(), strict=True)
+    ):
+        seg = segs[r]
+        if (
+            isinstance(seg, list)
+            and len(seg) == 1
+            and isinstance(seg[0], list)
+            and not (np.isnan(h) or np.isnan(w))
+        ):
+            single.setdefault((int(h), int(w)), []).append(k)
+        else:
+            others.append(k)
+    parts: list[tuple[np.ndarray, masks.RunLengths]] = []
+    for (h, w), ks in single.items():
+        try:
+            runs = masks.polygon_runs([segs[rows[k]][0] for k in ks], h, w, name=where)
+        except DataFormatError:
+            others.extend(ks)  # the one-by-one path names the bad record
+            continue
+        parts.append((np.array(ks, dtype=np.int64), runs))
+    others.sort()
+    dicts = [
+        _rle_of(segs[rows[k]], heights[k], widths[k], f"{where}[{rows[k]}].segmentation")
+        for k in others
+    ]
+    try:
+        parts.append((np.array(others, dtype=np.int64), masks.parse_rles(dicts, name=where)))
+    except DataFormatError:
+        for k, d in zip(others, dicts, strict=True):
+            masks.parse_rles([d], name=f"{where}[{rows[k]}].segmentation")
+        raise
+    runs = _combine_runs(n, parts)
+    known = ~(np.isnan(heights) | np.isnan(widths))
+    bad = known & ((runs.heights != heights) | (runs.widths != widths))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(
+            f"{where}[{rows[i]}].segmentation.size: expected the image size "
+            f"[{int(heights[i])}, {int(widths[i])}], got [{runs.heights[i]}, {runs.widths[i]}]"
+        )
+    nint = np.empty(n, dtype=np.int64)
+    rle.interval_count(runs.counts, runs.offsets, nint)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(nint, out=offsets[1:])
+    starts = np.empty(int(offsets[-1]), dtype=np.int64)
+    ends = np.empty(int(offsets[-1]), dtype=np.int64)
+    rle.interval_fill(runs.counts, runs.offsets, offsets, starts, ends)
+    boxes = np.empty((n, 4), dtype=np.int64)
+    _rle_kernel("mask_boxes")(starts, ends, offsets, runs.heights, boxes)
+    areas = np.empty(n, dtype=np.int64)
+    rle.area(runs.counts, runs.offsets, areas)
+    sizes = runs.heights * (1 << 32) + runs.widths
+    return starts, ends, offsets, boxes, areas, sizes
+
+
+def _group_mask_ious(
+    ground_truth: Dataset,
+    predictions: Dataset,
+    g_rows: np.ndarray,
+    p_rows: np.ndarray,
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    pred_end: np.ndarray,
+    max_det: int,
+    gt_crowd: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mask IoU matrices [P_i, G_i] of every group, flat, and their offsets."""
+    kept = np.minimum(pred_end - pred_start, max_det)
+    g_count = gt_end - gt_start
+    sizes = np.where(g_count > 0, kept * g_count, 0)
+    iou_offsets = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=iou_offsets[1:])
+    iou_values = np.zeros(int(sizes.sum()), dtype=np.float64)
+    # only the first max_det predictions of each group are evaluated: parse only those
+    rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
+    needed = rank < max_det
+    g_runs = _mask_runs(ground_truth, g_rows, "annotations")
+    p_sub = _mask_runs(predictions, p_rows[needed], "results")
+    # kept predictions of a group are contiguous in p_sub: group i starts at sub_start[i]
+    sub_start = np.zeros(len(kept), dtype=np.int64)
+    np.cumsum(kept[:-1], out=sub_start[1:])
+    # one size per group: every kept prediction must have its ground truths' size
+    both = (kept > 0) & (g_count > 0)
+    group_size = np.zeros(len(g_count), dtype=np.int64)
+    group_size[both] = g_runs[5][gt_start[both]]
+    g_group = np.repeat(np.arange(len(g_count)), g_count)
+    p_group = np.repeat(np.arange(len(kept)), kept)
+    for group_of, own, label, rows in (
+        (g_group, g_runs[5], "annotations", g_rows),
+        (p_group, p_sub[5], "results", p_rows[needed]),
+    ):
+        wrong = both[group_of] & (own != group_size[group_of])
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            want, got = int(group_size[group_of[i]]), int(own[i])
+            raise DataFormatError(
+                f"{label}[{rows[i]}].segmentation.size: expected the size of the other masks "
+                f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
+                f"[{got >> 32}, {got & 0xFFFFFFFF}]"
+            )
+    _rle_kernel("group_mask_iou")(
+        gt_start,
+        gt_end,
+        sub_start,
+        kept,
+        np.ascontiguousarray(group_size >> 32),
+        p_sub[0],
+        p_sub[1],
+        p_sub[2],
+        p_sub[3],
+        p_sub[4],
+        g_runs[0],
+        g_runs[1],
+        g_runs[2],
+        g_runs[3],
+        g_runs[4],
+        np.ascontiguousarray(gt_crowd),
+        iou_offsets,
+        iou_values,
+    )
+    return iou_values, iou_offsets

@@ -1,0 +1,208 @@
+"""COCO index drop-in against pycocotools side by side."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+import pycocotools.coco
+import pytest
+
+from ioukit import compat, synthetic
+from ioukit.compat.pycocotools import coco as ours_coco
+
+from .oracle import OURS, REF, VAL100_GT, VAL100_RESULTS, quiet
+
+
+@pytest.fixture(scope="module")
+def pair() -> tuple[Any, Any]:
+    return quiet(lambda: REF[0](str(VAL100_GT)))[0], quiet(lambda: OURS[0](str(VAL100_GT)))[0]
+
+
+def test_constructor_prints_and_indexes_as_pycocotools(pair: Any) -> None:
+    ref_text = quiet(lambda: REF[0](str(VAL100_GT)))[1]
+    ours_text = quiet(lambda: OURS[0](str(VAL100_GT)))[1]
+    assert ours_text == ref_text
+    ref, ours = pair
+    assert ref.dataset == ours.dataset
+    for name in ("anns", "cats", "imgs", "imgToAnns", "catToImgs"):
+        assert getattr(ref, name) == getattr(ours, name), name
+    empty = OURS[0]()
+    assert empty.dataset == {} and empty.anns == {} and len(empty.imgToAnns) == 0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"imgIds": [139, 285]},
+        {"imgIds": 139},
+        {"catIds": [1, 18]},
+        {"imgIds": [139], "catIds": 1},
+        {"areaRng": [100, 5000]},
+        {"iscrowd": True},
+        {"iscrowd": False, "catIds": [1]},
+        {"imgIds": [999999]},
+    ],
+)
+def test_get_ann_ids(pair: Any, query: dict[str, Any]) -> None:
+    ref, ours = pair
+    assert ref.getAnnIds(**query) == ours.getAnnIds(**query)
+
+
+def test_cats_images_and_loads(pair: Any) -> None:
+    ref, ours = pair
+    for query in ({}, {"catNms": ["person", "dog"]}, {"supNms": "animal"}, {"catIds": [1, 3]}):
+        assert ref.getCatIds(**query) == ours.getCatIds(**query)
+    for query in ({}, {"catIds": [1]}, {"imgIds": [139, 285], "catIds": [1]}, {"catIds": [1, 62]}):
+        assert sorted(ref.getImgIds(**query)) == sorted(ours.getImgIds(**query))
+    ids = ref.getAnnIds()[:5]
+    assert ref.loadAnns(ids) == ours.loadAnns(ids)
+    assert ref.loadAnns(ids[0]) == ours.loadAnns(ids[0])
+    assert ref.loadCats([1, 2]) == ours.loadCats([1, 2])
+    assert ref.loadImgs(139) == ours.loadImgs(139)
+    with pytest.raises(KeyError):
+        ours.loadAnns([-5])
+
+
+def test_ann_to_rle_and_mask(pair: Any) -> None:
+    ref, ours = pair
+    crowd = [a for a in ref.dataset["annotations"] if a["iscrowd"]][:3]
+    polys = [a for a in ref.dataset["annotations"] if not a["iscrowd"]][:10]
+    for ann in crowd + polys:
+        a, b = ref.annToRLE(copy.deepcopy(ann)), ours.annToRLE(copy.deepcopy(ann))
+        assert a == b
+        with warnings.catch_warnings():  # pycocotools' __array__ under newer NumPy rules
+            warnings.simplefilter("ignore", DeprecationWarning)
+            expected = ref.annToMask(ann)
+        assert np.array_equal(expected, ours.annToMask(ann))
+
+
+def _load_res(coco: Any, results: Any) -> Any:
+    return quiet(lambda: coco.loadRes(results))
+
+
+@pytest.mark.parametrize("kind", ["bbox", "segm_with_bbox", "segm", "keypoints", "numpy"])
+def test_load_res_writes_the_fields_pycocotools_writes(pair: Any, kind: str) -> None:
+    ref, ours = pair
+    rows = json.loads(VAL100_RESULTS.read_text())[:50]
+    if kind == "keypoints":
+        kgt, results = synthetic.make_keypoints(5, seed=1)
+        ref = quiet(lambda: _indexed(REF[0], kgt))[0]
+        ours = quiet(lambda: _indexed(OURS[0], kgt))[0]
+    elif kind.startswith("segm"):
+        results = []
+        for r in rows:
+            rle = ours.annToRLE({"image_id": r["image_id"], "segmentation": [_poly(r["bbox"])]})
+            seg = {"size": rle["size"], "counts": rle["counts"].decode()}
+            kept = r if kind != "segm" else {k: v for k, v in r.items() if k != "bbox"}
+            results.append({**kept, "segmentation": seg})
+    elif kind == "numpy":
+        results = np.array(
+            [[r["image_id"], *r["bbox"], r["score"], r["category_id"]] for r in rows]
+        )
+    else:
+        results = rows
+    a_in = results if kind == "numpy" else copy.deepcopy(results)
+    b_in = results if kind == "numpy" else copy.deepcopy(results)
+    (a, a_text), (b, b_text) = _load_res(ref, a_in), _load_res(ours, b_in)
+    assert a_text == b_text
+    assert a.dataset.keys() == b.dataset.keys()
+    assert a.dataset["images"] == b.dataset["images"]
+    for x, y in zip(a.dataset["annotations"], b.dataset["annotations"], strict=True):
+        assert x.keys() == y.keys()
+        for key in x:
+            assert np.array_equal(np.asarray(x[key]), np.asarray(y[key])), key
+            assert type(x[key]) is type(y[key]) or key == "segmentation", key
+    if kind != "numpy":  # pycocotools completes the caller's dicts in place
+        assert b_in[0]["id"] == 1 and "area" in b_in[0]
+
+
+def _indexed(cls: type, dataset: dict[str, Any]) -> Any:
+    c = cls()
+    c.dataset = copy.deepcopy(dataset)
+    c.createIndex()
+    return c
+
+
+def _poly(b: list[float]) -> list[float]:
+    x, y, w, h = b
+    return [x, y, x + w, y, x + w, y + h, x, y + h]
+
+
+def test_load_res_errors_have_pycocotools_types(pair: Any) -> None:
+    ref, ours = pair
+    unknown = [{"image_id": -7, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5}]
+    for coco in (ref, ours):
+        with pytest.raises(AssertionError, match="Results do not correspond"):
+            _load_res(coco, copy.deepcopy(unknown))
+        with pytest.raises(AssertionError, match="results in not an array"):
+            _load_res(coco, {"image_id": 139})
+        with pytest.raises(AssertionError):
+            quiet(lambda c=coco: c.loadNumpyAnnotations(np.zeros((3, 6))))
+    with pytest.raises(AssertionError, match="-7"):
+        _load_res(ours, copy.deepcopy(unknown))
+    with pytest.raises(AssertionError, match=r"\(N, 7\)"):
+        quiet(lambda: ours.loadNumpyAnnotations(np.zeros((3, 6))))
+    missing = [{"image_id": 139, "category_id": 1, "bbox": [0, 0, 1, 1], "score": 0.5},
+               {"image_id": 139, "category_id": 1, "score": 0.5}]  # fmt: skip
+    for coco in (ref, ours):
+        with pytest.raises(KeyError, match="bbox"):
+            _load_res(coco, copy.deepcopy(missing))
+
+
+def test_info_download_show(pair: Any) -> None:
+    ref, ours = pair
+    ours.dataset["info"] = ref.dataset["info"] = {"year": 2014, "version": "1.0"}
+    assert quiet(ref.info)[1] == quiet(ours.info)[1]
+    with pytest.raises(RuntimeError, match="no network"):
+        ours.download("/tmp/x")
+    assert ours.showAnns([]) == 0
+    assert quiet(lambda: ours.showAnns([{"caption": "a cat"}]))[1] == "a cat\n"
+    with pytest.raises(Exception, match="datasetType not supported"):
+        ours.showAnns([{"bbox": [0, 0, 1, 1]}])
+
+
+def test_show_anns_draws_with_matplotlib(pair: Any) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _, ours = pair
+    anns = ours.loadAnns(ours.getAnnIds(imgIds=[139]))
+    crowd = [a for a in ours.dataset["annotations"] if a["iscrowd"]][:1]
+    fig = plt.figure()
+    ours.showAnns(anns + crowd, draw_bbox=True)
+    assert len(plt.gca().collections) == 2
+    plt.close(fig)
+
+
+def test_deepcopy_and_pickle(pair: Any) -> None:
+    _, ours = pair
+    for clone in (copy.deepcopy(ours), pickle.loads(pickle.dumps(ours))):
+        assert clone.dataset == ours.dataset
+        assert clone.imgToAnns == ours.imgToAnns
+        assert clone.getAnnIds(imgIds=[139]) == ours.getAnnIds(imgIds=[139])
+
+
+def test_init_as_pycocotools_binds_the_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in compat.PYCOCOTOOLS_MODULES:
+        monkeypatch.setitem(sys.modules, name, sys.modules.get(name))
+    compat.init_as_pycocotools()
+    import pycocotools as bound
+    from pycocotools import mask as bound_mask
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval, maskUtils
+
+    assert COCO is ours_coco.COCO
+    assert COCOeval.__module__ == "ioukit.compat.pycocotools.cocoeval"
+    assert maskUtils is bound_mask
+    assert bound.coco is ours_coco
+    assert pycocotools.coco.COCO is not COCO  # the real one, imported before

@@ -1,0 +1,253 @@
+"""COCO panoptic readers: id encoding vs panopticapi's utils, PNG decoding, JSON checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ioukit.errors import DataFormatError, ParameterError
+from ioukit.io.coco_panoptic import (
+    MAX_SEGMENT_ID,
+    id_to_rgb,
+    read_coco_panoptic,
+    read_panoptic_png,
+    rgb_to_id,
+)
+
+Image = pytest.importorskip("PIL.Image")
+
+
+def test_id_encoding_equals_panopticapi() -> None:
+    utils = pytest.importorskip("panopticapi.utils")
+    rng = np.random.default_rng(0)
+    rgb = rng.integers(0, 256, size=(7, 9, 3)).astype(np.uint8)
+    assert np.array_equal(rgb_to_id(rgb), utils.rgb2id(rgb))
+    ids = rng.integers(0, MAX_SEGMENT_ID + 1, size=(5, 6))
+    assert np.array_equal(id_to_rgb(ids), utils.id2rgb(ids))
+    assert np.array_equal(rgb_to_id(id_to_rgb(ids)), ids)
+    with pytest.raises(ParameterError, match="rgb: expected shape"):
+        rgb_to_id(rgb[..., :2])
+    with pytest.raises(ParameterError, match="ids: expected integers in"):
+        id_to_rgb(np.array([MAX_SEGMENT_ID + 1]))
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "P"])
+def test_png_decoding_equals_panopticapi(tmp_path: Path, mode: str) -> None:
+    utils = pytest.importorskip("panopticapi.utils")
+    rng = np.random.default_rng(1)
+    palette = rng.integers(0, 256, size=(12, 3)).astype(np.uint8)
+    rgb = palette[rng.integers(0, 12, size=(13, 17))]
+    path = tmp_path / "a.png"
+    image = Image.fromarray(rgb)
+    if mode == "RGBA":
+        image.putalpha(Image.fromarray(rng.integers(0, 256, (13, 17)).astype(np.uint8)))
+    elif mode == "P":
+        image = image.quantize(
+            colors=12, method=Image.Quantize.MAXCOVERAGE, dither=Image.Dither.NONE
+        )
+    image.save(path)
+    expected = utils.rgb2id(np.array(Image.open(path).convert("RGB"), dtype=np.uint32))
+    if mode == "RGBA":  # panopticapi drops the alpha channel itself
+        expected = utils.rgb2id(np.array(Image.open(path), dtype=np.uint32))
+    ids = read_panoptic_png(path)
+    assert ids.dtype == np.uint32 and ids.shape == (13, 17)
+    assert np.array_equal(ids, expected)
+    assert read_panoptic_png(path, size=(17, 13)).shape == (13, 17)
+
+
+def test_png_errors(tmp_path: Path) -> None:
+    gray = tmp_path / "gray.png"
+    Image.fromarray(np.zeros((3, 4), dtype=np.uint8)).save(gray)
+    with pytest.raises(DataFormatError, match=r"gray.png: expected an RGB PNG .* got mode L"):
+        read_panoptic_png(gray)
+    deep = tmp_path / "deep.png"
+    Image.fromarray(np.zeros((3, 4), dtype=np.uint16)).save(deep)
+    with pytest.raises(DataFormatError, match=r"deep.png: expected an RGB PNG .* got mode I;16"):
+        read_panoptic_png(deep)
+    jpeg = tmp_path / "a.png"
+    Image.fromarray(np.zeros((3, 4, 3), dtype=np.uint8)).save(jpeg, format="JPEG")
+    with pytest.raises(DataFormatError, match=r"a.png: expected a PNG file, got JPEG"):
+        read_panoptic_png(jpeg)
+    with pytest.raises(DataFormatError, match=r"b.png: cannot read the file \(no such file\)"):
+        read_panoptic_png(tmp_path / "b.png")
+    (tmp_path / "c.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
+    with pytest.raises(DataFormatError, match=r"c.png: cannot read the PNG"):
+        read_panoptic_png(tmp_path / "c.png")
+    with pytest.raises(
+        DataFormatError, match=r"gray.png: expected 4x4 pixels \(gt.json: images\[0\]\), got 4x3"
+    ):
+        read_panoptic_png(gray, size=(4, 4), size_from="gt.json: images[0]")
+
+
+def _gt(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "images": [{"id": 1, "width": 4, "height": 3, "file_name": "1.jpg"}],
+        "categories": [{"id": 1, "isthing": 1, "name": "person"}, {"id": 2, "isthing": 0}],
+        "annotations": [
+            {
+                "image_id": 1,
+                "file_name": "1.png",
+                "segments_info": [
+                    {"id": 30, "category_id": 2, "iscrowd": 0, "area": 8},
+                    {"id": 4, "category_id": 1, "iscrowd": 1, "area": 4.0},
+                ],
+            }
+        ],
+    }
+    data.update(changes)
+    return data
+
+
+def test_read_ground_truth(tmp_path: Path) -> None:
+    path = tmp_path / "panoptic_val.json"
+    path.write_text(json.dumps(_gt()))
+    gt = read_coco_panoptic(path)
+    assert gt.folder == tmp_path / "panoptic_val"  # panopticapi's default folder
+    assert gt.label == str(path)
+    assert gt.category_ids.tolist() == [1, 2] and gt.isthing.tolist() == [True, False]
+    assert gt.category_names == ("person", "2")
+    assert gt.image_sizes == {1: (4, 3)}
+    (image,) = gt.images
+    assert image.ids.tolist() == [4, 30] and image.position.tolist() == [1, 0]
+    assert image.area.tolist() == [4.0, 8.0] and image.iscrowd.tolist() == [True, False]
+    assert gt.png_path(image) == tmp_path / "panoptic_val" / "1.png"
+    assert read_coco_panoptic(path, tmp_path / "pngs").folder == tmp_path / "pngs"
+    data = _gt()
+    before = json.dumps(data)
+    assert read_coco_panoptic(data).folder is None
+    assert json.dumps(data) == before  # not modified
+    pred = read_coco_panoptic(
+        {
+            "annotations": [
+                {
+                    "image_id": "a",
+                    "file_name": "a.png",
+                    "segments_info": [{"id": 2, "category_id": 1}],
+                }
+            ]
+        },
+        predictions=True,
+    )
+    assert np.isnan(pred.images[0].area).all() and not pred.images[0].iscrowd.any()
+
+
+def _seg(**changes: Any) -> dict[str, Any]:
+    seg = {"id": 30, "category_id": 2, "iscrowd": 0, "area": 8}
+    seg.update(changes)
+    return _gt(annotations=[{"image_id": 1, "file_name": "1.png", "segments_info": [seg]}])
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (_gt(annotations={}), r"gt_json: annotations: expected a list, got dict"),
+        ({"annotations": []}, r"gt_json: categories: missing"),
+        (
+            _gt(categories=[{"id": 1}]),
+            r"gt_json: categories\[0\].isthing: missing \(expected 0 or 1\)",
+        ),
+        (
+            _gt(categories=[{"id": 1, "isthing": 2}]),
+            r"gt_json: categories\[0\].isthing: expected 0 or 1, got 2",
+        ),
+        (
+            _gt(categories=[{"id": 1, "isthing": 1}, {"id": 1, "isthing": 0}]),
+            r"gt_json: categories\[1\].id: 1 appears more than once",
+        ),
+        (
+            _gt(annotations=[{"file_name": "1.png", "segments_info": []}]),
+            r"gt_json: annotations\[0\].image_id: missing",
+        ),
+        (
+            _gt(annotations=[{"image_id": 1.5, "file_name": "1.png", "segments_info": []}]),
+            r"annotations\[0\].image_id: expected an integer or a string, got 1.5",
+        ),
+        (
+            _gt(annotations=[{"image_id": 1, "segments_info": []}]),
+            r"annotations\[0\].file_name: missing",
+        ),
+        (
+            _gt(annotations=[{"image_id": 1, "file_name": "1.png"}]),
+            r"annotations\[0\].segments_info: missing \(expected a list\)",
+        ),
+        (
+            _gt(annotations=[{"image_id": 1, "file_name": "1.png", "segments_info": []}] * 2),
+            r"annotations\[1\].image_id: 1 appears more than once \(also annotations\[0\]\)",
+        ),
+        (
+            _gt(annotations=[{"image_id": 1, "file_name": "1.png", "segments_info": [7]}]),
+            r"annotations\[0\].segments_info\[0\]: expected a JSON object, got 7",
+        ),
+        (_seg(id=0), r"segments_info\[0\].id: 0 is VOID"),
+        (
+            _seg(id=MAX_SEGMENT_ID + 1),
+            r"segments_info\[0\].id: expected an integer in \[1, 16777215\]",
+        ),
+        (_seg(id="7"), r"segments_info\[0\].id: expected an integer, got '7'"),
+        (_seg(id=True), r"segments_info\[0\].id: expected an integer, got True"),
+        (_seg(category_id=None), r"segments_info\[0\].category_id: expected an integer, got None"),
+        (_seg(category_id=5), r"segments_info\[0\].category_id: 5 is not in gt_json: categories"),
+        (_seg(iscrowd=2), r"segments_info\[0\].iscrowd: expected 0 or 1, got 2"),
+        (_seg(area=None), r"segments_info\[0\].area: expected a number, got None"),
+        (_seg(area=-1), r"segments_info\[0\].area: expected a finite number >= 0, got -1"),
+        (
+            _gt(images=[{"id": 1, "width": 0, "height": 3}]),
+            r"gt_json: images\[0\]: expected a positive width and height, got 0x3",
+        ),
+        (
+            _gt(images=[{"id": 1, "width": 4, "height": 3}] * 2),
+            r"gt_json: images\[1\].id: 1 appears more than once",
+        ),
+    ],
+)
+def test_json_errors_name_the_place(data: Any, message: str) -> None:
+    with pytest.raises(DataFormatError, match=message):
+        read_coco_panoptic(data)
+
+
+def test_missing_area_and_file_errors(tmp_path: Path) -> None:
+    data = _gt()
+    del data["annotations"][0]["segments_info"][1]["area"]
+    with pytest.raises(DataFormatError, match=r"segments_info\[1\].area: missing"):
+        read_coco_panoptic(data)
+    with pytest.raises(DataFormatError, match=r"nope.json: cannot read the file"):
+        read_coco_panoptic(tmp_path / "nope.json")
+    (tmp_path / "list.json").write_text("[]")
+    with pytest.raises(
+        DataFormatError, match=r"list.json: expected a JSON object with annotations, got list"
+    ):
+        read_coco_panoptic(tmp_path / "list.json")
+    with pytest.raises(DataFormatError, match=r"gt_json: annotations: missing"):
+        read_coco_panoptic({"categories": []})
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(DataFormatError, match=r"bad.json: not valid JSON"):
+        read_coco_panoptic(tmp_path / "bad.json")
+    with pytest.raises(ParameterError, match="pred_json: expected a path"):
+        read_coco_panoptic(3, predictions=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("h", "w"), [(1, 1), (1, 2), (1, 3), (2, 2), (5, 7)])
+def test_png_sizes_and_buffers(tmp_path: Path, h: int, w: int) -> None:
+    """Every pixel, the last ones (decoded apart from the word reads) included, and both
+    buffer dtypes; a buffer too small is not used."""
+    utils = pytest.importorskip("panopticapi.utils")
+    rgb = np.random.default_rng(h * w).integers(0, 256, size=(h, w, 3)).astype(np.uint8)
+    path = tmp_path / "a.png"
+    Image.fromarray(rgb).save(path)
+    expected = utils.rgb2id(rgb)
+    for buffer in (None, np.zeros(h * w + 3, np.uint32), np.zeros(h * w, np.int64)):
+        ids = read_panoptic_png(path, buffer=buffer)
+        assert np.array_equal(ids, expected)
+        assert ids.dtype == (np.uint32 if buffer is None else buffer.dtype)
+        if buffer is not None:
+            assert np.shares_memory(ids, buffer)
+    small = np.zeros(1, np.int64)
+    ids = read_panoptic_png(path, buffer=small)
+    assert np.array_equal(ids, expected) and ids.dtype == np.int64
+    assert (h * w == 1) == np.shares_memory(ids, small)
+    with pytest.raises(ParameterError, match="buffer: expected a writeable C-contiguous 1-D"):
+        read_panoptic_png(path, buffer=np.zeros(8, np.int32))
