@@ -311,6 +311,12 @@ def register(subparsers: Any) -> None:
         "--plots", metavar="DIR", help="write PR, F1, confusion and IoU figures (PNG)"
     )
     parser.add_argument(
+        "--html",
+        metavar="OUT",
+        help="write a self-contained HTML report (curves, confusion, errors, boxes; with "
+        "--images: the images, embedded when Pillow is installed)",
+    )
+    parser.add_argument(
         "--skip-unknown",
         action="store_true",
         help="leave out predictions for images/classes the ground truth lacks (default: error)",
@@ -387,7 +393,11 @@ def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         raise ParameterError(
             f"--workers: expected a positive number of processes, got {args.workers}"
         )
-    for option, value in (("--plots", args.plots), ("--per-image", args.per_image)):
+    for option, value in (
+        ("--plots", args.plots),
+        ("--per-image", args.per_image),
+        ("--html", getattr(args, "html", None)),
+    ):
         if value is not None:
             raise ParameterError(
                 f"{option}: not available with --workers (the predictions stay on the workers)"
@@ -446,6 +456,7 @@ def run(args: argparse.Namespace) -> int:
     plan.add_folder("--plots", args.plots)
     per_image_path = getattr(args, "per_image", None)
     plan.add_file("--per-image", per_image_path)
+    plan.add_file("--html", getattr(args, "html", None))
     if getattr(args, "errors", False) and args.protocol != "coco":
         raise ParameterError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
@@ -529,6 +540,11 @@ def run(args: argparse.Namespace) -> int:
             plan.write_bytes("--csv", csv_bytes(result.per_class))
         if per_image_table is not None:
             plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
+        if getattr(args, "html", None):
+            from ioukit.report.html import html_text
+
+            page = html_text(result, images=args.images, output=args.html, errors=args.errors)
+            plan.write_text("--html", page)
         if args.plots:
             from ioukit.plots import write_plots
 

@@ -1,4 +1,5 @@
-"""Report writers: JSON and CSV files (atomic: temporary file, then rename) and text blocks.
+"""Report writers: JSON, CSV and self-contained HTML files (atomic: temporary file, then
+rename) and text blocks. The HTML report is :func:`write_html` (module ``ioukit.report.html``).
 
 Examples
 --------
@@ -17,19 +18,27 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ioukit.io._text import atomic_write_bytes, atomic_write_text
+
+# the HTML report (NumPy, the page assets) loads on first use: every command imports this
+# module for its text helpers
+if TYPE_CHECKING:
+    from ioukit.report.html import html_text, report_data, write_html
 
 __all__ = [
     "csv_bytes",
     "escape_text",
     "format_findings",
+    "html_text",
     "json_text",
     "per_class_table",
+    "report_data",
     "safe_cell",
     "to_jsonable",
     "write_csv",
+    "write_html",
     "write_json",
 ]
 
@@ -208,3 +217,15 @@ def format_findings(findings: Iterable[Any]) -> str:
       fix: check --pred
     """
     return "\n".join(str(f) for f in findings)
+
+
+_HTML_NAMES = ("html_text", "report_data", "write_html")
+
+
+def __getattr__(name: str) -> Any:
+    """The HTML report's names, imported on first use (PEP 562)."""
+    if name in _HTML_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module("ioukit.report.html"), name)
+    raise AttributeError(f"module 'ioukit.report' has no attribute {name!r}")

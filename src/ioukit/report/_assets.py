@@ -1,0 +1,713 @@
+"""The stylesheet and script inlined into every HTML report (no framework, no network).
+
+The script reads the JSON the report embeds (``#report-data``) and only counts and draws:
+statuses at the chosen IoU threshold and confidence come from the evaluation's own match
+(per-prediction TP / ignored bits, matched ground truth). All text from the data goes through
+``textContent`` or attribute setters, never ``innerHTML``. Colours: the Okabe-Ito palette
+(colour-blind safe), with a dash pattern per outcome as well.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CSS", "JS"]
+
+CSS = r"""
+:root{--tp:#009E73;--fp:#D55E00;--fn:#0072B2;--ig:#8c8c8c;--ink:#1b1b1b;--mute:#5a5a5a;
+--line:#d6d6d6;--bg:#fff;--hi:#f4f4f4;font-family:system-ui,-apple-system,"Segoe UI",sans-serif}
+body{margin:0;color:var(--ink);background:var(--bg);line-height:1.4}
+header{position:sticky;top:0;z-index:5;background:#fafafa;border-bottom:1px solid var(--line);
+padding:.4rem 1rem;display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:center}
+header h1{font-size:1.1rem;margin:0}
+nav a{margin-right:.7rem;color:var(--fn)}
+main{padding:0 1rem 4rem}
+section{margin:1.2rem 0;border-top:1px solid var(--line)}
+h2{font-size:1.05rem;margin:.8rem 0 .4rem}
+h3{font-size:.95rem;margin:.6rem 0 .2rem}
+.provenance,.note{color:var(--mute);font-size:.85rem}
+table{border-collapse:collapse;font-size:.85rem}
+th,td{padding:.15rem .45rem;border-bottom:1px solid var(--line);text-align:right}
+th:first-child,td:first-child{text-align:left}
+.stats td{font-variant-numeric:tabular-nums}
+.scroll{overflow:auto;max-height:34rem;border:1px solid var(--line)}
+thead th{position:sticky;top:0;background:#fafafa}
+th button{font:inherit;background:none;border:0;padding:0;cursor:pointer;color:inherit}
+th[aria-sort=ascending] button::after{content:" \25B2"}
+th[aria-sort=descending] button::after{content:" \25BC"}
+tr.nogt td{color:var(--mute)}
+.badge{display:inline-block;font-size:.7rem;border:1px solid var(--mute);border-radius:.6rem;
+padding:0 .35rem;margin-left:.35rem;color:var(--mute)}
+.controls{display:flex;flex-wrap:wrap;gap:.4rem 1rem;align-items:center;margin:.3rem 0;
+font-size:.85rem}
+.charts{display:flex;flex-wrap:wrap;gap:1rem}
+figure{margin:0}
+figcaption{font-size:.8rem;color:var(--mute);max-width:30rem}
+svg text{font-size:11px;fill:var(--ink)}
+.cm td,.cm th{text-align:center;min-width:1.6rem;padding:.1rem .2rem;font-size:.72rem}
+.cm th.col{writing-mode:vertical-rl;transform:rotate(180deg);text-align:left;max-height:9rem;
+white-space:nowrap;overflow:hidden}
+.cm td[data-count]{cursor:pointer}
+.cm td[data-count]:focus,.item:focus,.cm td.sel{outline:3px solid var(--ink);outline-offset:-2px}
+.cm .bg{font-style:italic}
+.legend span{margin-right:.8rem;white-space:nowrap}
+.sw{display:inline-block;width:1.4rem;height:0;border-top:3px solid;vertical-align:middle;
+margin-right:.25rem}
+.gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(200px,1fr));gap:.6rem;
+margin-top:.5rem}
+.item{border:1px solid var(--line);padding:.25rem;background:var(--hi);cursor:pointer}
+.item svg{width:100%;height:170px;display:block;background:#e9e9e9}
+.item figcaption{font-size:.75rem;overflow-wrap:anywhere}
+rect.box{fill:none;vector-effect:non-scaling-stroke;stroke-width:2}
+rect.box.faint{opacity:.3}
+rect.box.focus{stroke-width:4}
+.TP{stroke:var(--tp)}.FP{stroke:var(--fp);stroke-dasharray:6 3}
+.FN{stroke:var(--fn);stroke-dasharray:2 2}.IG{stroke:var(--ig);stroke-dasharray:1 3}
+.NA{stroke:#444}
+.ph{fill:#f0f0f0}
+dialog{max-width:min(92vw,1100px);width:92vw;border:1px solid var(--mute)}
+dialog svg{width:100%;max-height:70vh;background:#e9e9e9}
+.bar{fill:var(--fn)}
+.muted{color:var(--mute)}
+@media (prefers-reduced-motion:no-preference){html{scroll-behavior:smooth}}
+"""
+
+JS = r"""
+"use strict";
+(function () {
+  performance.mark("ioukit:start");
+  const D = JSON.parse(document.getElementById("report-data").textContent);
+  performance.mark("ioukit:parsed");
+  const NS = "http://www.w3.org/2000/svg";
+  const K = D.class_names.length, BG = K;
+  const P = D.pred, G = D.gt, NP = P.img.length, NG = G.img.length;
+  const NI = D.images.stem.length, HAS = D.summary.has_match;
+  const T = D.thresholds;
+  const S = {t: 0, conf: 0, norm: "none", cls: -1, outcome: "any", q: "", sel: null};
+  const predStat = new Uint8Array(NP), gtStat = new Uint8Array(NG);
+  const NAMES = ["FP", "TP", "IG", "NE", "NA", "HIDE"];
+  const WORDS = {TP: "true positive", FP: "false positive", FN: "missed (false negative)",
+    IG: "ignored", NE: "not evaluated", NA: "prediction"};
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) {
+      if (k === "text") e.textContent = attrs[k];
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), attrs[k]);
+      else e.setAttribute(k, attrs[k]);
+    }
+    for (const c of kids) e.append(c);
+    return e;
+  }
+  function sv(tag, attrs) {
+    const e = document.createElementNS(NS, tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  function fmt(v, d) { return v === null || v === undefined ? "\u2014" : v.toFixed(d ?? 3); }
+  function body(id) { return document.querySelector("#" + id + " .body"); }
+
+  // objects per image (counting sort)
+  function index(img) {
+    const start = new Int32Array(NI + 1), order = new Int32Array(img.length);
+    for (const i of img) start[i + 1]++;
+    for (let i = 0; i < NI; i++) start[i + 1] += start[i];
+    const pos = start.slice(0, NI);
+    for (let j = 0; j < img.length; j++) order[pos[img[j]]++] = j;
+    return {start, order};
+  }
+  const byImgP = index(P.img), byImgG = index(G.img);
+
+  function matchedGt(p, t) {
+    if (!HAS) return -1;
+    const x = P.gx[p];
+    if (x) return x[t];
+    return (P.mb[p] >> t) & 1 ? P.g[p] : -1;
+  }
+  function iouAt(p, t) {
+    const x = P.ix[p];
+    if (x) return x[t];
+    return matchedGt(p, t) >= 0 ? P.iou[p] : null;
+  }
+  function recompute() {
+    const t = S.t, c = S.conf;
+    for (let g = 0; g < NG; g++) gtStat[g] = G.flag[g] ? 2 : 0;
+    for (let p = 0; p < NP; p++) {
+      let s;
+      if (P.score[p] < c) s = 5;
+      else if (!HAS) s = 4;
+      else if (!P.ev[p]) s = 3;
+      else if ((P.tp[p] >> t) & 1) s = 1;
+      else if ((P.ig[p] >> t) & 1) s = 2;
+      else s = 0;
+      predStat[p] = s;
+      if (s === 1) { const g = matchedGt(p, t); if (g >= 0) gtStat[g] = 1; }
+    }
+  }
+  function gtName(g) { return HAS ? ["FN", "TP", "IG"][gtStat[g]] : "NA"; }
+  function predName(p) { return NAMES[predStat[p]]; }
+  function clsName(k) { return k >= 0 ? D.class_names[k] : "(unknown class)"; }
+
+  // ---------------------------------------------------------------- global controls
+  function controls() {
+    const box = document.getElementById("controls");
+    if (T.length) {
+      const sel = el("select", {id: "iou-threshold", "aria-label": "IoU threshold",
+        onchange: () => { S.t = +sel.value; update(); }});
+      T.forEach((t, i) => sel.append(el("option", {value: i, text: t.toFixed(2)})));
+      box.append(el("label", {}, "IoU \u2265 ", sel));
+    }
+    const conf = el("input", {id: "confidence", type: "number", min: 0, max: 1, step: 0.05,
+      value: 0, "aria-label": "minimum confidence", onchange: () => {
+        const v = Math.min(1, Math.max(0, +conf.value || 0)); S.conf = v; update(); }});
+    box.append(el("label", {}, " confidence \u2265 ", conf));
+  }
+
+  // ---------------------------------------------------------------- summary extras
+  function summary() {
+    const im = D.images;
+    const m = document.getElementById("missing-images");
+    if (im.given) {
+      m.hidden = false;
+      m.dataset.missing = im.missing;
+      const ex = im.missing_examples.length ? " (e.g. " + im.missing_examples.join(", ") + ")" : "";
+      m.textContent = im.missing + " of " + NI + " images missing or unreadable in " +
+        im.folder + ex + "; images " + im.mode + ".";
+    }
+  }
+
+  // ---------------------------------------------------------------- classes table
+  function classes() {
+    const C = D.classes, b = body("classes");
+    const cols = [["name", "Class", (r) => r.name], ["gt", "GT", (r) => r.gt],
+      ["pred", "Pred", (r) => r.pred]];
+    C.metrics.forEach((m, j) => cols.push([m, m, (r) => r.m[j]]));
+    ["conf", "P", "R", "F1"].forEach((m, j) => cols.push([m, m, (r) => r.op[j]]));
+    b.append(el("p", {class: "note", text: C.operating + ". \u2014 : no data; rows marked " +
+      "\u201cno GT\u201d have no ground truth."}));
+    const q = el("input", {type: "search", id: "class-filter", placeholder: "filter classes",
+      "aria-label": "filter classes by name"});
+    const hide = el("input", {type: "checkbox", id: "hide-nogt"});
+    b.append(el("div", {class: "controls"}, q, el("label", {}, hide, " hide classes without GT")));
+    const thead = el("thead"), tbody = el("tbody"), hr = el("tr");
+    let key = null, dir = 1;
+    const rows = C.rows.map((r, k) => {
+      const tr = el("tr", {"data-class": k});
+      if (!r.has_gt) tr.className = "nogt";
+      cols.forEach(([name, , get], j) => {
+        const v = get(r);
+        let td;
+        if (j === 0) {
+          td = el("td", {}, el("button", {class: "linkish", text: r.name,
+            title: "show this class in the gallery", onclick: () => showClass(k)}));
+          if (!r.has_gt) td.append(el("span", {class: "badge", text: "no GT"}));
+        } else {
+          td = el("td", {text: typeof v === "number" && !Number.isInteger(v) ? fmt(v) :
+            v === null ? "\u2014" : String(v)});
+        }
+        td.dataset.col = name;
+        tr.append(td);
+      });
+      return {tr, r};
+    });
+    cols.forEach(([name, label, get]) => {
+      const th = el("th", {scope: "col", "data-col": name, "aria-sort": "none"});
+      th.append(el("button", {text: label, onclick: () => {
+        dir = key === name ? -dir : (name === "name" ? 1 : -1); key = name;
+        hr.querySelectorAll("th").forEach((h) => h.setAttribute("aria-sort", "none"));
+        th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+        rows.sort((a, c) => {
+          const x = get(a.r), y = get(c.r);
+          if (x === null && y === null) return 0;
+          if (x === null) return 1;
+          if (y === null) return -1;
+          return (typeof x === "string" ? x.localeCompare(y) : x - y) * dir;
+        });
+        rows.forEach((o) => tbody.append(o.tr));
+      }}));
+      hr.append(th);
+    });
+    thead.append(hr);
+    rows.forEach((o) => tbody.append(o.tr));
+    const filter = () => {
+      const s = q.value.toLowerCase();
+      rows.forEach((o) => { o.tr.hidden = (s && !o.r.name.toLowerCase().includes(s)) ||
+        (hide.checked && !o.r.has_gt); });
+    };
+    q.addEventListener("input", filter);
+    hide.addEventListener("change", filter);
+    b.append(el("div", {class: "scroll"}, el("table", {id: "class-table"},
+      el("caption", {text: K + " classes"}), thead, tbody)));
+  }
+
+  // ---------------------------------------------------------------- curves
+  function chart(w, h, xlabel, ylabel) {
+    const svg = sv("svg", {viewBox: "0 0 " + w + " " + h, width: w, height: h, role: "img"});
+    const L = 42, B = 30, R = 10, Tp = 10, pw = w - L - R, ph = h - B - Tp;
+    for (let i = 0; i <= 5; i++) {
+      const v = i / 5, x = L + v * pw, y = Tp + (1 - v) * ph;
+      svg.append(sv("line", {x1: L, x2: L + pw, y1: y, y2: y, stroke: "#e3e3e3"}));
+      svg.append(sv("line", {x1: x, x2: x, y1: Tp, y2: Tp + ph, stroke: "#e3e3e3"}));
+      const tx = sv("text", {x: x, y: h - B + 14, "text-anchor": "middle"});
+      tx.textContent = v.toFixed(1); svg.append(tx);
+      const ty = sv("text", {x: L - 4, y: y + 4, "text-anchor": "end"});
+      ty.textContent = v.toFixed(1); svg.append(ty);
+    }
+    const xl = sv("text", {x: L + pw / 2, y: h - 2, "text-anchor": "middle"});
+    xl.textContent = xlabel; svg.append(xl);
+    const yl = sv("text", {x: 10, y: Tp + ph / 2, transform: "rotate(-90 10 " + (Tp + ph / 2) +
+      ")", "text-anchor": "middle"});
+    yl.textContent = ylabel; svg.append(yl);
+    svg.line = (xs, ys, attrs) => {
+      let d = "";
+      for (let i = 0; i < xs.length; i++) {
+        d += (i ? "L" : "M") + (L + xs[i] * pw).toFixed(1) + " " + (Tp + (1 - ys[i]) * ph)
+          .toFixed(1);
+      }
+      svg.append(sv("path", Object.assign({d: d, fill: "none"}, attrs)));
+    };
+    svg.vline = (x, attrs) => svg.append(sv("line", Object.assign({x1: L + x * pw,
+      x2: L + x * pw, y1: Tp, y2: Tp + ph}, attrs)));
+    return svg;
+  }
+  function curves() {
+    const C = D.curves, b = body("curves");
+    if (!C || !C.thresholds) {
+      b.append(el("p", {class: "note", text: "No curves: " + ((C && C.note) || "n/a")}));
+      return;
+    }
+    const tsel = el("select", {id: "curve-iou", "aria-label": "IoU threshold of the PR curve"});
+    C.thresholds.forEach((t, i) => tsel.append(el("option", {value: i, text: t.toFixed(2)})));
+    const csel = el("select", {id: "curve-class", "aria-label": "class"});
+    csel.append(el("option", {value: -1, text: "all classes"}));
+    D.class_names.forEach((n, k) => csel.append(el("option", {value: k, text: n})));
+    b.append(el("div", {class: "controls"}, el("label", {}, "PR at IoU ", tsel),
+      el("label", {}, " class ", csel)));
+    const wrap = el("div", {class: "charts"});
+    b.append(wrap);
+    const draw = () => {
+      wrap.textContent = "";
+      const t = +tsel.value, k = +csel.value, pr = C.pr[t];
+      const f1 = chart(420, 300, "recall", "precision");
+      pr.forEach((c) => { if (c) f1.line(C.recall, c, {stroke: "#cfcfcf", "stroke-width": 1}); });
+      if (C.mean[t]) f1.line(C.recall, C.mean[t], {stroke: "#000", "stroke-width": 2.5});
+      if (k >= 0 && pr[k]) f1.line(C.recall, pr[k], {stroke: "#0072B2", "stroke-width": 2.5});
+      const meanAp = C.mean[t] ? C.mean[t].reduce((a, v) => a + v, 0) / C.mean[t].length : null;
+      const txt1 = "Precision against recall at IoU " + C.thresholds[t].toFixed(2) +
+        ": grey one line per class, black the mean over classes with ground truth (area " +
+        "under it: " + fmt(meanAp) + ")" + (k >= 0 ? ", blue " + D.class_names[k] +
+        (pr[k] ? "" : " (no ground truth)") : "") + ". Precision is the interpolated " +
+        "envelope sampled at 101 recall points, as pycocotools.";
+      f1.setAttribute("aria-label", txt1);
+      wrap.append(el("figure", {id: "pr-figure"}, f1, el("figcaption", {text: txt1})));
+      const f2 = chart(420, 300, "confidence", "F1");
+      C.f1.forEach((c) => { if (c) f2.line(C.confidence, c, {stroke: "#cfcfcf"}); });
+      f2.line(C.confidence, C.mean_f1, {stroke: "#000", "stroke-width": 2.5});
+      if (k >= 0 && C.f1[k]) f2.line(C.confidence, C.f1[k], {stroke: "#0072B2",
+        "stroke-width": 2.5});
+      f2.vline(C.best_confidence, {stroke: "#D55E00", "stroke-dasharray": "4 3"});
+      const txt2 = "F1 against confidence at IoU 0.50 (Ultralytics' curves: predictions " +
+        "scored at or above each confidence; mean over classes with ground truth). Best mean " +
+        "F1 " + fmt(C.best_f1) + " at confidence " + fmt(C.best_confidence) + " (maximum of " +
+        "the mean F1 smoothed with a 0.1 box filter, as yolo val picks P and R; dashed line).";
+      f2.setAttribute("aria-label", txt2);
+      wrap.append(el("figure", {id: "f1-figure"}, f2, el("figcaption", {text: txt2})));
+    };
+    tsel.addEventListener("change", draw);
+    csel.addEventListener("change", draw);
+    draw();
+  }
+
+  // ---------------------------------------------------------------- confusion
+  function cellOf(kind, i) {
+    // [predicted row, true column] of an object, or null when it is not counted
+    if (kind === "p") {
+      const s = predStat[i];
+      if (s === 1) { const g = matchedGt(i, S.t); return [P.cls[i], g >= 0 ? G.cls[g] : P.cls[i]]; }
+      if (s === 0 && P.cls[i] >= 0) return [P.cls[i], BG];
+      return null;
+    }
+    if (gtStat[i] === 0 && G.cls[i] >= 0) return [BG, G.cls[i]];
+    return null;
+  }
+  function confusionCounts() {
+    const m = new Float64Array((K + 1) * (K + 1));
+    for (let p = 0; p < NP; p++) { const c = cellOf("p", p); if (c) m[c[0] * (K + 1) + c[1]]++; }
+    for (let g = 0; g < NG; g++) { const c = cellOf("g", g); if (c) m[c[0] * (K + 1) + c[1]]++; }
+    return m;
+  }
+  let cmWrap = null;
+  function confusion() {
+    const b = body("confusion");
+    if (!HAS) {
+      b.append(el("p", {class: "note", text: "The protocol keeps no per-prediction match, " +
+        "so there is no confusion matrix from it."}));
+      return;
+    }
+    const norm = el("select", {id: "cm-norm", "aria-label": "normalization"});
+    [["none", "counts"], ["true", "normalized per true class (columns sum to 1)"],
+      ["pred", "normalized per predicted class (rows sum to 1)"]].forEach(([v, t]) =>
+      norm.append(el("option", {value: v, text: t})));
+    norm.addEventListener("change", () => { S.norm = norm.value; drawConfusion(); });
+    b.append(el("p", {class: "note", id: "cm-definition"}));
+    b.append(el("div", {class: "controls"}, el("label", {}, "show ", norm)));
+    cmWrap = el("div", {class: "scroll"});
+    b.append(cmWrap);
+  }
+  function drawConfusion() {
+    if (!cmWrap) return;
+    document.getElementById("cm-definition").textContent = "Rows: predicted class; " +
+      "columns: true class; \u201cbackground\u201d is no match. From the evaluation's own " +
+      "match at IoU \u2265 " + T[S.t].toFixed(2) + " and confidence \u2265 " + S.conf +
+      ": the diagonal holds true positives, the background column false positives, the " +
+      "background row missed ground truths. The protocol matches within a class, so a " +
+      "prediction on an object of another class counts as a false positive of its class " +
+      "and a miss of the other (see Cls in Errors). Click a cell to list its objects.";
+    const m = confusionCounts(), n = K + 1;
+    const rs = new Float64Array(n), cs = new Float64Array(n);
+    let max = 0;
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+      const v = m[i * n + j]; rs[i] += v; cs[j] += v; if (v > max) max = v;
+    }
+    const label = (k) => k === BG ? "background" : D.class_names[k];
+    const table = el("table", {class: "cm", id: "confusion-table"});
+    table.append(el("caption", {text: "predicted \u2193 \u00d7 true \u2192"}));
+    const hr = el("tr", {}, el("th", {scope: "col", text: "pred \\ true"}));
+    for (let j = 0; j < n; j++) {
+      hr.append(el("th", {scope: "col", class: "col" + (j === BG ? " bg" : ""), text: label(j),
+        title: label(j)}));
+    }
+    table.append(el("thead", {}, hr));
+    const tb = el("tbody");
+    for (let i = 0; i < n; i++) {
+      const tr = el("tr", {}, el("th", {scope: "row", class: i === BG ? "bg" : "",
+        text: label(i)}));
+      for (let j = 0; j < n; j++) {
+        const v = m[i * n + j];
+        const td = el("td");
+        if (v > 0) {
+          const shown = S.norm === "true" ? v / cs[j] : S.norm === "pred" ? v / rs[i] : v;
+          td.textContent = S.norm === "none" ? String(v) : shown.toFixed(2);
+          td.dataset.count = v;
+          td.dataset.pred = i; td.dataset.true = j;
+          td.tabIndex = 0;
+          const a = S.norm === "none" ? Math.sqrt(v / max) : shown;
+          td.style.background = "rgba(0,114,178," + (0.08 + 0.8 * a).toFixed(3) + ")";
+          if (a > 0.55) td.style.color = "#fff";
+          td.setAttribute("aria-label", v + " objects: predicted " + label(i) + ", true " +
+            label(j));
+          if (S.sel && S.sel.pred === i && S.sel.true === j) td.classList.add("sel");
+        }
+        tr.append(td);
+      }
+      tb.append(tr);
+    }
+    table.append(tb);
+    table.addEventListener("click", (e) => {
+      const td = e.target.closest("td[data-count]");
+      if (td) selectCell(+td.dataset.pred, +td.dataset.true);
+    });
+    table.addEventListener("keydown", (e) => {
+      const td = e.target.closest("td[data-count]");
+      if (td && (e.key === "Enter" || e.key === " ")) {
+        e.preventDefault(); selectCell(+td.dataset.pred, +td.dataset.true);
+      }
+    });
+    cmWrap.textContent = "";
+    cmWrap.append(table);
+  }
+  function selectCell(i, j) {
+    S.sel = {pred: i, true: j};
+    drawConfusion();
+    gallery();
+    document.getElementById("images").scrollIntoView();
+  }
+
+  // ---------------------------------------------------------------- errors
+  function errors() {
+    const E = D.errors, b = body("errors");
+    if (E.note) b.append(el("p", {class: "note", text: E.note}));
+    if (E.tide) {
+      const t = E.tide;
+      b.append(el("h3", {text: "TIDE at IoU " + t.iou_threshold.toFixed(2) + " (background " +
+        t.background_threshold.toFixed(2) + "): AP " + fmt(t.ap === null ? null : t.ap * 100, 2)}));
+      const tbl = el("table", {id: "tide-table"}, el("caption", {text: "dAP: AP gained by " +
+        "fixing that error type alone (in AP points)"}));
+      tbl.append(el("thead", {}, el("tr", {}, el("th", {scope: "col", text: "error"}),
+        el("th", {scope: "col", text: "dAP"}), el("th", {scope: "col", text: "count"}),
+        el("th", {scope: "col", text: ""}))));
+      const tb = el("tbody");
+      const all = Object.entries(t.main).concat(Object.entries(t.special));
+      const top = Math.max(1e-9, ...all.map(([, v]) => v || 0));
+      all.forEach(([name, v]) => {
+        const bar = sv("svg", {width: 160, height: 12, role: "img",
+          "aria-label": name + " dAP " + fmt(v === null ? null : v * 100, 2)});
+        bar.append(sv("rect", {class: "bar", x: 0, y: 1, height: 10,
+          width: (160 * Math.max(0, v || 0) / top).toFixed(1)}));
+        tb.append(el("tr", {"data-error": name}, el("td", {text: name}),
+          el("td", {text: fmt(v === null ? null : v * 100, 2)}),
+          el("td", {text: name in t.counts ? String(t.counts[name]) : ""}), el("td", {}, bar)));
+      });
+      tbl.append(tb);
+      b.append(tbl);
+    }
+    if (E.worst.length) {
+      b.append(el("h3", {text: "Worst images"}));
+      b.append(el("p", {class: "note", text: E.worst_definition}));
+      const tbl = el("table", {id: "worst-images"});
+      tbl.append(el("thead", {}, el("tr", {}, ...["image", "AP", "TP", "FP", "FN"].map((h) =>
+        el("th", {scope: "col", text: h})))));
+      const tb = el("tbody");
+      E.worst.forEach((w) => tb.append(el("tr", {}, el("td", {}, el("button", {
+        text: D.images.stem[w.img], onclick: () => showImage(w.img)})), el("td", {text: fmt(w.ap)}),
+      el("td", {text: String(w.tp)}), el("td", {text: String(w.fp)}),
+      el("td", {text: String(w.fn)}))));
+      tbl.append(tb);
+      b.append(tbl);
+    }
+  }
+
+  // ---------------------------------------------------------------- gallery
+  let gal = null, galItems = [], galShown = 0, observer = null, sentinel = null;
+  function visible(kind, i) {
+    return kind === "p" ? predStat[i] !== 5 : true;
+  }
+  function objName(kind, i) { return kind === "p" ? predName(i) : gtName(i); }
+  function galleryList() {
+    const out = [], q = S.q.toLowerCase(), k = S.cls;
+    const imgOk = (i) => !q || D.images.stem[i].toLowerCase().includes(q);
+    if (S.sel) {
+      for (let p = 0; p < NP; p++) {
+        const c = cellOf("p", p);
+        if (c && c[0] === S.sel.pred && c[1] === S.sel.true) out.push(["p", p]);
+      }
+      for (let g = 0; g < NG; g++) {
+        const c = cellOf("g", g);
+        if (c && c[0] === S.sel.pred && c[1] === S.sel.true) out.push(["g", g]);
+      }
+      return out;
+    }
+    if (S.outcome !== "any") {
+      const want = S.outcome;
+      for (let p = 0; p < NP; p++) {
+        const s = predName(p);
+        if (s === want || (want === "IG" && s === "NE")) {
+          if ((k < 0 || P.cls[p] === k) && imgOk(P.img[p])) out.push(["p", p]);
+        }
+      }
+      for (let g = 0; g < NG; g++) {
+        if (gtName(g) === want && (k < 0 || G.cls[g] === k) && imgOk(G.img[g])) {
+          out.push(["g", g]);
+        }
+      }
+      return out;
+    }
+    for (let i = 0; i < NI; i++) {
+      if (!imgOk(i)) continue;
+      if (k >= 0) {
+        let has = false;
+        for (let j = byImgG.start[i]; j < byImgG.start[i + 1] && !has; j++) {
+          has = G.cls[byImgG.order[j]] === k;
+        }
+        for (let j = byImgP.start[i]; j < byImgP.start[i + 1] && !has; j++) {
+          const p = byImgP.order[j]; has = P.cls[p] === k && predStat[p] !== 5;
+        }
+        if (!has) continue;
+      }
+      out.push(["i", i]);
+    }
+    return out;
+  }
+  function boxTitle(kind, i) {
+    if (kind === "g") return WORDS[gtName(i)] + " \u00b7 " + clsName(G.cls[i]) + " (ground truth)";
+    const iou = HAS ? iouAt(i, S.t) : null;
+    return WORDS[predName(i)] + " \u00b7 " + clsName(P.cls[i]) + " \u00b7 score " +
+      fmt(P.score[i]) + (iou === null ? "" : " \u00b7 IoU " + fmt(iou));
+  }
+  function drawImage(i, focus, big) {
+    const w = D.images.w[i], h = D.images.h[i];
+    const svg = sv("svg", {viewBox: "0 0 " + w + " " + h, preserveAspectRatio: "xMidYMid meet",
+      role: "img"});
+    const src = D.images.src ? D.images.src[i] : null;
+    if (src) {
+      svg.append(sv("image", {href: src, x: 0, y: 0, width: w, height: h}));
+    } else {
+      svg.append(sv("rect", {class: "ph", x: 0, y: 0, width: w, height: h}));
+      if (D.images.given) {
+        const t = sv("text", {x: w / 2, y: h / 2, "text-anchor": "middle",
+          "font-size": Math.max(w, h) / 16});
+        t.textContent = "image missing"; svg.append(t);
+      }
+    }
+    let counts = {TP: 0, FP: 0, FN: 0, IG: 0, NE: 0, NA: 0};
+    const add = (kind, j, box) => {
+      const name = objName(kind, j);
+      if (name === "HIDE") return;
+      counts[name]++;
+      const x = box[4 * j], y = box[4 * j + 1];
+      let cls = "box " + (name === "NE" ? "IG" : name);
+      if (focus) cls += focus[0] === kind && focus[1] === j ? " focus" : " faint";
+      const r = sv("rect", {class: cls, x: x, y: y, width: box[4 * j + 2],
+        height: box[4 * j + 3]});
+      const tt = sv("title"); tt.textContent = boxTitle(kind, j); r.append(tt);
+      svg.append(r);
+      if (big && kind === "p" && (!focus || focus[1] === j)) {
+        const label = sv("text", {x: x, y: Math.max(y - 2, 10), "font-size": Math.max(w, h) / 60});
+        const iou = HAS ? iouAt(j, S.t) : null;
+        label.textContent = fmt(P.score[j], 2) + (iou === null ? "" : " IoU " + fmt(iou, 2));
+        svg.append(label);
+      }
+    };
+    for (let j = byImgG.start[i]; j < byImgG.start[i + 1]; j++) add("g", byImgG.order[j], G.box);
+    for (let j = byImgP.start[i]; j < byImgP.start[i + 1]; j++) add("p", byImgP.order[j], P.box);
+    return {svg, counts};
+  }
+  function itemCaption(kind, i, counts) {
+    if (kind === "i") {
+      const parts = [D.images.stem[i]];
+      if (HAS) parts.push(counts.TP + " TP", counts.FP + " FP", counts.FN + " FN");
+      else parts.push(counts.NA + " predictions");
+      if (D.images.given && !(D.images.src && D.images.src[i])) parts.push("image missing");
+      return parts.join(" \u00b7 ");
+    }
+    const img = kind === "p" ? P.img[i] : G.img[i];
+    return boxTitle(kind, i) + " \u00b7 " + D.images.stem[img];
+  }
+  function renderItem(kind, i) {
+    const img = kind === "i" ? i : kind === "p" ? P.img[i] : G.img[i];
+    const {svg, counts} = drawImage(img, kind === "i" ? null : [kind, i], false);
+    const cap = itemCaption(kind, i, counts);
+    svg.setAttribute("aria-label", cap);
+    const f = el("figure", {class: "item", tabindex: 0, "data-item": kind + ":" + i,
+      role: "listitem", "aria-label": cap}, svg, el("figcaption", {text: cap}));
+    f.addEventListener("click", () => detail(kind, i));
+    return f;
+  }
+  function more() {
+    const end = Math.min(galItems.length, galShown + 60);
+    const frag = document.createDocumentFragment();
+    for (; galShown < end; galShown++) frag.append(renderItem(...galItems[galShown]));
+    gal.append(frag);
+    sentinel.hidden = galShown >= galItems.length;
+  }
+  let galCount = null, clearBtn = null;
+  function gallerySetup() {
+    const b = body("images");
+    const legend = el("p", {class: "legend"});
+    [["TP", "true positive"], ["FP", "false positive"], ["FN", "missed (false negative)"],
+      ["IG", "ignored / not evaluated"]].forEach(([c, t]) => legend.append(el("span", {},
+      el("span", {class: "sw", style: "border-color:var(--" + c.toLowerCase() + ");" +
+        (c === "TP" ? "" : "border-top-style:" + (c === "FN" ? "dotted" : "dashed"))}), t)));
+    b.append(legend);
+    const cls = el("select", {id: "gallery-class", "aria-label": "class"});
+    cls.append(el("option", {value: -1, text: "all classes"}));
+    D.class_names.forEach((n, k) => cls.append(el("option", {value: k, text: n})));
+    const out = el("select", {id: "gallery-outcome", "aria-label": "outcome"});
+    [["any", "images"], ["TP", "true positives"], ["FP", "false positives"],
+      ["FN", "missed"], ["IG", "ignored"]].forEach(([v, t]) =>
+      out.append(el("option", {value: v, text: t})));
+    const q = el("input", {type: "search", id: "gallery-image", placeholder: "image name",
+      "aria-label": "filter by image name"});
+    clearBtn = el("button", {id: "gallery-clear", text: "clear cell selection", hidden: "",
+      onclick: () => { S.sel = null; drawConfusion(); gallery(); }});
+    cls.addEventListener("change", () => { S.cls = +cls.value; S.sel = null; drawConfusion();
+      gallery(); });
+    out.addEventListener("change", () => { S.outcome = out.value; S.sel = null; drawConfusion();
+      gallery(); });
+    q.addEventListener("input", () => { S.q = q.value; S.sel = null; gallery(); });
+    b.append(el("div", {class: "controls"}, el("label", {}, "show ", out),
+      el("label", {}, " class ", cls), q, clearBtn));
+    galCount = el("p", {id: "gallery-count", "aria-live": "polite"});
+    b.append(galCount);
+    gal = el("div", {class: "gallery", id: "gallery", role: "list"});
+    b.append(gal);
+    sentinel = el("button", {id: "gallery-more", text: "show more", onclick: more});
+    b.append(sentinel);
+    if ("IntersectionObserver" in window) {
+      observer = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) more(); },
+        {rootMargin: "600px"});
+      observer.observe(sentinel);
+    }
+    gal.addEventListener("keydown", (e) => {
+      const items = Array.from(gal.children), at = items.indexOf(document.activeElement);
+      if (at < 0) return;
+      let cols = 1;
+      while (cols < items.length && items[cols].offsetTop === items[0].offsetTop) cols++;
+      const go = {ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols}[e.key];
+      if (e.key === "Enter" || e.key === " ") {
+        e.preventDefault(); items[at].click(); return;
+      }
+      if (e.key === "Home" || e.key === "End" || go) {
+        e.preventDefault();
+        let to = e.key === "Home" ? 0 : e.key === "End" ? items.length - 1 : at + go;
+        if (to >= items.length && galShown < galItems.length) {
+          more(); to = Math.min(to, gal.children.length - 1);
+        }
+        to = Math.max(0, Math.min(to, gal.children.length - 1));
+        gal.children[to].focus();
+      }
+    });
+  }
+  function gallery() {
+    if (!gal) return;
+    galItems = galleryList();
+    galShown = 0;
+    gal.textContent = "";
+    let what = galItems.length + (S.sel || S.outcome !== "any" ? " objects" : " images");
+    if (S.sel) {
+      const label = (k) => k === BG ? "background" : D.class_names[k];
+      what += " (confusion cell: predicted " + label(S.sel.pred) + ", true " +
+        label(S.sel.true) + ")";
+    }
+    galCount.textContent = what;
+    galCount.dataset.total = galItems.length;
+    clearBtn.hidden = !S.sel;
+    more();
+  }
+  function showClass(k) {
+    S.cls = k; S.sel = null;
+    document.getElementById("gallery-class").value = k;
+    drawConfusion(); gallery();
+    document.getElementById("images").scrollIntoView();
+  }
+  function showImage(i) {
+    S.q = D.images.stem[i]; S.sel = null; S.outcome = "any";
+    document.getElementById("gallery-image").value = S.q;
+    document.getElementById("gallery-outcome").value = "any";
+    gallery(); detail("i", i);
+  }
+  function detail(kind, i) {
+    let dlg = document.getElementById("detail");
+    if (!dlg) { dlg = el("dialog", {id: "detail", "aria-label": "image detail"}); document.body
+      .append(dlg); }
+    dlg.textContent = "";
+    const img = kind === "i" ? i : kind === "p" ? P.img[i] : G.img[i];
+    const {svg, counts} = drawImage(img, kind === "i" ? null : [kind, i], true);
+    const cap = itemCaption("i", img, counts);
+    svg.setAttribute("aria-label", cap);
+    const rows = el("tbody");
+    const list = (start, order, kind2) => {
+      for (let j = start[img]; j < start[img + 1]; j++) {
+        const o = order[j];
+        if (objName(kind2, o) === "HIDE") continue;
+        rows.append(el("tr", {}, el("td", {text: boxTitle(kind2, o)})));
+      }
+    };
+    list(byImgG.start, byImgG.order, "g");
+    list(byImgP.start, byImgP.order, "p");
+    dlg.append(el("button", {text: "close", onclick: () => dlg.close()}),
+      el("h3", {text: cap}), svg,
+      el("details", {}, el("summary", {text: "objects as text"}), el("table", {}, rows)));
+    if (dlg.showModal) dlg.showModal(); else dlg.setAttribute("open", "");
+  }
+
+  function update() { recompute(); drawConfusion(); gallery(); }
+  const steps = [["controls", controls], ["summary", summary], ["classes", classes],
+    ["curves", curves], ["confusion", confusion], ["errors", errors],
+    ["gallery", gallerySetup], ["recompute", recompute], ["matrix", drawConfusion],
+    ["items", gallery]];
+  for (const [name, step] of steps) {
+    step();
+    performance.mark("ioukit:" + name);
+  }
+  document.body.dataset.ready = "1";
+})();
+"""

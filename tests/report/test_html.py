@@ -1,0 +1,214 @@
+"""The HTML report's data and page, checked without a browser (issue #28): counts against
+pycocotools' own per-image records, curves against pycocotools' AP, escaping, refused outputs,
+missing images, sizes."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ioukit
+from ioukit.errors import ParameterError
+from ioukit.report import html_text, report_data, write_html
+from ioukit.synthetic import make_detections
+from tests.report.conftest import GT_PATH, PRED_PATH, pycocotools_counts
+
+PAGE_DATA = re.compile(r'<script type="application/json" id="report-data">(.*?)</script>', re.S)
+
+
+def page_data(text: str) -> Any:
+    """The JSON a written report embeds."""
+    found = PAGE_DATA.search(text)
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+def matched_gt(pred: dict[str, Any], p: int, t: int) -> int:
+    """The documented decoding of a prediction's matched ground truth at threshold ``t``."""
+    exceptions = pred["gx"].get(str(p))
+    if exceptions is not None:
+        return int(exceptions[t])
+    return int(pred["g"][p]) if (pred["mb"][p] >> t) & 1 else -1
+
+
+def counts_from_data(data: dict[str, Any], t: int) -> dict[int, tuple[int, int, int]]:
+    """Per category id: (TP, FP, FN) read from the embedded per-object data at threshold t."""
+    pred, gt = data["pred"], data["gt"]
+    ids = [row["id"] for row in data["classes"]["rows"]]
+    tp = [0] * len(ids)
+    fp = [0] * len(ids)
+    hit = set()
+    for p in range(len(pred["img"])):
+        if not pred["ev"][p]:
+            continue
+        if (pred["tp"][p] >> t) & 1:
+            tp[pred["cls"][p]] += 1
+            hit.add(matched_gt(pred, p, t))
+        elif not (pred["ig"][p] >> t) & 1:
+            fp[pred["cls"][p]] += 1
+    fn = [0] * len(ids)
+    for g in range(len(gt["img"])):
+        if gt["flag"][g] == 0 and g not in hit:
+            fn[gt["cls"][g]] += 1
+    return {cid: (tp[k], fp[k], fn[k]) for k, cid in enumerate(ids)}
+
+
+@pytest.fixture(scope="module")
+def fixture_page(fixture_result: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    return write_html(fixture_result, path)
+
+
+@pytest.mark.parametrize("threshold_index", [0, 5, 9])
+def test_per_class_counts_equal_pycocotools(fixture_page: Path, threshold_index: int) -> None:
+    data = page_data(fixture_page.read_text(encoding="utf-8"))
+    results = json.loads(PRED_PATH.read_text())
+    expected = pycocotools_counts(GT_PATH, results, threshold_index)
+    assert counts_from_data(data, threshold_index) == expected
+
+
+def test_mean_pr_curves_give_pycocotools_ap(fixture_page: Path) -> None:
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        coco = COCO(str(GT_PATH))
+        ev = COCOeval(coco, coco.loadRes(json.loads(PRED_PATH.read_text())), "bbox")
+        ev.evaluate()
+        ev.accumulate()
+    data = page_data(fixture_page.read_text(encoding="utf-8"))
+    curves = data["curves"]
+    assert curves["thresholds"] == pytest.approx(list(ev.params.iouThrs))
+    for t in range(len(ev.params.iouThrs)):
+        reference = ev.eval["precision"][t, :, :, 0, -1]  # [R, K], -1 without ground truth
+        ours = [c for c in curves["pr"][t] if c is not None]
+        valid = reference[:, reference[0] > -1].T
+        assert np.array(ours) == pytest.approx(valid, abs=5e-5)
+        assert np.mean(curves["mean"][t]) == pytest.approx(np.mean(valid), abs=1e-4)
+
+
+def test_summary_shows_the_stats_and_what_was_left_out(
+    fixture_result: Any, fixture_page: Path
+) -> None:
+    text = fixture_page.read_text(encoding="utf-8")
+    shown = dict(
+        re.findall(r'<tr data-stat="([^"]+)"><th scope="row">[^<]+</th><td [^>]*>([^<]+)', text)
+    )
+    assert shown == {k: f"{v:.3f}" for k, v in fixture_result.stats.items()}
+    crowds = int(np.count_nonzero(fixture_result.ground_truth.crowd))
+    assert crowds > 0
+    assert f"{crowds} crowd ground truths" in text
+    assert "80 classes, 10 without ground truth" in text
+    assert "protocol coco" in text and f"ioukit {ioukit.__version__}" in text
+
+
+def test_classes_without_ground_truth_are_marked_not_minus_one(fixture_page: Path) -> None:
+    rows = page_data(fixture_page.read_text(encoding="utf-8"))["classes"]["rows"]
+    empty = [r for r in rows if not r["has_gt"]]
+    assert len(empty) == 10
+    assert all(v is None for r in empty for v in [*r["m"], *r["op"]])
+    assert all(v != -1 for r in rows for v in r["m"])
+
+
+def hostile_result() -> Any:
+    gt, results = make_detections(num_images=6, num_classes=3, seed=3)
+    gt["categories"][0]["name"] = "</script><script>alert(1)</script>"
+    gt["categories"][1]["name"] = "<img src=x onerror=alert(2)>&amp;"
+    gt["images"][0]["file_name"] = "<svg onload=alert(3)>.jpg"
+    return ioukit.evaluate(gt, results)
+
+
+def test_html_and_script_in_names_are_escaped() -> None:
+    text = html_text(hostile_result(), title="<b>run</b>")
+    assert text.count("<script") == 2  # the data block and the page's script
+    assert "alert(1)" in text and "</script><script>alert" not in text
+    assert "<img src=x" not in text and "<svg onload" not in text
+    assert "<title>&lt;b&gt;run&lt;/b&gt;</title>" in text
+    names = page_data(text)["class_names"]
+    assert names[0] == "</script><script>alert(1)</script>"  # the data keeps the real name
+
+
+def test_an_output_onto_an_input_is_refused(tmp_path: Path, fixture_result: Any) -> None:
+    gt = tmp_path / "gt.json"
+    gt.write_text("{}")
+    with pytest.raises(ParameterError, match="refusing to write onto the input"):
+        write_html(fixture_result, gt, inputs=[gt])
+    assert gt.read_text() == "{}"
+    images = tmp_path / "images"
+    images.mkdir()
+    with pytest.raises(ParameterError, match="inside the input folder"):
+        write_html(fixture_result, images / "report.html", images=images)
+    assert not list(images.iterdir())
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        write_html(fixture_result, tmp_path / "no" / "report.html")
+
+
+def test_cli_writes_the_report_and_refuses_an_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ioukit.cli import main
+
+    out = tmp_path / "report.html"
+    args = ["eval", "--gt", str(GT_PATH), "--pred", str(PRED_PATH), "--quiet"]
+    assert main([*args, "--html", str(out)]) == 0
+    assert page_data(out.read_text(encoding="utf-8"))["summary"]["protocol"] == "coco"
+    before = PRED_PATH.read_bytes()
+    assert main([*args, "--html", str(PRED_PATH)]) == 2
+    assert "refusing to write onto the input" in capsys.readouterr().err
+    assert PRED_PATH.read_bytes() == before
+
+
+def small_images(tmp_path: Path) -> tuple[Any, Path, list[str]]:
+    """A result of 6 images; 3 as PNG files, 1 broken, 2 absent."""
+    from PIL import Image
+
+    gt, results = make_detections(num_images=6, num_classes=2, seed=1)
+    result = ioukit.evaluate(gt, results)
+    folder = tmp_path / "imgs"
+    folder.mkdir()
+    stems = list(result.ground_truth.images.stems)
+    for stem in stems[:3]:
+        Image.new("RGB", (64, 48), (200, 30, 30)).save(folder / f"{stem}.png")
+    (folder / f"{stems[3]}.jpg").write_bytes(b"not a jpeg")
+    return result, folder, stems
+
+
+def test_missing_and_unreadable_images_are_counted(tmp_path: Path) -> None:
+    result, folder, stems = small_images(tmp_path)
+    data = report_data(result, images=folder, embed_images=True)
+    src = data["images"]["src"]
+    assert [s is not None and s.startswith("data:image/jpeg;base64,") for s in src] == [
+        True, True, True, False, False, False,
+    ]  # fmt: skip
+    assert data["images"]["missing"] == 3
+    linked = report_data(result, images=folder, embed_images=False, output=tmp_path / "r.html")
+    assert linked["images"]["src"][:3] == [f"imgs/{s}.png" for s in stems[:3]]
+    assert linked["images"]["missing"] == 2  # linked: a broken file is not opened
+    with pytest.raises(FileNotFoundError, match="expected a folder"):
+        report_data(result, images=tmp_path / "nothing")
+
+
+def test_protocols_without_a_kept_match_still_report() -> None:
+    gt, results = make_detections(num_images=5, num_classes=2, seed=2)
+    voc = report_data(ioukit.evaluate(gt, results, protocol="voc10"))
+    assert not voc["summary"]["has_match"] and "ev" not in voc["pred"]
+    yolo = report_data(ioukit.evaluate(gt, results, protocol="yolo"))
+    assert yolo["summary"]["has_match"] and len(yolo["thresholds"]) == 10
+
+
+def test_the_100_image_report_is_small(fixture_page: Path) -> None:
+    assert fixture_page.stat().st_size <= 5 * 1024 * 1024
+
+
+def test_a_failed_write_leaves_nothing(tmp_path: Path, fixture_result: Any) -> None:
+    out = tmp_path / "report.html"
+    with pytest.raises(FileNotFoundError):
+        write_html(fixture_result, out, images=tmp_path / "missing")
+    assert not out.exists() and not list(tmp_path.iterdir())
