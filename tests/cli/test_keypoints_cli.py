@@ -71,14 +71,14 @@ def test_sigmas_list_and_file(capsys: pytest.CaptureFixture[str], tmp_path: Path
 
 def test_bad_file_exits_2_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     gt = json.loads((FIXTURE / "gt.json").read_text())
-    gt["annotations"][4]["keypoints"][5] = 3
+    gt["annotations"][4]["keypoints"][5] = -1
     bad = tmp_path / "bad_gt.json"
     bad.write_text(json.dumps(gt))
     status, _, err = _eval(
         ["--gt", str(bad), "--pred", str(FIXTURE / "dt.json"), "--iou-type", "keypoints"], capsys
     )
     assert status == 2
-    assert f"{bad}: annotations[4].keypoints[5]: expected a visibility flag" in err
+    assert f"{bad}: annotations[4].keypoints[5]: expected a visibility >= 0" in err
 
 
 def test_options_need_keypoints(capsys: pytest.CaptureFixture[str]) -> None:

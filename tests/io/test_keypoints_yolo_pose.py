@@ -60,7 +60,7 @@ def test_wrong_count_names_file_and_line(tmp_path: Path) -> None:
     ("line", "message"),
     [
         ("0 0.5 0.5 0.2 0.2 0.5 nan 2", r"line 1: keypoint 1 y: expected a finite number"),
-        ("0 0.5 0.5 0.2 0.2 0.5 0.5 3", r"line 1: keypoint 1 v: expected a visibility flag 0, 1"),
+        ("0 0.5 0.5 0.2 0.2 0.5 0.5 -1", r"line 1: keypoint 1 v: expected a visibility >= 0"),
         ("0 0.5 0.5 0.2 0.2 0.5 abc 2", r"line 1: keypoint 1 y: expected a number, got 'abc'"),
         ("0 0.5 0.5 0.2 0.2 0.5 0.5", r"line 1: expected 8 values"),
     ],

@@ -35,7 +35,9 @@ COMMANDS: tuple[str, ...] = (
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        """A usage error: the usage, then one line naming the problem; exit status 2."""
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,6 +98,9 @@ def _one_line(text: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else list(argv)):  # bare ``ioukit``: the help
+        parser.print_help()
+        return 0
     args = parser.parse_args(argv)
     try:
         with _terminate_as_exception(), warnings.catch_warnings():

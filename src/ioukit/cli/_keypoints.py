@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "keypoint_options",
     "parse_sigmas",
     "read_keypoint_args",
+    "visibility_note",
 ]
 
 
@@ -142,7 +144,27 @@ def read_keypoint_args(args: argparse.Namespace) -> tuple[Any, Any, dict[str, An
         pred = read_coco_keypoint_results(args.pred, gt)
     else:
         pred = read_yolo_pose_predictions(args.pred, gt, classes=args.classes)
+    note = visibility_note(args.gt, gt)
+    if note and not getattr(args, "quiet", False):
+        print(note, file=sys.stderr)
     return gt, pred, extra
+
+
+def visibility_note(path: str, gt: Any) -> str | None:
+    """A note when ground-truth visibilities lie outside {0, 1, 2} (#23 item 21)."""
+    from ioukit.io.coco_keypoints import unusual_visibility
+    from ioukit.report import escape_text
+
+    found = unusual_visibility(gt.keypoints)
+    if found is None:
+        return None
+    count, record, keypoint, value = found
+    return (
+        f"note: --gt {escape_text(str(path))}: {count} keypoint visibilities outside {{0, 1, 2}} "
+        f"(first: {value:g}, annotation row {record}, keypoint {keypoint + 1}): any v > 0 "
+        "counts as labelled, as pycocotools and xtcocotools count it (COCO-WholeBody's "
+        "confidences)"
+    )
 
 
 def _read_keypoint_side(

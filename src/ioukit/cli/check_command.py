@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ioukit.cli.eval_command import (
     add_progress_argument,
     add_reading_arguments,
     progress_enabled,
-    read_ground_truth_arg,
-    read_predictions_arg,
+    read_pair_args,
+    sideways_note,
     sizes_note,
 )
 
@@ -53,18 +54,35 @@ def run(args: argparse.Namespace) -> int:
 
     unknowns = Unknowns()
     with enabled_progress(progress_enabled(args)):
-        gt = read_ground_truth_arg(args)
-        pred = read_predictions_arg(args, gt, unknowns=unknowns)
+        gt, pred = read_pair_args(args, unknowns=unknowns)
     say(
         f"ground truth: {len(gt)} boxes, {len(gt.images)} images, {len(gt.categories)} classes; "
         f"predictions: {len(pred)} boxes"
     )
-    note = sizes_note(gt)
-    if note:
-        say(note)
+    for note in (sizes_note(gt), sideways_note(args, gt), _keypoint_note(args.gt)):
+        if note:
+            say(note)
     findings = diagnose(gt, pred, unknowns=unknowns)
     if not findings:
         say("no problems found")
     for finding in findings:
         say(str(finding))
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="check")
+
+
+def _keypoint_note(path: str) -> str | None:
+    """The visibility note of a COCO keypoint ground truth (the box check reads no keypoints)."""
+    from ioukit.cli._keypoints import visibility_note
+    from ioukit.errors import DataFormatError
+    from ioukit.io.coco_keypoints import read_coco_keypoints
+
+    p = Path(path)
+    if p.suffix.lower() != ".json" or not p.is_file():
+        return None
+    with open(p, "rb") as handle:
+        if b'"keypoints"' not in handle.read(1 << 20):  # no keypoints near the start: none
+            return None
+    try:
+        return visibility_note(path, read_coco_keypoints(p))
+    except (DataFormatError, ValueError, OSError):  # a box dataset after all
+        return None

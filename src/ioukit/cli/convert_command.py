@@ -103,6 +103,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         dataset, out = _convert(args, options)
     if not args.quiet:
+        from ioukit.io._conversion import conversion_notes
+
+        if not args.keypoints:  # what --to cannot hold (#23 items 13, 14)
+            for note in conversion_notes(dataset, args.to):
+                print(f"note: --to {args.to}: {note}", file=sys.stderr)
         kind = "predictions" if dataset.is_prediction else "boxes"
         print(
             f"wrote {len(dataset)} {kind} on {len(dataset.images)} images to "

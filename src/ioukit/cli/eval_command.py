@@ -23,11 +23,14 @@ __all__ = [
     "prediction_format",
     "progress_enabled",
     "read_ground_truth_arg",
+    "read_pair_args",
     "read_predictions_arg",
     "read_segm_args",
+    "refuse_mixed_formats",
     "register",
     "run",
     "shard_paths",
+    "sideways_note",
     "sizes_note",
 ]
 
@@ -137,9 +140,51 @@ def _looks_like_predictions(path: Path) -> str | None:
     return None
 
 
+def refuse_mixed_formats(args: argparse.Namespace) -> None:
+    """Refuse YOLO-style lines in pixels on one side and normalized YOLO on the other.
+
+    ``0 50 50 20 20`` in a folder auto-detects as plain txt (``class x y w h`` in pixels);
+    beside normalized YOLO predictions it is much more likely YOLO labels written in pixels
+    (#23 item 11). Formats given explicitly are taken as given.
+    """
+    from ioukit.errors import DataFormatError
+    from ioukit.io import detect_format
+    from ioukit.io._yolo_folder import pixel_index_line
+
+    if args.gt_format != "auto" or args.pred_format != "auto":
+        return
+    gt, pred = Path(args.gt), Path(args.pred)
+    if not (gt.is_dir() and pred.is_dir()):
+        return
+    try:
+        gt_format = detect_format(gt)
+        pred_format = detect_format(pred)  # normalized 6-value lines: "yolo"
+    except (DataFormatError, OSError):
+        return  # the readers name the problem
+    if (gt_format, pred_format) == ("txt", "yolo"):
+        option, folder, other = "--gt", gt, f"--pred {escape_text(str(pred))}"
+    elif (gt_format, pred_format) == ("yolo", "txt"):
+        option, folder, other = "--pred", pred, f"--gt {escape_text(str(gt))}"
+    else:
+        return
+    evidence = pixel_index_line(folder)
+    if evidence is None:
+        return
+    file, line, value = evidence
+    raise DataFormatError(
+        f"{option} {escape_text(str(folder))}: mixed formats: YOLO-style lines in pixels "
+        f"({escape_text(str(file))}: line {line}: a class index, then {value:g} > 1) while "
+        f"{other} is normalized YOLO; YOLO divides by the image size: normalize these labels, "
+        f"or pass --gt-format and --pred-format if they are plain txt (class x y w h in "
+        "pixels; relative txt predictions: class conf cx cy w h)"
+    )
+
+
 def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = None) -> Any:
-    """The predictions named by ``--pred`` read against ``gt``."""
+    """The predictions named by ``--pred`` read against ``gt`` (mixed YOLO formats refused)."""
     from ioukit.io import read_predictions
+
+    refuse_mixed_formats(args)
 
     return read_predictions(
         args.pred,
@@ -150,6 +195,98 @@ def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = N
         one_based=args.voc_one_based,
         unknowns=unknowns,
     )
+
+
+def read_pair_args(args: argparse.Namespace, *, unknowns: Any = None) -> tuple[Any, Any]:
+    """Ground truth and predictions; under ``--protocol yolo`` a YOLO folder's predicted
+    class without a ground-truth instance is evaluated as ``yolo val`` does (#23 item 20).
+
+    ``yolo predict`` writes no ``classes.txt``: without a class list the ground truth knows
+    only the classes it has instances of. Such predictions are false positives of a class
+    that gets no AP (mAP is over the classes with ground truth, as Ultralytics'
+    ``ap_per_class``); a note says so. ``--skip-unknown`` leaves them out instead.
+    """
+    from ioukit.io import Unknowns, detect_format
+    from ioukit.io._build import find_class_file
+
+    gt = read_ground_truth_arg(args)
+    yolo_val = _yolo_val_json(args, gt, unknowns)
+    if yolo_val is not None:
+        return gt, yolo_val
+    yolo_pair = (
+        getattr(args, "protocol", None) == "yolo"
+        and unknowns is None
+        and args.classes is None
+        and Path(args.gt).is_dir()
+        and Path(args.pred).is_dir()
+        and (args.gt_format if args.gt_format != "auto" else detect_format(args.gt)) == "yolo"
+        and prediction_format(args) == "yolo"
+        and find_class_file(Path(args.gt), ground_truth=True) is None
+        and find_class_file(Path(args.pred), ground_truth=False) is None
+    )
+    if not yolo_pair:
+        return gt, read_predictions_arg(args, gt, unknowns=unknowns)
+    probe = Unknowns()
+    pred = read_predictions_arg(args, gt, unknowns=probe)
+    if probe.images or not probe.classes:  # an unknown image: the strict read names it
+        return gt, pred if not probe else read_predictions_arg(args, gt)
+    extra = sorted(int(c) for c in probe.classes)
+    indices = sorted({*(int(i) for i in gt.categories.ids.tolist()), *extra})
+    classes = {i: str(i) for i in indices}
+    gt = read_ground_truth_arg(argparse.Namespace(**{**vars(args), "classes": classes}))
+    pred = read_predictions_arg(argparse.Namespace(**{**vars(args), "classes": classes}), gt)
+    if not getattr(args, "quiet", False):
+        count = sum(probe.classes.values())
+        shown = ", ".join(str(c) for c in extra[:10]) + (" ..." if len(extra) > 10 else "")
+        print(
+            f"note: --protocol yolo: {count} prediction(s) of class(es) {shown} without a "
+            "ground-truth instance are false positives of classes that get no AP, as `yolo "
+            "val` does (pass --skip-unknown to leave them out, --classes to name the classes)",
+            file=sys.stderr,
+        )
+    return gt, pred
+
+
+def _yolo_val_json(args: argparse.Namespace, gt: Any, unknowns: Any) -> Any:
+    """Predictions of a ``yolo val save_json=True`` file against its YOLO labels, or None.
+
+    Such a file names images by file stem and classes by index + 1 (#23 item 19); a note
+    says it was read so. Any other JSON file: None (the COCO reader takes it).
+    """
+    from ioukit.errors import DataFormatError
+    from ioukit.io import detect_format
+    from ioukit.io._ultralytics_json import read_yolo_val_json
+    from ioukit.io.coco import read_coco_results
+
+    pred = Path(args.pred)
+    if args.pred_format not in ("auto", "coco") or pred.suffix.lower() != ".json":
+        return None
+    if not Path(args.gt).is_dir() or not pred.is_file():
+        return None
+    if (args.gt_format if args.gt_format != "auto" else detect_format(args.gt)) != "yolo":
+        return None
+    records = read_yolo_val_json(pred, gt)
+    if records is None:
+        return None
+    if unknowns is not None:  # classes beyond the ground truth's: counted, left out
+        known = set(gt.categories.ids.tolist())
+        for record in records:
+            if record["category_id"] not in known:
+                unknowns.add_class(record["category_id"])
+        records = [r for r in records if r["category_id"] in known]
+    try:
+        dataset = read_coco_results(records, gt)
+    except DataFormatError as exc:
+        raise DataFormatError(
+            f"{escape_text(str(pred))} (as yolo val's save_json): {exc}"
+        ) from None
+    if not getattr(args, "quiet", False):
+        print(
+            f"note: --pred {escape_text(str(pred))} read as `yolo val save_json=True` output: "
+            "image_id is the image's file stem, category_id the class index + 1",
+            file=sys.stderr,
+        )
+    return dataset
 
 
 def prediction_format(args: argparse.Namespace) -> Any:
@@ -271,6 +408,35 @@ def sizes_note(gt: Any) -> str | None:
     return None
 
 
+def sideways_note(args: argparse.Namespace, gt: Any) -> str | None:
+    """A note naming the images whose EXIF orientation swapped their size (#23 item 9).
+
+    Their labels were scaled by the shown size (height x width of the stored pixels), as
+    Ultralytics' ``exif_size`` and OpenCV do; a label made on the stored pixels would not fit.
+    """
+    from ioukit.io._build import sideways_images
+    from ioukit.io._yolo_folder import sibling_images
+
+    if getattr(args, "image_size", None) is not None:
+        return None
+    folder = args.images
+    if folder is None and Path(args.gt).is_dir():
+        folder = sibling_images(Path(args.gt))
+    if folder is None or not Path(folder).is_dir():
+        return None
+    found = sideways_images(Path(folder), gt.images.stems)
+    if not found:
+        return None
+    shown = ", ".join(
+        f"{escape_text(file.name)} (stored {w}x{h}, shown {h}x{w})" for file, w, h in found[:3]
+    )
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return (
+        f"note: {len(found)} image(s) turned sideways by their EXIF orientation: {shown}{more}; "
+        "their shown size was used for the normalized labels, as Ultralytics and OpenCV do"
+    )
+
+
 def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
@@ -305,7 +471,12 @@ def register(subparsers: Any) -> None:
     from ioukit.cli._keypoints import add_keypoint_arguments
 
     add_keypoint_arguments(parser)
-    parser.add_argument("--json", metavar="OUT", help="write {protocol, stats, per_class, params}")
+    parser.add_argument(
+        "--json",
+        metavar="OUT",
+        help="write {protocol, stats, per_class, params}; '-': print it on stdout instead of "
+        "the text report",
+    )
     parser.add_argument("--csv", metavar="OUT", help="write the per-class table")
     parser.add_argument(
         "--plots", metavar="DIR", help="write PR, F1, confusion and IoU figures (PNG)"
@@ -451,7 +622,8 @@ def run(args: argparse.Namespace) -> int:
     from ioukit.report import csv_bytes, format_findings, json_text, per_class_table
 
     plan = OutputPlan(inputs=input_paths(args), force=args.force)
-    plan.add_file("--json", args.json)
+    to_stdout = args.json == "-"  # the JSON document on stdout instead of the text report
+    plan.add_file("--json", None if to_stdout else args.json)
     plan.add_file("--csv", args.csv)
     plan.add_folder("--plots", args.plots)
     per_image_path = getattr(args, "per_image", None)
@@ -477,7 +649,7 @@ def run(args: argparse.Namespace) -> int:
     keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
     options: dict[str, Any] = {}
     if args.workers is not None:
-        return _report_sharded(args, plan, evaluate_shards(args, options))
+        return _report_sharded(args, plan, evaluate_shards(args, options), to_stdout)
     with enabled_progress(progress_enabled(args)):
         if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
             from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
@@ -498,8 +670,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.iou_type == "segm":
             gt, pred = read_segm_args(args)
         else:
-            gt = read_ground_truth_arg(args)
-            pred = read_predictions_arg(args, gt, unknowns=unknowns)
+            gt, pred = read_pair_args(args, unknowns=unknowns)
     iou_type = "keypoints" if keypoints else args.iou_type
     if lvis_gt is not None:
         result = evaluate(lvis_gt, pred, protocol="lvis", iou_type=iou_type, fixed_ap=args.fixed_ap)
@@ -528,14 +699,17 @@ def run(args: argparse.Namespace) -> int:
 
         per_image_table = per_image(result)
     files: list[Any] = []
+    document_text = None
+    if args.json:
+        document = result.to_dict()
+        if analysis is not None:
+            document["errors"] = analysis.to_dict()
+        if per_image_table is not None:
+            document["worst_images"] = per_image_table.worst(10)
+        document_text = json_text(document)
     with plan:
-        if args.json:
-            document = result.to_dict()
-            if analysis is not None:
-                document["errors"] = analysis.to_dict()
-            if per_image_table is not None:
-                document["worst_images"] = per_image_table.worst(10)
-            plan.write_text("--json", json_text(document))
+        if document_text is not None and not to_stdout:
+            plan.write_text("--json", document_text)
         if args.csv:
             plan.write_bytes("--csv", csv_bytes(result.per_class))
         if per_image_table is not None:
@@ -553,6 +727,12 @@ def run(args: argparse.Namespace) -> int:
             if analysis is not None:
                 analysis.plot(folder / "tide.png")
                 files = [*files, folder / "tide.png"]
+    if to_stdout:
+        assert document_text is not None
+        say(document_text.rstrip("\n"))
+        if args.plots and not args.quiet:
+            print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
+        return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
     say(result.summary())
     say("")
     say(per_class_table(result.per_class))
@@ -578,14 +758,14 @@ def run(args: argparse.Namespace) -> int:
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
 
 
-def _report_sharded(args: argparse.Namespace, plan: Any, result: Any) -> int:
+def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout: bool) -> int:
     """Outputs and report of a sharded evaluation (no diagnostics: the predictions stayed on
     the workers)."""
     from ioukit.cli._report import say
     from ioukit.report import csv_bytes, json_text, per_class_table
 
     with plan:
-        if args.json:
+        if args.json and not to_stdout:
             plan.write_text("--json", json_text(result.to_dict()))
         if args.csv:
             plan.write_bytes("--csv", csv_bytes(result.per_class))
@@ -594,6 +774,9 @@ def _report_sharded(args: argparse.Namespace, plan: Any, result: Any) -> int:
             "note: --workers: diagnostics are skipped (the predictions stay on the workers)",
             file=sys.stderr,
         )
+    if to_stdout:
+        say(json_text(result.to_dict()).rstrip("\n"))
+        return 0
     say(result.summary())
     say("")
     say(per_class_table(result.per_class))

@@ -38,6 +38,7 @@ __all__ = [
     "class_file_candidates",
     "companion_inputs",
     "find_class_file",
+    "image_files",
     "image_sizes_from_folder",
     "index_lookup",
     "load_class_names",
@@ -45,6 +46,7 @@ __all__ = [
     "parse_image_size",
     "prediction_category",
     "resolve_image_sizes",
+    "sideways_images",
     "unique_stems",
 ]
 
@@ -297,9 +299,23 @@ def load_class_names(source: ClassSource) -> dict[int, str] | None:
 
 
 def image_sizes_from_folder(folder: Path, stems: Iterable[str]) -> dict[str, tuple[float, float]]:
-    """``stem -> (width, height)`` read from image headers (no pixel decoding, no pixel limit)."""
+    """``stem -> (width, height)`` read from image headers (no pixel decoding, no pixel limit);
+    the shown size of a JPEG turned sideways by its EXIF orientation."""
     from ioukit.io._image_header import image_size
 
+    files = image_files(folder)
+    sizes: dict[str, tuple[float, float]] = {}
+    for stem in stems:
+        file = files.get(stem)
+        if file is None:
+            continue
+        width, height = image_size(file)
+        sizes[stem] = (float(width), float(height))
+    return sizes
+
+
+def image_files(folder: Path) -> dict[str, Path]:
+    """``stem -> image file`` of ``folder`` (one image per stem, else an error)."""
     if not folder.is_dir():
         raise FileNotFoundError(f"--images {folder}: no such folder")
     files: dict[str, Path] = {}
@@ -312,14 +328,24 @@ def image_sizes_from_folder(folder: Path, stems: Iterable[str]) -> dict[str, tup
                 f"{p.stem!r}: expected one image per stem"
             )
         files[p.stem] = p
-    sizes: dict[str, tuple[float, float]] = {}
+    return files
+
+
+def sideways_images(folder: Path, stems: Iterable[str]) -> list[tuple[Path, int, int]]:
+    """The images of ``stems`` in ``folder`` whose EXIF orientation swaps width and height:
+    ``(file, stored width, stored height)`` each (their shown size is height x width)."""
+    from ioukit.io._image_header import image_header, turns_sideways
+
+    files = image_files(folder)
+    found = []
     for stem in stems:
         file = files.get(stem)
         if file is None:
             continue
-        width, height = image_size(file)
-        sizes[stem] = (float(width), float(height))
-    return sizes
+        width, height, orientation = image_header(file)
+        if turns_sideways(orientation):
+            found.append((file, width, height))
+    return found
 
 
 def resolve_image_sizes(
@@ -612,8 +638,8 @@ def prediction_category(
     if category is None:
         if unknowns is None:
             raise DataFormatError(
-                f"{file}: line {line}: class {cls} is not a ground-truth class "
-                "(pass the class list with --classes)"
+                f"{file}: line {line}: class {cls} is not a ground-truth class (pass the class "
+                "list with --classes, or --skip-unknown to leave such predictions out)"
             )
         unknowns.add_class(cls)
         return None

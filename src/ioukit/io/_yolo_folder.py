@@ -57,7 +57,9 @@ __all__ = [
     "parse_box_label",
     "parse_label",
     "pixel_box",
+    "pixel_index_line",
     "pixel_points",
+    "prediction_files",
     "prediction_folder",
     "read_label_folder",
     "records",
@@ -81,6 +83,29 @@ def label_files(folder: Path, what: str) -> list[Path]:
             if p.suffix.lower() == ".txt" and p.name.lower() != "classes.txt"
         ]
     )
+
+
+def pixel_index_line(folder: Path, *, files: int = 20) -> tuple[Path, int, float] | None:
+    """``(file, line, value)`` of the first line of a ``.txt`` folder that looks like a YOLO
+    line in pixels: an integer class index, then numbers of which one is above 1.5.
+
+    Only the first ``files`` label files are read (the sniffing budget of format detection).
+    """
+    import re
+
+    index = re.compile(r"\+?\d+(\.0*)?\Z")
+    for file in label_files(folder, "labels")[:files]:
+        for line, tokens in iter_records(read_text(file)):
+            if len(tokens) < 5 or not index.match(tokens[0]):
+                return None
+            try:
+                values = [float(t) for t in tokens[1:]]
+            except ValueError:
+                return None
+            big = [v for v in values if abs(v) > 1.5]
+            if big:
+                return file, line, big[0]
+    return None
 
 
 def sibling_images(folder: Path) -> Path | None:
@@ -141,6 +166,19 @@ def records(
             yield file, row, line, tokens
 
 
+def prediction_files(
+    path: str | os.PathLike[str], ground_truth: Dataset, classes: ClassSource
+) -> tuple[dict[str, int], list[Path], list[int | None]]:
+    """``class index -> category id``, the label files and their image rows (None: an image
+    the ground truth lacks) of a prediction folder (see :func:`prediction_folder`)."""
+    folder = check_exists(path, "predictions")
+    files = label_files(folder, "predictions")
+    class_file = classes if classes is not None else find_class_file(folder, ground_truth=False)
+    lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
+    row_of = stem_rows(ground_truth.images)
+    return lookup, files, [row_of.get(p.stem) for p in files]
+
+
 def prediction_folder(
     path: str | os.PathLike[str], ground_truth: Dataset, classes: ClassSource
 ) -> tuple[dict[str, int], Iterator[Record]]:
@@ -150,12 +188,7 @@ def prediction_folder(
     truth); class names from ``classes``, else ``classes.txt``/``data.yaml`` in the folder,
     else class indices are ground-truth category ids.
     """
-    folder = check_exists(path, "predictions")
-    files = label_files(folder, "predictions")
-    class_file = classes if classes is not None else find_class_file(folder, ground_truth=False)
-    lookup = index_lookup(ground_truth.categories, load_class_names(class_file))
-    row_of = stem_rows(ground_truth.images)
-    rows = [row_of.get(p.stem) for p in files]
+    lookup, files, rows = prediction_files(path, ground_truth, classes)
     return lookup, records(files, rows, "reading predictions")
 
 

@@ -1,7 +1,8 @@
 """COCO keypoint annotations and results -> :class:`~ioukit.dataset.Dataset` with ``keypoints``.
 
 Ground truth: a COCO dataset whose annotations carry ``keypoints`` ``[x1, y1, v1, x2, ...]``
-(K triples; ``v`` in {0, 1, 2}) and ``num_keypoints``. The boxes, areas, crowd flags and ids
+(K triples; ``v`` in {0, 1, 2}, any ``v > 0`` counting as labelled, as pycocotools counts it) and
+``num_keypoints``. The boxes, areas, crowd flags and ids
 are read as :func:`ioukit.io.coco.read_coco_ground_truth` reads them; an annotation whose
 ``num_keypoints`` is 0 (pycocotools' rule; the count of ``v > 0`` when the field is missing)
 is marked ``ignore``. An annotation without ``keypoints`` has K keypoints ``(0, 0, 0)``.
@@ -53,7 +54,12 @@ from ioukit.io.coco import (
 if TYPE_CHECKING:
     import mmap
 
-__all__ = ["read_coco_keypoint_results", "read_coco_keypoints", "read_crowd_index"]
+__all__ = [
+    "read_coco_keypoint_results",
+    "read_coco_keypoints",
+    "read_crowd_index",
+    "unusual_visibility",
+]
 
 
 def _keypoint_column(
@@ -62,14 +68,13 @@ def _keypoint_column(
     section: str,
     *,
     num_keypoints: int | None = None,
-    visibility: bool,
     required: bool,
     reference: str = "",
 ) -> np.ndarray:
     """The (N, K, 3) keypoints of ``records`` (private helper, shared with the writers).
 
     ``num_keypoints``: the K every record must have (else K of the first record that has
-    keypoints). ``visibility``: the third values must be 0, 1 or 2. ``required``: a record
+    keypoints). ``required``: a record
     without ``keypoints`` is an error (else K zeros). ``reference`` names where K came from,
     for the error message.
     """
@@ -82,7 +87,7 @@ def _keypoint_column(
         rows = _number_rows(records, "keypoints", 3 * num_keypoints)
         if rows is not None:  # what the general path below gives for these records
             array = rows.reshape(len(records), num_keypoints, 3)
-            _check_values(array, label, section, visibility)
+            _check_values(array, label, section)
             return array
     n = len(records)
     lists = [r.get("keypoints") if isinstance(r, Mapping) else None for r in records]
@@ -104,7 +109,7 @@ def _keypoint_column(
         array = flat.reshape(n, k, 3)
     except (TypeError, ValueError):
         array = _keypoints_one_by_one(records, lists, label, section, k, required, reference)
-    _check_values(array, label, section, visibility)
+    _check_values(array, label, section)
     return array
 
 
@@ -158,7 +163,7 @@ def _keypoints_one_by_one(
     return np.array(rows, dtype=np.float64).reshape(len(records), width // 3, 3)
 
 
-def _check_values(array: np.ndarray, label: str, section: str, visibility: bool) -> None:
+def _check_values(array: np.ndarray, label: str, section: str) -> None:
     finite = np.isfinite(array)
     if not finite.all():
         i, kk, c = (int(t) for t in np.argwhere(~finite)[0])
@@ -166,15 +171,33 @@ def _check_values(array: np.ndarray, label: str, section: str, visibility: bool)
             f"{label}: {section}[{i}].keypoints[{3 * kk + c}]: expected a finite number, "
             f"got {array[i, kk, c]}"
         )
-    if visibility:
-        v = array[:, :, 2]
-        good = (v == 0) | (v == 1) | (v == 2)
-        if not good.all():
-            i, kk = (int(t) for t in np.argwhere(~good)[0])
-            raise DataFormatError(
-                f"{label}: {section}[{i}].keypoints[{3 * kk + 2}]: expected a visibility flag "
-                f"0, 1 or 2, got {_describe(v[i, kk].item())}"
-            )
+    # visibility: any v >= 0 is accepted, v > 0 counts as labelled, as pycocotools and
+    # xtcocotools count it (COCO-WholeBody's hand and face keypoints carry confidences such
+    # as 0.187 there, #23 item 21); unusual_visibility() finds them for a note
+    negative = array[:, :, 2] < 0
+    if negative.any():
+        i, kk = (int(t) for t in np.argwhere(negative)[0])
+        raise DataFormatError(
+            f"{label}: {section}[{i}].keypoints[{3 * kk + 2}]: expected a visibility >= 0 "
+            f"(0 not labelled, > 0 labelled), got {array[i, kk, 2]:g}"
+        )
+
+
+def unusual_visibility(keypoints: np.ndarray | None) -> tuple[int, int, int, float] | None:
+    """``(count, record, keypoint, v)``: how many ground-truth visibilities lie outside
+    {0, 1, 2}, and the first of them; None when every one is 0, 1 or 2.
+
+    >>> unusual_visibility(np.array([[[1.0, 2.0, 2.0], [3.0, 4.0, 0.187]]]))
+    (1, 0, 1, 0.187)
+    """
+    if keypoints is None or not keypoints.size:
+        return None
+    v = keypoints[:, :, 2]
+    odd = ~((v == 0) | (v == 1) | (v == 2))
+    if not odd.any():
+        return None
+    i, k = (int(t) for t in np.argwhere(odd)[0])
+    return int(odd.sum()), i, k, float(v[i, k])
 
 
 def _fresh_floats(count: int) -> np.ndarray:
@@ -312,7 +335,7 @@ def read_coco_keypoints(
     ------
     DataFormatError
         Naming the file and record: keypoints not a multiple of 3, a K different from the
-        first annotation's, a non-finite coordinate, a visibility outside {0, 1, 2}.
+        first annotation's, a non-finite coordinate or visibility.
 
     Examples
     --------
@@ -340,7 +363,7 @@ def _keypoint_ground_truth(
             message = label + message[len("ground_truth") :]
         raise DataFormatError(message) from None
     anns = data.get("annotations", [])
-    keypoints = _keypoint_column(anns, label, "annotations", visibility=True, required=False)
+    keypoints = _keypoint_column(anns, label, "annotations", required=False)
     visible = (keypoints[:, :, 2] > 0).sum(axis=1).astype(np.float64)
     count = visible
     if any(isinstance(a, Mapping) and "num_keypoints" in a for a in anns):
@@ -439,7 +462,6 @@ def _keypoint_results(
         label,
         section,
         num_keypoints=k,
-        visibility=False,
         required=True,
         reference="the ground truth",
     )

@@ -97,7 +97,8 @@ def read_coco_rotated_ground_truth(
     Returns
     -------
     Dataset
-        With the ``rotated`` column; ``crowd`` from ``iscrowd``, ``ignore`` from ``ignore``.
+        With the ``rotated`` column; ``crowd`` from ``iscrowd``, ``ignore`` from ``ignore``,
+        ``difficult`` from ``difficult`` (DOTA's flag; written by :func:`write_coco_rotated`).
 
     Raises
     ------
@@ -124,6 +125,7 @@ def read_coco_rotated_ground_truth(
     categories = CategoryTable.from_lists(cat_ids, names)
     known_cats = set(cat_ids)
     rboxes, image_index, category_id, area, crowd, ignore, ann_ids = [], [], [], [], [], [], []
+    difficult: list[bool] = []
     for i, ann in enumerate(doc["annotations"]):
         where = f"{label}: annotations[{i}]"
         image_id = int(_field(ann, "image_id", where))
@@ -141,6 +143,7 @@ def read_coco_rotated_ground_truth(
         area.append(_number(ann["area"], f"{where}.area") if "area" in ann else box[2] * box[3])
         crowd.append(bool(ann.get("iscrowd", 0)))
         ignore.append(bool(ann.get("ignore", 0)))
+        difficult.append(bool(ann.get("difficult", 0)))  # DOTA's flag, kept by the writer
         ann_ids.append(int(ann.get("id", i + 1)))
     rotated = np.asarray(rboxes, dtype=np.float64).reshape(-1, 5)
     return Dataset.from_arrays(
@@ -152,6 +155,7 @@ def read_coco_rotated_ground_truth(
         area=area,
         crowd=crowd,
         ignore=ignore,
+        difficult=difficult,
         annotation_id=ann_ids,
         rotated=rotated,
     )
@@ -286,6 +290,8 @@ def write_coco_rotated(dataset: Dataset, path: str | os.PathLike[str], /) -> Pat
                     "area": float(dataset.area[k]),
                     "iscrowd": int(dataset.crowd[k]),
                 }
+                | ({"ignore": 1} if dataset.ignore[k] else {})
+                | ({"difficult": 1} if dataset.difficult[k] else {})
                 for k in range(len(dataset))
             ],
         }

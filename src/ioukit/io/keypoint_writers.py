@@ -1,8 +1,9 @@
 """Write keypoint datasets: COCO keypoint JSON and Ultralytics pose label folders.
 
 COCO: the document of :func:`ioukit.io.coco_writer.coco_dict` plus each annotation's
-``keypoints`` (``[x, y, v, ...]``, ``v`` an integer) and ``num_keypoints`` (the count of
-``v > 0``), or each result's ``keypoints`` (the third value as read: a score or visibility).
+``keypoints`` (``[x, y, v, ...]``, ``v`` an integer, or a confidence kept as it is) and
+``num_keypoints`` (the count of ``v > 0``), or each result's ``keypoints`` (the third value as
+read: a score or visibility).
 YOLO pose: ``class cx cy w h x1 y1 v1 ...`` (predictions add ``conf``), coordinates normalized
 by the image size, ``classes.txt`` and a ``data.yaml`` with ``names`` and ``kpt_shape``.
 Both are written atomically and read back by :mod:`ioukit.io.coco_keypoints` and
@@ -38,6 +39,12 @@ from ioukit.io.yolo import yolo_class_indices
 __all__ = ["coco_keypoints_dict", "write_coco_keypoints", "write_yolo_pose"]
 
 
+def _flag(v: float) -> int | float:
+    """A visibility as written: 0/1/2 as integers, a confidence (COCO-WholeBody's 0.187) as
+    it is, so that ``v > 0`` stays labelled (#23 item 21)."""
+    return int(v) if v == int(v) else v
+
+
 def _keypoints(dataset: Dataset) -> np.ndarray:
     if dataset.keypoints is None:
         raise DataFormatError("dataset.keypoints: expected (N, K, 3) keypoints to write, got none")
@@ -58,7 +65,7 @@ def coco_keypoints_dict(dataset: Dataset, /) -> dict[str, Any] | list[dict[str, 
             record["keypoints"] = values
         return doc
     for ann, values, count in zip(doc["annotations"], flat, visible.tolist(), strict=True):
-        values[2::3] = [int(v) for v in values[2::3]]
+        values[2::3] = [_flag(v) for v in values[2::3]]
         ann["keypoints"] = values
         ann["num_keypoints"] = int(count)
     return doc
@@ -99,7 +106,7 @@ def write_yolo_pose(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     ):
         fields = [str(classes[i]), *(repr(v) for v in box)]
         for x, y, v in pts:
-            third = repr(v) if scores is not None else str(int(v))
+            third = repr(v) if scores is not None else str(_flag(v))
             fields += [repr(x), repr(y), third]
         if scores is not None:
             fields.append(repr(scores[i]))

@@ -32,6 +32,7 @@ from ioukit.io._build import (
     ground_truth_categories,
     prediction_category,
 )
+from ioukit.io._conversion import rows_kept, take_rows
 from ioukit.io._names import check_writable
 from ioukit.io._oriented import dataset_quads, quads_dataset
 from ioukit.io._yolo_folder import (
@@ -47,6 +48,7 @@ from ioukit.io._yolo_folder import (
 __all__ = ["read_yolo_obb_ground_truth", "read_yolo_obb_predictions", "write_yolo_obb"]
 
 _HINT = "pixel corners are DOTA's format: use --gt-format dota"
+_PRED_HINT = "pixel corners are DOTA's format: use --pred-format dota"
 _CORNERS = ("x1", "y1", "x2", "y2", "x3", "y3", "x4", "y4")
 
 
@@ -142,7 +144,7 @@ def read_yolo_obb_predictions(
     scores: list[float] = []
     for file, row, line, tokens in lines:
         cls, corners, score = parse_label(
-            tokens, file, line, _CORNERS, prediction=True, range_hint=_HINT
+            tokens, file, line, _CORNERS, prediction=True, range_hint=_PRED_HINT
         )
         category = prediction_category(row, cls, lookup, unknowns, file, line)
         if category is None or row is None:  # row None: category None (skipped or raised)
@@ -196,6 +198,7 @@ def write_yolo_obb(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:
     """
     check_writable(dataset, "yolo")
     require_image_sizes(dataset, "YOLO OBB")
+    dataset = take_rows(dataset, rows_kept(dataset, "yolo_obb"))  # no crowd or ignore flag
     images = dataset.images
     quads = dataset_quads(dataset)
     norm = quads.copy()

@@ -135,13 +135,14 @@ def _keypoints(
 
 
 def _check_visibility(kp: np.ndarray, path: Path, line: int) -> None:
-    v = kp[:, 2]
-    bad = ~((v == 0) | (v == 1) | (v == 2))
+    """v >= 0: 0 not labelled, any v > 0 labelled (0.187: a COCO-WholeBody confidence
+    converted from COCO JSON reads back, #23 item 21)."""
+    bad = kp[:, 2] < 0
     if bad.any():
         j = int(np.flatnonzero(bad)[0])
         raise DataFormatError(
-            f"{path}: line {line}: keypoint {j + 1} v: expected a visibility flag 0, 1 or 2, "
-            f"got {v[j]:g}"
+            f"{path}: line {line}: keypoint {j + 1} v: expected a visibility >= 0 (0 not "
+            f"labelled, > 0 labelled), got {kp[j, 2]:g}"
         )
 
 
@@ -176,7 +177,7 @@ def read_yolo_pose_ground_truth(
     ------
     DataFormatError
         Naming file and line: a count other than ``5 + K * D``, a non-finite value, a
-        visibility outside {0, 1, 2}, a bad ``kpt_shape``.
+        negative visibility, a bad ``kpt_shape``.
     """
     labels = read_label_folder(path, image_size=image_size, images_dir=images_dir, classes=classes)
     shape = (
