@@ -29,28 +29,40 @@ def page_data(text: str) -> Any:
     return json.loads(found.group(1))
 
 
-def matched_gt(pred: dict[str, Any], p: int, t: int) -> int:
+def unpacked(pred: dict[str, Any]) -> dict[str, dict[int, Any]]:
+    """The documented sparse match columns as dicts by prediction row."""
+    m = pred["m"]
+    return {
+        "ignored": dict(zip(pred["ig"]["rows"], pred["ig"]["bits"], strict=True)),
+        "matched": {r: (g, b) for r, g, b in zip(m["rows"], m["g"], m["bits"], strict=True)},
+    }
+
+
+def matched_gt(pred: dict[str, Any], sparse: dict[str, dict[int, Any]], p: int, t: int) -> int:
     """The documented decoding of a prediction's matched ground truth at threshold ``t``."""
     exceptions = pred["gx"].get(str(p))
     if exceptions is not None:
         return int(exceptions[t])
-    return int(pred["g"][p]) if (pred["mb"][p] >> t) & 1 else -1
+    g, bits = sparse["matched"].get(p, (-1, 0))
+    return int(g) if (bits >> t) & 1 else -1
 
 
 def counts_from_data(data: dict[str, Any], t: int) -> dict[int, tuple[int, int, int]]:
     """Per category id: (TP, FP, FN) read from the embedded per-object data at threshold t."""
     pred, gt = data["pred"], data["gt"]
+    sparse = unpacked(pred)
+    skipped = set(pred["ne"])
     ids = [row["id"] for row in data["classes"]["rows"]]
     tp = [0] * len(ids)
     fp = [0] * len(ids)
     hit = set()
     for p in range(len(pred["img"])):
-        if not pred["ev"][p]:
+        if p in skipped:
             continue
         if (pred["tp"][p] >> t) & 1:
             tp[pred["cls"][p]] += 1
-            hit.add(matched_gt(pred, p, t))
-        elif not (pred["ig"][p] >> t) & 1:
+            hit.add(matched_gt(pred, sparse, p, t))
+        elif not (sparse["ignored"].get(p, 0) >> t) & 1:
             fp[pred["cls"][p]] += 1
     fn = [0] * len(ids)
     for g in range(len(gt["img"])):
@@ -198,7 +210,7 @@ def test_missing_and_unreadable_images_are_counted(tmp_path: Path) -> None:
 def test_protocols_without_a_kept_match_still_report() -> None:
     gt, results = make_detections(num_images=5, num_classes=2, seed=2)
     voc = report_data(ioukit.evaluate(gt, results, protocol="voc10"))
-    assert not voc["summary"]["has_match"] and "ev" not in voc["pred"]
+    assert not voc["summary"]["has_match"] and "m" not in voc["pred"]
     yolo = report_data(ioukit.evaluate(gt, results, protocol="yolo"))
     assert yolo["summary"]["has_match"] and len(yolo["thresholds"]) == 10
 

@@ -115,17 +115,25 @@ JS = r"""
     return {start, order};
   }
   const byImgP = index(P.img), byImgG = index(G.img);
+  // the sparse match columns, unpacked: evaluated, ignored bits, matched gt, bits, IoU
+  const EV = new Uint8Array(NP).fill(1), IGB = new Int32Array(NP);
+  const GM = new Int32Array(NP).fill(-1), MB = new Int32Array(NP), IOU = new Float64Array(NP);
+  if (HAS) {
+    for (const r of P.ne) EV[r] = 0;
+    P.ig.rows.forEach((r, j) => { IGB[r] = P.ig.bits[j]; });
+    P.m.rows.forEach((r, j) => { GM[r] = P.m.g[j]; MB[r] = P.m.bits[j]; IOU[r] = P.m.iou[j]; });
+  }
 
   function matchedGt(p, t) {
     if (!HAS) return -1;
     const x = P.gx[p];
     if (x) return x[t];
-    return (P.mb[p] >> t) & 1 ? P.g[p] : -1;
+    return (MB[p] >> t) & 1 ? GM[p] : -1;
   }
   function iouAt(p, t) {
     const x = P.ix[p];
     if (x) return x[t];
-    return matchedGt(p, t) >= 0 ? P.iou[p] : null;
+    return matchedGt(p, t) >= 0 ? IOU[p] : null;
   }
   function recompute() {
     const t = S.t, c = S.conf;
@@ -134,9 +142,9 @@ JS = r"""
       let s;
       if (P.score[p] < c) s = 5;
       else if (!HAS) s = 4;
-      else if (!P.ev[p]) s = 3;
+      else if (!EV[p]) s = 3;
       else if ((P.tp[p] >> t) & 1) s = 1;
-      else if ((P.ig[p] >> t) & 1) s = 2;
+      else if ((IGB[p] >> t) & 1) s = 2;
       else s = 0;
       predStat[p] = s;
       if (s === 1) { const g = matchedGt(p, t); if (g >= 0) gtStat[g] = 1; }
@@ -524,7 +532,17 @@ JS = r"""
   }
   function drawImage(i, focus, big) {
     const w = D.images.w[i], h = D.images.h[i];
-    const svg = sv("svg", {viewBox: "0 0 " + w + " " + h, preserveAspectRatio: "xMidYMid meet",
+    // an object's thumbnail is a crop around it (the whole image in the detail view)
+    let vb = [0, 0, w, h];
+    if (focus && !big) {
+      const box = focus[0] === "p" ? P.box : G.box, j = 4 * focus[1];
+      const m = Math.max(box[j + 2], box[j + 3]) * 0.6 + Math.max(w, h) / 50;
+      const x0 = Math.max(0, box[j] - m), y0 = Math.max(0, box[j + 1] - m);
+      const x1 = Math.min(w, box[j] + box[j + 2] + m);
+      const y1 = Math.min(h, box[j + 1] + box[j + 3] + m);
+      if (x1 > x0 && y1 > y0) vb = [x0, y0, x1 - x0, y1 - y0];
+    }
+    const svg = sv("svg", {viewBox: vb.join(" "), preserveAspectRatio: "xMidYMid meet",
       role: "img"});
     const src = D.images.src ? D.images.src[i] : null;
     if (src) {
@@ -532,24 +550,26 @@ JS = r"""
     } else {
       svg.append(sv("rect", {class: "ph", x: 0, y: 0, width: w, height: h}));
       if (D.images.given) {
-        const t = sv("text", {x: w / 2, y: h / 2, "text-anchor": "middle",
-          "font-size": Math.max(w, h) / 16});
+        const t = sv("text", {x: vb[0] + vb[2] / 2, y: vb[1] + vb[3] / 2, "text-anchor": "middle",
+          "font-size": Math.max(vb[2], vb[3]) / 16});
         t.textContent = "image missing"; svg.append(t);
       }
     }
-    let counts = {TP: 0, FP: 0, FN: 0, IG: 0, NE: 0, NA: 0};
+    const counts = {TP: 0, FP: 0, FN: 0, IG: 0, NE: 0, NA: 0};
     const add = (kind, j, box) => {
       const name = objName(kind, j);
       if (name === "HIDE") return;
       counts[name]++;
-      const x = box[4 * j], y = box[4 * j + 1];
+      const x = box[4 * j], y = box[4 * j + 1], bw = box[4 * j + 2], bh = box[4 * j + 3];
+      const mine = focus && focus[0] === kind && focus[1] === j;
+      if (focus && !big && !mine && (x > vb[0] + vb[2] || y > vb[1] + vb[3] || x + bw < vb[0] ||
+        y + bh < vb[1])) return;  // outside the crop
       let cls = "box " + (name === "NE" ? "IG" : name);
-      if (focus) cls += focus[0] === kind && focus[1] === j ? " focus" : " faint";
-      const r = sv("rect", {class: cls, x: x, y: y, width: box[4 * j + 2],
-        height: box[4 * j + 3]});
-      const tt = sv("title"); tt.textContent = boxTitle(kind, j); r.append(tt);
+      if (focus) cls += mine ? " focus" : " faint";
+      const r = sv("rect", {class: cls, x: x, y: y, width: bw, height: bh});
+      if (big) { const tt = sv("title"); tt.textContent = boxTitle(kind, j); r.append(tt); }
       svg.append(r);
-      if (big && kind === "p" && (!focus || focus[1] === j)) {
+      if (big && kind === "p" && (!focus || mine)) {
         const label = sv("text", {x: x, y: Math.max(y - 2, 10), "font-size": Math.max(w, h) / 60});
         const iou = HAS ? iouAt(j, S.t) : null;
         label.textContent = fmt(P.score[j], 2) + (iou === null ? "" : " IoU " + fmt(iou, 2));

@@ -433,14 +433,21 @@ def _objects(
         g = np.where(has.any(axis=1), m[rows, first], -1)
         iou = match.iou[rows, first]
         other = np.flatnonzero((has & (m != g[:, None])).any(axis=1)).tolist()
+        matched = np.flatnonzero(has.any(axis=1))
+        ignored = np.flatnonzero(match.ignored_bits)
+        bits = (has.astype(np.int64) << np.arange(has.shape[1])).sum(axis=1)
         preds.update(
             {
-                "ev": _ints(match.evaluated),
                 "tp": _ints(match.tp_bits),
-                "ig": _ints(match.ignored_bits),
-                "g": _ints(g),
-                "mb": _ints((has.astype(np.int64) << np.arange(has.shape[1])).sum(axis=1)),
-                "iou": _rounded(iou, 3),
+                # sparse columns: most predictions are evaluated, not ignored, unmatched
+                "ne": _ints(np.flatnonzero(~match.evaluated)),
+                "ig": {"rows": _ints(ignored), "bits": _ints(match.ignored_bits[ignored])},
+                "m": {
+                    "rows": _ints(matched),
+                    "g": _ints(g[matched]),
+                    "bits": _ints(bits[matched]),
+                    "iou": _rounded(iou[matched], 3),
+                },
                 # the rare predictions whose match differs between thresholds
                 "gx": {str(r): _ints(m[r]) for r in other},
                 "ix": {str(r): _rounded(match.iou[r], 3) for r in other},

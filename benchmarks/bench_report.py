@@ -1,0 +1,119 @@
+"""The HTML report on 5 000 images / 80 classes (issue #28): write time against ``--plots``,
+file size, opening time in headless Chromium, the gallery paging through one class's FPs.
+
+Data: ``ioukit.synthetic.make_detections(5000, 80, seed=0)`` (about 36 000 ground truths and
+320 000 predictions) as COCO JSON files. ``ioukit eval --html`` and ``ioukit eval --plots``
+run in fresh processes, alternating, ``--repeat`` times each; the medians (wall and CPU of the
+child) and their ratio are printed (goal: ``--html`` within 1.5x of ``--plots``). Then the
+report opens ``--repeat`` times in Chromium (``chromium`` on PATH, driven by playwright): the
+time from navigation to the page's ready flag (goal: 2 s), and the main-thread time to show the
+false positives of the most frequent class and of each further page of 60 of them.
+
+Usage: ``python benchmarks/bench_report.py [--repeat 3] [--images N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ioukit.synthetic import make_detections
+
+_PAGING = """() => {
+  const times = [], t0 = performance.now();
+  const c = document.getElementById("gallery-class");
+  c.value = "0"; c.dispatchEvent(new Event("change"));
+  const o = document.getElementById("gallery-outcome");
+  o.value = "FP"; o.dispatchEvent(new Event("change"));
+  document.body.offsetHeight;
+  times.push(performance.now() - t0);
+  for (let i = 0; i < 9; i++) {
+    const t = performance.now();
+    document.getElementById("gallery-more").click();
+    document.body.offsetHeight;
+    times.push(performance.now() - t);
+  }
+  return times;
+}"""
+
+
+def _child(args: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``ioukit eval`` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "ioukit", "eval", *args], check=True, stdout=subprocess.DEVNULL
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--images", type=int, default=5000)
+    opts = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench_report_"))
+    gt, results = make_detections(num_images=opts.images, num_classes=80, seed=0)
+    (folder / "gt.json").write_text(json.dumps(gt))
+    (folder / "pred.json").write_text(json.dumps(results))
+    common = ["--gt", str(folder / "gt.json"), "--pred", str(folder / "pred.json"), "--quiet"]
+    html, plots = [], []
+    report = folder / "report.html"
+    for _ in range(opts.repeat):
+        report.unlink(missing_ok=True)
+        html.append(_child([*common, "--html", str(report)]))
+        shutil.rmtree(folder / "plots", ignore_errors=True)
+        plots.append(_child([*common, "--plots", str(folder / "plots")]))
+    for name, runs in (("--html", html), ("--plots", plots)):
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        print(f"ioukit eval {name:8s} wall {wall:6.2f} s  cpu {cpu:6.2f} s")
+    ratio_wall = statistics.median(h[0] / p[0] for h, p in zip(html, plots, strict=True))
+    ratio_cpu = statistics.median(h[1] / p[1] for h, p in zip(html, plots, strict=True))
+    print(f"--html / --plots: wall {ratio_wall:.2f}x  cpu {ratio_cpu:.2f}x  (goal <= 1.5x)")
+    print(f"report size {report.stat().st_size / 1e6:.1f} MB")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        print("no chromium on PATH: opening time not measured")
+        return
+    from playwright.sync_api import sync_playwright
+
+    opened, paging = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        for _ in range(opts.repeat):
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            start = time.perf_counter()
+            page.goto(report.as_uri())
+            page.wait_for_selector("body[data-ready='1']", timeout=60_000)
+            opened.append(time.perf_counter() - start)
+            # main-thread time (script + layout) of choosing the FPs of the most frequent
+            # class, then of each further page of 60 items: what a user waits for
+            paging.append(page.evaluate(_PAGING))
+            page.close()
+        browser.close()
+    print(
+        f"open in headless Chromium: median {statistics.median(opened):.2f} s "
+        f"(runs {', '.join(f'{t:.2f}' for t in opened)}; goal <= 2 s)"
+    )
+    first = statistics.median(p[0] for p in paging)
+    worst = statistics.median(max(p[1:]) for p in paging)
+    print(f"FPs of class 0: first 60 shown in {first:.0f} ms, each next 60 in <= {worst:.0f} ms")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
