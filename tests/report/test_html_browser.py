@@ -37,7 +37,8 @@ def load_all(page: Any) -> int:
     """Scroll the lazy gallery to its end; the number of items rendered."""
     more = page.locator("#gallery-more")
     while more.is_visible():
-        more.click()
+        # the button's own handler: under load, thumbnails still laying out can sit over it
+        more.dispatch_event("click")
     return int(page.locator("#gallery [data-item]").count())
 
 
