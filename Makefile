@@ -1,11 +1,11 @@
 # ioukit developer commands. Each target creates .venv and installs what it needs when missing,
 # so a fresh clone with only Python 3.11 and make works.
 PYTHON ?= python3.11
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 BENCH_VENV := .venv-bench
 
-.PHONY: demo test lint fuzz bench bench-startup clean
+.PHONY: demo test lint fuzz bench bench-startup wheel wheel-test clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 2; }
@@ -16,8 +16,9 @@ $(BIN)/python:
 KERNEL_SOURCES := setup.py $(wildcard src/ioukit/_kernels/*.pyx src/ioukit/_kernels/*.pxd)
 
 # One install serves every target: ioukit in editable mode with the test extra (which includes
-# all the optional features) and the dev group (ruff, mypy, Cython, the CPU torch pin), so
-# `make test` after `make demo` compiles nothing. `--group` needs pip >= 25.1 (upgraded above).
+# all the optional features) and the dev group (ruff, mypy, Cython, the CPU torch pin and the
+# torch-based references), so `make test` after `make demo` compiles nothing. `--group` needs
+# pip >= 25.1 (upgraded above).
 $(VENV)/.installed: pyproject.toml $(KERNEL_SOURCES) | $(BIN)/python
 	@echo "Installing ioukit into $(VENV) and compiling its $(words $(wildcard src/ioukit/_kernels/*.pyx)) kernels: this takes a few minutes (pip is quiet meanwhile) ..."
 	$(BIN)/python -m pip install --quiet -e ".[test]" --group dev
@@ -42,6 +43,31 @@ fuzz: $(VENV)/.installed
 	IOUKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider \
 		tests/io/test_fuzz_readers.py tests/io/test_convert_roundtrip.py
 
+# --- wheels -----------------------------------------------------------------------------------
+# `make wheel`: the sdist, a wheel built from it, and the wheel repaired by auditwheel into a
+# manylinux wheel (libgomp vendored, symbols stripped) in dist/
+$(VENV)/.installed-release: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --group release
+	touch $@
+
+wheel: $(VENV)/.installed-release
+	rm -rf dist
+	@echo "Building the sdist and a wheel from it (compiles the kernels: a few minutes) ..."
+	$(BIN)/python -m build --outdir dist/unrepaired .
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/auditwheel repair --strip --wheel-dir dist dist/unrepaired/*.whl
+	mv dist/unrepaired/*.tar.gz dist/
+	rm -rf dist/unrepaired
+	@ls -l dist
+
+# `make wheel-test`: install the manylinux wheel into a fresh venv (no source tree on the path)
+# and evaluate the bundled sample against pycocotools (.ci/check_wheel.py)
+WHEEL_VENV := build/wheel-venv
+wheel-test: wheel
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet dist/*manylinux*.whl "pycocotools>=2.0.8"
+	cd $(WHEEL_VENV) && bin/python -I $(CURDIR)/.ci/check_wheel.py
+
 $(BENCH_VENV)/.installed: pyproject.toml $(KERNEL_SOURCES)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 2; }
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
@@ -58,4 +84,4 @@ bench-startup: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_startup.py
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .venv-ultralytics .venv-py313 build dist docs/_build .pytest_cache .mypy_cache .ruff_cache

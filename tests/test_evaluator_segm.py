@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ioukit.engine import Evaluator, evaluate
+from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError, MaskError
+from ioukit.evaluator import Evaluator
 
 pytest.importorskip("pycocotools")
 from pycocotools import mask as mask_utils

@@ -264,3 +264,16 @@ def test_voc_yolo_ranks_equal_the_gathered_datasets(
         pairs.append(ev.datasets())
     want = ioukit.evaluate(*_renumbered(pairs, by_image_id=True), protocol=protocol).stats
     assert ranks[0][protocol] == ranks[1][protocol] == want
+
+
+def test_a_rank_without_images_agrees_with_any_image_id_mode() -> None:
+    # #23 item 2: an IterableDataset split can leave a rank empty; it has no ids to give
+    from ioukit.distributed import _check_same_mode
+    from ioukit.errors import DataFormatError
+
+    assert _check_same_mode([True, False], [3, 0]) is True
+    assert _check_same_mode([False, True], [0, 2]) is True
+    assert _check_same_mode([False, False], [1, 0]) is False
+    assert _check_same_mode([False, False], [0, 0]) is False
+    with pytest.raises(DataFormatError, match=r"given on rank 2 but not on rank 1"):
+        _check_same_mode([False, False, True], [0, 4, 1])

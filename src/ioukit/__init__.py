@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ioukit.boxes import box_area, box_convert, clip_boxes, denormalize_boxes, normalize_boxes
     from ioukit.dataset import CategoryTable, Dataset, ImageTable
     from ioukit.distributed import evaluate_sharded
-    from ioukit.engine import Evaluator, evaluate
+    from ioukit.engine import evaluate
     from ioukit.errors import (
         BoxError,
         DataFormatError,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ioukit.evaluation.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
     from ioukit.evaluation.protocols.voc import evaluate_voc
     from ioukit.evaluation.protocols.yolo import evaluate_yolo
+    from ioukit.evaluator import Evaluator
     from ioukit.fusion import weighted_boxes_fusion
     from ioukit.io import read_ground_truth, read_predictions, write_dataset
     from ioukit.masks import mask_dice, mask_iou
@@ -82,7 +83,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Dataset": ("ioukit.dataset", "Dataset"),
     "ErrorAnalysis": ("ioukit.analysis.errors", "ErrorAnalysis"),
     "EvaluationResult": ("ioukit.analysis.result", "EvaluationResult"),
-    "Evaluator": ("ioukit.engine", "Evaluator"),
+    "Evaluator": ("ioukit.evaluator", "Evaluator"),
     "Finding": ("ioukit.analysis.diagnostics", "Finding"),
     "ImageTable": ("ioukit.dataset", "ImageTable"),
     "IoukitError": ("ioukit.errors", "IoukitError"),

@@ -13,7 +13,14 @@ from typing import Any
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
-from ioukit.evaluation.registry import PROTOCOL_MODULES, make_protocol, protocol_iou_types
+from ioukit.evaluation.registry import (
+    PROTOCOL_MODULES,
+    make_protocol,
+    protocol_iou_types,
+    similarity_input,
+)
+from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
 
 __all__ = ["ground_truth_dataset", "make_runner", "predictions_dataset"]
 
@@ -31,12 +38,8 @@ def ground_truth_dataset(
             raise DataFormatError("gt: expected ground truth, got a dataset with scores")
         return gt
     if keypoints and isinstance(gt, str | os.PathLike | Mapping):
-        from ioukit.io.coco_keypoints import read_coco_keypoints
-
         return read_coco_keypoints(gt, require_iscrowd=require_iscrowd)
     if isinstance(gt, str | os.PathLike | Mapping):
-        from ioukit.io.coco import read_coco_ground_truth
-
         return read_coco_ground_truth(gt, require_iscrowd=require_iscrowd, keep_segmentation=segm)
     raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
 
@@ -50,13 +53,11 @@ def predictions_dataset(predictions: object, gt: Dataset, *, iou_type: str = "bb
         if not predictions.is_prediction:
             raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
         return predictions
-    if iou_type == "keypoints" and isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        from ioukit.io.coco_keypoints import read_coco_keypoint_results
-
+    if similarity_input(iou_type) == "keypoints" and isinstance(
+        predictions, str | os.PathLike | Sequence | Mapping
+    ):
         return read_coco_keypoint_results(predictions, gt)  # type: ignore[arg-type]
     if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        from ioukit.io.coco import read_coco_results
-
         return read_coco_results(predictions, gt, iou_type=iou_type)  # type: ignore[arg-type]
     raise TypeError(
         "predictions: expected a Dataset, a list of COCO result dicts or a path, "

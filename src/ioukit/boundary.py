@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ioukit._array import Array
+from ioukit._kernels import rle
 from ioukit.errors import ParameterError
 from ioukit.masks import RLE, RunLengths, encode_runs, mask_iou, parse_rles
 
@@ -153,7 +154,6 @@ def boundary_runs(
     >>> len(boundary_runs([]))
     0
     """
-    from ioukit._kernels import rle
 
     ratio = _check_options(dilation_ratio, compat)
     runs = _runs(masks, "masks")

@@ -63,11 +63,23 @@ from typing import Any
 
 import numpy as np
 
+from ioukit._evaluate_inputs import ground_truth_dataset as read_gt
+from ioukit._evaluate_inputs import make_runner, predictions_dataset, resolve_iou_type
 from ioukit._process_group import process_group
 from ioukit.analysis.result import EvaluationResult
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
+from ioukit.evaluation.accumulate import coco_accumulate_levels
+from ioukit.evaluation.grouping import MatchedPredictions
+from ioukit.evaluation.groups import Groups, class_rows
+from ioukit.evaluation.match import match_groups
+from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE, MatchOutcome
+from ioukit.evaluation.protocols.openimages import accumulate_openimages, match_openimages
+from ioukit.evaluation.registry import get_similarity, similarity_input
 from ioukit.evaluation.result import ProtocolResult
+from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_results
+from ioukit.io.openimages import OpenImagesGroundTruth, read_openimages_predictions
 
 __all__ = [
     "LOCAL_CLUSTER_CONFIG",
@@ -208,17 +220,16 @@ def _read_shard(gt: Any, shard: object, name: str, protocol: str, iou_type: str)
     if not isinstance(shard, str | os.PathLike):
         raise TypeError(f"{name}: expected a path or a Dataset, got {type(shard).__name__}")
     if protocol in _OPENIMAGES:
-        from ioukit.io.openimages import read_openimages_predictions
-
         return read_openimages_predictions(shard, gt)
     if lvis_gt is not None:
-        from ioukit.io.lvis import read_lvis_results
-
         return read_lvis_results(shard, lvis_gt, iou_type=iou_type)
-    from ioukit._evaluate_inputs import predictions_dataset
 
     return predictions_dataset(
-        shard, gt, iou_type=iou_type if iou_type in ("segm", "keypoints") else "bbox"
+        shard,
+        gt,
+        iou_type=iou_type
+        if similarity_input(iou_type) in ("segmentation", "keypoints")
+        else "bbox",
     )
 
 
@@ -234,8 +245,6 @@ def _shard_partial(
     pred = _read_shard(gt, shard, name, protocol, iou_type)
     images = shard_images(pred)
     if protocol in _OPENIMAGES:
-        from ioukit.evaluation.protocols.openimages import match_openimages
-
         part = match_openimages(
             gt, pred, challenge=protocol == "openimages_challenge", images=images, **options
         )
@@ -322,7 +331,6 @@ class CocoPartial:
         """Pack a :class:`~ioukit.evaluation.outcome.MatchOutcome` of predictions over
         ``gt``'s image table (``category_ids``: the sorted ids class rows refer to; ranks
         below ``rank_bound``)."""
-        from ioukit.evaluation.groups import class_rows
 
         a, t = len(outcome.area_names), len(outcome.thresholds)
         image_rank = np.searchsorted(np.sort(gt.images.ids), outcome.image_id)
@@ -340,7 +348,6 @@ class CocoPartial:
 
     def status(self) -> np.ndarray:
         """The (N, A, T) int8 status array back."""
-        from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
 
         a, t = self.shape
         tp = np.unpackbits(self.tp_bits, axis=1, count=a * t)
@@ -410,7 +417,6 @@ class MatchedPartial:
         cls, gt: Dataset, pred: Dataset, protocol: str, iou_type: str, options: Mapping[str, Any]
     ) -> MatchedPartial:
         """``make_protocol(protocol).match`` on ``pred`` (some images' predictions), packed."""
-        from ioukit._evaluate_inputs import make_runner
 
         runner = make_runner(protocol, iou_type, options)
         mine = np.isin(gt.image_index, np.unique(pred.image_index))
@@ -445,9 +451,6 @@ def _matched_result(
     options: Mapping[str, Any],
 ) -> ProtocolResult:
     """``summarize`` of the shards' matches merged: the one-process numbers."""
-    from ioukit._evaluate_inputs import make_runner
-    from ioukit.evaluation.grouping import MatchedPredictions
-    from ioukit.evaluation.outcome import MatchOutcome
 
     runner = make_runner(protocol, iou_type, options)
     parts = list(partials)
@@ -555,15 +558,11 @@ def _coco_match(
     """(protocol, groups, outcome): the first half of ``COCOProtocol.evaluate`` (and of
     ``KeypointProtocol``'s, whose similarity is its own OKS and whose pycocotools mode also
     ignores ground truths without keypoints)."""
-    from ioukit._evaluate_inputs import make_runner
-    from ioukit.evaluation.groups import Groups
-    from ioukit.evaluation.match import match_groups
-    from ioukit.evaluation.registry import get_similarity
 
     protocol = make_runner("coco", iou_type, options)
     pyco = protocol.compat == "pycocotools"
     groups = Groups.build(gt, pred, use_cats=protocol.use_cats, max_det=protocol.max_dets[-1])
-    if iou_type == "keypoints":
+    if similarity_input(iou_type) == "keypoints":
         similarity = protocol.similarity()
         ignore = gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult
     else:
@@ -612,7 +611,6 @@ class LVISPartial:
         cls, gt: Any, pred: Dataset, iou_type: str, options: Mapping[str, Any]
     ) -> LVISPartial:
         """``LVISProtocol.evaluate`` on ``pred`` (some images' results), its outcome packed."""
-        from ioukit._evaluate_inputs import make_runner
 
         runner = make_runner("lvis", iou_type, options)
         data = gt.dataset
@@ -642,9 +640,6 @@ def _lvis_result(
 ) -> ProtocolResult:
     """The second half of ``LVISProtocol.evaluate`` on merged partials (same numbers)."""
     from typing import cast
-
-    from ioukit._evaluate_inputs import make_runner
-    from ioukit.evaluation.accumulate import coco_accumulate_levels
 
     runner = make_runner("lvis", iou_type, options)
     data = gt.dataset
@@ -694,7 +689,6 @@ def _merged_outcome(
     thresholds and area names are the merged outcome's); every partial's ``category_row``
     and ``image_rank`` refer to ``category_ids`` and ``gt``'s sorted image ids.
     """
-    from ioukit.evaluation.outcome import MatchOutcome
 
     n = sum(len(p) for p in parts)
     a, t = len(empty.area_names), len(empty.thresholds)
@@ -798,7 +792,6 @@ def _ground_truth(
     gt: object, protocol: str, iou_type: str, options: dict[str, Any]
 ) -> tuple[Any, dict[str, Any]]:
     """The ground truth every worker gets: a Dataset, or for LVIS an LVISGroundTruth."""
-    from ioukit.io.openimages import OpenImagesGroundTruth
 
     if isinstance(gt, OpenImagesGroundTruth):
         if protocol not in _OPENIMAGES:
@@ -810,23 +803,25 @@ def _ground_truth(
             options.setdefault("image_labels", gt.image_labels)
         return gt.dataset, options
     if protocol == "lvis":
-        from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth
-
         if isinstance(gt, LVISGroundTruth):
             return gt, options
         if isinstance(gt, str | os.PathLike | Mapping):
-            return read_lvis_ground_truth(gt, keep_segmentation=iou_type == "segm"), options
+            return read_lvis_ground_truth(
+                gt, keep_segmentation=similarity_input(iou_type) == "segmentation"
+            ), options
         raise TypeError(
             "gt: protocol='lvis' needs LVIS's labels (neg_category_ids, "
             "not_exhaustive_category_ids, frequency): pass the LVIS file, its dict or "
             f"ioukit.io.lvis.read_lvis_ground_truth(...), got {type(gt).__name__}"
         )
-    from ioukit._evaluate_inputs import ground_truth_dataset as read_gt
 
     strict = protocol == "coco" and options.get("compat") == "pycocotools"
-    keypoints = iou_type == "keypoints"
+    keypoints = similarity_input(iou_type) == "keypoints"
     return read_gt(
-        gt, require_iscrowd=strict, segm=iou_type == "segm", keypoints=keypoints
+        gt,
+        require_iscrowd=strict,
+        segm=similarity_input(iou_type) == "segmentation",
+        keypoints=keypoints,
     ), options
 
 
@@ -910,7 +905,6 @@ def evaluate_sharded(
     MissingDependencyError
         ``client`` is None and dask.distributed is not installed.
     """
-    from ioukit._evaluate_inputs import make_runner, resolve_iou_type
 
     iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)  # every check of evaluate(), before work
@@ -964,8 +958,6 @@ def _merge(
     _check_disjoint(gt, [r[0] for r in results], names)
     partials = [r[1] for r in results]
     if protocol in _OPENIMAGES:
-        from ioukit.evaluation.protocols.openimages import accumulate_openimages, match_openimages
-
         if not partials:
             empty = match_openimages(gt, _empty_predictions(gt), **_oi(protocol, options))
             partials, names = [empty], ["no shards"]
@@ -1084,16 +1076,25 @@ def gather_datasets(
         return gt, pred
     gathered: list[Any] = [None] * dist.get_world_size()
     dist.all_gather_object(gathered, (gt, pred, bool(by_image_id)))
-    _check_same_mode([g[2] for g in gathered])
-    return _renumbered([(g[0], g[1]) for g in gathered], by_image_id=by_image_id)
+    by_id = _check_same_mode([g[2] for g in gathered], [len(g[0].images) for g in gathered])
+    return _renumbered([(g[0], g[1]) for g in gathered], by_image_id=by_id)
 
 
-def _check_same_mode(by_id: Sequence[bool]) -> None:
-    if any(by_id) and not all(by_id):
+def _check_same_mode(by_id: Sequence[bool], sizes: Sequence[int]) -> bool:
+    """Whether images are identified by ``image_id`` (the ranks' common mode).
+
+    A rank without images has no ids to give: it agrees with any mode (an ``IterableDataset``
+    split can leave a rank empty).
+    """
+    active = [(rank, b) for rank, (b, n) in enumerate(zip(by_id, sizes, strict=True)) if n]
+    given = [rank for rank, b in active if b]
+    missing = [rank for rank, b in active if not b]
+    if given and missing:
         raise DataFormatError(
-            f"targets.image_id: given on rank {list(by_id).index(True)} but not on rank "
-            f"{list(by_id).index(False)}; give it on every image of every rank or on none"
+            f"targets.image_id: given on rank {given[0]} but not on rank {missing[0]}; give "
+            "it on every image of every rank or on none"
         )
+    return bool(given)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -1117,12 +1118,10 @@ def _merge_ranks(
     states: Sequence[_RankState], iou_type: str, options: Mapping[str, Any]
 ) -> EvaluationResult:
     """Every rank's states (rank order) into the result of one process; what each rank runs."""
-    from ioukit.evaluation.groups import class_rows
 
-    by_id = [s.by_image_id for s in states]
-    _check_same_mode(by_id)
+    by_id = _check_same_mode([s.by_image_id for s in states], [len(s.gt.images) for s in states])
     parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
-    gt, _ = _renumbered(parts, by_image_id=all(by_id) and bool(by_id))
+    gt, _ = _renumbered(parts, by_image_id=by_id)
     cat_ids = np.unique(gt.categories.ids)
     image_ids = np.sort(gt.images.ids)
     offset = 0
@@ -1163,12 +1162,10 @@ def _merge_matched_ranks(
     states: Sequence[_MatchedRankState], protocol: str, iou_type: str, options: Mapping[str, Any]
 ) -> EvaluationResult:
     """Every rank's VOC / YOLO states (rank order) into the result of one process."""
-    from ioukit.evaluation.groups import class_rows
 
-    by_id = [s.by_image_id for s in states]
-    _check_same_mode(by_id)
+    by_id = _check_same_mode([s.by_image_id for s in states], [len(s.gt.images) for s in states])
     parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
-    gt, _ = _renumbered(parts, by_image_id=all(by_id) and bool(by_id))
+    gt, _ = _renumbered(parts, by_image_id=by_id)
     cat_ids = np.unique(gt.categories.ids)
     image_ids = np.sort(gt.images.ids)
     offset = 0
@@ -1247,7 +1244,6 @@ def synced_evaluate(
     >>> round(synced_evaluate(gt, pred).stats["AP"], 6)  # no process group: this rank alone
     1.0
     """
-    from ioukit.engine import evaluate
 
     dist = process_group()
     if dist is None:
@@ -1256,7 +1252,6 @@ def synced_evaluate(
     if not matched and (protocol != "coco" or iou_type not in _COCO_PARTIAL):
         gt, pred = gather_datasets(gt, pred, by_image_id=by_image_id)
         return evaluate(gt, pred, protocol=protocol, iou_type=iou_type, **options)
-    from ioukit._evaluate_inputs import make_runner
 
     make_runner(protocol, iou_type, options)  # every rank fails alike, before the collective
     gathered: list[Any] = [None] * dist.get_world_size()

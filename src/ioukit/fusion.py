@@ -31,6 +31,7 @@ import numpy as np
 
 from ioukit._array import Array, check_image_size
 from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
+from ioukit._kernels import fusion as kernels
 from ioukit.errors import BoxError, ParameterError
 
 __all__ = ["weighted_boxes_fusion"]
@@ -185,8 +186,6 @@ def weighted_boxes_fusion(
     all_boxes, all_labels, all_models = all_boxes[use], all_labels[use], all_models[use]
     box_weights = model_weights[all_models]
     wscores = all_scores[use] * box_weights
-
-    from ioukit._kernels import fusion as kernels
 
     out_boxes, out_scores, out_labels = [], [], []
     first_seen = np.unique(all_labels, return_index=True)[1]

@@ -53,6 +53,7 @@ import array_api_compat
 import numpy as np
 
 from ioukit._array import Array, short_repr
+from ioukit._kernels import rle
 from ioukit.errors import DataFormatError, MaskError
 
 __all__ = [
@@ -134,7 +135,6 @@ class RunLengths:
 
 
 def _kernels() -> Any:
-    from ioukit._kernels import rle
 
     return rle
 

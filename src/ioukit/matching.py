@@ -31,7 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ioukit._kernels import match as kernels
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.evaluation.match import TIE_RULES
 
 __all__ = ["Matches", "match_predictions"]
 
@@ -150,9 +152,6 @@ def match_predictions(
         | _flags(gt_difficult, num_gt, "gt_difficult")
     )
     crowd = _flags(gt_crowd, num_gt, "gt_crowd") if rule == "coco" else np.zeros(num_gt, bool)
-
-    from ioukit._kernels import match as kernels
-    from ioukit.evaluation.match import TIE_RULES
 
     # one group through the pipeline's matcher (ioukit.evaluation.match)
     order = np.argsort(-score, kind="stable")

@@ -22,8 +22,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ioukit.analysis.keypoints import keypoint_errors
 from ioukit.errors import MissingDependencyError
 from ioukit.io._text import atomic_write_bytes
+from ioukit.report import escape_text
 
 __all__ = [
     "PER_CLASS_FIGURES",
@@ -96,7 +98,6 @@ def _gray_lines(ax: Any, x: np.ndarray, ys: np.ndarray, *, color: str = "0.6") -
 
 def _label(name: str) -> str:
     """A class name safe in a figure: control characters escaped, mathtext ``$`` disarmed."""
-    from ioukit.report import escape_text
 
     return escape_text(name).replace("$", r"\$")
 
@@ -475,7 +476,6 @@ def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:
 
     See :func:`ioukit.analysis.keypoints.keypoint_errors`.
     """
-    from ioukit.analysis.keypoints import keypoint_errors
 
     errors = keypoint_errors(result, threshold=0.5)
     # joint names as tick labels: the constrained layout makes room for them

@@ -25,6 +25,8 @@ import numpy as np
 
 from ioukit._array import Array, check_format
 from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
+from ioukit._kernels import nms as box_kernels
+from ioukit._kernels import rotated as rotated_kernels
 from ioukit._rotated_corners import host64, prepare_corners, scale_set
 from ioukit.errors import BoxError, ParameterError
 
@@ -88,10 +90,9 @@ def nms(boxes: Array, scores: Array, /, iou_threshold: float, *, fmt: str = "xyx
     """
     threshold = check_number(iou_threshold, "iou_threshold")
     xyxy, host_scores, like = _prepare(boxes, scores, fmt)
-    from ioukit._kernels import nms as kernels
 
     order = _score_order(host_scores, xyxy.dtype)
-    kept = kernels.greedy_nms(xyxy, order, None, threshold, xyxy.shape[0])
+    kept = box_kernels.greedy_nms(xyxy, order, None, threshold, xyxy.shape[0])
     return from_host(kept, like)
 
 
@@ -176,7 +177,6 @@ def batched_nms(
             host_scores[candidates],
             host_classes[candidates],
         )
-    from ioukit._kernels import nms as kernels
 
     order = _score_order(host_scores, xyxy.dtype)
     segments = None
@@ -184,7 +184,7 @@ def batched_nms(
         segments = np.unique(host_classes, return_inverse=True)[1].reshape(-1)
         if segments.max() == 0:
             segments = None
-    kept = kernels.greedy_nms(xyxy, order, segments, threshold, limit)
+    kept = box_kernels.greedy_nms(xyxy, order, segments, threshold, limit)
     if candidates is not None:
         kept = candidates[kept].astype(np.int64)
     return from_host(kept, like)
@@ -268,10 +268,9 @@ def soft_nms(
     xyxy = host_boxes(host, "boxes", fmt)
     host_vector(host_scores, "scores", xyxy.shape[0], finite=True)
     like = like if like is not None else like_scores
-    from ioukit._kernels import nms as kernels
 
     work = host_scores.astype(xyxy.dtype)
-    kept, decayed = kernels.soft_nms(xyxy, work, method, sigma_value, overlap, cut)
+    kept, decayed = box_kernels.soft_nms(xyxy, work, method, sigma_value, overlap, cut)
     return from_host(kept, like), from_host(decayed, like)
 
 
@@ -344,10 +343,9 @@ def rotated_nms(
     """
     threshold = check_number(iou_threshold, "iou_threshold")
     c, env, deg, host_scores, like = _prepare_rotated(boxes, scores, fmt, angle_unit, clockwise)
-    from ioukit._kernels import rotated as kernels
 
     order = _score_order(host_scores, np.dtype(np.float64))
-    kept = kernels.greedy_nms(c, env, deg, order, None, threshold, c.shape[0])
+    kept = rotated_kernels.greedy_nms(c, env, deg, order, None, threshold, c.shape[0])
     return from_host(kept, like)
 
 
@@ -418,13 +416,12 @@ def batched_rotated_nms(
         candidates = np.flatnonzero(host_scores > cut)
         c, env, deg = c[candidates], env[candidates], deg[candidates]
         host_scores, host_classes = host_scores[candidates], host_classes[candidates]
-    from ioukit._kernels import rotated as kernels
 
     order = _score_order(host_scores, np.dtype(np.float64))
     segments = None
     if not class_agnostic and c.shape[0] > 0:
         segments = np.unique(host_classes, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    kept = kernels.greedy_nms(c, env, deg, order, segments, threshold, limit)
+    kept = rotated_kernels.greedy_nms(c, env, deg, order, segments, threshold, limit)
     if candidates is not None:
         kept = candidates[kept].astype(np.int64)
     return from_host(kept, like)

@@ -41,6 +41,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ioukit import masks
+from ioukit.boxes import box_convert
+from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.errors import ParameterError
+from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
+
 if TYPE_CHECKING:
     from ioukit.dataset import Dataset
 
@@ -70,7 +77,6 @@ IMAGE_SIZES = ((640, 480), (640, 427), (480, 640), (500, 375), (640, 512))
 
 def _check_counts(**counts: tuple[object, int]) -> None:
     """Refuse a count that is not an integer >= its minimum, naming the argument."""
-    from ioukit.errors import ParameterError
 
     for name, (value, minimum) in counts.items():
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
@@ -439,8 +445,6 @@ def make_exact_iou_detections(
     for t in ious:
         f = Fraction(float(t)).limit_denominator(1000)
         if not 0 <= f <= 1:
-            from ioukit.errors import ParameterError
-
             raise ParameterError(f"ious: expected numbers in [0, 1], got {t!r}")
         shapes.append((f.denominator + f.numerator, f.denominator - f.numerator))  # (w, d)
     images: list[dict[str, Any]] = []
@@ -507,7 +511,6 @@ def add_masks(ground_truth: GroundTruth, results: Results) -> tuple[GroundTruth,
     >>> sorted(res[0]["segmentation"]), "bbox" in res[0]
     (['counts', 'size'], False)
     """
-    from ioukit import masks
 
     sizes = {im["id"]: (im["height"], im["width"]) for im in ground_truth["images"]}
 
@@ -885,8 +888,6 @@ def make_rotated(
     (5, True)
     """
     _check_counts(num_images=(num_images, 0), num_classes=(num_classes, 1))
-    from ioukit.boxes import box_convert
-    from ioukit.dataset import CategoryTable, Dataset, ImageTable
 
     rng = np.random.default_rng(seed)
     img_g: list[int] = []
@@ -1118,15 +1119,10 @@ def to_datasets(
     (4, True)
     """
     if iou_type == "keypoints":
-        from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
-
         gt = read_coco_keypoints(ground_truth)
         return gt, read_coco_keypoint_results(results, gt)
     if iou_type not in ("bbox", "segm"):
-        from ioukit.errors import ParameterError
-
         raise ParameterError(f"iou_type: expected 'bbox', 'segm' or 'keypoints', got {iou_type!r}")
-    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 
     keep = iou_type == "segm"
     gt = read_coco_ground_truth(ground_truth, keep_segmentation=keep)

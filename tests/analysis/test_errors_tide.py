@@ -166,6 +166,22 @@ def test_miss_and_false_negative() -> None:
     assert r.special["FalseNeg"] == pytest.approx(1 - 51 / 101, abs=1e-12)
 
 
+def test_all_ground_truth_missed_is_no_sentinel_arithmetic() -> None:
+    # #23 item 6: fixing the false negatives leaves no ground truth; pycocotools' -1 "no
+    # ground truth" is not an AP to subtract (tidecv: 0.00), side by side with tidecv
+    gt = _gt([(1, [0, 0, 10, 10]), (1, [50, 50, 10, 10])])
+    results = [_det(1, [200, 200, 10, 10], 0.9)]
+    for compat in (None, "tidecv"):
+        r = error_analysis(gt, results, compat=compat)
+        assert r.special["FalseNeg"] == 0.0 and r.main["Miss"] >= 0.0
+        assert "-100.00" not in r.summary()
+    compare(error_analysis(gt, results, compat="tidecv"), run_tidecv(gt, results))
+    no_gt = _gt([])
+    r = error_analysis(no_gt, results)
+    assert r.ap == -1.0 and "AP @ 50: 0.00" in r.summary()
+    assert all(v == 0.0 for v in (*r.main.values(), *r.special.values()))
+
+
 def test_crowd_absorbs_predictions() -> None:
     gt = _gt([(1, [0, 0, 10, 10]), (1, [50, 50, 40, 40])], crowd=(1,))
     res = [_det(1, [0, 0, 10, 10], 0.9), _det(1, [55, 55, 10, 10], 0.8)]

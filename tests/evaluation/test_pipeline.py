@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
-from ioukit.engine import Evaluator, evaluate
+from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError
 from ioukit.evaluation import (
     Groups,
@@ -27,6 +27,7 @@ from ioukit.evaluation import (
     protocol_names,
 )
 from ioukit.evaluation.registry import register_similarity, similarity_names
+from ioukit.evaluator import Evaluator
 from tests.coco_reference import run_pycocotools
 
 # ------------------------------------------------------------------ #16 item 2: exact thresholds

@@ -20,7 +20,7 @@ def test_every_old_name_resolves_to_the_object_at_its_new_place(module: str) -> 
             warnings.simplefilter("always")
             value = getattr(old, name)
         assert value is getattr(importlib.import_module(target), name)
-        assert target.startswith(("ioukit.evaluation.", "ioukit.analysis."))
+        assert target.startswith(("ioukit.evaluation.", "ioukit.analysis.", "ioukit.engine"))
         assert all(issubclass(w.category, DeprecationWarning) for w in caught)
 
 

@@ -33,8 +33,9 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation import grouping
-from ioukit.evaluation.groups import class_rows
+from ioukit.evaluation.groups import Groups, class_rows
 from ioukit.evaluation.protocols.yolo import float32_values
+from ioukit.evaluation.similarity.box import Float32BoxIoU
 
 __all__ = ["ConfusionMatrix", "confusion_matrix"]
 
@@ -219,8 +220,6 @@ def _match_iou(
     predictions that kept it, the one of highest IoU (ties: first index at both steps).
     IoU matrices come from the pipeline (groups + :class:`Float32BoxIoU`).
     """
-    from ioukit.evaluation.groups import Groups
-    from ioukit.evaluation.similarity.box import Float32BoxIoU
 
     g_rows, p_rows = np.flatnonzero(gt_keep), np.flatnonzero(pred_keep)
     g_extra = {} if similarity is None else grouping.similarity_columns(gt, g_rows)

@@ -25,6 +25,8 @@ from ioukit.evaluation import grouping
 from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.evaluation.ap import COCO_RECALL_THRESHOLDS
 from ioukit.evaluation.groups import class_rows
+from ioukit.evaluation.outcome import IGNORED
+from ioukit.evaluation.protocols.yolo import float32_values, match_yolo, ultralytics_class_curves
 
 __all__ = [
     "Curves",
@@ -128,8 +130,6 @@ def _match(
         raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     thresholds = np.array([threshold])
     if protocol == "yolo":
-        from ioukit.evaluation.protocols.yolo import match_yolo
-
         return match_yolo(gt, pred, thresholds, similarity)
     ignore = gt.crowd | gt.ignore | gt.difficult
     return grouping.match_dataset(
@@ -295,7 +295,6 @@ def curves_from_matches(
     which passes the evaluation's own match (:func:`matches_from_outcome`) instead of matching
     again.
     """
-    from ioukit.evaluation.protocols.yolo import ultralytics_class_curves
 
     k = matches.category_ids.size
     num_gt = matches.num_gt()
@@ -355,7 +354,6 @@ def curves_from_outcome(
     if protocol != "yolo":
         matches = matches_from_outcome(gt, pred, outcome, iou_threshold)
         return None if matches is None else curves_from_matches(matches, iou_threshold)
-    from ioukit.evaluation.protocols.yolo import float32_values
 
     wanted = float32_values(np.array([float(iou_threshold)]))[0]
     t = np.flatnonzero(outcome.thresholds == wanted)
@@ -391,7 +389,6 @@ def matches_from_outcome(
     t = np.flatnonzero(np.isclose(outcome.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
     if t.size == 0 or (len(outcome.category_ids) == 1 and outcome.category_ids[0] == -1):
         return None
-    from ioukit.evaluation.outcome import IGNORED
 
     category_ids, names = grouping.sorted_categories(gt.categories)
     matched = np.full((1, len(pred)), -1, dtype=np.int64)

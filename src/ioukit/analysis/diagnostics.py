@@ -53,7 +53,11 @@ from ioukit.dataset import Dataset
 
 if TYPE_CHECKING:
     from ioukit.evaluation.outcome import MatchOutcome
+from ioukit.evaluation.grouping import match_dataset
+from ioukit.evaluation.groups import class_rows
+from ioukit.evaluation.outcome import TRUE_POSITIVE
 from ioukit.io._build import Unknowns
+from ioukit.overlap import box_iou_elementwise
 
 __all__ = ["Finding", "diagnose", "greedy_match", "pairwise_in_groups"]
 
@@ -101,7 +105,6 @@ def _group_keys(ds: Dataset, n_classes_key: dict[int, int]) -> np.ndarray:
 def _iou_pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise IoU of aligned xyxy boxes (N, 4), (N, 4) -> (N,): the library's one
     array-API formula (:func:`ioukit.overlap.box_iou_elementwise`); 0 for empty unions."""
-    from ioukit.overlap import box_iou_elementwise
 
     return np.asarray(box_iou_elementwise(a, b), dtype=np.float64)
 
@@ -219,7 +222,6 @@ def _best_iou(
 
 def _class_column(ds: Dataset, key: dict[int, int]) -> np.ndarray:
     """Class row of each box (rows of the sorted category ids in ``key``), -1 when unknown."""
-    from ioukit.evaluation.groups import class_rows
 
     return class_rows(np.sort(np.fromiter(key, dtype=np.int64, count=len(key))), ds.category_id)
 
@@ -273,7 +275,6 @@ def greedy_match(
 def _greedy(gt: Dataset, pred: Dataset, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """Matched gt row (-1) and its IoU (0) of each prediction: the pipeline's matcher, first
     ground truth on ties, no crowd or ignore handling, in bounded image chunks."""
-    from ioukit.evaluation.grouping import match_dataset
 
     none = np.zeros(len(gt), dtype=bool)
     m = match_dataset(
@@ -302,8 +303,6 @@ def _matched_and_twice(
     if outcome is not None:
         t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
         if t.size:
-            from ioukit.evaluation.outcome import TRUE_POSITIVE
-
             position = np.full(
                 int(max(rows.max(initial=-1), outcome.pred_row.max(initial=-1))) + 1, -1
             )

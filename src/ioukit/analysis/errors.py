@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError, ParameterError
+from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
+from ioukit.evaluation import Groups, MatchRule, get_similarity
 from ioukit.evaluation.pairing import (
     IGNORED,
     TRUE_POSITIVE,
@@ -49,6 +50,8 @@ from ioukit.evaluation.pairing import (
     run_matcher,
     subset,
 )
+from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.report import to_jsonable
 
 __all__ = ["MAIN_ERRORS", "SPECIAL_ERRORS", "ErrorAnalysis", "error_analysis"]
 
@@ -133,7 +136,8 @@ class ErrorAnalysis:
 
     def summary(self) -> str:
         """TIDE's text tables (AP and dAP in percent, two decimals)."""
-        title = f"bbox AP @ {round(self.iou_threshold * 100)}: {self.ap * 100:.2f}"
+        shown = max(self.ap, 0.0)  # -1: no ground truth (tidecv prints 0.00)
+        title = f"bbox AP @ {round(self.iou_threshold * 100)}: {shown * 100:.2f}"
         lines = [title, "", "Main errors"]
         lines.append("  ".join(f"{name:>6}" for name in ("Type", *MAIN_ERRORS)))
         lines.append(
@@ -185,7 +189,6 @@ class ErrorAnalysis:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready ``{"ap", "main", "special", "counts", "per_class", ...}`` (NaN -> None)."""
-        from ioukit.report import to_jsonable
 
         out: dict[str, Any] = to_jsonable(
             {
@@ -206,7 +209,6 @@ class ErrorAnalysis:
 
         Returns the matplotlib figure; saves it to ``path`` when given.
         """
-        from ioukit.errors import MissingDependencyError
 
         try:
             import matplotlib
@@ -246,7 +248,6 @@ class ErrorAnalysis:
 def _load(
     gt: object, results: object, iou_type: str, require_iscrowd: bool = False
 ) -> tuple[Dataset, Dataset]:
-    from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 
     if isinstance(gt, Dataset):
         gt_ds = gt
@@ -345,7 +346,6 @@ def _tidecv_table(
     the first of equal IoUs (``MatchRule(tie="first")``); crowds never match (they are tested
     after matching, with ``>``, in :func:`_features`).
     """
-    from ioukit.evaluation import Groups, MatchRule, get_similarity
 
     assert pred.scores is not None  # checked by _load
     classes = np.unique(gt.categories.ids).astype(np.int64)
@@ -538,6 +538,11 @@ def _class_columns(
         column[ok] = precision[idx[ok]]
         out[:, k] = column
     return out
+
+
+def _delta(fixed: float, base: float) -> float:
+    """dAP of a fixed run; 0 where either side has no class with ground truth (AP -1)."""
+    return 0.0 if fixed < 0 or base < 0 else fixed - base
 
 
 def _mean_ap(columns: np.ndarray, valid: np.ndarray, tidecv: bool) -> tuple[float, np.ndarray]:
@@ -754,8 +759,10 @@ def _analyse(
     fn_k = np.bincount(t.g_cls[false_neg], minlength=n_k)[:n_k]
     variants["FalseNeg"] = run(in_ap, t.p_cls, t.p_tp, npos - fn_k, fix_rank, fn_k > 0, fix_cols)[1]
 
-    main = {name: max(variants[name][0] - ap, 0.0) for name in MAIN_ERRORS}
-    special = {name: variants[name][0] - ap for name in SPECIAL_ERRORS}
+    # -1 is pycocotools' "no class with ground truth" sentinel, not an AP: a fix that leaves no
+    # ground truth (all of it missed) or a baseline without any changes nothing (tidecv: 0)
+    main = {name: max(_delta(variants[name][0], ap), 0.0) for name in MAIN_ERRORS}
+    special = {name: _delta(variants[name][0], ap) for name in SPECIAL_ERRORS}
     counts = {name: int(np.count_nonzero(code == _CODE_OF[name])) for name in MAIN_ERRORS[:-1]}
     counts["Miss"] = int(np.count_nonzero(missed))
 

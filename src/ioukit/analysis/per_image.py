@@ -22,6 +22,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation.pairing import IGNORED, TRUE_POSITIVE, coco_outcome, resolve_pair
+from ioukit.report import write_csv
 
 __all__ = ["PerImageTable", "per_image"]
 
@@ -117,7 +118,6 @@ class PerImageTable:
 
     def to_csv(self, path: str | os.PathLike[str]) -> None:
         """Write the table as CSV (header :data:`COLUMNS`; NaN as an empty cell), atomically."""
-        from ioukit.report import write_csv
 
         write_csv(path, self.rows())
 

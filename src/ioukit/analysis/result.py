@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.evaluation.outcome import TRUE_POSITIVE
+from ioukit.evaluation.registry import get_similarity, similarity_input
 from ioukit.evaluation.result import ProtocolResult
 
 if TYPE_CHECKING:
@@ -178,9 +180,9 @@ class EvaluationResult:
 
     def summary(self) -> str:
         """The familiar text block (COCO: pycocotools' 12 lines; others: a short table)."""
-        if self.protocol == "lvis":  # lvis-api's print_results block
-            from ioukit.evaluation.protocols.lvis import format_summary
+        from ioukit.evaluation.protocols.lvis import format_summary
 
+        if self.protocol == "lvis":  # lvis-api's print_results block
             return format_summary(self.result)
         layout = self.result.params.get("stat_layout")
         if self.protocol != "coco" or not layout:
@@ -237,23 +239,21 @@ class EvaluationResult:
     def matched_ious(self, *, iou_threshold: float = 0.5) -> np.ndarray:
         """IoUs of the true positives at ``iou_threshold`` (from ``outcome`` when it holds that
         threshold, else from :func:`ioukit.analysis.diagnostics.greedy_match`)."""
-        if self.outcome is not None:
-            from ioukit.evaluation.outcome import TRUE_POSITIVE
+        from ioukit.analysis.curves import _match
+        from ioukit.analysis.diagnostics import greedy_match
 
+        if self.outcome is not None:
             o = self.outcome
             t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
             if t.size:  # one column of the lean outcome (no dense [N, T] view built)
                 return np.asarray(o.iou_at(int(t[0]))[o.status_at(int(t[0])) == TRUE_POSITIVE])
         similarity = self._similarity()
         if similarity is not None:
-            from ioukit.analysis.curves import _match
-
             m = _match(
                 self.ground_truth, self.predictions, iou_threshold, self.protocol, similarity
             )
             iou = m.iou if m.iou is not None else np.full(m.matched.shape, np.nan)
             return np.asarray(iou[0][m.tp[0]])
-        from ioukit.analysis.diagnostics import greedy_match
 
         matched, ious, _ = greedy_match(
             self.ground_truth, self.predictions, iou_threshold=iou_threshold
@@ -311,19 +311,16 @@ class EvaluationResult:
         Ultralytics' OKS for curves and IoUs, its box IoU for the confusion matrix (as
         ``PoseValidator``).
         """
-        iou_type = self.params.get("iou_type")
-        if iou_type == "keypoints" and self.protocol == "yolo" and not confusion:
-            from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS
+        from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS, yolo_similarity
 
+        iou_type = str(self.params.get("iou_type", "bbox"))
+        if similarity_input(iou_type) == "keypoints" and self.protocol == "yolo" and not confusion:
             sigmas = self.params.get("sigmas")
             return UltralyticsOKS(None if sigmas is None else tuple(sigmas))
-        if iou_type not in ("rotated", "probiou"):
+        if similarity_input(iou_type) != "rotated":
             return None
         if self.protocol == "yolo":
-            from ioukit.evaluation.similarity.ultralytics import yolo_similarity
-
             return yolo_similarity(str(iou_type))
-        from ioukit.evaluation.registry import get_similarity
 
         return get_similarity(str(iou_type))
 

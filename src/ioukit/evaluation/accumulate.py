@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ioukit._kernels import match as kernels
 from ioukit.errors import ParameterError
 from ioukit.evaluation.outcome import MatchOutcome
 
@@ -189,7 +190,6 @@ def _accumulate(
     with_scores: bool,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     # the one call into the kernel: level m's precision (and scores) at [..., slot[m]]
-    from ioukit._kernels import match as kernels
 
     n_t = len(outcome.thresholds)
     n_a = outcome.gt_count.shape[1]

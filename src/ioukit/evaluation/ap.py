@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ioukit.errors import DataFormatError
+from ioukit.evaluation.accumulate import sample_envelope
 
 __all__ = ["coco_interpolated_ap", "ultralytics_ap", "voc07_ap", "voc10_ap"]
 
@@ -85,7 +86,6 @@ def coco_interpolated_ap(
         return 0.0
     if r.size == 0:
         return 0.0
-    from ioukit.evaluation.accumulate import sample_envelope
 
     return float(np.mean(sample_envelope(r, p, thresholds)))
 

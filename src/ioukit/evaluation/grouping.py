@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset
-from ioukit.evaluation.groups import class_rows
-from ioukit.evaluation.match import MatchRule
-from ioukit.evaluation.outcome import MatchOutcome
+from ioukit.evaluation.groups import Groups, class_rows
+from ioukit.evaluation.match import MatchRule, match_groups
+from ioukit.evaluation.outcome import IGNORED, MatchOutcome
+from ioukit.evaluation.registry import check_pair as check
+from ioukit.evaluation.similarity.box import BoxIoU, Float32BoxIoU
 
 __all__ = [
     "CHUNK_PAIRS",
@@ -104,7 +106,6 @@ ULTRALYTICS_EPS = 1e-7
 def check_pair(gt: Dataset, pred: Dataset) -> None:
     """Raise unless ``gt`` is ground truth and ``pred`` predictions over the same images
     (:func:`ioukit.evaluation.registry.check_pair`, the one check)."""
-    from ioukit.evaluation.registry import check_pair as check
 
     check(gt, pred)
 
@@ -317,11 +318,6 @@ def match_records(
     ``rule`` is a :class:`~ioukit.evaluation.match.MatchRule`; ``gt_keep`` drops ground truths
     entirely (as if absent); ``gt_ignore`` ones are matched but not counted.
     """
-    from ioukit.evaluation.grouping import MatchedPredictions
-    from ioukit.evaluation.groups import Groups
-    from ioukit.evaluation.match import match_groups
-    from ioukit.evaluation.outcome import MatchOutcome
-
     check_pair(gt, pred)
     category_ids = np.unique(gt.categories.ids)
     gt_class = class_rows(category_ids, gt.category_id)
@@ -433,10 +429,6 @@ def _match_rows(
     out: tuple[np.ndarray, np.ndarray, np.ndarray], custom: Any = None,
 ) -> None:  # fmt: skip
     """Match ``pred`` rows ``p_rows`` against ``gt`` rows ``g_rows``; write into ``out``."""
-    from ioukit.evaluation.groups import Groups
-    from ioukit.evaluation.match import match_groups
-    from ioukit.evaluation.outcome import IGNORED
-    from ioukit.evaluation.similarity.box import BoxIoU, Float32BoxIoU
 
     crowd_rows = gt_crowd[g_rows]
     no_crowd = not crowd_rows.any()

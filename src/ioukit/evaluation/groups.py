@@ -21,6 +21,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ioukit._kernels import match as kernels
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 
@@ -118,7 +119,6 @@ def stable_key_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
     >>> stable_key_order((np.array([1, 0, 1, 0]), 2), (np.array([0, 1, 0, 0]), 2)).tolist()
     [3, 1, 0, 2]
     """
-    from ioukit._kernels import match as kernels
 
     if not keys:
         raise ValueError("keys: expected at least one (values, n) pair, got none")
@@ -137,7 +137,6 @@ def stable_key_order(*keys: tuple[np.ndarray, int]) -> np.ndarray:
 def _dense_rank(scores: np.ndarray) -> tuple[np.ndarray, int]:
     """Dense rank of each score, descending (0: highest; equal scores share a rank), and the
     number of ranks (at least 1): compiled radix sort, NumPy's sort when a score is NaN."""
-    from ioukit._kernels import match as kernels
 
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     dense = np.empty(len(scores), dtype=np.int64)
@@ -273,7 +272,6 @@ class Groups:
             Only these rows take part (as if the others were absent); row numbers stay
             those of ``gt`` and ``pred``.
         """
-        from ioukit._kernels import match as kernels
 
         if pooled_order not in ("class", "file"):
             raise ParameterError(f"pooled_order: expected 'class' or 'file', got {pooled_order!r}")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ioukit._kernels import match as kernels
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation.groups import GroupMatrices, Groups, stable_key_order
@@ -119,7 +120,6 @@ def match_groups(
     MatchOutcome
         In accumulation order (class row, descending score, image id, rank in group).
     """
-    from ioukit._kernels import match as kernels
 
     thresholds = np.ascontiguousarray(thresholds, dtype=np.float64).reshape(-1)
     used = thresholds if rule.clamp is None else np.minimum(thresholds, rule.clamp)

@@ -21,6 +21,8 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.evaluation import Groups, MatchRule, get_similarity
+from ioukit.evaluation.match import match_groups
 
 __all__ = [
     "FALSE_POSITIVE",
@@ -87,7 +89,6 @@ def subset(ds: Dataset, rows: np.ndarray) -> Dataset:
 def run_matcher(*args: Any, **kwargs: Any) -> Any:
     """The pipeline's one matcher, :func:`ioukit.evaluation.match.match_groups`; same
     arguments, returns its ``MatchOutcome``."""
-    from ioukit.evaluation.match import match_groups
 
     return match_groups(*args, **kwargs)
 
@@ -119,7 +120,6 @@ def image_pairs(
     >>> [(p.tolist(), g.tolist(), v.round(4).tolist()) for p, g, v in image_pairs(gt, pred)]
     [([0], [0], [0.3333])]
     """
-    from ioukit.evaluation import Groups, get_similarity
 
     groups = Groups.build(gt, pred, use_cats=False, max_det=max(len(pred), 1))
     matrices = get_similarity(iou_type).matrices(gt, pred, groups)
@@ -338,7 +338,6 @@ def coco_outcome(
     ([1, 0], [1, 0], [0, -1])
     """
     _check(gt, pred)
-    from ioukit.evaluation import Groups, MatchRule, get_similarity
 
     if not 0.0 <= float(iou_threshold) <= 1.0:
         raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")

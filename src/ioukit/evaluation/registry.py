@@ -50,6 +50,7 @@ __all__ = [
     "register_protocol",
     "register_similarity",
     "register_variant",
+    "similarity_input",
     "similarity_names",
 ]
 
@@ -301,6 +302,21 @@ def get_similarity(name: str, /, **options: Any) -> Similarity:
             f"iou_type: expected one of {', '.join(similarity_names())}, got {name!r}"
         )
     return _SIMILARITIES[name](**options)
+
+
+def similarity_input(name: str) -> str | None:
+    """The Dataset column similarity ``name`` compares (its ``reads``): ``"boxes"``,
+    ``"segmentation"``, ``"keypoints"`` or ``"rotated"``; None for an unknown name.
+
+    Callers ask this instead of comparing ``iou_type`` names: which reader, which columns.
+
+    >>> similarity_input("segm"), similarity_input("probiou"), similarity_input("cosine")
+    ('segmentation', 'rotated', None)
+    """
+    if not has_similarity(name):
+        return None
+    _provide_similarity(name)
+    return str(getattr(_SIMILARITIES[name], "reads", "boxes"))
 
 
 def protocol_iou_types(name: str) -> tuple[str, ...]:

@@ -76,10 +76,11 @@ class LabelHierarchy:
     Attributes
     ----------
     ancestors : dict of str -> tuple of str
-        Each class's ancestors, nearest first (a class under several parents lists each
-        path), the root excluded.
+        Each class's ancestors, nearest first, each once (a class under several parents, as
+        Hat under Clothing and Fashion accessory, lists every parent's line once: the TF
+        Object Detection API expands into a set), the root excluded.
     descendants : dict of str -> tuple of str
-        Each class's descendants, depth first.
+        Each class's descendants, depth first, each once.
 
     Examples
     --------
@@ -157,8 +158,8 @@ def read_openimages_hierarchy(source: PathLike | Mapping[str, Any], /) -> LabelH
         raise DataFormatError(f"{where}: expected a JSON object, got {type(source).__name__}")
     down, up, _ = _walk(source, where, True)
     return LabelHierarchy(
-        ancestors={k: tuple(v) for k, v in up.items()},
-        descendants={k: tuple(v) for k, v in down.items()},
+        ancestors={k: tuple(dict.fromkeys(v)) for k, v in up.items()},
+        descendants={k: tuple(dict.fromkeys(v)) for k, v in down.items()},
     )
 
 

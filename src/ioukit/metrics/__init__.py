@@ -95,7 +95,7 @@ MOVED: dict[str, dict[str, str]] = {
         "limit_per_image": "ioukit.evaluation.protocols.lvis",
         "not_exhaustive": "ioukit.evaluation.protocols.lvis",
         "positive_area": "ioukit.evaluation.protocols.lvis",
-        "run_lvis": "ioukit.evaluation.protocols.lvis",
+        "run_lvis": "ioukit.engine",
     },
     "openimages": {
         "FP": "ioukit.evaluation.protocols.openimages",

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ioukit._array import Array, float_dtype_for, namespace_of
+from ioukit._kernels import iou_matrix
 from ioukit.boxes import prepare_boxes
 from ioukit.errors import BoxError
 from ioukit.overlap import _formulas, _safe
@@ -91,8 +92,6 @@ def _pairwise_direct(
             a.shape[0] * b.shape[0] >= KERNEL_MIN_ELEMENTS if use_kernel is None else use_kernel
         )
         if wanted:
-            from ioukit._kernels import iou_matrix
-
             if metric == "ciou":
                 angle1 = _formulas.aspect_angle(xp, _columns(a))
                 angle2 = _formulas.aspect_angle(xp, _columns(b))

@@ -37,7 +37,8 @@ import array_api_compat.numpy
 import numpy as np
 
 from ioukit._array import Array, float_dtype_for, host_view, namespace_of
-from ioukit._box_formats import as_rotated, check_angle_unit
+from ioukit._box_formats import as_rotated, check_angle_unit, radians, to_xyxyxyxy, xywhr_to_cxcywhr
+from ioukit._kernels import rotated as kernels
 from ioukit._rotated_corners import (
     CONVEXITY_TOLERANCE as CONVEXITY_TOLERANCE,  # re-exported: the documented constant
 )
@@ -49,7 +50,7 @@ from ioukit._rotated_corners import (
     prepare_corners,
     unit_scaled,
 )
-from ioukit.boxes import ROTATED_FORMATS
+from ioukit.boxes import ROTATED_FORMATS, box_convert
 from ioukit.errors import BoxError, ParameterError
 
 npx: Any = array_api_compat.numpy  # NumPy's array-API namespace (``clip(min=)`` on NumPy 1.26)
@@ -125,7 +126,6 @@ def _centre_offsets(
     For ``cxcywhr``/``xywhr`` the offsets come from ``w, h, r`` alone, so a small box far from
     the origin keeps its digits in float32 (as detectron2 shifts centres first).
     """
-    from ioukit._box_formats import radians, to_xyxyxyxy, xywhr_to_cxcywhr
 
     if fmt in ("cxcywhr", "xywhr"):
         b = arr if fmt == "cxcywhr" else xywhr_to_cxcywhr(xp, arr, unit, clockwise)
@@ -185,7 +185,6 @@ def _prepare_pair(
 def _rescaled_iou(c1: np.ndarray, d1: np.ndarray, c2: np.ndarray, d2: np.ndarray) -> np.ndarray:
     """IoU (n,) of aligned pairs (n, 8), each pair scaled by its own power of two (see
     :data:`ioukit._rotated_corners.CORNER_LIMITS`)."""
-    from ioukit._kernels import rotated as kernels
 
     exponent = -np.maximum(corner_exponents(c1), corner_exponents(c2))[:, None]
     with np.errstate(under="ignore", over="ignore"):
@@ -408,8 +407,6 @@ def rotated_box_iou(
         boxes1, boxes2, fmt, angle_unit, clockwise, ndim=2
     )
     if isinstance(c1, np.ndarray):
-        from ioukit._kernels import rotated as kernels
-
         out = kernels.pairwise(*host64(c1, d1), *host64(c2, d2))
         _fix_extreme_pairwise(c1, d1, c2, d2, out)
         return out.astype(dtype, copy=False)
@@ -460,8 +457,6 @@ def rotated_box_iou_elementwise(
             f"boxes1 and boxes2: shapes {tuple(c1.shape)} and {tuple(c2.shape)} do not broadcast"
         ) from None
     if isinstance(c1, np.ndarray):
-        from ioukit._kernels import rotated as kernels
-
         c1b, c2b = np.broadcast_to(c1, shape), np.broadcast_to(c2, shape)
         d1b, d2b = np.broadcast_to(d1, shape[:-1]), np.broadcast_to(d2, shape[:-1])
         c1b, c2b = c1b.reshape(-1, 8), c2b.reshape(-1, 8)
@@ -549,7 +544,6 @@ def _probiou_columns(
     dtype: Any,
 ) -> tuple[Array, ...]:
     """``(cx, cy, w, h, theta)`` with theta in radians, clockwise (Ultralytics' convention)."""
-    from ioukit.boxes import box_convert
 
     if fmt not in ROTATED_FORMATS:
         raise ParameterError(f"fmt: expected one of 'cxcywhr', 'xywhr', 'xyxyxyxy', got {fmt!r}")

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from ioukit.dataset import Dataset
-from ioukit.engine import Evaluator, evaluate
+from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.protocols.coco import evaluate_coco
+from ioukit.evaluator import Evaluator
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.matching import match_predictions
 from ioukit.sample_data import ground_truth_path, predictions_path

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ioukit.engine import Evaluator, evaluate
+from ioukit.engine import evaluate
+from ioukit.evaluator import Evaluator
 
 DATA = Path(__file__).parents[2] / "data" / "conformance"
 COCO = DATA / "coco"

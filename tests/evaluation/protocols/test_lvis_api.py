@@ -206,7 +206,7 @@ def test_segm_equals_lvis_api(with_bbox: bool) -> None:
 
 
 def test_evaluator_lvis_needs_frequencies() -> None:
-    from ioukit.engine import Evaluator
+    from ioukit.evaluator import Evaluator
 
     # streamed LVIS (tests/evaluation/protocols/test_lvis_evaluator.py) needs the categories'
     # frequencies

@@ -367,6 +367,33 @@ def test_hierarchy_flattening() -> None:
         read_openimages_hierarchy({"LabelName": "/m/root", "Subcategory": [{"x": 1}]})
 
 
+def test_a_class_under_two_parents_expands_into_a_set(tmp_path: Path) -> None:
+    # #23 item 4: Open Images lists Hat under Clothing and under Fashion accessory; a Sombrero
+    # box (under both Hats) must become one Hat box, as the TF Object Detection API's set
+    hat = {"LabelName": "/m/hat", "Subcategory": [{"LabelName": "/m/sombrero"}]}
+    tree = {
+        "LabelName": "/m/root",
+        "Subcategory": [
+            {"LabelName": "/m/clothing", "Subcategory": [hat]},
+            {"LabelName": "/m/fashion", "Subcategory": [hat]},
+        ],
+    }
+    h = read_openimages_hierarchy(tree)
+    assert h.ancestors["/m/sombrero"] == ("/m/hat", "/m/clothing", "/m/fashion")
+    assert h.ancestors["/m/hat"] == ("/m/clothing", "/m/fashion")
+    assert h.descendants["/m/clothing"] == ("/m/hat", "/m/sombrero")
+    boxes = tmp_path / "boxes.csv"
+    boxes.write_text(
+        "ImageID,Source,LabelName,Confidence,XMin,XMax,YMin,YMax,IsOccluded,IsTruncated,"
+        "IsGroupOf,IsDepiction,IsInside\n"
+        "im1,xclick,/m/sombrero,1,0.1,0.2,0.3,0.4,0,0,0,0,0\n"
+    )
+    (tmp_path / "h.json").write_text(json.dumps(tree))
+    ds = read_openimages_ground_truth(boxes, hierarchy=tmp_path / "h.json").dataset
+    names = [ds.categories.name_of(int(c)) for c in ds.category_id]
+    assert names == ["/m/sombrero", "/m/hat", "/m/clothing", "/m/fashion"]
+
+
 def test_expansion_of_boxes_and_labels(tmp_path: Path) -> None:
     boxes = tmp_path / "boxes.csv"
     boxes.write_text(

@@ -26,9 +26,17 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
-from ioukit.evaluation.match import MatchRule
+from ioukit.evaluation.accumulate import coco_accumulate_active, coco_accumulate_levels
+from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
-from ioukit.evaluation.registry import StatSpec, check_pair, register_protocol
+from ioukit.evaluation.registry import (
+    StatSpec,
+    check_pair,
+    get_similarity,
+    make_protocol,
+    register_protocol,
+)
 from ioukit.evaluation.result import ProtocolResult
 
 __all__ = ["DEFAULT_AREA_RANGES", "COCOProtocol", "evaluate_coco"]
@@ -189,9 +197,6 @@ class COCOProtocol:
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
-        from ioukit.evaluation.groups import Groups
-        from ioukit.evaluation.match import match_groups
-        from ioukit.evaluation.registry import get_similarity
 
         check_pair(gt, pred)
         pyco = self.compat == "pycocotools"
@@ -227,7 +232,6 @@ class COCOProtocol:
         may be None when the predictions stayed elsewhere (sharded evaluation merges
         outcomes and calls this once). Same numbers as :meth:`evaluate` on the same outcome.
         """
-        from ioukit.evaluation.accumulate import coco_accumulate_active, coco_accumulate_levels
 
         dets = np.array(self.max_dets, dtype=np.int64)
         rec_thr = np.array(self.recall_thresholds)
@@ -429,7 +433,6 @@ def evaluate_coco(
     >>> round(r.stats["AP"], 4), round(r.stats["AP50"], 4), r.arrays["precision"].shape
     (0.9, 1.0, (10, 101, 1, 4, 3))
     """
-    from ioukit.evaluation.registry import make_protocol
 
     protocol: COCOProtocol = make_protocol(
         "coco",

@@ -24,9 +24,12 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.evaluation.accumulate import coco_accumulate
+from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.match import match_groups
 from ioukit.evaluation.protocols.coco import COCOProtocol
 from ioukit.evaluation.protocols.yolo import yolo_protocol
-from ioukit.evaluation.registry import register_protocol, register_variant
+from ioukit.evaluation.registry import StatSpec, check_pair, register_protocol, register_variant
 from ioukit.evaluation.result import ProtocolResult
 from ioukit.evaluation.similarity.oks import CROWDPOSE_SIGMAS, OKS, check_sigmas
 from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS
@@ -113,7 +116,6 @@ class KeypointProtocol(COCOProtocol):
 
     def stat_specs(self) -> tuple[StatSpec, ...]:
         """AP, AP50, AP75, AP per extra area range, AR, AR50, AR75, AR per extra area range."""
-        from ioukit.evaluation.registry import StatSpec
 
         m = 20 if self.compat == "pycocotools" else self.max_dets[-1]
         extra = [a[0] for a in self.area_ranges[1:]]
@@ -136,9 +138,6 @@ class KeypointProtocol(COCOProtocol):
         return OKS(self.sigmas, self.oks_area)
 
     def _match(self, gt: Dataset, pred: Dataset) -> tuple[Groups, MatchOutcome]:
-        from ioukit.evaluation.groups import Groups
-        from ioukit.evaluation.match import match_groups
-        from ioukit.evaluation.registry import check_pair
 
         check_pair(gt, pred)
         pyco = self.compat == "pycocotools"
@@ -160,7 +159,6 @@ class KeypointProtocol(COCOProtocol):
 
     def _precision(self, gt: Dataset, pred: Dataset) -> np.ndarray:
         """The full ``precision`` [T, R, K, A, M] of ``gt`` against ``pred``."""
-        from ioukit.evaluation.accumulate import coco_accumulate
 
         outcome = self._match(gt, pred)[1]
         return coco_accumulate(

@@ -37,13 +37,17 @@ from typing import Any
 
 import numpy as np
 
-from ioukit.analysis.result import EvaluationResult
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
-from ioukit.evaluation.match import MatchRule
-from ioukit.evaluation.registry import EvaluationProtocol, register_protocol
+from ioukit.evaluation.accumulate import coco_accumulate_levels
+from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.match import MatchRule, match_groups
+from ioukit.evaluation.registry import get_similarity, register_protocol
 from ioukit.evaluation.result import ProtocolResult
-from ioukit.io.lvis import FREQUENCY_GROUPS, LVISGroundTruth
+from ioukit.io.lvis import (
+    FREQUENCY_GROUPS,
+    LVISGroundTruth,
+)
 
 __all__ = [
     "LVIS_AREA_RANGES",
@@ -56,20 +60,9 @@ __all__ = [
     "limit_per_category",
     "limit_per_image",
     "lvis_box_area",
-    "lvis_result",
     "not_exhaustive",
     "positive_area",
-    "run_lvis",
 ]
-
-
-def _lvis(**options: Any) -> EvaluationProtocol:
-    from ioukit.evaluation.protocols.lvis import LVISProtocol
-
-    return LVISProtocol.from_options(**options)
-
-
-register_protocol("lvis", _lvis, iou_types=("bbox", "segm"))
 
 
 LVIS_AREA_RANGES: dict[str, tuple[float, float]] = {
@@ -436,10 +429,6 @@ class LVISProtocol:
         iou_type: str = "bbox",
     ) -> ProtocolResult:
         """Run the pipeline on an LVIS ground truth; see :func:`evaluate_lvis`."""
-        from ioukit.evaluation.accumulate import coco_accumulate_levels
-        from ioukit.evaluation.groups import Groups
-        from ioukit.evaluation.match import match_groups
-        from ioukit.evaluation.registry import get_similarity
 
         if not isinstance(gt, LVISGroundTruth):
             raise DataFormatError(
@@ -712,78 +701,6 @@ def format_summary(result: ProtocolResult) -> str:
     return "\n".join(lines)
 
 
-def run_lvis(
-    gt: Any,
-    predictions: Any,
-    /,
-    *,
-    iou_type: str = "bbox",
-    **options: Any,
-) -> EvaluationResult:
-    """``ioukit.evaluate(gt, predictions, protocol="lvis")``: read what needs reading, evaluate.
-
-    Parameters
-    ----------
-    gt : LVISGroundTruth, dict or path
-        An LVIS ground truth (file, parsed dict, or from ``read_lvis_ground_truth``).
-    predictions : Dataset, list of dict or path
-        LVIS (COCO-format) results: a file, the list, or a Dataset on ``gt``'s images.
-    iou_type : {"bbox", "segm"}
-    **options
-        ``fixed_ap``, ``max_dets``, ``iou_thresholds`` (see :func:`evaluate_lvis`).
-
-    Returns
-    -------
-    EvaluationResult
-        Its ``summary()`` is lvis-api's block.
-
-    Examples
-    --------
-    >>> gt = {"images": [{"id": 1, "neg_category_ids": [], "not_exhaustive_category_ids": []}],
-    ...       "categories": [{"id": 1, "name": "cat", "frequency": "c"}],
-    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
-    ...                        "bbox": [0, 0, 10, 10], "area": 100.0}]}
-    >>> dets = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 9], "score": 0.9}]
-    >>> r = run_lvis(gt, dets)
-    >>> round(r.stats["APc"], 3), r.per_class[0]["frequency"]
-    (0.9, 'c')
-    """
-    import os
-
-    from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
-
-    if iou_type not in ("bbox", "segm"):
-        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    segm = iou_type == "segm"
-    if isinstance(gt, LVISGroundTruth):
-        lvis_gt = gt
-    elif isinstance(gt, Dataset):
-        raise TypeError(
-            "gt: protocol='lvis' needs LVIS's labels (neg_category_ids, "
-            "not_exhaustive_category_ids, frequency), which a Dataset does not carry: pass the "
-            "LVIS file, its dict or ioukit.io.lvis.read_lvis_ground_truth(...) "
-            "(or stream with Evaluator(protocol='lvis', frequencies=...))"
-        )
-    elif isinstance(gt, str | os.PathLike | Mapping):
-        lvis_gt = read_lvis_ground_truth(gt, keep_segmentation=segm)
-    else:
-        raise TypeError(
-            "gt: expected an LVISGroundTruth, an LVIS dict or a path for protocol='lvis', "
-            f"got {type(gt).__name__}"
-        )
-    if isinstance(predictions, Dataset):
-        pred = predictions
-    elif isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        pred = read_lvis_results(predictions, lvis_gt, iou_type=iou_type)  # type: ignore[arg-type]
-    else:
-        raise TypeError(
-            "predictions: expected a Dataset, a list of result dicts or a path, "
-            f"got {type(predictions).__name__}"
-        )
-    result = evaluate_lvis(lvis_gt, pred, iou_type=iou_type, **options)
-    return EvaluationResult(result, lvis_gt.dataset, pred)
-
-
 def check_frequencies(frequencies: object) -> dict[int, str]:
     """``frequencies`` as ``{category_id: "r" | "c" | "f"}``, validated.
 
@@ -876,56 +793,4 @@ def lvis_box_area(raw: np.ndarray, box_format: str, xyxy: np.ndarray) -> np.ndar
     return np.asarray((xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1]))
 
 
-def lvis_result(
-    gt: Dataset,
-    pred: Dataset,
-    federated: Sequence[tuple[np.ndarray, np.ndarray]],
-    frequencies: Mapping[int, str],
-    *,
-    sync: bool,
-    iou_type: str,
-    options: Mapping[str, Any],
-) -> EvaluationResult:
-    """Build the LVISGroundTruth from the Evaluator's datasets (categories = ``frequencies``'
-    keys, in order) and run :func:`ioukit.evaluation.protocols.lvis.evaluate_lvis`.
-
-    Examples
-    --------
-    >>> from ioukit.dataset import CategoryTable, ImageTable
-    >>> images = ImageTable.from_lists([0], ["0"])
-    >>> cats = CategoryTable.from_lists([1], ["1"])
-    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
-    ...                          category_id=[1])
-    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 9]], image_index=[0],
-    ...                            category_id=[1], scores=[0.9])
-    >>> fed = [(np.zeros(0, np.int64), np.zeros(0, np.int64))]
-    >>> r = lvis_result(gt, pred, fed, {1: "c"}, sync=False, iou_type="bbox", options={})
-    >>> round(r.stats["APc"], 3)
-    0.9
-    """
-    from ioukit.evaluation.protocols.lvis import evaluate_lvis
-
-    if sync:
-        from ioukit._process_group import process_group
-
-        if process_group() is not None:
-            raise NotImplementedError(
-                "sync: Evaluator(protocol='lvis') does not gather ranks yet; pass sync=False "
-                "and merge the ranks' Evaluators, or evaluate the written LVIS files"
-            )
-    n = [len(f[0]) for f in federated], [len(f[1]) for f in federated]
-    rows = np.arange(len(federated))
-
-    def cat(parts: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-    lvis_gt = LVISGroundTruth(
-        dataset=gt,
-        frequency=np.array([frequencies[c] for c in gt.categories.ids.tolist()], dtype="<U1"),
-        neg_image_index=np.repeat(rows, n[0]),
-        neg_category_id=cat([f[0] for f in federated]),
-        not_exhaustive_image_index=np.repeat(rows, n[1]),
-        not_exhaustive_category_id=cat([f[1] for f in federated]),
-    )
-    result = evaluate_lvis(lvis_gt, pred, iou_type=iou_type, **options)
-    return EvaluationResult(result, lvis_gt.dataset, pred)
+register_protocol("lvis", LVISProtocol.from_options, iou_types=("bbox", "segm"))

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ioukit._kernels import openimages as kernels
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation import grouping
@@ -63,21 +64,6 @@ __all__ = [
     "evaluate_openimages",
     "match_openimages",
 ]
-
-
-def _openimages(challenge: bool) -> Callable[..., Any]:
-    def factory(**options: Any) -> Any:  # defined in ioukit.evaluation.protocols.openimages (#15)
-        from ioukit.evaluation.protocols.openimages import OpenImagesProtocol
-
-        return OpenImagesProtocol.from_options(challenge=challenge, **options)
-
-    return factory
-
-
-register_protocol("openimages", _openimages(False))
-
-
-register_protocol("openimages_challenge", _openimages(True))
 
 
 FP, TP, IGNORED_DIFFICULT, IGNORED_GROUP_OF = 0, 1, 2, 3
@@ -297,7 +283,6 @@ def match_openimages(
     >>> p.kind.tolist(), p.score.tolist()  # TP, FP
     ([1, 0], [0.9, 0.8])
     """
-    from ioukit._kernels import openimages as kernels
 
     grouping.check_pair(gt, pred)
     weight, threshold, max_dets = _options(challenge, group_of_weight, iou_threshold, max_dets)
@@ -671,3 +656,14 @@ class OpenImagesProtocol:
             image_labels=self.image_labels,
             max_dets=self.max_dets,
         )
+
+
+def _openimages(challenge: bool) -> Callable[..., Any]:
+    def factory(**options: Any) -> Any:
+        return OpenImagesProtocol.from_options(challenge=challenge, **options)
+
+    return factory
+
+
+register_protocol("openimages", _openimages(False))
+register_protocol("openimages_challenge", _openimages(True))

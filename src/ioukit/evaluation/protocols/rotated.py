@@ -52,10 +52,11 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
+from ioukit.evaluation.ap import voc07_ap, voc10_ap
 from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import FALSE_POSITIVE, TRUE_POSITIVE
-from ioukit.evaluation.registry import check_pair, register_protocol
+from ioukit.evaluation.registry import check_pair, get_similarity, register_protocol
 from ioukit.evaluation.result import ProtocolResult
 
 __all__ = ["RotatedVOCProtocol"]
@@ -101,8 +102,6 @@ class RotatedVOCProtocol:
         self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "rotated"
     ) -> ProtocolResult:
         """mAP and per-class AP (``AP``, ``num_gt``, ``num_pred``, ``recall``)."""
-        from ioukit.evaluation.ap import voc07_ap, voc10_ap
-        from ioukit.evaluation.registry import get_similarity
 
         check_pair(gt, pred)
         devkit_rank = None

@@ -35,8 +35,10 @@ from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.evaluation.ap import COCO_RECALL_THRESHOLDS, voc07_ap, voc10_ap
 from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.match import MatchRule
+from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
 from ioukit.evaluation.registry import register_protocol
 from ioukit.evaluation.result import ProtocolResult
+from ioukit.evaluation.similarity.box import BoxIoU
 
 if TYPE_CHECKING:
     from ioukit.evaluation.grouping import MatchedPredictions
@@ -77,8 +79,6 @@ class VOCProtocol:
         concatenation, which is the input order VOC ranks tied scores by) and call
         :meth:`summarize` once.
         """
-        from ioukit.evaluation.protocols.voc import match_voc
-
         return match_voc(
             gt,
             pred,
@@ -103,8 +103,6 @@ class VOCProtocol:
         the categories and the counts, so ``matched`` may come from shards matched against
         parts of it. Same numbers as :meth:`evaluate` on the same match.
         """
-        from ioukit.evaluation.protocols.voc import summarize_voc
-
         return summarize_voc(
             gt,
             matched,
@@ -250,8 +248,6 @@ def match_voc(
     >>> len(m.outcome), m.outcome.status.shape
     (1, (1, 1, 1))
     """
-    from ioukit.evaluation.match import MatchRule
-    from ioukit.evaluation.similarity.box import BoxIoU
 
     threshold = _threshold(iou_threshold)
     result: MatchedPredictions = grouping.match_records(
@@ -298,7 +294,6 @@ def summarize_voc(
     >>> summarize_voc(gt, match_voc(gt, pred), interpolation="all").stats["mAP"]
     0.5
     """
-    from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
 
     if interpolation not in ("11point", "all"):
         raise ParameterError(f"interpolation: expected '11point' or 'all', got {interpolation!r}")

@@ -44,6 +44,8 @@ from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.match import MatchRule
 from ioukit.evaluation.registry import register_protocol
 from ioukit.evaluation.result import ProtocolResult
+from ioukit.evaluation.similarity.box import Float32BoxIoU
+from ioukit.evaluation.similarity.ultralytics import yolo_similarity
 
 if TYPE_CHECKING:
     from ioukit.evaluation.grouping import MatchedPredictions
@@ -101,9 +103,6 @@ class YOLOProtocol:
         Run it on each shard of images, merge with :meth:`MatchedPredictions.merge` and call
         :meth:`summarize` once (``pred_row_offsets`` matter only with ``stable_ties=True``).
         """
-        from ioukit.evaluation.protocols.yolo import match_yolo_records
-        from ioukit.evaluation.similarity.ultralytics import yolo_similarity
-
         similarity = self.similarity if self.similarity is not None else yolo_similarity(iou_type)
         return match_yolo_records(
             gt, pred, iou_thresholds=self.iou_thresholds, similarity=similarity
@@ -124,8 +123,6 @@ class YOLOProtocol:
         ``pred`` may be None (the predictions stayed on the workers). Same numbers as
         :meth:`evaluate` on the same match.
         """
-        from ioukit.evaluation.protocols.yolo import summarize_yolo
-
         result = summarize_yolo(
             gt, matched, iou_thresholds=self.iou_thresholds, stable_ties=self.stable_ties
         )
@@ -133,8 +130,6 @@ class YOLOProtocol:
         if iou_type == "keypoints":  # the OKS sigmas (None: Ultralytics' default for K)
             similarity = self.similarity
             if similarity is None:
-                from ioukit.evaluation.similarity.ultralytics import yolo_similarity
-
                 similarity = yolo_similarity(iou_type)
             params["sigmas"] = getattr(similarity, "sigmas", None)
         return dataclasses.replace(result, params=params)
@@ -495,8 +490,6 @@ def match_yolo_records(
     >>> match_yolo_records(gt, pred).outcome.status.shape
     (1, 1, 10)
     """
-    from ioukit.evaluation.match import MatchRule
-    from ioukit.evaluation.similarity.box import Float32BoxIoU
 
     thresholds = _thresholds(iou_thresholds)
     none = np.zeros(len(gt), dtype=bool)

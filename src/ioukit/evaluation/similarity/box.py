@@ -33,9 +33,11 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from ioukit._kernels import match as kernels
 from ioukit.dataset import Dataset
 from ioukit.evaluation.groups import GroupMatrices, Groups
 from ioukit.evaluation.registry import register_similarity
@@ -65,6 +67,9 @@ class BoxIoU:
         has them, exactly as pycocotools' ``bbIou``; the overlap uses ``x + w`` as it does.
     """
 
+    reads: ClassVar[str] = "boxes"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     crowd: bool = True
     pixel_offset: float = 0.0
     eps: float = 0.0
@@ -82,7 +87,6 @@ class BoxIoU:
 
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """Box IoU of every group (see the class docstring for the arithmetic)."""
-        from ioukit._kernels import match as kernels
 
         out = GroupMatrices.allocate(groups)
         crowd = gt.crowd[groups.gt_rows] if self.crowd else np.zeros(len(groups.gt_rows), bool)
@@ -118,11 +122,13 @@ class Float32BoxIoU:
         Ultralytics' default ``1e-7`` (rounded to float32).
     """
 
+    reads: ClassVar[str] = "boxes"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     eps: float = 1e-7
 
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """Float32 box IoU of every group."""
-        from ioukit._kernels import match as kernels
 
         out = GroupMatrices.allocate(groups)
         kernels.group_box_iou_f32(

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ioukit import masks
+from ioukit._kernels import rle
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.groups import GroupMatrices, Groups
@@ -33,11 +35,11 @@ class MaskIoU:
     polygons. Against a crowd ground truth the union is the prediction's mask area.
     """
 
+    reads: ClassVar[str] = "segmentation"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """Mask IoU of every group."""
-        from ioukit.errors import DataFormatError
-        from ioukit.evaluation.similarity.mask import _group_mask_ious
-
         for ds, name in ((gt, "ground_truth"), (pred, "predictions")):
             if ds.segmentation is None:
                 raise DataFormatError(
@@ -64,7 +66,6 @@ register_similarity("segm", MaskIoU)
 
 def _rle_kernel(name: str) -> Any:
     """``name`` from the compiled run-length kernels (``_kernels.rle``)."""
-    from ioukit._kernels import rle
 
     return getattr(rle, name)
 
@@ -73,7 +74,6 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
     """One record's segmentation as an RLE dict (pycocotools ``annToRLE``)."""
     if type(seg) is dict and type(seg.get("counts")) in (str, bytes):
         return dict(seg)  # the common case (a compressed RLE), without the checks below
-    from ioukit import masks
 
     if seg is None:
         raise DataFormatError(f"{where}: missing (needed for iou_type='segm')")
@@ -97,7 +97,6 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
 
 def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
     """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
-    from ioukit import masks
 
     lengths = np.zeros(n, dtype=np.int64)
     heights = np.zeros(n, dtype=np.int64)
@@ -126,8 +125,6 @@ def _mask_runs(
     Every mask must have its image's size (taken from the first mask where the image table
     does not know it).
     """
-    from ioukit import masks
-    from ioukit._kernels import rle
 
     segs = ds.segmentation
     if segs is None:  # pragma: no cover - checked by evaluate_coco

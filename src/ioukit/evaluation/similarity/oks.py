@@ -24,12 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ioukit._host import host_float64
+from ioukit._kernels import oks as kernel
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.evaluation.groups import GroupMatrices
+from ioukit.evaluation.registry import register_similarity
 
 if TYPE_CHECKING:
     from ioukit.evaluation.groups import GroupMatrices, Groups
@@ -292,7 +296,6 @@ def _group_oks(
     offsets : ndarray of int64, shape (n_groups,)
         Start of group ``i``'s row-major matrix in ``values``.
     """
-    from ioukit._kernels import oks as kernel
 
     n_k = variances.shape[0]
     gt_start = np.ascontiguousarray(gt_start, dtype=np.intp)
@@ -380,8 +383,6 @@ def _fused_exp() -> bool:
     not (or the loop cannot be taken) the three-pass path with ``numpy.exp`` itself runs.
     """
     if not _FUSED_EXP:
-        from ioukit._kernels import oks as kernel
-
         ok = False
         try:
             kernel.set_exp_loop(list(np.exp.types).index("d->d"))
@@ -457,7 +458,6 @@ def streamed_keypoints(
     >>> kp[0, :, 2].tolist(), boxes.tolist(), area.tolist()
     ([1.0, 1.0], [[1.0, 2.0, 3.0, 6.0]], [8.0])
     """
-    from ioukit._host import host_float64
 
     target = name.startswith("targets")
     kp = host_float64(d["keypoints"], f"{name}.keypoints")
@@ -591,6 +591,9 @@ class OKS:
     ioukit.errors.ParameterError: oks_area: expected 'annotation' or 'box', got 'segment'
     """
 
+    reads: ClassVar[str] = "keypoints"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     sigmas: tuple[float, ...] | None = None
     oks_area: str = "annotation"
 
@@ -602,7 +605,6 @@ class OKS:
 
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """OKS of every group (see the class docstring)."""
-        from ioukit.evaluation.groups import GroupMatrices
 
         gt_kp, pred_kp = dataset_keypoints(gt, pred)
         # K of the data: a ground truth without annotations has no K of its own
@@ -632,3 +634,6 @@ class OKS:
             pred_rows=groups.pred_rows[kept],  # read in place (a gathered copy cost 0.085 s)
         )
         return GroupMatrices(values, offsets)
+
+
+register_similarity("keypoints", OKS)

@@ -45,14 +45,20 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ioukit._host import host_float64
+from ioukit._kernels import rotated as kernels
+from ioukit._rotated_corners import check_convex, signed_area4
+from ioukit.boxes import box_convert
 from ioukit.dataset import Dataset
-from ioukit.errors import DataFormatError
+from ioukit.errors import BoxError, DataFormatError
 from ioukit.evaluation.groups import GroupMatrices, Groups
 from ioukit.evaluation.registry import register_similarity
+from ioukit.io._oriented import dataset_quads
+from ioukit.overlap.rotated import probiou_elementwise
 
 __all__ = [
     "ROTATED_BOX_FORMATS",
@@ -70,9 +76,6 @@ def dataset_corners(ds: Dataset, name: str) -> tuple[np.ndarray, np.ndarray]:
     From ``ds.rotated`` when present, else one-polygon 8-number segmentations, else the boxes.
     Quadrilaterals must be convex (:class:`~ioukit.errors.BoxError` otherwise).
     """
-    from ioukit._rotated_corners import check_convex, signed_area4
-    from ioukit.boxes import box_convert
-    from ioukit.io._oriented import dataset_quads
 
     if ds.rotated is not None:
         rotated = np.asarray(ds.rotated, dtype=np.float64).reshape(-1, 5)
@@ -118,10 +121,6 @@ def streamed_rotated(
     >>> envelope.tolist(), area.tolist()
     ([[3.0, 4.0, 7.0, 6.0]], [8.0])
     """
-    from ioukit._host import host_float64
-    from ioukit._rotated_corners import check_convex
-    from ioukit.boxes import box_convert
-    from ioukit.errors import BoxError
 
     boxes = np.asarray(host_float64(value, name), dtype=np.float64)
     if boxes.size == 0:
@@ -176,7 +175,6 @@ def rotated_columns(parts: list[np.ndarray]) -> dict[str, Any]:
     >>> rotated_columns([np.array([[5.0, 5.0, 4.0, 2.0, 0.0]])])["rotated"].shape
     (1, 5)
     """
-    from ioukit.boxes import box_convert
 
     if all(p.shape[1] == 5 for p in parts):
         rot = np.concatenate(parts) if parts else np.zeros((0, 5))
@@ -209,9 +207,11 @@ def _refuse_crowd(gt: Dataset, groups: Groups) -> None:
 class RotatedIoU:
     """The exact rotated-box IoU of every group (see the module notes for the box source)."""
 
+    reads: ClassVar[str] = "rotated"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """Rotated IoU [P_i, G_i] of every group, float64."""
-        from ioukit._kernels import rotated as kernels
 
         _refuse_crowd(gt, groups)
         out = GroupMatrices.allocate(groups)
@@ -244,12 +244,13 @@ class ProbIoUSimilarity:
     ``xyxyxyxy -> cxcywhr`` does (first edge = width).
     """
 
+    reads: ClassVar[str] = "rotated"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     eps: float = 1e-7
 
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """probiou [P_i, G_i] of every group."""
-        from ioukit.boxes import box_convert
-        from ioukit.overlap.rotated import probiou_elementwise
 
         _refuse_crowd(gt, groups)
         out = GroupMatrices.allocate(groups)

@@ -40,12 +40,17 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ioukit.boxes import box_convert
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.evaluation.groups import GroupMatrices
+from ioukit.evaluation.similarity.box import Float32BoxIoU
+from ioukit.evaluation.similarity.oks import COCO_SIGMAS, check_sigmas, dataset_keypoints
+from ioukit.evaluation.similarity.rotated import RotatedIoU, dataset_corners
 
 if TYPE_CHECKING:
     from ioukit.evaluation.groups import GroupMatrices, Groups
@@ -84,7 +89,6 @@ def ultralytics_sigmas(num_keypoints: int, sigmas: object = None) -> np.ndarray:
     >>> ultralytics_sigmas(17)[:2].round(6).tolist()
     [0.026, 0.025]
     """
-    from ioukit.evaluation.similarity.oks import COCO_SIGMAS, check_sigmas
 
     if sigmas is not None:
         return check_sigmas(sigmas, int(num_keypoints))
@@ -247,13 +251,14 @@ class UltralyticsOKS:
     eps : float
     """
 
+    reads: ClassVar[str] = "keypoints"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     sigmas: tuple[float, ...] | None = None
     eps: float = 1e-7
 
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """Float32 OKS [P_i, G_i] of every group."""
-        from ioukit.evaluation.groups import GroupMatrices
-        from ioukit.evaluation.similarity.oks import dataset_keypoints
 
         gt_kp, pred_kp = dataset_keypoints(gt, pred)
         k = int(gt_kp.shape[1])
@@ -272,8 +277,6 @@ class UltralyticsOKS:
 
 def _xywhr_f32(ds: Dataset, name: str) -> np.ndarray:
     """Ultralytics ``xywhr`` (radians, clockwise) of every row, float32."""
-    from ioukit.boxes import box_convert
-    from ioukit.evaluation.similarity.rotated import dataset_corners
 
     if ds.rotated is not None:
         rect = np.asarray(ds.rotated, dtype=np.float64).reshape(-1, 5)
@@ -292,11 +295,13 @@ class UltralyticsProbIoU:
     notes). Values are float32 stored exactly as float64.
     """
 
+    reads: ClassVar[str] = "rotated"
+    """The Dataset column the similarity compares (besides the boxes' groups)."""
+
     eps: float = 1e-7
 
     def matrices(self, gt: Dataset, pred: Dataset, groups: Groups, /) -> GroupMatrices:
         """Float32 probiou [P_i, G_i] of every group (ground truth first, as Ultralytics)."""
-        from ioukit.evaluation.groups import GroupMatrices
 
         out = GroupMatrices.allocate(groups)
         p_idx, g_idx = _pairs(groups, out)
@@ -326,7 +331,6 @@ def yolo_similarity(iou_type: str, /, *, sigmas: object = None) -> Any:
     >>> type(yolo_similarity("probiou")).__name__
     'UltralyticsProbIoU'
     """
-    from ioukit.evaluation.similarity.box import Float32BoxIoU
 
     if iou_type == "bbox":
         return Float32BoxIoU()
@@ -336,8 +340,6 @@ def yolo_similarity(iou_type: str, /, *, sigmas: object = None) -> Any:
     if iou_type == "probiou":
         return UltralyticsProbIoU()
     if iou_type == "rotated":
-        from ioukit.evaluation.similarity.rotated import RotatedIoU
-
         return RotatedIoU()
     raise ParameterError(
         "iou_type: protocol 'yolo' supports 'bbox', 'keypoints', 'probiou', 'rotated', "

@@ -1,0 +1,51 @@
+"""The registry: every listed name registers when its module is imported, each module registers
+only what it lists, errors name the argument, and the lazy tables import nothing up front."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ioukit.errors import ParameterError
+from ioukit.evaluation import registry
+
+
+@pytest.mark.parametrize("name", sorted(registry.SIMILARITY_MODULES))
+def test_every_listed_similarity_registers_itself(name: str) -> None:
+    sim = registry.get_similarity(name)
+    assert hasattr(sim, "matrices")
+    assert registry.similarity_input(name) in ("boxes", "segmentation", "keypoints", "rotated")
+    assert type(sim).__module__ == registry.SIMILARITY_MODULES[name]
+
+
+@pytest.mark.parametrize("name", registry.protocol_names())
+def test_every_listed_protocol_registers_itself(name: str) -> None:
+    own = registry.protocol_iou_types(name)
+    protocol = registry.make_protocol(name, iou_type=own[0])
+    assert hasattr(protocol, "evaluate")
+    assert type(protocol).__module__.startswith("ioukit.evaluation.protocols.")
+
+
+def test_keypoint_variants_and_the_hint() -> None:
+    for name in ("coco", "yolo", "crowdpose"):
+        assert registry.make_protocol(name, iou_type="keypoints") is not None
+    with pytest.raises(ParameterError, match=r"iou_type: 'keypoints' needs protocol 'coco', "):
+        registry.make_protocol("voc07", iou_type="keypoints")
+    with pytest.raises(ParameterError, match=r"protocol: expected one of coco, voc07"):
+        registry.make_protocol("kitti")
+    with pytest.raises(ParameterError, match=r"options of protocol 'coco' \(keypoints\)"):
+        registry.make_protocol("coco", iou_type="keypoints", tie="first")
+    assert registry.similarity_input("cosine") is None
+
+
+def test_names_come_from_the_tables_without_importing_the_modules() -> None:
+    code = (
+        "import sys; from ioukit.evaluation import registry as r; "
+        "names = r.protocol_names(), r.similarity_names(); "
+        "print(any(m.startswith(('ioukit.evaluation.protocols.', "
+        "'ioukit.evaluation.similarity.')) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
