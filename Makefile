@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 BENCH_VENV := .venv-bench
 
-.PHONY: demo test lint fuzz bench bench-startup wheel wheel-test clean
+.PHONY: demo test lint fuzz bench bench-startup wheel wheel-test docs clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11" >&2; exit 2; }
@@ -42,6 +42,18 @@ FUZZ_EXAMPLES ?= 3000
 fuzz: $(VENV)/.installed
 	IOUKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider \
 		tests/io/test_fuzz_readers.py tests/io/test_convert_roundtrip.py
+
+# --- documentation ------------------------------------------------------------------------------
+# `make docs`: the site in docs/_build/html (Sphinx, numpydoc, pydata-sphinx-theme, MyST),
+# warnings as errors; the API pages are generated afresh from ioukit.__all__ on every build
+$(VENV)/.installed-docs: pyproject.toml | $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet --group docs
+	touch $@
+
+docs: $(VENV)/.installed-docs
+	rm -rf docs/_build docs/generated
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "the site: docs/_build/html/index.html"
 
 # --- wheels -----------------------------------------------------------------------------------
 # `make wheel`: the sdist, a wheel built from it, and the wheel repaired by auditwheel into a
@@ -84,4 +96,6 @@ bench-startup: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_startup.py
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .venv-ultralytics .venv-py313 build dist docs/_build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .venv-ultralytics .venv-panopticapi .venv-py313 build dist \
+		docs/_build docs/generated \
+		docs/api.rst demo-output .pytest_cache .mypy_cache .ruff_cache
