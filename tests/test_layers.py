@@ -70,3 +70,116 @@ def test_no_new_private_names_across_layers() -> None:
 
 def test_masks_has_no_private_users() -> None:
     assert not [c for c in crossings() if c[1].startswith("ioukit.masks.")]
+
+
+# ---------------------------------------------------------------- the one-way rule (#22 item 10)
+
+# Files that may import ioukit's own modules inside a function body, and why: everything else
+# imports at the top of the file, so the import graph is the graph a reader sees.
+BODY_IMPORTS_ALLOWED = {
+    "__init__.py": "the facade: public names load on first use",
+    "io/__init__.py": "the io facade: a reader module loads when its format is used",
+    "compat/__init__.py": "init_as_pycocotools() binds the compat modules on request",
+    "analysis/result.py": "EvaluationResult's analysis methods load their module on first use",
+    "cli/__init__.py": "commands register lazily: `ioukit iou` must not import `eval`'s world",
+    "cli/eval_command.py": "same: each output (plots, HTML, TIDE, sharding) loads when asked",
+    "cli/check_command.py": "same",
+    "cli/convert_command.py": "same",
+    "cli/iou_command.py": "same",
+    "cli/_keypoints.py": "same",
+}
+
+
+def _module_of(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _import_targets(node: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
+    names: list[str] = []
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parts = module.split(".")
+            parts = parts if is_package else parts[:-1]
+            parts = parts[: len(parts) - node.level + 1]
+            base = ".".join([*parts, *([base] if base else [])])
+        subs = [f"{base}.{a.name}" for a in node.names]
+        # a name that is not a submodule is an attribute of ``base`` (the package's own code)
+        names = [n for n in subs if n in known] + ([base] if set(subs) - known else [])
+    hits = set()
+    for name in names:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        if name and name != module:
+            hits.add(name)
+    return hits
+
+
+def _graph() -> tuple[dict[str, set[str]], dict[str, int]]:
+    files = {_module_of(p): p for p in ROOT.rglob("*.py")}
+    known = set(files)
+    edges: dict[str, set[str]] = {m: set() for m in files}
+    body: dict[str, int] = {}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        stack: list[tuple[ast.AST, bool]] = [(n, False) for n in tree.body]
+        while stack:
+            node, in_function = stack.pop()
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                stack.extend((n, in_function) for n in node.orelse)
+                continue
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                hits = _import_targets(node, module, path.name == "__init__.py", known)
+                edges[module] |= hits
+                if hits and in_function:
+                    rel = path.relative_to(ROOT).as_posix()
+                    body[rel] = body.get(rel, 0) + 1
+                continue
+            inside = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            stack.extend((n, inside) for n in ast.iter_child_nodes(node))
+    return edges, body
+
+
+def test_no_import_cycle() -> None:
+    edges, _ = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        on_stack.append(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = on_stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles (function-body imports included): {cycles}"
+
+
+def test_function_body_imports_only_where_allowed() -> None:
+    _, body = _graph()
+    stray = {f: n for f, n in body.items() if f not in BODY_IMPORTS_ALLOWED}
+    assert not stray, f"imports of ioukit's own modules inside functions (hoist them): {stray}"
+    assert sum(body.values()) <= 110, body  # the lazy facades and commands: keep it shrinking

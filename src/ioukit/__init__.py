@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         rotated_box_iou_elementwise,
         rotated_box_iou_loss,
     )
+    from ioukit.panoptic import PanopticResult, panoptic_quality, panoptic_quality_maps
     from ioukit.segmentation import SegmentationMetric, SegmentationResult, segmentation_iou
     from ioukit.suppression import batched_nms, batched_rotated_nms, nms, rotated_nms, soft_nms
 
@@ -145,6 +146,9 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "voc07_ap": ("ioukit.evaluation.ap", "voc07_ap"),
     "voc10_ap": ("ioukit.evaluation.ap", "voc10_ap"),
     "weighted_boxes_fusion": ("ioukit.fusion", "weighted_boxes_fusion"),
+    "PanopticResult": ("ioukit.panoptic", "PanopticResult"),
+    "panoptic_quality": ("ioukit.panoptic", "panoptic_quality"),
+    "panoptic_quality_maps": ("ioukit.panoptic", "panoptic_quality_maps"),
     "write_dataset": ("ioukit.io", "write_dataset"),
 }
 
@@ -164,6 +168,7 @@ __all__ = [
     "MaskError",
     "Matches",
     "MissingDependencyError",
+    "PanopticResult",
     "PrecisionRecallF1",
     "SegmentationMetric",
     "SegmentationResult",
@@ -204,6 +209,8 @@ __all__ = [
     "match_predictions",
     "nms",
     "normalize_boxes",
+    "panoptic_quality",
+    "panoptic_quality_maps",
     "pr_curves",
     "precision_recall_f1",
     "probiou",

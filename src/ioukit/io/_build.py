@@ -27,6 +27,7 @@ import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError
+from ioukit.io._image_header import image_header, image_size, turns_sideways
 from ioukit.io._text import read_text
 
 __all__ = [
@@ -301,7 +302,6 @@ def load_class_names(source: ClassSource) -> dict[int, str] | None:
 def image_sizes_from_folder(folder: Path, stems: Iterable[str]) -> dict[str, tuple[float, float]]:
     """``stem -> (width, height)`` read from image headers (no pixel decoding, no pixel limit);
     the shown size of a JPEG turned sideways by its EXIF orientation."""
-    from ioukit.io._image_header import image_size
 
     files = image_files(folder)
     sizes: dict[str, tuple[float, float]] = {}
@@ -334,7 +334,6 @@ def image_files(folder: Path) -> dict[str, Path]:
 def sideways_images(folder: Path, stems: Iterable[str]) -> list[tuple[Path, int, int]]:
     """The images of ``stems`` in ``folder`` whose EXIF orientation swaps width and height:
     ``(file, stored width, stored height)`` each (their shown size is height x width)."""
-    from ioukit.io._image_header import image_header, turns_sideways
 
     files = image_files(folder)
     found = []

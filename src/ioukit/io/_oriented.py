@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ioukit.boxes import box_convert
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 
 __all__ = ["dataset_quads", "envelope", "polygon_area", "quads_dataset"]
@@ -69,8 +70,6 @@ def dataset_quads(dataset: Dataset) -> np.ndarray:
     An axis-aligned box ``(x1, y1, x2, y2)`` becomes ``(x1, y1, x2, y1, x2, y2, x1, y2)``.
     """
     if dataset.rotated is not None:
-        from ioukit.boxes import box_convert
-
         rotated = np.asarray(dataset.rotated, dtype=np.float64).reshape(-1, 5)
         corners: np.ndarray = np.asarray(box_convert(rotated, "cxcywhr", "xyxyxyxy"))
         return corners.reshape(-1, 8)

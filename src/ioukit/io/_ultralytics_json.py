@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ioukit.dataset import Dataset
+from ioukit.io.coco import _parse, _read
 
 __all__ = ["read_yolo_val_json", "yolo_val_records"]
 
@@ -90,7 +91,6 @@ def yolo_val_records(doc: Any, gt: Dataset) -> list[dict[str, Any]] | None:
 
 def read_yolo_val_json(path: str | os.PathLike[str], gt: Dataset) -> list[dict[str, Any]] | None:
     """:func:`yolo_val_records` of the JSON file ``path`` (strict JSON; errors name the file)."""
-    from ioukit.io.coco import _parse, _read
 
     label = os.fspath(path)
     return yolo_val_records(_parse(_read(label), label), gt)

@@ -298,8 +298,6 @@ def write_label_folder(dataset: Dataset, path: str | os.PathLike[str], values: n
     :func:`ioukit.io.yolo.yolo_class_indices`, numbers as their shortest round-trip decimals;
     the folder is written atomically.
     """
-    from ioukit.io.yolo import yolo_class_indices
-
     index = yolo_class_indices(dataset)
     lines: list[list[str]] = [[] for _ in range(len(dataset.images))]
     classes = [index[int(c)] for c in dataset.category_id.tolist()]
@@ -318,3 +316,17 @@ def write_label_folder(dataset: Dataset, path: str | os.PathLike[str], values: n
         by_index = sorted((i, names[c]) for c, i in index.items())
         (tmp / "classes.txt").write_text("".join(f"{n}\n" for _, n in by_index), encoding="utf-8")
     return Path(path)
+
+
+def yolo_class_indices(dataset: Dataset) -> dict[int, int]:
+    """Category id -> YOLO class index: ids already 0..K-1 stay, others go by sorted position.
+
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> yolo_class_indices(Dataset.from_arrays(ImageTable.from_lists([], []),
+    ...     CategoryTable.from_lists([3, 1], ["b", "a"]), boxes=[], image_index=[], category_id=[]))
+    {1: 0, 3: 1}
+    """
+    ids = sorted(int(i) for i in dataset.categories.ids.tolist())
+    if ids == list(range(len(ids))):
+        return {i: i for i in ids}
+    return {cid: index for index, cid in enumerate(ids)}

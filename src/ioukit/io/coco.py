@@ -24,8 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ioukit import masks
+from ioukit._kernels.coco_json import INVALID, OK, locate_error, scan_results
+from ioukit._kernels.number_rows import OK as ROWS_OK
+from ioukit._kernels.number_rows import fill_floats, fill_integers, fill_rows
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.io._text import map_bytes, read_bytes
 
 if TYPE_CHECKING:
     import mmap
@@ -72,7 +77,6 @@ _MAX_JSON_BYTES = 1 << 33
 
 
 def _read(label: str) -> bytes:
-    from ioukit.io._text import read_bytes
 
     try:
         return read_bytes(label, limit=_MAX_JSON_BYTES)
@@ -199,12 +203,11 @@ def _number_rows(records: Sequence[Any], key: str, width: int) -> np.ndarray | N
     Where it gives rows, ``np.fromiter`` over the lists gives the same values; where it gives
     None, the caller's general path reads the records (and names a bad one).
     """
-    from ioukit._kernels.number_rows import OK, fill_rows
 
     if not isinstance(records, list | tuple) or not records:
         return None
     out = np.empty((len(records), width), dtype=np.float64)
-    return out if fill_rows(records, key, out) == OK else None
+    return out if fill_rows(records, key, out) == ROWS_OK else None
 
 
 def _number_column(
@@ -217,14 +220,13 @@ def _number_column(
     Where it gives a column, ``np.fromiter`` gives the same values; where it gives None, the
     caller's general path reads the records (and names a bad one).
     """
-    from ioukit._kernels.number_rows import OK, fill_floats, fill_integers
 
     if not isinstance(records, list | tuple) or not records:
         return None
     out: np.ndarray = np.empty(len(records), dtype=dtype)
     if dtype is np.int64:
-        return out if fill_integers(records, key, out) == OK else None
-    return out if fill_floats(records, key, default, out) == OK else None
+        return out if fill_integers(records, key, out) == ROWS_OK else None
+    return out if fill_floats(records, key, default, out) == ROWS_OK else None
 
 
 _INTEGER_TYPES = (int, np.integer)
@@ -720,7 +722,6 @@ def _json_error(data: bytes | mmap.mmap, label: str) -> DataFormatError | None:
     stopped (line, column, byte offset, what was expected and what came): no second parse
     of a file that may be large. None when the lexer leaves the verdict to the strict parser.
     """
-    from ioukit._kernels.coco_json import locate_error
 
     buf = np.frombuffer(data, dtype=np.uint8)
     found = locate_error(buf)
@@ -739,7 +740,6 @@ def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _C
     strict parser (which then accepts it, or refuses it with its own message: the scanner
     accepts exactly what the strict parser accepts). A file that is not JSON is refused here,
     from the place where the scanner stopped."""
-    from ioukit._kernels.coco_json import INVALID, OK, scan_results
 
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 57 bytes ({"image_id":1,"category_id":1,"bbox":[1,1,1,1],
@@ -825,7 +825,6 @@ def _segm_area_and_boxes(
     As pycocotools: when the first result has a ``bbox`` every area is the box's ``w * h``;
     otherwise it is the mask's pixel count.
     """
-    from ioukit import masks
 
     n = len(xywh)
     missing = np.isnan(xywh).any(axis=1)
@@ -1013,8 +1012,6 @@ def read_coco_results(
     keep_segmentation = keep_segmentation or segm
     section = "results"
     if isinstance(source, str | os.PathLike):
-        from ioukit.io._text import map_bytes
-
         label = os.fspath(source)
         scanned = None
         mapped = None if keep_segmentation else map_bytes(label, limit=_MAX_JSON_BYTES)

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ioukit._kernels.keypoint_json import INVALID, OK, scan_keypoint_results
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.io._text import map_bytes
 from ioukit.io.coco import (
     _MAX_JSON_BYTES,
     _NUMBER_TYPES,
@@ -227,7 +229,6 @@ def _scan_file(
     """Results of a file by the compiled scanner; None when it cannot handle the file (the
     general parser then reads it, and names any bad record). A file that is not JSON is
     refused here, from the place where the scanner stopped."""
-    from ioukit._kernels.keypoint_json import INVALID, OK, scan_keypoint_results
 
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 54 + 6 K bytes ({"image_id":1,"category_id":1,"score":1,
@@ -433,8 +434,6 @@ def _keypoint_results(
     gt_k = getattr(ground_truth, "keypoints", None)
     k = None if gt_k is None or gt_k.shape[1] == 0 else int(gt_k.shape[1])
     if isinstance(source, str | os.PathLike):
-        from ioukit.io._text import map_bytes
-
         label = os.fspath(source)
         if k is not None:
             mapped = map_bytes(label, limit=_MAX_JSON_BYTES)  # no copy of a large file

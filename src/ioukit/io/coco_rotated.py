@@ -28,8 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from ioukit.boxes import box_convert
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import DataFormatError
+from ioukit.io._oriented import dataset_quads
 from ioukit.io._text import atomic_write_text, check_exists, read_text
 
 __all__ = [
@@ -78,7 +80,6 @@ def _field(record: object, key: str, where: str) -> Any:
 
 
 def _envelopes(rboxes: np.ndarray) -> np.ndarray:
-    from ioukit.boxes import box_convert
 
     if len(rboxes) == 0:
         return np.zeros((0, 4))
@@ -240,8 +241,6 @@ def write_coco_rotated(dataset: Dataset, path: str | os.PathLike[str], /) -> Pat
     -------
     Path
     """
-    from ioukit.boxes import box_convert
-    from ioukit.io._oriented import dataset_quads
 
     if dataset.rotated is not None:
         rotated = np.asarray(dataset.rotated, dtype=np.float64).reshape(-1, 5)

@@ -48,6 +48,7 @@ from ioukit.io._build import (
 from ioukit.io._oriented import dataset_quads, quads_dataset
 from ioukit.io._progress import track
 from ioukit.io._text import atomic_directory, check_exists, iter_records, parse_number, read_text
+from ioukit.overlap.rotated import convex_hull_quads
 
 __all__ = [
     "DETECTION_FILE",
@@ -265,7 +266,6 @@ def read_dota_predictions(
 
 
 def _hull(quads: list[list[float]]) -> list[list[float]]:
-    from ioukit.overlap.rotated import convex_hull_quads
 
     hull: list[list[float]] = convex_hull_quads(np.asarray(quads).reshape(-1, 8)).tolist()
     return hull

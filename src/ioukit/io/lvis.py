@@ -23,6 +23,8 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
+from ioukit.io import coco
+from ioukit.io.coco import read_coco_results
 
 __all__ = ["FREQUENCY_GROUPS", "LVISGroundTruth", "read_lvis_ground_truth", "read_lvis_results"]
 
@@ -207,7 +209,6 @@ def read_lvis_ground_truth(
     ...
     ioukit.errors.DataFormatError: ground_truth: images[0].neg_category_ids[0]: 9 is not an id ...
     """
-    from ioukit.io import coco
 
     data, label = coco._load(source, "ground_truth")
     if not isinstance(data, Mapping):
@@ -281,7 +282,6 @@ def read_lvis_results(
     ...
     ioukit.errors.DataFormatError: results: results[0].category_id: 2 is not a category id ...
     """
-    from ioukit.io.coco import read_coco_results
 
     gt = ground_truth.dataset if isinstance(ground_truth, LVISGroundTruth) else ground_truth
     return read_coco_results(source, gt, iou_type=iou_type)

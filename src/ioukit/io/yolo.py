@@ -53,6 +53,7 @@ from ioukit.io._yolo_folder import (
     records,
     require_image_sizes,
     write_label_folder,
+    yolo_class_indices,
 )
 
 __all__ = ["read_yolo_ground_truth", "read_yolo_predictions", "write_yolo", "yolo_class_indices"]
@@ -296,20 +297,6 @@ def _slow_block(
         np.asarray(cols.boxes, dtype=np.float64).reshape(n, 4),
         np.asarray(cols.scores, dtype=np.float64),
     )
-
-
-def yolo_class_indices(dataset: Dataset) -> dict[int, int]:
-    """Category id -> YOLO class index: ids already 0..K-1 stay, others go by sorted position.
-
-    >>> from ioukit.dataset import CategoryTable, ImageTable
-    >>> yolo_class_indices(Dataset.from_arrays(ImageTable.from_lists([], []),
-    ...     CategoryTable.from_lists([3, 1], ["b", "a"]), boxes=[], image_index=[], category_id=[]))
-    {1: 0, 3: 1}
-    """
-    ids = sorted(int(i) for i in dataset.categories.ids.tolist())
-    if ids == list(range(len(ids))):
-        return {i: i for i in ids}
-    return {cid: index for index, cid in enumerate(ids)}
 
 
 def write_yolo(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:

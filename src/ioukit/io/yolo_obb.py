@@ -44,6 +44,7 @@ from ioukit.io._yolo_folder import (
     require_image_sizes,
     write_label_folder,
 )
+from ioukit.overlap.rotated import convex_hull_quads
 
 __all__ = ["read_yolo_obb_ground_truth", "read_yolo_obb_predictions", "write_yolo_obb"]
 
@@ -102,8 +103,6 @@ def read_yolo_obb_ground_truth(
         quads.append(pixel_points(corners, float(images.widths[row]), float(images.heights[row])))
     table, ids = ground_truth_categories(marks, labels.names, labels.folder, indices=True)
     if convex_hull and quads:
-        from ioukit.overlap.rotated import convex_hull_quads
-
         quads = convex_hull_quads(np.asarray(quads).reshape(-1, 8)).tolist()
     return quads_dataset(
         images, table, image_index=rows, category_id=[ids[x] for x in marks], quads=quads
