@@ -14,7 +14,8 @@ from ioukit.metrics import MOVED, moved_attribute
 
 @pytest.mark.parametrize("module", sorted(MOVED))
 def test_every_old_name_resolves_to_the_object_at_its_new_place(module: str) -> None:
-    old = importlib.import_module(f"ioukit.metrics.{module}")
+    path = "ioukit.diagnostics" if module == "diagnostics" else f"ioukit.metrics.{module}"
+    old = importlib.import_module(path)
     for name, target in MOVED[module].items():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

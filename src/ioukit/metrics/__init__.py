@@ -24,6 +24,12 @@ from typing import Any
 __all__ = ["MOVED", "moved_attribute"]
 
 MOVED: dict[str, dict[str, str]] = {
+    "diagnostics": {
+        "Finding": "ioukit.analysis.diagnostics",
+        "diagnose": "ioukit.analysis.diagnostics",
+        "greedy_match": "ioukit.analysis.diagnostics",
+        "pairwise_in_groups": "ioukit.analysis.diagnostics",
+    },
     "ap": {
         "COCO_RECALL_THRESHOLDS": "ioukit.evaluation.ap",
         "coco_interpolated_ap": "ioukit.evaluation.ap",
@@ -145,7 +151,8 @@ MOVED: dict[str, dict[str, str]] = {
         "ultralytics_order": "ioukit.evaluation.protocols.yolo",
     },
 }
-"""Old module (under ``ioukit.metrics``) -> public name -> the module that defines it now."""
+"""Old module (under ``ioukit.metrics``; ``"diagnostics"`` is ``ioukit.diagnostics``) -> public
+name -> the module that defines it now."""
 
 _WARNED: set[tuple[str, str]] = set()
 
