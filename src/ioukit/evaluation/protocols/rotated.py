@@ -1,18 +1,6 @@
-"""Rotated boxes in the evaluation pipeline: the ``"rotated"`` and ``"probiou"`` similarities
-and the ``"dota"`` and ``"mmrotate"`` protocols.
+"""The ``"dota"`` and ``"mmrotate"`` protocols (oriented boxes, VOC-style AP); the boxes
+are compared by :mod:`ioukit.evaluation.similarity.rotated`.
 
-Where a dataset's oriented boxes come from (first found): the ``rotated`` column
-(``cx, cy, w, h, angle``, degrees counter-clockwise), else a one-polygon segmentation of 8
-numbers (the corners, as the DOTA and YOLO OBB readers keep them), else the axis-aligned box.
-
-* ``iou_type="rotated"``: the exact IoU of :func:`ioukit.rotated_box_iou` (float64). With
-  ``protocol="coco"`` this is detectron2's ``RotatedCOCOeval`` (pycocotools with the rotated
-  IoU); crowd ground truths are refused, as detectron2 asserts ``iscrowd == 0``. The COCO
-  area ranges read the datasets' ``area`` column: the DOTA, YOLO OBB and ``coco_rotated``
-  readers fill it with the polygon area (``w * h``); a Dataset built by hand with ``rotated=``
-  should pass ``area=w * h`` too (its default is the envelope's area).
-* ``iou_type="probiou"``: Ultralytics' Gaussian similarity (:func:`ioukit.probiou`), to
-  reproduce numbers computed with it; it is not the IoU.
 * ``protocol="dota"``: the DOTA devkit's task-1 evaluation (``dota_evaluation_task1.py``):
   each detection, in descending score, takes the ground truth of highest IoU in its image and
   class; a true positive when ``IoU > 0.5`` (strict) and that ground truth is free, nothing

@@ -1,5 +1,4 @@
-"""Rotated boxes in the evaluation pipeline: the ``"rotated"`` and ``"probiou"`` similarities
-and the ``"dota"`` and ``"mmrotate"`` protocols.
+"""The ``"rotated"`` and ``"probiou"`` similarities (oriented boxes).
 
 Where a dataset's oriented boxes come from (first found): the ``rotated`` column
 (``cx, cy, w, h, angle``, degrees counter-clockwise), else a one-polygon segmentation of 8
@@ -13,19 +12,6 @@ numbers (the corners, as the DOTA and YOLO OBB readers keep them), else the axis
   should pass ``area=w * h`` too (its default is the envelope's area).
 * ``iou_type="probiou"``: Ultralytics' Gaussian similarity (:func:`ioukit.probiou`), to
   reproduce numbers computed with it; it is not the IoU.
-* ``protocol="dota"``: the DOTA devkit's task-1 evaluation (``dota_evaluation_task1.py``):
-  each detection, in descending score, takes the ground truth of highest IoU in its image and
-  class; a true positive when ``IoU > 0.5`` (strict) and that ground truth is free, nothing
-  when it is difficult, else a false positive; 11-point VOC07 AP (the devkit's ``np.arange``
-  grid); mAP over every class of the ground truth's class list (a class without ground truth
-  scores 0, as in the devkit). Ties in score keep image order; ``compat="devkit"`` orders each
-  class's detections as the devkit does instead (``np.argsort(-confidence)``, NumPy's unstable
-  quicksort, over the detections in reading order: the lines of ``Task1_<class>.txt``).
-* ``protocol="mmrotate"``: mmrotate's ``eval_rbbox_map``: the same matching with
-  ``IoU >= 0.5``, 11-point AP by default (``use_07_metric``) in mmdet's float32 arithmetic,
-  mAP over the classes that have ground truth. mmrotate computes the IoU in float32 (mmcv's
-  ``box_iou_rotated``) and puts ignored ground truths after the others when two IoUs tie;
-  ioukit computes the exact IoU in float64 in file order. Ties in score keep image order.
 
 Examples
 --------
