@@ -224,3 +224,26 @@ def test_a_failed_write_leaves_nothing(tmp_path: Path, fixture_result: Any) -> N
     with pytest.raises(FileNotFoundError):
         write_html(fixture_result, out, images=tmp_path / "missing")
     assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_cli_with_yolo_labels_embeds_the_images(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ioukit.cli import main
+
+    labels, preds, images = (tmp_path / n for n in ("labels", "preds", "images"))
+    for folder in (labels, preds, images):
+        folder.mkdir()
+    for i, stem in enumerate(("a", "b", "c")):
+        (labels / f"{stem}.txt").write_text("0 0.5 0.5 0.4 0.4\n1 0.2 0.2 0.1 0.1\n")
+        (preds / f"{stem}.txt").write_text(f"0 0.5 0.5 0.4 0.4 0.9\n1 0.8 0.8 0.1 0.1 0.{i + 2}\n")
+        Image.new("RGB", (80, 60), (20, 90, 200)).save(images / f"{stem}.jpg")
+    out = tmp_path / "report.html"
+    args = ["eval", "--gt", str(labels), "--pred", str(preds), "--images", str(images)]
+    assert main([*args, "--html", str(out), "--quiet", "--no-fail"]) == 0
+    data = page_data(out.read_text(encoding="utf-8"))
+    assert data["images"]["stem"] == ["a", "b", "c"]
+    assert all(s.startswith("data:image/jpeg;base64,") for s in data["images"]["src"])
+    assert data["images"]["missing"] == 0 and data["images"]["mode"] == "embedded"
+    assert data["images"]["w"] == [80.0] * 3  # the sizes the reader took from the headers
+    assert counts_from_data(data, 0) == {0: (3, 0, 0), 1: (0, 3, 3)}

@@ -34,10 +34,11 @@ def shared(browser: Any, fixture_page: Path) -> Iterator[Any]:
 
 
 def load_all(page: Any) -> int:
-    """Scroll the lazy gallery to its end; the number of items rendered."""
-    more = page.locator("#gallery-more")
-    while more.is_visible():
-        more.click()
+    """Page the lazy gallery to its end (the "show more" button, pressed from script so that
+    no scrolling races the lazy loader); the number of items rendered."""
+    page.evaluate(
+        "() => { const b = document.getElementById('gallery-more'); while (!b.hidden) b.click(); }"
+    )
     return int(page.locator("#gallery [data-item]").count())
 
 

@@ -729,10 +729,20 @@ def _json_error(data: bytes | mmap.mmap, label: str) -> DataFormatError | None:
     if found is None:
         return None
     byte, line, column, expected = found
+    word = next((w for w in _NON_JSON_NUMBERS if data[byte : byte + len(w)] == w), None)
+    hint = (
+        ""
+        if word is None
+        else f"; {word.decode()} is not JSON (Python's json.dumps writes it for a float "
+        "nan/inf: write null, or pass allow_nan=False to find it)"
+    )
     return DataFormatError(
         f"{label}: not valid JSON (line {line}, column {column}, byte {byte}: expected "
-        f"{expected}, got {_shown_byte(data, byte)})"
+        f"{expected}, got {_shown_byte(data, byte)}{hint})"
     )
+
+
+_NON_JSON_NUMBERS = (b"NaN", b"Infinity", b"-Infinity")
 
 
 def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _Columns | None:

@@ -276,7 +276,7 @@ def test_evaluator_errors() -> None:
         ev.update([{"keypoints": kp, "scores": [1.0], "labels": [1]}],
                   [{"keypoints": kp, "labels": [1]}])  # fmt: skip
     bad = kp.copy()
-    bad[0, 2, 2] = 5
+    bad[0, 2, 2] = -2  # v > 0 is labelled; negative is refused
     with pytest.raises(DataFormatError, match=r"targets\[0\].keypoints\[0, 2, 2\]: expected a vis"):
         ev.update([{"keypoints": kp, "scores": [1.0], "labels": [1]}],
                   [{"keypoints": bad, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip

@@ -332,7 +332,7 @@ class TestBadInput:
 
     def test_visibility(self) -> None:
         gt = np.ones((2, 17, 3))
-        gt[1, 3, 2] = 3
+        gt[1, 3, 2] = -1  # v > 0 is labelled (pycocotools); a negative flag is refused
         with pytest.raises(DataFormatError, match=r"gt_keypoints\[1, 3, 2\]: expected a vis"):
             keypoint_similarity(np.ones((1, 17, 3)), gt, gt_area=[1.0, 1.0])
 
@@ -355,3 +355,20 @@ class TestBadInput:
         keypoint_similarity(pred, gt, gt_area=area, gt_boxes=boxes, sigmas=sigmas)
         for a, b in zip((pred, gt, boxes, area, sigmas), copies, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_any_positive_visibility_is_labelled_as_pycocotools() -> None:
+    # #23 item 21 on the array route: COCO-WholeBody stores confidences as visibility
+    rng = np.random.default_rng(5)
+    gt = np.concatenate([rng.uniform(0, 50, (2, 4, 2)), np.zeros((2, 4, 1))], axis=2)
+    gt[:, :, 2] = [[0.187, 0.0, 2.0, 3.0], [1.0, 0.5, 0.0, 0.0]]
+    pred = gt[:, :, :2] + rng.normal(0, 2, (2, 4, 2))
+    boxes = np.array([[0.0, 0.0, 50.0, 50.0], [5.0, 5.0, 40.0, 45.0]])
+    area = np.array([900.0, 400.0])
+    sigmas = [0.5, 0.6, 0.7, 0.8]
+    got = keypoint_similarity(pred, gt, gt_area=area, gt_boxes=boxes, sigmas=sigmas)
+    np.testing.assert_allclose(got, oks_twin(pred, gt, boxes, area, sigmas), rtol=0, atol=1e-15)
+    bad = gt.copy()
+    bad[1, 2, 2] = -1.0
+    with pytest.raises(DataFormatError, match=r"gt_keypoints\[1, 2, 2\]: expected a visibility"):
+        keypoint_similarity(pred, bad, gt_area=area, gt_boxes=boxes, sigmas=sigmas)

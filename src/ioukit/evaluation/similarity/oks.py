@@ -163,11 +163,14 @@ def _keypoint_array(values: object, name: str, *, visibility: bool) -> np.ndarra
         )
     if visibility:
         v = array[:, :, 2]
-        good = (v == 0) | (v == 1) | (v == 2)
+        # pycocotools and xtcocotools count any v > 0 as labelled (COCO-WholeBody stores
+        # confidences there), as the file readers do
+        good = np.isfinite(v) & (v >= 0)
         if not good.all():
             n, k = np.argwhere(~good)[0]
             raise DataFormatError(
-                f"{name}[{n}, {k}, 2]: expected a visibility flag 0, 1 or 2, got {v[n, k]}"
+                f"{name}[{n}, {k}, 2]: expected a visibility >= 0 (0 unlabelled, any v > 0 "
+                f"labelled), got {v[n, k]}"
             )
     return array
 
