@@ -706,7 +706,7 @@ def panoptic_quality_maps(
 
     Parameters
     ----------
-    pred, gt : array_like of int, shape (B, *spatial, 2), or sequences of B such arrays
+    pred, gt : array_like of int, shape ``(B, *spatial, 2)``, or sequences of B such arrays
         For each image and point the pair ``(category_id, instance_id)`` (NumPy, torch on any
         device, nested lists). Images of a sequence may differ in size; ``pred[b]`` and
         ``gt[b]`` must have the same shape.

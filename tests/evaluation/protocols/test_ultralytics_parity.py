@@ -199,13 +199,13 @@ def test_float32_edge_cases_and_tied_scores_equal_ultralytics(seed: int) -> None
 @pytest.mark.parametrize("seed", [0, 1])
 def test_per_image_confusion_matrices_equal_ultralytics(seed: int) -> None:
     """Per image, so that errors of opposite sign cannot cancel in the summed matrix."""
-    from ioukit.evaluation.grouping import _subset
+    from ioukit.evaluation.grouping import subset_rows
 
     gt, pred = _edge_case(seed)
     for i, (batch, preds) in enumerate(_images(gt, pred)):
         cm = ConfusionMatrix(names={k: str(k) for k in range(len(gt.categories))})
         cm.process_batch(preds, batch, conf=0.25, iou_thres=0.45)
-        g = _subset(gt, np.flatnonzero(gt.image_index == i))
-        p = _subset(pred, np.flatnonzero(pred.image_index == i))
+        g = subset_rows(gt, np.flatnonzero(gt.image_index == i))
+        p = subset_rows(pred, np.flatnonzero(pred.image_index == i))
         mine = confusion_matrix(g, p, iou_threshold=0.45, score_threshold=0.25)
         np.testing.assert_array_equal(mine.matrix, cm.matrix.astype(np.int64), err_msg=str(i))
