@@ -21,6 +21,7 @@ from typing import Any as _Any
 
 if TYPE_CHECKING:
     from ioukit import masks
+    from ioukit.analysis.bootstrap import bootstrap, compare
     from ioukit.analysis.confusion import ConfusionMatrix, confusion_matrix
     from ioukit.analysis.curves import Curves, PrecisionRecallF1, pr_curves, precision_recall_f1
     from ioukit.analysis.diagnostics import Finding, diagnose
@@ -97,6 +98,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "batched_nms": ("ioukit.suppression", "batched_nms"),
     "batched_rotated_nms": ("ioukit.suppression", "batched_rotated_nms"),
     "box_area": ("ioukit.boxes", "box_area"),
+    "bootstrap": ("ioukit.analysis.bootstrap", "bootstrap"),
     "box_convert": ("ioukit.boxes", "box_convert"),
     "box_dice": ("ioukit.overlap", "box_dice"),
     "box_dice_elementwise": ("ioukit.overlap", "box_dice_elementwise"),
@@ -106,6 +108,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "box_iou_loss": ("ioukit.overlap", "box_iou_loss"),
     "clip_boxes": ("ioukit.boxes", "clip_boxes"),
     "coco_interpolated_ap": ("ioukit.evaluation.ap", "coco_interpolated_ap"),
+    "compare": ("ioukit.analysis.bootstrap", "compare"),
     "complete_box_iou": ("ioukit.overlap", "complete_box_iou"),
     "complete_box_iou_elementwise": ("ioukit.overlap", "complete_box_iou_elementwise"),
     "complete_box_iou_loss": ("ioukit.overlap", "complete_box_iou_loss"),
@@ -175,6 +178,7 @@ __all__ = [
     "__version__",
     "batched_nms",
     "batched_rotated_nms",
+    "bootstrap",
     "box_area",
     "box_convert",
     "box_dice",
@@ -185,6 +189,7 @@ __all__ = [
     "box_iou_loss",
     "clip_boxes",
     "coco_interpolated_ap",
+    "compare",
     "complete_box_iou",
     "complete_box_iou_elementwise",
     "complete_box_iou_loss",

@@ -1,0 +1,21 @@
+# Type stub of the compiled kernel resample.pyx (the bootstrap's weighted accumulation).
+import numpy as np
+
+def thread_count(threads: bool | int | None = None) -> int: ...
+def accumulate_weighted(
+    ev_start: np.ndarray,
+    ev_end: np.ndarray,
+    ev_record: np.ndarray,
+    ev_tp: np.ndarray,
+    ev_block: np.ndarray,
+    rec_image: np.ndarray,
+    rec_rank: np.ndarray,
+    weights: np.ndarray,
+    npig: np.ndarray,
+    max_dets: np.ndarray,
+    level_slot: np.ndarray,
+    recall_thresholds: np.ndarray,
+    precision: np.ndarray,
+    recall: np.ndarray,
+    threads: int = 1,
+) -> None: ...

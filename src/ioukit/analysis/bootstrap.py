@@ -1,0 +1,695 @@
+"""Bootstrap intervals by image and the paired comparison of two models, by re-accumulation.
+
+A replicate draws the images with replacement (``numpy.random.default_rng(seed)``,
+multinomial counts over the images: a true multiplicity bootstrap, an image drawn twice
+counts twice) and re-accumulates the one match outcome with those multiplicities
+(:func:`ioukit._kernels.resample.accumulate_weighted`): the numbers of replicate ``b`` are
+those of :func:`ioukit.analysis.resample.resample` with its counts, bit for bit, at the cost
+of an accumulation, without a re-match. hotcoco's ``compare(..., n_bootstrap=...)``
+instead keeps each drawn image once (about 63 % of the images per sample), which is a
+subsample, not a bootstrap: its intervals are too wide.
+
+:func:`compare` uses the same draws for both models (a paired bootstrap) on the same ground
+truth; ``compare(a, a)`` is exactly 0 with the interval [0, 0].
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import lgamma
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ioukit._kernels import resample as kernels
+from ioukit.analysis.resample import ResamplePlan, result_protocol
+from ioukit.errors import ParameterError
+from ioukit.evaluation.outcome import TRUE_POSITIVE, MatchOutcome
+from ioukit.evaluation.protocols.coco import COCOProtocol
+
+if TYPE_CHECKING:
+    from ioukit.analysis.result import EvaluationResult
+
+__all__ = ["BootstrapResult", "CompareResult", "ReplicatePlan", "bootstrap", "compare"]
+
+METHODS = ("percentile", "bca")
+
+
+class ReplicatePlan:
+    """An outcome's event lists: what each replicate's accumulation walks (built once).
+
+    The events of (class k, area range a, threshold t) are the records not ignored there,
+    in accumulation order; a tie block (records of one image and class with one score) is
+    marked at its first event with its length.
+    """
+
+    def __init__(self, outcome: MatchOutcome, image_ids: np.ndarray, protocol: COCOProtocol):
+        self.plan = ResamplePlan.build(outcome, image_ids)
+        self.protocol = protocol
+        self.specs = protocol.stat_specs()
+        o = outcome
+        _n, n_k = len(o), o.gt_count.shape[0]
+        n_a, n_t = len(o.area_names), len(o.thresholds)
+        width = n_a * n_t
+        tp = np.unpackbits(o.tp_bits, axis=1, count=width).astype(bool)
+        keep = ~np.unpackbits(o.ignored_bits, axis=1, count=width).astype(bool)
+        start, end = o.class_bounds()
+        records, cells, flags, sizes = [], [], [], np.zeros(n_k * width, dtype=np.int64)
+        for k in range(n_k):
+            block = keep[start[k] : end[k]]
+            at, rec = np.nonzero(block.T)  # (area*T + t, record): cell order, then record
+            rec = rec + start[k]
+            records.append(rec)
+            cells.append(k * width + at)
+            flags.append(tp[rec, at])
+            sizes[k * width : (k + 1) * width] = block.sum(axis=0)
+        ev_record = np.concatenate(records) if records else np.zeros(0, dtype=np.int64)
+        ev_cell = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
+        self.ev_tp = np.ascontiguousarray(
+            np.concatenate(flags) if flags else np.zeros(0, bool), dtype=np.uint8
+        )
+        self.ev_end = np.cumsum(sizes).astype(np.int64)
+        self.ev_start = (self.ev_end - sizes).astype(np.int64)
+        # tie blocks inside each cell: consecutive events of one tie block
+        tb = self.plan.tie_block[ev_record]
+        ev_block = np.ones(len(ev_record), dtype=np.int32)
+        if len(ev_record) and (tb >= 0).any():
+            head = np.ones(len(ev_record), dtype=bool)
+            head[1:] = (tb[1:] < 0) | (tb[1:] != tb[:-1]) | (ev_cell[1:] != ev_cell[:-1])
+            first = np.flatnonzero(head)
+            length = np.diff(np.append(first, len(ev_record)))
+            ev_block[first] = np.where(tb[first] >= 0, length, 1).astype(np.int32)
+        self.ev_block = ev_block
+        self.ev_record = ev_record.astype(np.int32)
+        self.rec_image = self.plan.record_image.astype(np.int32)
+        self.rec_rank = np.ascontiguousarray(o.rank, dtype=np.int32)
+        self.max_dets = np.array(protocol.max_dets, dtype=np.int64)
+        self.recall_thresholds = np.array(protocol.recall_thresholds, dtype=np.float64)
+        self.levels = sorted(
+            {m for s in self.specs if s.kind == "AP" and (m := _level(protocol, s)) >= 0}
+        )
+        slot = np.full(len(self.max_dets), -1, dtype=np.int64)
+        slot[np.asarray(self.levels, dtype=np.int64)] = np.arange(len(self.levels))
+        self.slot = slot
+        self.shape = (n_t, len(self.recall_thresholds), n_k, n_a)
+
+    @property
+    def n_images(self) -> int:
+        """I: the images a replicate draws from."""
+        return len(self.plan.sorted_ids)
+
+    def stats(self, counts: np.ndarray, *, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """(S,) stats in the protocol's order and (K,) per-class AP of the replicate with
+        image multiplicities ``counts`` (I,); -1 where there is no data."""
+        n_t, n_r, n_k, n_a = self.shape
+        npig = self.plan.gt_count(counts)
+        precision = np.full((n_t, n_r, n_k, n_a, len(self.levels)), -1.0)
+        recall = np.full((n_t, n_k, n_a, len(self.max_dets)), -1.0)
+        kernels.accumulate_weighted(
+            self.ev_start,
+            self.ev_end,
+            self.ev_record,
+            self.ev_tp,
+            self.ev_block,
+            self.rec_image,
+            self.rec_rank,
+            np.ascontiguousarray(counts, dtype=np.int64),
+            npig,
+            self.max_dets,
+            self.slot,
+            self.recall_thresholds,
+            precision,
+            recall,
+            threads,
+        )
+        has_gt = npig > 0
+        p = self.protocol
+        values = np.array([p._value(s, precision, recall, self.levels, has_gt) for s in self.specs])
+        per_class = np.asarray(
+            p._value(self.specs[0], precision, recall, self.levels, has_gt, per_class=True)
+        )
+        return values, per_class
+
+
+def _level(protocol: COCOProtocol, spec: Any) -> int:
+    return next((i for i, d in enumerate(protocol.max_dets) if d == spec.max_dets), -1)
+
+
+def _draws(n_images: int, n: int, seed: int | None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if n_images == 0:
+        return np.zeros((n, 0), dtype=np.int64)
+    return rng.multinomial(n_images, np.full(n_images, 1.0 / n_images), size=n).astype(np.int64)
+
+
+def _check(n: int, ci: float, method: str) -> None:
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ParameterError(f"n: expected a positive integer, got {n!r}")
+    if not (isinstance(ci, float | int) and 0.0 < float(ci) < 1.0):
+        raise ParameterError(f"ci: expected a number in (0, 1), got {ci!r}")
+    if method not in METHODS:
+        raise ParameterError(f"method: expected 'percentile' or 'bca', got {method!r}")
+
+
+def _nan(values: np.ndarray) -> np.ndarray:
+    return np.where(values == -1.0, np.nan, values)
+
+
+def _interval(
+    replicates: np.ndarray,
+    estimate: np.ndarray,
+    ci: float,
+    method: str,
+    jackknife: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    # replicates [B, S], estimate [S], jackknife [I, S] (bca): lower and upper [S]
+    alpha = (1.0 - ci) / 2.0
+    reps = _nan(replicates)
+    lo = np.full(reps.shape[1], np.nan)
+    hi = np.full(reps.shape[1], np.nan)
+    normal = NormalDist()
+    for s in range(reps.shape[1]):
+        col = reps[:, s][~np.isnan(reps[:, s])]
+        if col.size == 0 or estimate[s] == -1.0:
+            continue
+        q_lo, q_hi = alpha, 1.0 - alpha
+        if method == "bca" and jackknife is not None:
+            share = (np.sum(col < estimate[s]) + 0.5 * np.sum(col == estimate[s])) / col.size
+            jack = _nan(jackknife[:, s])
+            jack = jack[~np.isnan(jack)]
+            if 0.0 < share < 1.0 and jack.size > 1:
+                z0 = normal.inv_cdf(float(share))
+                d = jack.mean() - jack
+                den = 6.0 * float(np.sum(d**2)) ** 1.5
+                acc = float(np.sum(d**3)) / den if den > 0 else 0.0
+                z_lo, z_hi = normal.inv_cdf(alpha), normal.inv_cdf(1.0 - alpha)
+                q_lo = normal.cdf(z0 + (z0 + z_lo) / (1.0 - acc * (z0 + z_lo)))
+                q_hi = normal.cdf(z0 + (z0 + z_hi) / (1.0 - acc * (z0 + z_hi)))
+        lo[s], hi[s] = np.quantile(col, [q_lo, q_hi])
+    return lo, hi
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapResult:
+    """Bootstrap intervals of every stat and every per-class AP.
+
+    Attributes
+    ----------
+    stat_names : tuple of str, (S,)
+    estimate : ndarray, shape (S,)
+        The evaluation's own stats.
+    lower, upper : ndarray, shape (S,)
+        The interval (NaN where a stat has no data).
+    replicates : ndarray, shape (n, S)
+        Each replicate's stats (-1: no data in that replicate).
+    category_ids : ndarray of int64, shape (K,)
+    class_estimate, class_lower, class_upper : ndarray, shape (K,)
+        Per-class AP and its interval.
+    class_replicates : ndarray, shape (n, K)
+    counts : ndarray of int64, shape (n, I)
+        The draws: image multiplicities over the image ids in increasing order.
+    method : str
+    ci : float
+    seed : int or None
+    """
+
+    stat_names: tuple[str, ...]
+    estimate: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    replicates: np.ndarray
+    category_ids: np.ndarray
+    class_estimate: np.ndarray
+    class_lower: np.ndarray
+    class_upper: np.ndarray
+    class_replicates: np.ndarray = field(repr=False)
+    counts: np.ndarray = field(repr=False)
+    method: str = "percentile"
+    ci: float = 0.95
+    seed: int | None = 0
+
+    def interval(self, stat: str) -> tuple[float, float]:
+        """``(lower, upper)`` of ``stat``."""
+        if stat not in self.stat_names:
+            raise ParameterError(f"stat: expected one of {list(self.stat_names)}, got {stat!r}")
+        i = self.stat_names.index(stat)
+        return float(self.lower[i]), float(self.upper[i])
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per stat: ``stat``, ``value``, ``lower``, ``upper``."""
+        return [
+            {"stat": n, "value": float(v), "lower": float(lo), "upper": float(hi)}
+            for n, v, lo, hi in zip(
+                self.stat_names, self.estimate, self.lower, self.upper, strict=True
+            )
+        ]
+
+
+def _plans(
+    results: Sequence[EvaluationResult],
+) -> tuple[list[ReplicatePlan], np.ndarray, list[np.ndarray]]:
+    plans, estimates = [], []
+    for r in results:
+        protocol = result_protocol(r)
+        outcome = r.outcome
+        assert outcome is not None
+        plan = ReplicatePlan(outcome, r.ground_truth.images.ids, protocol)
+        plans.append(plan)
+        estimates.append(
+            np.array([float(r.stats.get(s.key, -1.0)) for s in plan.specs], dtype=np.float64)
+        )
+    return plans, np.asarray(plans[0].plan.sorted_ids), estimates
+
+
+def _class_ap(result: EvaluationResult, n_k: int) -> np.ndarray:
+    out = np.full(n_k, -1.0)
+    values = [float(c.get("AP", -1.0)) for c in result.per_class]
+    out[: len(values)] = values[:n_k]
+    return out
+
+
+def _jackknife(plan: ReplicatePlan, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    n_i = plan.n_images
+    stats, classes = [], []
+    for i in range(n_i):
+        counts = np.ones(n_i, dtype=np.int64)
+        counts[i] = 0
+        s, c = plan.stats(counts, threads=threads)
+        stats.append(s)
+        classes.append(c)
+    return np.array(stats), np.array(classes)
+
+
+def bootstrap(
+    result: EvaluationResult,
+    /,
+    *,
+    n: int = 1000,
+    seed: int | None = 0,
+    ci: float = 0.95,
+    method: str = "percentile",
+    counts: np.ndarray | None = None,
+    threads: bool | int | None = None,
+) -> BootstrapResult:
+    """Bootstrap intervals by image of every stat and every per-class AP.
+
+    Parameters
+    ----------
+    result : EvaluationResult
+        A COCO-family evaluation (bbox, segm, keypoints).
+    n : int
+        Replicates.
+    seed : int or None
+        ``numpy.random.default_rng(seed)``: the same seed draws the same images.
+    ci : float
+        Coverage of the interval, in (0, 1).
+    method : {"percentile", "bca"}
+        Percentile interval, or bias-corrected and accelerated (the acceleration from the
+        jackknife by image: one more re-accumulation per image).
+    counts : ndarray of int, shape (n, I), optional
+        The draws themselves (image multiplicities over the image ids in increasing order),
+        in place of the seeded ones.
+    threads : bool or int, optional
+        OpenMP threads sharing each replicate's classes (default: the CPU count).
+
+    Returns
+    -------
+    BootstrapResult
+        Replicate ``b``'s stats equal ``result.resample(counts[b])``'s, bit for bit.
+
+    Raises
+    ------
+    ParameterError
+        ``n`` < 1, ``ci`` outside (0, 1), an unknown method, ``counts`` of the wrong shape,
+        or a protocol outside the COCO family.
+
+    Examples
+    --------
+    >>> import ioukit
+    >>> from ioukit.synthetic import make_detections
+    >>> gt, dt = make_detections(num_images=20, num_classes=2, seed=0)
+    >>> b = bootstrap(ioukit.evaluate(gt, dt), n=50, seed=1)
+    >>> lo, hi = b.interval("AP")
+    >>> bool(lo <= b.estimate[0] <= hi), b.replicates.shape
+    (True, (50, 12))
+    """
+    _check(n, ci, method)
+    (plan,), _, (estimate,) = _plans([result])
+    draws = _given(counts, n, plan.n_images) if counts is not None else None
+    if draws is None:
+        draws = _draws(plan.n_images, n, seed)
+    t = kernels.thread_count(threads)
+    reps, class_reps = [], []
+    for b in range(draws.shape[0]):
+        s, c = plan.stats(draws[b], threads=t)
+        reps.append(s)
+        class_reps.append(c)
+    replicates = np.array(reps)
+    class_replicates = np.array(class_reps)
+    n_k = plan.shape[2]
+    class_estimate = _class_ap(result, n_k)
+    jack = _jackknife(plan, t) if method == "bca" else (None, None)
+    lo, hi = _interval(replicates, estimate, ci, method, jack[0])
+    c_lo, c_hi = _interval(class_replicates, class_estimate, ci, method, jack[1])
+    o = result.outcome
+    assert o is not None
+    return BootstrapResult(
+        stat_names=tuple(s.key for s in plan.specs),
+        estimate=estimate,
+        lower=lo,
+        upper=hi,
+        replicates=replicates,
+        category_ids=np.asarray(o.category_ids),
+        class_estimate=class_estimate,
+        class_lower=c_lo,
+        class_upper=c_hi,
+        class_replicates=class_replicates,
+        counts=draws,
+        method=method,
+        ci=float(ci),
+        seed=seed,
+    )
+
+
+def _given(counts: np.ndarray, n: int, n_images: int) -> np.ndarray:
+    draws = np.asarray(counts)
+    if draws.ndim == 1:
+        draws = draws[None, :]
+    if draws.ndim != 2 or draws.shape[1] != n_images or draws.dtype.kind not in "iu":
+        raise ParameterError(
+            f"counts: expected integer draws of shape (n, {n_images}), got dtype {draws.dtype} "
+            f"and shape {draws.shape}"
+        )
+    if np.any(draws < 0):
+        raise ParameterError("counts: expected non-negative counts, got a negative one")
+    return draws.astype(np.int64)
+
+
+# ---------------------------------------------------------------- paired comparison
+
+
+def _gt_digest(result: EvaluationResult) -> str:
+    gt = result.ground_truth
+    h = hashlib.sha1()
+    for array in (
+        gt.images.ids,
+        gt.image_index,
+        gt.category_id,
+        gt.boxes,
+        gt.area,
+        gt.crowd,
+        gt.ignore,
+        gt.difficult,
+        gt.annotation_id,
+        np.sort(gt.categories.ids),
+    ):
+        h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
+
+
+def _same_setup(a: EvaluationResult, b: EvaluationResult) -> None:
+    if a.protocol != b.protocol:
+        raise ParameterError(
+            f"result_b: expected the protocol of result_a ({a.protocol!r}), got {b.protocol!r}"
+        )
+    pa, pb = dict(a.params), dict(b.params)
+    for key in sorted(set(pa) | set(pb)):
+        if key == "stat_layout":
+            continue
+        if pa.get(key) != pb.get(key):
+            raise ParameterError(
+                f"result_b: expected the same {key} as result_a, got {pb.get(key)!r} against "
+                f"{pa.get(key)!r}"
+            )
+    if a.ground_truth is not b.ground_truth and _gt_digest(a) != _gt_digest(b):
+        raise ParameterError(
+            "result_b: expected the ground truth of result_a (same images, annotations and "
+            "categories), got a different one"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CompareResult:
+    """Model B against model A on the same ground truth (B - A).
+
+    Attributes
+    ----------
+    names : tuple of str, (2,)
+    stat_names : tuple of str, (S,)
+    a, b, delta : ndarray, shape (S,)
+        The stats of A, of B and ``b - a`` (NaN where either is -1).
+    lower, upper : ndarray, shape (S,)
+        The paired-bootstrap interval of the delta.
+    p_better : ndarray, shape (S,)
+        Share of replicates with B > A.
+    category_ids : ndarray, shape (K,)
+    class_delta, class_lower, class_upper, class_p_better : ndarray, shape (K,)
+        The same for per-class AP.
+    mcnemar : dict
+        At ``iou_threshold`` and ``score_threshold``: ``only_a`` / ``only_b`` (ground truths
+        detected by one model only), ``both``, ``neither``, ``statistic`` and ``p_value``
+        (exact two-sided binomial test on the discordant pairs).
+    n : int
+    seed : int or None
+    """
+
+    names: tuple[str, str]
+    stat_names: tuple[str, ...]
+    a: np.ndarray
+    b: np.ndarray
+    delta: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    p_better: np.ndarray
+    category_ids: np.ndarray
+    class_delta: np.ndarray
+    class_lower: np.ndarray
+    class_upper: np.ndarray
+    class_p_better: np.ndarray
+    mcnemar: dict[str, float]
+    n: int
+    seed: int | None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per stat: ``stat``, the two names' values, ``delta``, ``lower``,
+        ``upper``, ``p_better``."""
+        out = []
+        for i, s in enumerate(self.stat_names):
+            out.append(
+                {
+                    "stat": s,
+                    self.names[0]: float(self.a[i]),
+                    self.names[1]: float(self.b[i]),
+                    "delta": float(self.delta[i]),
+                    "lower": float(self.lower[i]),
+                    "upper": float(self.upper[i]),
+                    "p_better": float(self.p_better[i]),
+                }
+            )
+        return out
+
+    def to_text(self) -> str:
+        """The delta table (B - A with its interval and P(B > A)) and the McNemar line."""
+        a, b = self.names
+        width = max(len(a), len(b), 7)
+        head = f"{'stat':<6} {a:>{width}} {b:>{width}} {'delta':>8}  {'interval':>17}  P(B>A)"
+        lines = [head]
+        for r in self.rows():
+            lines.append(
+                f"{r['stat']:<6} {r[a]:>{width}.3f} {r[b]:>{width}.3f} {r['delta']:>+8.3f}  "
+                f"[{r['lower']:+.3f}, {r['upper']:+.3f}]  {r['p_better']:.3f}"
+            )
+        m = self.mcnemar
+        lines.append(
+            f"McNemar at IoU {m['iou_threshold']:g}, score >= {m['score_threshold']:g}: "
+            f"only {a} {int(m['only_a'])}, only {b} {int(m['only_b'])}, "
+            f"p = {m['p_value']:.4g}"
+        )
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: names, rows, per-class deltas, McNemar."""
+        return {
+            "names": list(self.names),
+            "n": self.n,
+            "seed": self.seed,
+            "stats": self.rows(),
+            "per_class": [
+                {
+                    "category_id": int(k),
+                    "delta_AP": _finite(d),
+                    "lower": _finite(lo),
+                    "upper": _finite(hi),
+                    "p_better": _finite(p),
+                }
+                for k, d, lo, hi, p in zip(
+                    self.category_ids,
+                    self.class_delta,
+                    self.class_lower,
+                    self.class_upper,
+                    self.class_p_better,
+                    strict=True,
+                )
+            ],
+            "mcnemar": dict(self.mcnemar),
+        }
+
+
+def _finite(value: float) -> float | None:
+    return None if not np.isfinite(value) else float(value)
+
+
+def _detected(result: EvaluationResult, t: int, score_threshold: float) -> np.ndarray:
+    # (len(gt),) bool: regular ground truths matched by a kept prediction at threshold t
+    o = result.outcome
+    assert o is not None
+    out = np.zeros(len(result.ground_truth), dtype=bool)
+    hit = (o.status_at(t, 0) == TRUE_POSITIVE) & (o.score >= score_threshold)
+    out[o.matched_gt_at(t)[hit]] = True
+    return out
+
+
+def _binomial_two_sided(k: int, n: int) -> float:
+    if n == 0:
+        return 1.0
+    low = min(k, n - k)
+    # sum of C(n, i) / 2^n for i <= low, doubled (exact, in log space for large n)
+    logs = [_log_choose(n, i) - n * np.log(2.0) for i in range(low + 1)]
+    return float(min(1.0, 2.0 * np.exp(np.logaddexp.reduce(logs))))
+
+
+def _log_choose(n: int, k: int) -> float:
+    return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)
+
+
+def compare(
+    result_a: EvaluationResult,
+    result_b: EvaluationResult,
+    /,
+    *,
+    n: int = 1000,
+    seed: int | None = 0,
+    ci: float = 0.95,
+    names: Sequence[str] = ("A", "B"),
+    iou_threshold: float = 0.5,
+    score_threshold: float = 0.0,
+    threads: bool | int | None = None,
+) -> CompareResult:
+    """Paired comparison of two prediction sets on the same ground truth (B - A).
+
+    Parameters
+    ----------
+    result_a, result_b : EvaluationResult
+        COCO-family evaluations of the same ground truth with the same protocol options.
+    n : int
+        Paired bootstrap replicates (the same image draws for both).
+    seed : int or None
+    ci : float
+        Interval coverage.
+    names : (str, str)
+        Labels of A and B in the tables.
+    iou_threshold : float
+        One of the protocol's thresholds: the operating point of the McNemar test.
+    score_threshold : float
+        Predictions below it do not count as detections in the McNemar test.
+    threads : bool or int, optional
+
+    Returns
+    -------
+    CompareResult
+        ``compare(a, a)`` has delta, lower and upper exactly 0.
+
+    Raises
+    ------
+    ParameterError
+        Different protocols or options (the message names the option), a different ground
+        truth, or an IoU threshold the protocol does not have.
+
+    Examples
+    --------
+    >>> import ioukit
+    >>> from ioukit.synthetic import make_detections
+    >>> gt, dt = make_detections(num_images=20, num_classes=2, seed=0)
+    >>> r = ioukit.evaluate(gt, dt)
+    >>> c = compare(r, r, n=20)
+    >>> float(c.delta[0]), float(c.lower[0]), float(c.upper[0])
+    (0.0, 0.0, 0.0)
+    """
+    _check(n, ci, "percentile")
+    if len(names) != 2:
+        raise ParameterError(f"names: expected two labels, got {list(names)!r}")
+    _same_setup(result_a, result_b)
+    (plan_a, plan_b), _, (est_a, est_b) = _plans([result_a, result_b])
+    thresholds = np.asarray(plan_a.plan.outcome.thresholds)
+    t_hit = np.flatnonzero(np.isclose(thresholds, iou_threshold, rtol=0.0, atol=1e-12))
+    if t_hit.size == 0:
+        raise ParameterError(
+            f"iou_threshold: expected one of the protocol's thresholds "
+            f"{thresholds.tolist()}, got {iou_threshold!r}"
+        )
+    draws = _draws(plan_a.n_images, n, seed)
+    threads_n = kernels.thread_count(threads)
+    deltas, class_deltas = [], []
+    for b in range(n):
+        sa, ca = plan_a.stats(draws[b], threads=threads_n)
+        sb, cb = plan_b.stats(draws[b], threads=threads_n)
+        deltas.append(np.where((sa == -1.0) | (sb == -1.0), np.nan, sb - sa))
+        class_deltas.append(np.where((ca == -1.0) | (cb == -1.0), np.nan, cb - ca))
+    d = np.array(deltas)
+    cd = np.array(class_deltas)
+    n_k = plan_a.shape[2]
+    ka, kb = _class_ap(result_a, n_k), _class_ap(result_b, n_k)
+    delta = np.where((est_a == -1.0) | (est_b == -1.0), np.nan, est_b - est_a)
+    class_delta = np.where((ka == -1.0) | (kb == -1.0), np.nan, kb - ka)
+    lo, hi, p_better = _delta_interval(d, ci)
+    c_lo, c_hi, c_p = _delta_interval(cd, ci)
+    det_a = _detected(result_a, int(t_hit[0]), score_threshold)
+    det_b = _detected(result_b, int(t_hit[0]), score_threshold)
+    only_a, only_b = int(np.sum(det_a & ~det_b)), int(np.sum(det_b & ~det_a))
+    both = int(np.sum(det_a & det_b))
+    o = plan_a.plan.outcome
+    n_regular = len(np.asarray(o.gt_row))
+    discordant = only_a + only_b
+    mcnemar = {
+        "iou_threshold": float(thresholds[t_hit[0]]),
+        "score_threshold": float(score_threshold),
+        "only_a": float(only_a),
+        "only_b": float(only_b),
+        "both": float(both),
+        "neither": float(n_regular - both - only_a - only_b),
+        "statistic": float((only_a - only_b) ** 2 / discordant) if discordant else 0.0,
+        "p_value": _binomial_two_sided(only_b, discordant),
+    }
+    return CompareResult(
+        names=(str(names[0]), str(names[1])),
+        stat_names=tuple(s.key for s in plan_a.specs),
+        a=est_a,
+        b=est_b,
+        delta=delta,
+        lower=lo,
+        upper=hi,
+        p_better=p_better,
+        category_ids=np.asarray(o.category_ids),
+        class_delta=class_delta,
+        class_lower=c_lo,
+        class_upper=c_hi,
+        class_p_better=c_p,
+        mcnemar=mcnemar,
+        n=int(n),
+        seed=seed,
+    )
+
+
+def _delta_interval(d: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    alpha = (1.0 - ci) / 2.0
+    s = d.shape[1]
+    lo, hi, p = np.full(s, np.nan), np.full(s, np.nan), np.full(s, np.nan)
+    for i in range(s):
+        col = d[:, i][~np.isnan(d[:, i])]
+        if col.size:
+            lo[i], hi[i] = np.quantile(col, [alpha, 1.0 - alpha])
+            p[i] = float(np.mean(col > 0))
+    return lo, hi, p

@@ -1,0 +1,154 @@
+"""Bootstrap and paired comparison: replicates against resample (itself checked against
+pycocotools on duplicated datasets), the paired identities, and bad input."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ioukit
+from ioukit.analysis.bootstrap import bootstrap, compare
+from ioukit.analysis.resample import resample
+from ioukit.errors import ParameterError
+from ioukit.synthetic import make_detections
+
+
+def _data(seed: int, **kw: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    options: dict[str, Any] = {
+        "num_images": 30,
+        "num_classes": 4,
+        "gt_per_image": 4.0,
+        "fp_per_image": 6.0,
+        "crowd_fraction": 0.1,
+        "empty_gt_images": 0.15,
+        "empty_pred_images": 0.15,
+        "score_levels": 6,
+        "seed": seed,
+    }
+    options.update(kw)
+    return make_detections(**options)
+
+
+def _as_table_order(r: ioukit.EvaluationResult, counts: np.ndarray) -> np.ndarray:
+    # counts over sorted ids -> the image table's order (what resample's sequence form takes)
+    ids = r.ground_truth.images.ids
+    return counts[np.searchsorted(np.sort(ids), ids)]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_replicates_equal_resample_bit_for_bit(seed: int) -> None:
+    gt, res = _data(seed, image_ids=list(np.random.default_rng(seed).permutation(30) + 3))
+    r = ioukit.evaluate(gt, res)
+    b = bootstrap(r, n=6, seed=seed, threads=False)
+    for i in range(6):
+        want = resample(r, _as_table_order(r, b.counts[i]))
+        assert np.array_equal(b.replicates[i], np.array(list(want.stats.values()))), i
+        ap = np.array([c["AP"] for c in want.per_class])
+        assert np.array_equal(b.class_replicates[i], ap), i
+    # n=1 with a given draw, and threads do not change a bit
+    one = bootstrap(r, n=1, counts=b.counts[2], threads=2)
+    assert np.array_equal(one.replicates[0], b.replicates[2])
+
+
+def test_seeded_and_reproducible() -> None:
+    gt, res = _data(2)
+    r = ioukit.evaluate(gt, res)
+    a, b = bootstrap(r, n=20, seed=7), bootstrap(r, n=20, seed=7)
+    assert np.array_equal(a.replicates, b.replicates)
+    assert np.array_equal(a.counts.sum(axis=1), np.full(20, 30))  # true multiplicity draws
+    assert (a.counts > 1).any()
+    lo, hi = a.interval("AP")
+    assert lo <= hi
+    bca = bootstrap(r, n=40, seed=7, method="bca")
+    assert np.all(np.isfinite(bca.lower[:3]))
+
+
+def test_compare_with_itself_is_exactly_zero() -> None:
+    gt, res = _data(3)
+    r = ioukit.evaluate(gt, res)
+    c = compare(r, r, n=30, seed=1)
+    assert np.all(c.delta[~np.isnan(c.delta)] == 0.0)
+    assert np.all(c.lower[~np.isnan(c.lower)] == 0.0)
+    assert np.all(c.upper[~np.isnan(c.upper)] == 0.0)
+    assert c.mcnemar["only_a"] == 0 and c.mcnemar["only_b"] == 0
+    # the same ground truth read twice (not the same object) is accepted
+    c2 = compare(r, ioukit.evaluate(copy.deepcopy(gt), res), n=5)
+    assert np.all(c2.delta[~np.isnan(c2.delta)] == 0.0)
+
+
+def test_compare_delta_and_paired_replicates() -> None:
+    gt, res = _data(4)
+    worse = [d for i, d in enumerate(res) if i % 4]  # B drops a quarter of A's detections
+    a, b = ioukit.evaluate(gt, res), ioukit.evaluate(gt, worse)
+    c = compare(a, b, n=25, seed=2, names=("full", "pruned"))
+    sa, sb = np.array(list(a.stats.values())), np.array(list(b.stats.values()))
+    assert np.array_equal(c.delta, sb - sa)
+    ba, bb = bootstrap(a, n=25, seed=2), bootstrap(b, n=25, seed=2)
+    d = bb.replicates - ba.replicates
+    lo, hi = np.quantile(d, [0.025, 0.975], axis=0)
+    # the paired replicates are exact; the quantile's interpolation may differ by an ulp
+    np.testing.assert_allclose(c.lower, lo, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(c.upper, hi, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(c.p_better, np.mean(d > 0, axis=0))
+
+    # McNemar counts by hand: ground truths with a TP at IoU 0.5
+    def hits(r: ioukit.EvaluationResult) -> set[int]:
+        o = r.outcome
+        tp = o.status_at(0, 0) == 1
+        return set(o.matched_gt_at(0)[tp].tolist())
+
+    ha, hb = hits(a), hits(b)
+    assert c.mcnemar["only_a"] == len(ha - hb) and c.mcnemar["only_b"] == len(hb - ha)
+    assert 0.0 <= c.mcnemar["p_value"] <= 1.0
+    assert "pruned" in c.to_text()
+    assert c.to_dict()["stats"][0]["stat"] == "AP"
+
+
+def test_compare_refuses_different_setups() -> None:
+    gt, res = _data(5)
+    a = ioukit.evaluate(gt, res)
+    other = copy.deepcopy(gt)
+    other["annotations"] = other["annotations"][1:]
+    with pytest.raises(ParameterError, match="ground truth of result_a"):
+        compare(a, ioukit.evaluate(other, res), n=2)
+    with pytest.raises(ParameterError, match="max_dets"):
+        compare(a, ioukit.evaluate(gt, res, max_dets=(1, 10, 50)), n=2)
+    with pytest.raises(ParameterError, match="protocol of result_a"):
+        compare(a, ioukit.evaluate(gt, res, protocol="voc10"), n=2)
+    with pytest.raises(ParameterError, match="iou_threshold"):
+        compare(a, a, n=2, iou_threshold=0.33)
+
+
+def test_bad_bootstrap_options() -> None:
+    gt, res = _data(6)
+    r = ioukit.evaluate(gt, res)
+    with pytest.raises(ParameterError, match="n: expected a positive integer"):
+        bootstrap(r, n=0)
+    with pytest.raises(ParameterError, match="ci: expected"):
+        bootstrap(r, ci=1.5)
+    with pytest.raises(ParameterError, match="method: expected"):
+        bootstrap(r, method="basic")
+    with pytest.raises(ParameterError, match="counts: expected integer draws"):
+        bootstrap(r, counts=np.ones((2, 3), dtype=np.int64))
+
+
+@pytest.mark.slow
+def test_interval_covers_a_known_difference() -> None:
+    # synthetic population: the true delta is the full-population delta; intervals from
+    # independent samples of images cover it about 95 % of the time
+    gt, res = _data(11, num_images=400, num_classes=2)
+    worse = [d for i, d in enumerate(res) if i % 3]
+    ids = np.array([im["id"] for im in gt["images"]])
+    full_a, full_b = ioukit.evaluate(gt, res), ioukit.evaluate(gt, worse)
+    truth = full_b.stats["AP50"] - full_a.stats["AP50"]
+    covered, trials = 0, 20
+    for s in range(trials):
+        sample = np.random.default_rng(100 + s).choice(ids, 100, replace=False).tolist()
+        a, b = full_a.slice(image_ids=sample), full_b.slice(image_ids=sample)
+        c = compare(a, b, n=150, seed=s)
+        i = c.stat_names.index("AP50")
+        covered += c.lower[i] <= truth <= c.upper[i]
+    assert covered / trials >= 0.8
