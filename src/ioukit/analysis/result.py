@@ -345,6 +345,13 @@ class EvaluationResult:
 
         return optimal_thresholds(self, **options)
 
+    def calibration(self, **options: Any) -> Any:
+        """Confidence calibration (ECE, MCE, ACE, D-ECE, reliability bins) of the kept
+        detections (:func:`ioukit.analysis.calibration.calibration`)."""
+        from ioukit.analysis.calibration import calibration
+
+        return calibration(self, **options)
+
     def lrp(self, **options: Any) -> Any:
         """Optimal LRP and its components (:func:`ioukit.analysis.lrp.lrp`)."""
         from ioukit.analysis.lrp import lrp

@@ -706,6 +706,10 @@ def run(args: argparse.Namespace) -> int:
             document["errors"] = analysis.to_dict()
         if per_image_table is not None:
             document["worst_images"] = per_image_table.worst(10)
+        from ioukit.analysis.calibration import calibration_if_available
+
+        if (calibrated := calibration_if_available(result)) is not None:
+            document["calibration"] = calibrated.to_dict()
         document_text = json_text(document)
     with plan:
         if document_text is not None and not to_stdout:
