@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ioukit.analysis.calibration import calibration_if_available
+from ioukit.analysis.calibration import calibration
 from ioukit.analysis.keypoints import keypoint_errors
 from ioukit.errors import MissingDependencyError
 from ioukit.io._text import atomic_write_bytes
@@ -514,9 +514,9 @@ def write_plots(
             iou_threshold=iou_threshold,
         )
     )
-    calibration = calibration_if_available(result, iou_threshold=iou_threshold)
-    if calibration is not None:  # the kept detections of the evaluation's own match
-        written.append(plot_reliability(calibration, out / "reliability.png"))
+    calibrated = calibration(result, iou_threshold=iou_threshold, if_available=True)
+    if calibrated is not None:  # the kept detections of the evaluation's own match
+        written.append(plot_reliability(calibrated, out / "reliability.png"))
     if result.params.get("iou_type") == "keypoints" and result.outcome is not None:
         # per-keypoint errors read the matched pairs (protocol yolo keeps its outcome too)
         written.append(plot_keypoint_errors(result, out / "keypoint_errors.png"))

@@ -61,7 +61,6 @@ __all__ = [
     "CalibrationWarning",
     "calibration",
     "calibration_error",
-    "calibration_if_available",
     "detection_features",
     "wilson_interval",
 ]
@@ -504,7 +503,8 @@ def calibration(
     by_class: bool = False,
     feature_bins: int = 5,
     ci: float = 0.95,
-) -> Calibration:
+    if_available: bool = False,
+) -> Calibration | None:
     """Calibration of the detections the evaluation's match keeps (module docstring).
 
     Parameters
@@ -524,10 +524,15 @@ def calibration(
         Bins of each box feature of D-ECE.
     ci : float
         Level of the Wilson intervals.
+    if_available : bool
+        Return None instead of raising when the evaluation's match cannot serve (no
+        outcome, ``iou_threshold`` not held), and warn about nothing (reports show NaN as
+        missing).
 
     Returns
     -------
-    Calibration
+    Calibration or None
+        None only with ``if_available``.
 
     Raises
     ------
@@ -551,6 +556,7 @@ def calibration(
     >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [50, 50, 60, 60]],
     ...                            image_index=[0, 0], category_id=[1, 1], scores=[0.9, 0.2])
     >>> c = calibration(evaluate(gt, pred), bins=2)
+    >>> assert c is not None
     >>> c.count.tolist(), c.accuracy.tolist(), round(c.ece, 6)
     ([1, 1], [0.0, 1.0], 0.15)
     """
@@ -559,6 +565,21 @@ def calibration(
     _check_strategy(strategy)
     if not 0.0 < float(ci) < 1.0:
         raise ParameterError(f"ci: expected a confidence level in (0, 1), got {ci!r}")
+    if if_available:
+        o = result.outcome
+        held = (
+            o is not None
+            and "all" in o.area_names
+            and bool(np.isclose(o.thresholds, float(iou_threshold), rtol=0.0, atol=1e-12).any())
+        )
+        if not held:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibrationWarning)
+            return calibration(
+                result, iou_threshold=iou_threshold, bins=bins, strategy=strategy,
+                by_class=by_class, feature_bins=feature_bins, ci=ci,
+            )  # fmt: skip
     records, tp = _kept(result, iou_threshold)
     if len(records) == 0:
         warnings.warn(
@@ -599,33 +620,6 @@ def calibration(
             )
         )  # fmt: skip
     return Calibration(**{**_fields(whole), "per_class": tuple(rows)})
-
-
-def calibration_if_available(
-    result: EvaluationResult, /, *, iou_threshold: float = 0.5
-) -> Calibration | None:
-    """:func:`calibration` with the defaults where the evaluation's match serves (an outcome
-    holding ``iou_threshold`` and area range ``"all"``), else None; no warning (the reports
-    show NaN as missing).
-
-    Examples
-    --------
-    >>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
-    >>> from ioukit.analysis.result import EvaluationResult
-    >>> from ioukit.evaluation.result import ProtocolResult
-    >>> images = ImageTable.from_lists([1], ["a"])
-    >>> cats = CategoryTable.from_lists([1], ["cat"])
-    >>> empty = Dataset.from_arrays(images, cats, boxes=[], image_index=[], category_id=[])
-    >>> calibration_if_available(EvaluationResult(ProtocolResult("voc10", {}, ()), empty, empty))
-    """
-    o = result.outcome
-    if o is None or "all" not in o.area_names:
-        return None
-    if not np.isclose(o.thresholds, float(iou_threshold), rtol=0.0, atol=1e-12).any():
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CalibrationWarning)
-        return calibration(result, iou_threshold=iou_threshold)
 
 
 def _fields(c: Calibration) -> dict[str, Any]:

@@ -48,6 +48,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit check``."""
     from ioukit.analysis.diagnostics import diagnose
+    from ioukit.analysis.trust import dataset_notes
     from ioukit.cli._report import error_findings, fail_status, say
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     for note in (sizes_note(gt), sideways_note(args, gt), _keypoint_note(args.gt)):
         if note:
             say(note)
-    findings = diagnose(gt, pred, unknowns=unknowns)
+    findings = [*diagnose(gt, pred, unknowns=unknowns), *dataset_notes(gt, pred)]
     if not findings:
         say("no problems found")
     for finding in findings:
