@@ -54,21 +54,32 @@ cdef void _walk(
     const int64_t[::1] weights, const double[::1] recall_thresholds,
     int64_t[::1] run_tp, double[::1] run_prec,
     double* q, Py_ssize_t q_stride, double* rc_out,
+    const int64_t[::1] max_dets, int64_t* level_tp,
 ) noexcept nogil:
     # one (class, area range, threshold) at max-dets ``limit``: precision at each recall
-    # threshold written to q[i * q_stride], recall to rc_out (either may be NULL)
-    cdef Py_ssize_t e = ev_start[cell], end = ev_end[cell], b, f, n_run = 0, i, s
+    # threshold written to q[i * q_stride], recall to rc_out (either may be NULL); with
+    # level_tp (not NULL), the true positives below each level's max-dets are counted too
+    cdef Py_ssize_t e = ev_start[cell], end = ev_end[cell], b, f, n_run = 0, i, s, m
+    cdef Py_ssize_t n_m = max_dets.shape[0]
     cdef int64_t tp = 0, fp = 0, w, j, c
+    cdef int32_t rank
+    if level_tp != NULL:
+        for m in range(n_m):
+            level_tp[m] = 0
     cdef bint open_run = False
-    cdef int32_t r
     while e < end:
         b = ev_block[e]
         w = weights[rec_image[ev_record[e]]]
         if b <= 1:
-            if w > 0 and rec_rank[ev_record[e]] < limit:
+            rank = rec_rank[ev_record[e]]
+            if w > 0 and rank < limit:
                 if ev_tp[e]:
                     tp += w
                     open_run = True
+                    if level_tp != NULL:
+                        for m in range(n_m):
+                            if rank < max_dets[m]:
+                                level_tp[m] += w
                 else:
                     if open_run:
                         run_tp[n_run] = tp
@@ -81,11 +92,16 @@ cdef void _walk(
         # a tie block of b events: its pattern, w times
         for c in range(w):
             for f in range(e, e + b):
-                if rec_rank[ev_record[f]] >= limit:
+                rank = rec_rank[ev_record[f]]
+                if rank >= limit:
                     continue
                 if ev_tp[f]:
                     tp += 1
                     open_run = True
+                    if level_tp != NULL:
+                        for m in range(n_m):
+                            if rank < max_dets[m]:
+                                level_tp[m] += 1
                 else:
                     if open_run:
                         run_tp[n_run] = tp
@@ -148,8 +164,8 @@ def accumulate_weighted(
     cdef int64_t total
     if ev_start.shape[0] != n_cells or ev_end.shape[0] != n_cells:
         raise ValueError(f"ev_start, ev_end: expected {n_cells} entries")
-    if level_slot.shape[0] != n_m or recall.shape[3] != n_m:
-        raise ValueError(f"level_slot, recall: expected {n_m} max-dets levels")
+    if level_slot.shape[0] != n_m or recall.shape[3] != n_m or not 0 < n_m <= 64:
+        raise ValueError(f"level_slot, recall: expected {n_m} (1..64) max-dets levels")
     # scratch: a run end per event at most (a tie block's copies: its events times the count)
     cdef int64_t wmax = max(1, int(np.max(weights)) if weights.shape[0] else 1)
     for cell in range(n_cells):
@@ -176,6 +192,7 @@ def accumulate_weighted(
                        recall_thresholds, precision, recall, run_tp[0], run_prec[0], q_stride)
 
 
+@cython.cdivision(True)
 cdef void _class(
     Py_ssize_t k, Py_ssize_t n_a, Py_ssize_t n_t, Py_ssize_t n_m,
     const int64_t[::1] ev_start, const int64_t[::1] ev_end,
@@ -186,19 +203,27 @@ cdef void _class(
     double[:, :, :, :, ::1] precision, double[:, :, :, ::1] recall,
     int64_t[::1] run_tp, double[::1] run_prec, Py_ssize_t q_stride,
 ) noexcept nogil:
-    cdef Py_ssize_t a, t, m, cell
+    cdef Py_ssize_t a, t, m, cell, top = n_m - 1
     cdef int64_t n
     cdef double* q
+    cdef int64_t level_tp[64]
     for a in range(n_a):
         n = npig[k, a]
         if n <= 0:
             continue
         for t in range(n_t):
             cell = (k * n_a + a) * n_t + t
-            for m in range(n_m):
-                q = NULL
+            for m in range(top):
                 if level_slot[m] >= 0:
-                    q = &precision[t, 0, k, a, level_slot[m]]
-                _walk(cell, max_dets[m], n, ev_start, ev_end, ev_record, ev_tp, ev_block,
-                      rec_image, rec_rank, weights, recall_thresholds, run_tp, run_prec,
-                      q, q_stride, &recall[t, k, a, m])
+                    _walk(cell, max_dets[m], n, ev_start, ev_end, ev_record, ev_tp, ev_block,
+                          rec_image, rec_rank, weights, recall_thresholds, run_tp, run_prec,
+                          &precision[t, 0, k, a, level_slot[m]], q_stride, NULL, max_dets,
+                          NULL)
+            q = NULL
+            if level_slot[top] >= 0:
+                q = &precision[t, 0, k, a, level_slot[top]]
+            _walk(cell, max_dets[top], n, ev_start, ev_end, ev_record, ev_tp, ev_block,
+                  rec_image, rec_rank, weights, recall_thresholds, run_tp, run_prec,
+                  q, q_stride, NULL, max_dets, level_tp)
+            for m in range(n_m):
+                recall[t, k, a, m] = (<double>level_tp[m]) / n

@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (
     "ioukit.cli.eval_command",
     "ioukit.cli.convert_command",
     "ioukit.cli.check_command",
+    "ioukit.cli.compare_command",
 )
 """Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
 

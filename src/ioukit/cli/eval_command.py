@@ -68,12 +68,27 @@ Exit status: 0 success; 1 an error-level diagnostic (after the report; --no-fail
 FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
 
 
+class _OnePrediction(argparse.Action):
+    # a second --pred used to replace the first silently: refuse it, point to compare
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(
+                "--pred: expected one predictions file, got a second; to compare two models "
+                "use: ioukit compare --gt G --pred A --pred B"
+            )
+        setattr(namespace, self.dest, values)
+
+
 def add_reading_arguments(parser: argparse.ArgumentParser, *, predictions: bool = True) -> None:
     """The options shared by ``eval``, ``check`` and ``convert`` to read a gt/pred pair."""
     parser.add_argument("--gt", required=True, metavar="PATH", help="ground truth file or folder")
     if predictions:
         parser.add_argument(
-            "--pred", required=True, metavar="PATH", help="predictions file or folder"
+            "--pred",
+            required=True,
+            metavar="PATH",
+            action=_OnePrediction,
+            help="predictions file or folder",
         )
     parser.add_argument("--gt-format", choices=FORMAT_CHOICES, default="auto", help="default: auto")
     if predictions:
