@@ -74,10 +74,8 @@ def init_as_lvis() -> None:
     ...     _ = sys.modules.pop(k, None) if v is None else sys.modules.__setitem__(k, v)
     """
     from ioukit.compat import lvis
-    from ioukit.compat.lvis import eval, results
-    from ioukit.compat.lvis import lvis as lvis_index
 
     sys.modules["lvis"] = lvis
-    sys.modules["lvis.lvis"] = lvis_index
-    sys.modules["lvis.results"] = results
-    sys.modules["lvis.eval"] = eval
+    sys.modules["lvis.lvis"] = lvis.lvis
+    sys.modules["lvis.results"] = lvis.results
+    sys.modules["lvis.eval"] = lvis.eval
