@@ -46,12 +46,11 @@ def init_as_pycocotools() -> None:
     ``from pycocotools.coco import COCO`` keep the class they imported).
     """
     from ioukit.compat import pycocotools
-    from ioukit.compat.pycocotools import coco, cocoeval, mask
 
     sys.modules["pycocotools"] = pycocotools
-    sys.modules["pycocotools.coco"] = coco
-    sys.modules["pycocotools.cocoeval"] = cocoeval
-    sys.modules["pycocotools.mask"] = mask
+    sys.modules["pycocotools.coco"] = pycocotools.coco
+    sys.modules["pycocotools.cocoeval"] = pycocotools.cocoeval
+    sys.modules["pycocotools.mask"] = pycocotools.mask
 
 
 def init_as_lvis() -> None:
