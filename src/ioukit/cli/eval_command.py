@@ -12,7 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ioukit.cli._options import area_ranges, float_list, int_list, protocol_options
+from ioukit.cli._report import yolo_val_table
 from ioukit.cli._select import missing_as, read_image_ids, select, table_rows
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import (
@@ -21,7 +24,7 @@ from ioukit.evaluation.registry import (
     similarity_input,
     similarity_names,
 )
-from ioukit.report import escape_text
+from ioukit.report import escape_text, per_class_table
 
 __all__ = [
     "add_progress_argument",
@@ -730,7 +733,7 @@ def run(args: argparse.Namespace) -> int:
     from ioukit.engine import evaluate
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
-    from ioukit.report import csv_bytes, format_findings, json_text, per_class_table
+    from ioukit.report import csv_bytes, format_findings, json_text
 
     plan = OutputPlan(inputs=input_paths(args), force=args.force)
     # the JSON document on stdout instead of the text report: --format json, or --json -
@@ -854,9 +857,7 @@ def run(args: argparse.Namespace) -> int:
         if args.plots and not args.quiet:
             print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
         return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
-    say(result.summary())
-    say("")
-    say(per_class_table(_table(args, result.per_class)))
+    say(_text_report(args, result, gt))
     if keypoints and result.outcome is not None and len(result.outcome.thresholds):
         from ioukit.analysis.keypoints import keypoint_errors
 
@@ -902,6 +903,29 @@ def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout:
     say("")
     say(per_class_table(_table(args, result.per_class)))
     return 0
+
+
+_YOLO_VAL = ("precision", "recall", "mAP50", "mAP50-95")
+
+
+def _text_report(args: argparse.Namespace, result: Any, gt: Any) -> str:
+    """The summary and the per-class table; a summary in ``yolo val``'s terms (precision,
+    recall, mAP50, mAP50-95) prints as ``yolo val``'s table (Class Images Instances P R
+    mAP50 mAP50-95), then the figures it has beyond them."""
+    rows = _table(args, result.per_class)
+    stats = result.stats
+    if not all(k in stats for k in _YOLO_VAL) or any("AP50-95" not in r for r in rows):
+        return f"{result.summary()}\n\n{per_class_table(rows)}"
+    pairs = np.unique(np.stack([gt.image_index, gt.category_id]), axis=1)
+    ids, counts = np.unique(pairs[1], return_counts=True)
+    table = yolo_val_table(
+        rows,
+        stats,
+        images=len(gt.images),
+        images_per_class=dict(zip(ids.tolist(), counts.tolist(), strict=True)),
+    )
+    rest = "  ".join(f"{k} {float(v):.3f}" for k, v in stats.items() if k not in _YOLO_VAL)
+    return table + (f"\n{rest}" if rest else "")
 
 
 def _missing(args: argparse.Namespace) -> float | None:
