@@ -46,6 +46,7 @@ __all__ = [
     "shard_paths",
     "sideways_note",
     "sizes_note",
+    "stdin_inputs",
 ]
 
 _HELP = """\
@@ -73,10 +74,15 @@ FORMAT_CHOICES = ("auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coc
 
 def add_reading_arguments(parser: argparse.ArgumentParser, *, predictions: bool = True) -> None:
     """The options shared by ``eval``, ``check`` and ``convert`` to read a gt/pred pair."""
-    parser.add_argument("--gt", required=True, metavar="PATH", help="ground truth file or folder")
+    parser.add_argument(
+        "--gt", required=True, metavar="PATH", help="ground truth file or folder ('-': stdin)"
+    )
     if predictions:
         parser.add_argument(
-            "--pred", required=True, metavar="PATH", help="predictions file or folder"
+            "--pred",
+            required=True,
+            metavar="PATH",
+            help="predictions file or folder ('-': COCO results JSON on stdin)",
         )
     parser.add_argument("--gt-format", choices=FORMAT_CHOICES, default="auto", help="default: auto")
     if predictions:
@@ -725,8 +731,45 @@ def _quiet_workers() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def stdin_inputs(args: argparse.Namespace) -> Iterator[None]:
+    """``--gt -`` or ``--pred -``: a COCO JSON file read from stdin into memory.
+
+    The text is kept in a private temporary file (``.json``) for the command's duration, so
+    the readers see a regular file of their own that no other process rewrites; the pipe
+    itself is never mapped. One of the two at most.
+    """
+    dashes = [n for n in ("gt", "pred") if getattr(args, n, None) == "-"]
+    if not dashes:
+        yield
+        return
+    if len(dashes) > 1:
+        raise ParameterError(
+            "--gt, --pred: expected at most one of them to be '-' (stdin), got both"
+        )
+    import tempfile
+
+    data = sys.stdin.buffer.read()
+    if not data.strip():
+        raise ParameterError(f"--{dashes[0]} -: expected COCO JSON on stdin, got nothing")
+    with tempfile.TemporaryDirectory(prefix="ioukit-stdin-") as folder:
+        path = Path(folder) / f"{dashes[0]}-stdin.json"
+        path.write_bytes(data)
+        setattr(args, dashes[0], str(path))
+        try:
+            yield
+        finally:
+            setattr(args, dashes[0], "-")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Entry point of ``ioukit eval``."""
+    """Entry point of ``ioukit eval`` (``--gt -`` / ``--pred -``: stdin)."""
+    with stdin_inputs(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``ioukit eval`` once the inputs are files."""
     from ioukit.analysis.diagnostics import diagnose
     from ioukit.cli._outputs import OutputPlan
     from ioukit.cli._report import error_findings, fail_status, say
