@@ -19,7 +19,7 @@ Data sets are generated once into ``$TMPDIR/ioukit-bench/``, in a child process 
 parent's peak RSS across fork and exec). Processes may write and use cached bytecode.
 
 The Objects365-scale cell (80 000 images, 365 classes, 1.24 M GT, 1.42 M predictions, about
-300 MB of JSON; generating it takes a few minutes, each tool about 10 s and 1 GB) runs only on
+260 MB of JSON; generating it takes a few minutes, each tool about 10 s and 1 GB) runs only on
 demand: ``--objects365`` or ``IOUKIT_BENCH_OBJECTS365=1``, without faster-coco-eval.
 
     .venv-bench/bin/python benchmarks/bench_latency.py                    # make bench's rows

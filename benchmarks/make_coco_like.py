@@ -6,7 +6,7 @@ One generator serves two purposes:
   size mix (about 41 % small, 34 % medium, 25 % large) and 1 % crowds, about 318 000 predictions
   capped at 100 per image, with overlapping score distributions for true and false positives;
 * the Objects365-scale cell (``--objects365``: 80 000 images, 365 classes, about 1.24 M GT and
-  1.42 M predictions, about 300 MB of JSON; generated on demand, never committed);
+  1.42 M predictions, about 260 MB of JSON; generated on demand, never committed);
 * the sample shipped in ``ioukit/sample_data`` (``--sample``: 200 images, 5 classes, fewer
   predictions per image, under 1 MB).
 
