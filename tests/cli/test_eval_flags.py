@@ -6,6 +6,7 @@ same ``Params`` and against :func:`ioukit.evaluate` with the same options (and i
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import subprocess
@@ -294,3 +295,139 @@ def test_check_format_json(pair: tuple[Path, Path], capsys: pytest.CaptureFixtur
     }
     assert isinstance(document["findings"], list)
     assert main(["check", "--gt", str(gt), "--pred", str(gt), "--format", "json"]) == 2
+
+
+@pytest.fixture(scope="module")
+def with_empty_class(pair: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ground truth of ``pair`` with a class ``horse`` that has no box on either side."""
+    document = json.loads(pair[0].read_text())
+    document["categories"].append({"id": 99, "name": "horse"})
+    path = tmp_path_factory.mktemp("empty") / "gt.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_classes_only_matches_pycocotools_cat_ids(
+    pair: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt, pred = pair
+    names = {c["id"]: c["name"] for c in json.loads(gt.read_text())["categories"]}
+    chosen = [2, 4]
+    spec = f"{names[2]},4"  # a name and an id
+    document = _cli_json(["--gt", str(gt), "--pred", str(pred), "--classes-only", spec], capsys)
+    reference = _pycocotools(gt, pred, catIds=chosen)
+    np.testing.assert_allclose(list(document["stats"].values()), reference, rtol=0, atol=1e-12)
+    assert [r["category_id"] for r in document["per_class"]] == chosen
+    assert not np.allclose(reference, _pycocotools(gt, pred))
+    err = _value_error(
+        ["eval", "--gt", str(gt), "--pred", str(pred), "--classes-only", "zebra"], capsys
+    )
+    assert "--classes-only: expected class names or ids of the ground truth" in err
+    assert "got 'zebra'" in err
+
+
+def test_image_ids_match_pycocotools_img_ids(
+    pair: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt, pred = pair
+    chosen = [2, 3, 5, 8, 13, 21]
+    listing = tmp_path / "ids.txt"
+    listing.write_text("# a subset\n" + "\n".join(map(str, chosen)) + "\n\n")
+    base = ["--gt", str(gt), "--pred", str(pred), "--image-ids"]
+    document = _cli_json([*base, str(listing)], capsys)
+    reference = _pycocotools(gt, pred, imgIds=chosen)
+    np.testing.assert_allclose(list(document["stats"].values()), reference, rtol=0, atol=1e-12)
+    assert not np.allclose(reference, _pycocotools(gt, pred))
+    stems = {i["id"]: Path(i["file_name"]).stem for i in json.loads(gt.read_text())["images"]}
+    listing.write_text("\n".join(stems[i] for i in chosen))  # file stems name them too
+    assert _cli_json([*base, str(listing)], capsys)["stats"] == document["stats"]
+    listing.write_text("2\n404\n")
+    err = _value_error(["eval", *base, str(listing)], capsys)
+    assert f"--image-ids {listing}: line 2: expected an image id or file stem" in err
+    assert "got '404'" in err
+
+
+def test_image_ids_from_stdin(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt, pred = pair
+    monkeypatch.setattr(sys, "stdin", io.StringIO("2\n3\n"))
+    document = _cli_json(["--gt", str(gt), "--pred", str(pred), "--image-ids", "-"], capsys)
+    reference = _pycocotools(gt, pred, imgIds=[2, 3])
+    np.testing.assert_allclose(list(document["stats"].values()), reference, rtol=0, atol=1e-12)
+
+
+def test_conf_drops_predictions_at_or_below_it(
+    pair: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt, pred = pair
+    results = json.loads(pred.read_text())
+    cut = sorted(r["score"] for r in results)[len(results) // 2]  # a score that exists
+    kept = tmp_path / "kept.json"
+    kept.write_text(json.dumps([r for r in results if r["score"] > cut]))
+    for protocol in ("coco", "yolo"):
+        base = ["--gt", str(gt), "--pred", str(pred), "--protocol", protocol]
+        document = _cli_json([*base, "--conf", repr(cut)], capsys)
+        api = ioukit.evaluate(str(gt), str(kept), protocol=protocol).stats
+        assert document["stats"] == pytest.approx(api, abs=0)
+    np.testing.assert_allclose(
+        list(
+            _cli_json(["--gt", str(gt), "--pred", str(pred), "--conf", repr(cut)], capsys)[
+                "stats"
+            ].values()
+        ),
+        _pycocotools(gt, kept),
+        rtol=0,
+        atol=1e-12,
+    )
+    last = _usage_error(["eval", "--gt", "a", "--pred", "b", "--conf", "nan"], capsys)
+    assert "argument --conf: expected a finite score threshold, got 'nan'" in last
+
+
+def test_null_for_a_class_without_ground_truth(
+    with_empty_class: Path,
+    pair: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["--gt", str(with_empty_class), "--pred", str(pair[1])]
+    rows = {r["name"]: r for r in _cli_json(base, capsys)["per_class"]}
+    assert rows["horse"]["AP"] is None and rows["horse"]["num_gt"] == 0
+    api = {r["name"]: r for r in ioukit.evaluate(str(with_empty_class), str(pair[1])).per_class}
+    assert api["horse"]["AP"] == -1  # the API keeps pycocotools' value
+    legacy = {r["name"]: r for r in _cli_json([*base, "--missing", "-1"], capsys)["per_class"]}
+    assert legacy["horse"]["AP"] == -1
+    assert main(["eval", *base, "--quiet", "--csv", str(tmp_path / "c.csv")]) == 0
+    capsys.readouterr()
+
+    with open(tmp_path / "c.csv", newline="") as handle:
+        table = {r["name"]: r for r in csv.DictReader(handle)}
+    assert table["horse"]["AP"] == "" and float(table[next(iter(api))]["AP"]) == pytest.approx(
+        next(iter(api.values()))["AP"]
+    )
+
+
+def test_sort_and_hide_empty(
+    with_empty_class: Path,
+    pair: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = ["eval", "--gt", str(with_empty_class), "--pred", str(pair[1]), "--quiet"]
+    api = ioukit.evaluate(str(with_empty_class), str(pair[1])).per_class
+    by_ap = [r["name"] for r in sorted((r for r in api if r["AP"] != -1), key=lambda r: -r["AP"])]
+    assert main([*base, "--sort", "AP", "--csv", str(tmp_path / "s.csv")]) == 0
+    out = capsys.readouterr().out
+    table = out.split("category_id", 1)[1].splitlines()[1:]
+    assert [line.split()[1] for line in table] == [*by_ap, "horse"]
+
+    with open(tmp_path / "s.csv", newline="") as handle:
+        assert [r["name"] for r in csv.DictReader(handle)] == [*by_ap, "horse"]
+    assert main([*base, "--sort", "AP:asc", "--hide-empty"]) == 0
+    table = capsys.readouterr().out.split("category_id", 1)[1].splitlines()[1:]
+    assert [line.split()[1] for line in table] == by_ap[::-1]
+    assert main([*base, "--sort", "name:desc"]) == 0
+    table = capsys.readouterr().out.split("category_id", 1)[1].splitlines()[1:]
+    assert [line.split()[1] for line in table] == sorted((r["name"] for r in api), reverse=True)
+    err = _value_error([*base, "--sort", "colour"], capsys)
+    assert "--sort: expected a column of the per-class table" in err and "got 'colour'" in err

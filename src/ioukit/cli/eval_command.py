@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ioukit.cli._options import area_ranges, float_list, int_list, protocol_options
+from ioukit.cli._select import missing_as, read_image_ids, select, table_rows
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import (
     protocol_iou_types,
@@ -25,6 +27,7 @@ __all__ = [
     "add_progress_argument",
     "add_protocol_option_arguments",
     "add_reading_arguments",
+    "add_selection_arguments",
     "check_output_folder",
     "evaluate_shards",
     "input_paths",
@@ -478,6 +481,60 @@ def add_protocol_option_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _conf(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite score threshold, got {text!r}")
+    return value
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--classes-only``, ``--image-ids``, ``--conf`` (what is evaluated) and ``--sort``,
+    ``--hide-empty``, ``--missing`` (how the per-class table shows it).
+
+    See :mod:`ioukit.cli._select`."""
+    group = parser.add_argument_group("selection and per-class table")
+    group.add_argument(
+        "--classes-only",
+        type=lambda text: [n.strip() for n in text.split(",") if n.strip()],
+        metavar="NAMES",
+        help="evaluate only these classes (comma-separated names or ids; pycocotools catIds)",
+    )
+    group.add_argument(
+        "--image-ids",
+        metavar="FILE",
+        help="evaluate only the images listed in FILE, one id or file stem a line ('-': "
+        "stdin; pycocotools imgIds)",
+    )
+    group.add_argument(
+        "--conf",
+        type=_conf,
+        metavar="X",
+        help="keep predictions with score > X (Ultralytics' conf; default: all)",
+    )
+    group.add_argument(
+        "--sort",
+        metavar="KEY",
+        help="sort the per-class table and CSV by a column (AP, num_gt, name...): numbers "
+        "descending, names ascending; KEY:asc or KEY:desc to choose; classes without a value last",
+    )
+    group.add_argument(
+        "--hide-empty",
+        action="store_true",
+        help="leave out classes with no ground truth and no prediction from the table and CSV",
+    )
+    group.add_argument(
+        "--missing",
+        choices=("null", "-1"),
+        default="null",
+        help="per-class value of a class without ground truth in JSON/CSV: null (default, an "
+        "empty CSV cell) or pycocotools' -1",
+    )
+
+
 def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
@@ -513,6 +570,7 @@ def register(subparsers: Any) -> None:
         "Gaussian approximation",
     )
     add_protocol_option_arguments(parser)
+    add_selection_arguments(parser)
     parser.add_argument(
         "--format",
         choices=("text", "json"),
@@ -550,6 +608,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--per-image", metavar="OUT", help="write per-image TP/FP/FN, AP, mean IoU (CSV)"
+    )
+    parser.add_argument(
+        "--label-errors",
+        metavar="OUT",
+        help="write label-error candidates from the match (wrong label, missing annotation, "
+        "loose box; ranked by score) as CSV",
     )
     parser.add_argument(
         "--all-plots",
@@ -618,6 +682,9 @@ def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         ("--plots", args.plots),
         ("--per-image", args.per_image),
         ("--html", getattr(args, "html", None)),
+        ("--classes-only", getattr(args, "classes_only", None)),
+        ("--image-ids", getattr(args, "image_ids", None)),
+        ("--conf", getattr(args, "conf", None)),
     ):
         if value is not None:
             raise ParameterError(
@@ -681,6 +748,7 @@ def run(args: argparse.Namespace) -> int:
     per_image_path = getattr(args, "per_image", None)
     plan.add_file("--per-image", per_image_path)
     plan.add_file("--html", getattr(args, "html", None))
+    plan.add_file("--label-errors", getattr(args, "label_errors", None))
     if getattr(args, "errors", False) and args.protocol != "coco":
         raise ParameterError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
@@ -728,6 +796,7 @@ def run(args: argparse.Namespace) -> int:
             gt, pred = read_segm_args(args)
         else:
             gt, pred = read_pair_args(args, unknowns=unknowns)
+    gt, pred = _selected(args, gt, pred, lvis=lvis_gt is not None)
     if lvis_gt is not None:
         result = evaluate(
             lvis_gt, pred, protocol="lvis", iou_type=iou_type, fixed_ap=args.fixed_ap, **options
@@ -756,22 +825,30 @@ def run(args: argparse.Namespace) -> int:
         from ioukit.analysis.per_image import per_image
 
         per_image_table = per_image(result)
+    candidates = None
+    if getattr(args, "label_errors", None) is not None:  # read from the evaluation's match
+        candidates = result.label_errors(n=None)
     files: list[Any] = []
     document_text = None
     if args.json or to_stdout:
         document = result.to_dict()
+        document["per_class"] = missing_as(document["per_class"], _missing(args))
         if analysis is not None:
             document["errors"] = analysis.to_dict()
         if per_image_table is not None:
             document["worst_images"] = per_image_table.worst(10)
+        if (calibrated := result.calibration(if_available=True)) is not None:
+            document["calibration"] = calibrated.to_dict()
         document_text = json_text(document)
     with plan:
         if document_text is not None and json_path is not None:
             plan.write_text("--json", document_text)
         if args.csv:
-            plan.write_bytes("--csv", csv_bytes(result.per_class))
+            plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
         if per_image_table is not None:
             plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
+        if candidates is not None:
+            plan.write_bytes("--label-errors", candidates.csv_bytes())
         if getattr(args, "html", None):
             from ioukit.report.html import html_text
 
@@ -785,15 +862,20 @@ def run(args: argparse.Namespace) -> int:
             if analysis is not None:
                 analysis.plot(folder / "tide.png")
                 files = [*files, folder / "tide.png"]
+    notes = "" if args.quiet else format_findings(result.trust_notes())  # provenance, floors
     if to_stdout:
         assert document_text is not None
         say(document_text.rstrip("\n"))
+        if notes:
+            print(notes, file=sys.stderr)
         if args.plots and not args.quiet:
             print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
         return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
     say(result.summary())
     say("")
-    say(per_class_table(result.per_class))
+    say(per_class_table(_table(args, result.per_class)))
+    if notes:
+        print(notes, file=sys.stderr)
     if keypoints and result.outcome is not None and len(result.outcome.thresholds):
         from ioukit.analysis.keypoints import keypoint_errors
 
@@ -824,18 +906,58 @@ def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout:
 
     with plan:
         if args.json and args.json != "-":
-            plan.write_text("--json", json_text(result.to_dict()))
+            plan.write_text("--json", json_text(_document(args, result)))
         if args.csv:
-            plan.write_bytes("--csv", csv_bytes(result.per_class))
+            plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
     if not args.quiet:
         print(
             "note: --workers: diagnostics are skipped (the predictions stay on the workers)",
             file=sys.stderr,
         )
     if to_stdout:
-        say(json_text(result.to_dict()).rstrip("\n"))
+        say(json_text(_document(args, result)).rstrip("\n"))
         return 0
     say(result.summary())
     say("")
-    say(per_class_table(result.per_class))
+    say(per_class_table(_table(args, result.per_class)))
     return 0
+
+
+def _missing(args: argparse.Namespace) -> float | None:
+    return -1.0 if getattr(args, "missing", "null") == "-1" else None
+
+
+def _document(args: argparse.Namespace, result: Any) -> dict[str, Any]:
+    document: dict[str, Any] = result.to_dict()
+    document["per_class"] = missing_as(document["per_class"], _missing(args))
+    return document
+
+
+def _table(args: argparse.Namespace, rows: Any, *, csv: bool = False) -> list[dict[str, Any]]:
+    """The per-class rows of the text table (``csv``: of the CSV) after ``--sort``,
+    ``--hide-empty`` and (CSV) ``--missing``."""
+    shown = table_rows(list(rows), sort=args.sort, hide_empty=args.hide_empty)
+    return missing_as(shown, _missing(args)) if csv else shown
+
+
+def _selected(args: argparse.Namespace, gt: Any, pred: Any, *, lvis: bool) -> tuple[Any, Any]:
+    """``gt`` and ``pred`` restricted by ``--classes-only``, ``--image-ids`` and ``--conf``."""
+    asked = [
+        (flag, value)
+        for flag, value in (
+            ("--classes-only", args.classes_only),
+            ("--image-ids", args.image_ids),
+            ("--conf", args.conf),
+        )
+        if value is not None
+    ]
+    if not asked:
+        return gt, pred
+    if lvis:
+        raise ParameterError(
+            f"{asked[0][0]}: not available with --protocol lvis (its federated labels are "
+            "per image and class)"
+        )
+    rows = None if args.image_ids is None else read_image_ids(args.image_ids, gt.images)
+    options = {"classes": args.classes_only, "image_rows": rows}
+    return select(gt, **options), select(pred, **options, conf=args.conf)
