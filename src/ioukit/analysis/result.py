@@ -345,6 +345,27 @@ class EvaluationResult:
 
         return optimal_thresholds(self, **options)
 
+    def slice(self, *, image_ids: Any = None, where: Any = None) -> EvaluationResult:
+        """The evaluation of some images and/or ground-truth objects, re-accumulated from the
+        outcome (:func:`ioukit.analysis.resample.slice_result`)."""
+        from ioukit.analysis.resample import slice_result
+
+        return slice_result(self, image_ids=image_ids, where=where)
+
+    def slices(self, named: Mapping[str, Any], /) -> Any:
+        """Several slices with their deltas to the whole
+        (:func:`ioukit.analysis.resample.slices`)."""
+        from ioukit.analysis.resample import slices
+
+        return slices(self, named)
+
+    def resample(self, counts: Any, /) -> EvaluationResult:
+        """The evaluation with image ``id`` drawn ``counts[id]`` times
+        (:func:`ioukit.analysis.resample.resample`)."""
+        from ioukit.analysis.resample import resample
+
+        return resample(self, counts)
+
     def lrp(self, **options: Any) -> Any:
         """Optimal LRP and its components (:func:`ioukit.analysis.lrp.lrp`)."""
         from ioukit.analysis.lrp import lrp

@@ -37,6 +37,13 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_reading_arguments(parser)
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="stdout: one line per finding (default), or a JSON document {ground_truth, "
+        "predictions, notes, findings: [{code, severity, message, fix}]}",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     add_progress_argument(parser)
     parser.add_argument(
@@ -55,14 +62,32 @@ def run(args: argparse.Namespace) -> int:
     unknowns = Unknowns()
     with enabled_progress(progress_enabled(args)):
         gt, pred = read_pair_args(args, unknowns=unknowns)
+    notes = [n for n in (sizes_note(gt), sideways_note(args, gt), _keypoint_note(args.gt)) if n]
+    findings = diagnose(gt, pred, unknowns=unknowns)
+    if args.format == "json":
+        from ioukit.report import json_text
+
+        document = {
+            "ground_truth": {
+                "boxes": len(gt),
+                "images": len(gt.images),
+                "classes": len(gt.categories),
+            },
+            "predictions": {"boxes": len(pred)},
+            "notes": notes,
+            "findings": [
+                {"code": f.code, "severity": f.severity, "message": f.message, "fix": f.fix}
+                for f in findings
+            ],
+        }
+        say(json_text(document).rstrip("\n"))
+        return fail_status(error_findings(findings), no_fail=args.no_fail, command="check")
     say(
         f"ground truth: {len(gt)} boxes, {len(gt.images)} images, {len(gt.categories)} classes; "
         f"predictions: {len(pred)} boxes"
     )
-    for note in (sizes_note(gt), sideways_note(args, gt), _keypoint_note(args.gt)):
-        if note:
-            say(note)
-    findings = diagnose(gt, pred, unknowns=unknowns)
+    for note in notes:
+        say(note)
     if not findings:
         say("no problems found")
     for finding in findings:

@@ -5,18 +5,29 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ioukit.cli._options import area_ranges, float_list, int_list, protocol_options
+from ioukit.cli._select import missing_as, read_image_ids, select, table_rows
 from ioukit.errors import ParameterError
+from ioukit.evaluation.registry import (
+    protocol_iou_types,
+    protocol_names,
+    similarity_input,
+    similarity_names,
+)
 from ioukit.report import escape_text
 
 __all__ = [
     "add_progress_argument",
+    "add_protocol_option_arguments",
     "add_reading_arguments",
+    "add_selection_arguments",
     "check_output_folder",
     "evaluate_shards",
     "input_paths",
@@ -437,6 +448,93 @@ def sideways_note(args: argparse.Namespace, gt: Any) -> str | None:
     )
 
 
+def add_protocol_option_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--iou-thresholds``, ``--max-dets``, ``--area-ranges``, ``--class-agnostic``: the
+    protocol options of :func:`ioukit.evaluate` (:mod:`ioukit.cli._options`)."""
+    group = parser.add_argument_group(
+        "protocol options (those of ioukit.evaluate; a protocol without the option refuses it)"
+    )
+    group.add_argument(
+        "--iou-thresholds",
+        type=float_list,
+        metavar="LIST",
+        help="IoU thresholds: 0.5,0.75 or START:STOP:STEP as pycocotools (0.5:0.95:0.05); "
+        "voc07/voc10/dota/openimages take one",
+    )
+    group.add_argument(
+        "--max-dets",
+        type=int_list,
+        metavar="LIST",
+        help="detections kept per image: 1,10,100 (coco), one number (lvis, openimages)",
+    )
+    group.add_argument(
+        "--area-ranges",
+        type=area_ranges,
+        metavar="SPEC",
+        help="size ranges in pixels^2: small=0:1024,medium=1024:9216,large=9216:inf (coco); "
+        "'all' is added when not given",
+    )
+    group.add_argument(
+        "--class-agnostic",
+        action="store_true",
+        help="match predictions to ground truth of any class (pycocotools useCats=0; coco)",
+    )
+
+
+def _conf(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite score threshold, got {text!r}")
+    return value
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--classes-only``, ``--image-ids``, ``--conf`` (what is evaluated) and ``--sort``,
+    ``--hide-empty``, ``--missing`` (how the per-class table shows it).
+
+    See :mod:`ioukit.cli._select`."""
+    group = parser.add_argument_group("selection and per-class table")
+    group.add_argument(
+        "--classes-only",
+        type=lambda text: [n.strip() for n in text.split(",") if n.strip()],
+        metavar="NAMES",
+        help="evaluate only these classes (comma-separated names or ids; pycocotools catIds)",
+    )
+    group.add_argument(
+        "--image-ids",
+        metavar="FILE",
+        help="evaluate only the images listed in FILE, one id or file stem a line ('-': "
+        "stdin; pycocotools imgIds)",
+    )
+    group.add_argument(
+        "--conf",
+        type=_conf,
+        metavar="X",
+        help="keep predictions with score > X (Ultralytics' conf; default: all)",
+    )
+    group.add_argument(
+        "--sort",
+        metavar="KEY",
+        help="sort the per-class table and CSV by a column (AP, num_gt, name...): numbers "
+        "descending, names ascending; KEY:asc or KEY:desc to choose; classes without a value last",
+    )
+    group.add_argument(
+        "--hide-empty",
+        action="store_true",
+        help="leave out classes with no ground truth and no prediction from the table and CSV",
+    )
+    group.add_argument(
+        "--missing",
+        choices=("null", "-1"),
+        default="null",
+        help="per-class value of a class without ground truth in JSON/CSV: null (default, an "
+        "empty CSV cell) or pycocotools' -1",
+    )
+
+
 def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
     parser = subparsers.add_parser(
@@ -448,11 +546,12 @@ def register(subparsers: Any) -> None:
     add_reading_arguments(parser)
     parser.add_argument(
         "--protocol",
-        choices=("coco", "voc07", "voc10", "yolo", "crowdpose", "dota", "mmrotate", "lvis"),
+        choices=protocol_names(),
         default="coco",
-        help="crowdpose: keypoints with CrowdPose's easy/medium/hard split; dota / mmrotate: "
-        "oriented boxes (with --iou-type rotated or probiou); lvis: LVIS JSON (federated "
-        "labels, APr/APc/APf)",
+        metavar="NAME",
+        help=f"one of {', '.join(protocol_names())} (default: coco). crowdpose: keypoints "
+        "with CrowdPose's easy/medium/hard split; dota / mmrotate: oriented boxes; lvis: LVIS "
+        "JSON (federated labels, APr/APc/APf); openimages: hierarchy-free Open Images AP",
     )
     parser.add_argument(
         "--fixed-ap",
@@ -461,12 +560,22 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--iou-type",
-        choices=("bbox", "segm", "keypoints", "rotated", "probiou"),
-        default="bbox",
-        help="segm: mask IoU of COCO 'segmentation' fields (COCO JSON and protocol coco only); "
-        "keypoints: OKS of COCO keypoints or Ultralytics pose labels (protocol coco/crowdpose); "
+        choices=similarity_names(),
+        default=None,
+        metavar="NAME",
+        help=f"one of {', '.join(similarity_names())} (default: the protocol's own: bbox; "
+        "keypoints for crowdpose; rotated for dota/mmrotate). segm: mask IoU of COCO "
+        "'segmentation' fields; keypoints: OKS of COCO keypoints or Ultralytics pose labels; "
         "rotated: exact IoU of oriented boxes (DOTA, YOLO OBB files); probiou: Ultralytics' "
         "Gaussian approximation",
+    )
+    add_protocol_option_arguments(parser)
+    add_selection_arguments(parser)
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="stdout: the text report (default) or the JSON document of --json",
     )
     from ioukit.cli._keypoints import add_keypoint_arguments
 
@@ -521,8 +630,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="evaluate prediction shards on a local Dask cluster of N worker processes: --pred is "
         "a glob ('shards/*.json'), a folder of shard files or one file; each image's predictions "
-        "in one shard (needs ioukit[dask]; protocols coco (bbox, segm, keypoints), lvis, voc07, "
-        "voc10, yolo, openimages, openimages_challenge)",
+        "in one shard (needs ioukit[dask]; the protocols ioukit.evaluate_sharded supports)",
     )
     parser.add_argument(
         "--quiet",
@@ -568,6 +676,9 @@ def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         ("--plots", args.plots),
         ("--per-image", args.per_image),
         ("--html", getattr(args, "html", None)),
+        ("--classes-only", getattr(args, "classes_only", None)),
+        ("--image-ids", getattr(args, "image_ids", None)),
+        ("--conf", getattr(args, "conf", None)),
     ):
         if value is not None:
             raise ParameterError(
@@ -622,8 +733,10 @@ def run(args: argparse.Namespace) -> int:
     from ioukit.report import csv_bytes, format_findings, json_text, per_class_table
 
     plan = OutputPlan(inputs=input_paths(args), force=args.force)
-    to_stdout = args.json == "-"  # the JSON document on stdout instead of the text report
-    plan.add_file("--json", None if to_stdout else args.json)
+    # the JSON document on stdout instead of the text report: --format json, or --json -
+    to_stdout = args.json == "-" or args.format == "json"
+    json_path = None if args.json == "-" else args.json
+    plan.add_file("--json", json_path)
     plan.add_file("--csv", args.csv)
     plan.add_folder("--plots", args.plots)
     per_image_path = getattr(args, "per_image", None)
@@ -646,8 +759,12 @@ def run(args: argparse.Namespace) -> int:
             "--plots: not available with --protocol lvis yet (the figures would match again "
             "without LVIS's federated filter); --per-image reads the LVIS match"
         )
-    keypoints = args.iou_type == "keypoints" or args.protocol == "crowdpose"
-    options: dict[str, Any] = {}
+    iou_type = args.iou_type or protocol_iou_types(args.protocol)[0]
+    args.iou_type = iou_type  # the readers below ask the namespace
+    keypoints = similarity_input(iou_type) == "keypoints"
+    # the evaluation flags as the protocol's own options, refused by the protocol as
+    # ioukit.evaluate would refuse them (before any file is read)
+    options: dict[str, Any] = protocol_options(args, args.protocol, iou_type)
     if args.workers is not None:
         return _report_sharded(args, plan, evaluate_shards(args, options), to_stdout)
     with enabled_progress(progress_enabled(args)):
@@ -656,24 +773,27 @@ def run(args: argparse.Namespace) -> int:
 
             if args.skip_unknown:
                 raise ParameterError("--protocol lvis: --skip-unknown is not supported")
-            lvis_gt = read_lvis_ground_truth(args.gt, keep_segmentation=args.iou_type == "segm")
+            segm = similarity_input(iou_type) == "segmentation"
+            lvis_gt = read_lvis_ground_truth(args.gt, keep_segmentation=segm)
             gt = lvis_gt.dataset
-            pred = read_lvis_results(args.pred, lvis_gt, iou_type=args.iou_type)
+            pred = read_lvis_results(args.pred, lvis_gt, iou_type=iou_type)
         elif keypoints:
             from ioukit.cli._keypoints import keypoint_options, read_keypoint_args
 
-            options = keypoint_options(args)
+            options.update(keypoint_options(args))
             gt, pred, extra = read_keypoint_args(args)
             options.update(extra)
         elif args.sigmas is not None or args.oks_area is not None:
             raise ParameterError("--sigmas, --oks-area: need --iou-type keypoints")
-        elif args.iou_type == "segm":
+        elif similarity_input(iou_type) == "segmentation":
             gt, pred = read_segm_args(args)
         else:
             gt, pred = read_pair_args(args, unknowns=unknowns)
-    iou_type = "keypoints" if keypoints else args.iou_type
+    gt, pred = _selected(args, gt, pred, lvis=lvis_gt is not None)
     if lvis_gt is not None:
-        result = evaluate(lvis_gt, pred, protocol="lvis", iou_type=iou_type, fixed_ap=args.fixed_ap)
+        result = evaluate(
+            lvis_gt, pred, protocol="lvis", iou_type=iou_type, fixed_ap=args.fixed_ap, **options
+        )
     else:
         result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
     note = sizes_note(gt)
@@ -700,18 +820,19 @@ def run(args: argparse.Namespace) -> int:
         per_image_table = per_image(result)
     files: list[Any] = []
     document_text = None
-    if args.json:
+    if args.json or to_stdout:
         document = result.to_dict()
+        document["per_class"] = missing_as(document["per_class"], _missing(args))
         if analysis is not None:
             document["errors"] = analysis.to_dict()
         if per_image_table is not None:
             document["worst_images"] = per_image_table.worst(10)
         document_text = json_text(document)
     with plan:
-        if document_text is not None and not to_stdout:
+        if document_text is not None and json_path is not None:
             plan.write_text("--json", document_text)
         if args.csv:
-            plan.write_bytes("--csv", csv_bytes(result.per_class))
+            plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
         if per_image_table is not None:
             plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
         if getattr(args, "html", None):
@@ -735,7 +856,7 @@ def run(args: argparse.Namespace) -> int:
         return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
     say(result.summary())
     say("")
-    say(per_class_table(result.per_class))
+    say(per_class_table(_table(args, result.per_class)))
     if keypoints and result.outcome is not None and len(result.outcome.thresholds):
         from ioukit.analysis.keypoints import keypoint_errors
 
@@ -765,19 +886,59 @@ def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout:
     from ioukit.report import csv_bytes, json_text, per_class_table
 
     with plan:
-        if args.json and not to_stdout:
-            plan.write_text("--json", json_text(result.to_dict()))
+        if args.json and args.json != "-":
+            plan.write_text("--json", json_text(_document(args, result)))
         if args.csv:
-            plan.write_bytes("--csv", csv_bytes(result.per_class))
+            plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
     if not args.quiet:
         print(
             "note: --workers: diagnostics are skipped (the predictions stay on the workers)",
             file=sys.stderr,
         )
     if to_stdout:
-        say(json_text(result.to_dict()).rstrip("\n"))
+        say(json_text(_document(args, result)).rstrip("\n"))
         return 0
     say(result.summary())
     say("")
-    say(per_class_table(result.per_class))
+    say(per_class_table(_table(args, result.per_class)))
     return 0
+
+
+def _missing(args: argparse.Namespace) -> float | None:
+    return -1.0 if getattr(args, "missing", "null") == "-1" else None
+
+
+def _document(args: argparse.Namespace, result: Any) -> dict[str, Any]:
+    document: dict[str, Any] = result.to_dict()
+    document["per_class"] = missing_as(document["per_class"], _missing(args))
+    return document
+
+
+def _table(args: argparse.Namespace, rows: Any, *, csv: bool = False) -> list[dict[str, Any]]:
+    """The per-class rows of the text table (``csv``: of the CSV) after ``--sort``,
+    ``--hide-empty`` and (CSV) ``--missing``."""
+    shown = table_rows(list(rows), sort=args.sort, hide_empty=args.hide_empty)
+    return missing_as(shown, _missing(args)) if csv else shown
+
+
+def _selected(args: argparse.Namespace, gt: Any, pred: Any, *, lvis: bool) -> tuple[Any, Any]:
+    """``gt`` and ``pred`` restricted by ``--classes-only``, ``--image-ids`` and ``--conf``."""
+    asked = [
+        (flag, value)
+        for flag, value in (
+            ("--classes-only", args.classes_only),
+            ("--image-ids", args.image_ids),
+            ("--conf", args.conf),
+        )
+        if value is not None
+    ]
+    if not asked:
+        return gt, pred
+    if lvis:
+        raise ParameterError(
+            f"{asked[0][0]}: not available with --protocol lvis (its federated labels are "
+            "per image and class)"
+        )
+    rows = None if args.image_ids is None else read_image_ids(args.image_ids, gt.images)
+    options = {"classes": args.classes_only, "image_rows": rows}
+    return select(gt, **options), select(pred, **options, conf=args.conf)

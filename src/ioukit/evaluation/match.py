@@ -225,6 +225,9 @@ def match_groups(
     for a in range(n_a):
         inside = regular & (g_area >= area_lo[a]) & (g_area <= area_hi[a])
         gt_count[:, a] = np.bincount(gt_k[inside], minlength=n_k)[:n_k]
+    # the same regular ground truths one by one (resampling and slices re-count them)
+    reg_rows = g_rows[regular]
+    in_range = (g_area[regular, None] >= area_lo) & (g_area[regular, None] <= area_hi)
     pred_rows = groups.pred_rows[seq]
     scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
     return MatchOutcome(
@@ -246,4 +249,8 @@ def match_groups(
         category_ids=groups.category_ids if groups.use_cats else np.array([-1], dtype=np.int64),
         thresholds=thresholds,
         area_names=names,
+        gt_row=reg_rows.astype(np.int64),
+        gt_class_row=gt_k[regular].astype(np.int32),
+        gt_image_id=gt.images.ids[gt.image_index[reg_rows]].astype(np.int64),
+        gt_in_range=np.ascontiguousarray(in_range, dtype=bool),
     )

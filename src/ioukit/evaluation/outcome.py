@@ -96,6 +96,16 @@ class MatchOutcome:
     thresholds : ndarray of float64, shape (T,)
         The thresholds as given (before any clamping).
     area_names : tuple of str, length A
+    gt_row : ndarray of int64, shape (G,), or None
+        The regular (counted: not crowd, ignore or difficult) ground truths the matcher saw,
+        as rows of the ground-truth dataset; None when the outcome was built without them
+        (:meth:`from_dense`, sharded partials). Resampling and slicing read them.
+    gt_class_row : ndarray of int32, shape (G,), or None
+        Accumulation class of each (0 when classes are pooled).
+    gt_image_id : ndarray of int64, shape (G,), or None
+    gt_in_range : ndarray of bool, shape (G, A), or None
+        Whether each lies in area range ``a``: ``gt_count[k, a]`` is the number of rows of
+        class ``k`` inside range ``a``.
 
     Examples
     --------
@@ -131,6 +141,10 @@ class MatchOutcome:
     category_ids: np.ndarray
     thresholds: np.ndarray
     area_names: tuple[str, ...]
+    gt_row: np.ndarray | None = None
+    gt_class_row: np.ndarray | None = None
+    gt_image_id: np.ndarray | None = None
+    gt_in_range: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.pred_row.shape[0])
@@ -187,7 +201,16 @@ class MatchOutcome:
             category_ids=np.asarray(category_ids, dtype=np.int64),
             thresholds=np.asarray(thresholds, dtype=np.float64),
             area_names=tuple(area_names),
+            gt_row=ints,
+            gt_class_row=small,
+            gt_image_id=ints,
+            gt_in_range=np.zeros((0, a), dtype=bool),
         )
+
+    @property
+    def has_gt_records(self) -> bool:
+        """Whether the per-ground-truth columns (``gt_row``...) are present."""
+        return self.gt_row is not None
 
     @classmethod
     def from_dense(
@@ -398,6 +421,7 @@ class MatchOutcome:
             category_ids=first.category_ids,
             thresholds=first.thresholds,
             area_names=first.area_names,
+            **_merged_gt_records(parts, g_off),
         )
         return joined.take(joined.sort_key())
 
@@ -426,7 +450,29 @@ class MatchOutcome:
             category_ids=self.category_ids,
             thresholds=self.thresholds,
             area_names=self.area_names,
+            gt_row=self.gt_row,
+            gt_class_row=self.gt_class_row,
+            gt_image_id=self.gt_image_id,
+            gt_in_range=self.gt_in_range,
         )
+
+
+def _merged_gt_records(
+    parts: Sequence[MatchOutcome], offsets: Sequence[int]
+) -> dict[str, np.ndarray | None]:
+    # the parts' per-ground-truth columns concatenated (rows shifted), when every part has them
+    if not all(p.has_gt_records for p in parts):
+        return {"gt_row": None, "gt_class_row": None, "gt_image_id": None, "gt_in_range": None}
+    return {
+        "gt_row": np.concatenate(
+            [np.asarray(p.gt_row) + o for p, o in zip(parts, offsets, strict=True)]
+        ).astype(np.int64),
+        "gt_class_row": np.concatenate([np.asarray(p.gt_class_row) for p in parts]).astype(
+            np.int32
+        ),
+        "gt_image_id": np.concatenate([np.asarray(p.gt_image_id) for p in parts]).astype(np.int64),
+        "gt_in_range": np.concatenate([np.asarray(p.gt_in_range) for p in parts]).astype(bool),
+    }
 
 
 def _replace(outcome: MatchOutcome, **changes: np.ndarray) -> MatchOutcome:

@@ -13,6 +13,8 @@ category_id,name,AP
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -189,6 +191,24 @@ def csv_bytes(rows: Sequence[Mapping[str, Any]], /) -> bytes:
         columns.update(dict.fromkeys(row))
     if not columns:
         return b""
+    names = list(columns)
+    if any(
+        "\r" in c
+        for c in (*map(str, names), *(v for r in rows for v in r.values() if type(v) is str))
+    ):
+        return _csv_bytes_python(rows, names)  # csv.writer leaves a lone CR unquoted
+    # the standard library's writer (C) with one cheap conversion per cell: 2.3x faster than
+    # joining fields in Python (benchmarks/bench_csv.py); the same bytes
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(names)
+    cell = _csv_cell
+    writer.writerows([cell(row.get(c)) for c in names] for row in rows)
+    return out.getvalue().encode("utf-8")
+
+
+def _csv_bytes_python(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
+    """:func:`csv_bytes` field by field in Python (text holding a carriage return)."""
     lines = [",".join(_csv_field(c) for c in columns)]
     for row in rows:
         cells = to_jsonable(dict(row))
@@ -198,6 +218,23 @@ def csv_bytes(rows: Sequence[Mapping[str, Any]], /) -> bytes:
             )
         )
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _csv_cell(value: Any) -> Any:
+    """One CSV cell: text made formula-safe, NaN/inf and None empty, NumPy values plain."""
+    kind = type(value)
+    if kind is str:
+        return "'" + value if value.startswith(_FORMULA_START) else value
+    if kind is float:
+        return value if value - value == 0 else ""
+    if kind is int or kind is bool:
+        return value
+    if value is None:
+        return ""
+    plain = to_jsonable(value)
+    if plain is None:
+        return ""
+    return safe_cell(plain) if isinstance(plain, str) else plain
 
 
 def _csv_field(value: Any) -> str:

@@ -366,7 +366,10 @@ def test_cli_eval_dota(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     want = ioukit.evaluate(gt, pred, protocol="dota", iou_type="rotated").stats["mAP"]
     assert f"{want:.3f}" in out
-    assert main([*args, "--protocol", "dota", "--quiet"]) == 2
+    # without --iou-type: the protocol's own (rotated), the same report (#29 item 5)
+    assert main([*args, "--protocol", "dota", "--quiet"]) == 0
+    assert capsys.readouterr().out == out
+    assert main([*args, "--protocol", "dota", "--iou-type", "bbox", "--quiet"]) == 2
     assert "supports 'rotated', 'probiou'" in capsys.readouterr().err
 
 

@@ -136,11 +136,26 @@ class YOLOProtocol:
 
 
 def yolo_protocol(*, iou_thresholds: object = None, stable_ties: bool = False) -> YOLOProtocol:
-    thr = (
-        None
-        if iou_thresholds is None
-        else tuple(np.asarray(iou_thresholds, float).reshape(-1).tolist())
-    )
+    """``protocol="yolo"``'s options: ``iou_thresholds`` (default Ultralytics' 0.5:0.95:0.05).
+
+    >>> yolo_protocol(iou_thresholds=[1.5])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: iou_thresholds: expected numbers in [0.0, 1.0], got [1.5]
+    """
+    thr = None
+    if iou_thresholds is not None:
+        try:
+            values = np.asarray(iou_thresholds, float).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(
+                f"iou_thresholds: expected a sequence of numbers, got {iou_thresholds!r}"
+            ) from exc
+        if values.size == 0 or not np.all((values >= 0.0) & (values <= 1.0)):
+            raise ParameterError(
+                f"iou_thresholds: expected numbers in [0.0, 1.0], got {iou_thresholds!r}"
+            )
+        thr = tuple(values.tolist())
     return YOLOProtocol(thr, bool(stable_ties))
 
 

@@ -1,0 +1,170 @@
+"""Evaluation flags of ``ioukit eval`` mapped onto :func:`ioukit.evaluate`'s protocol options.
+
+The CLI parses the text of a flag (``--iou-thresholds 0.5:0.95:0.05``) and names the flag in its
+errors; what a value may be is the protocol's to say: every option is handed to
+:func:`ioukit.evaluation.registry.make_protocol`, the same validation :func:`ioukit.evaluate`
+runs, and its message is passed on after the flag's name. A flag the protocol has no option
+for is refused, never emulated.
+
+=====================  ===================================  =========================
+flag                   API option                           e.g.
+=====================  ===================================  =========================
+``--iou-thresholds``   ``iou_thresholds`` (one value:       ``0.5:0.95:0.05``,
+                       ``iou_threshold`` where the          ``0.5,0.75``
+                       protocol takes a single one)
+``--max-dets``         ``max_dets`` (one value: the         ``1,10,100``
+                       integer where it takes one)
+``--area-ranges``      ``area_ranges``                      ``small=0:1024,large=9216:inf``
+``--class-agnostic``   ``use_cats=False``
+=====================  ===================================  =========================
+
+Examples
+--------
+>>> float_list("0.5:0.95:0.05")[-1], float_list("0.5, 0.75")
+(0.95, [0.5, 0.75])
+>>> int_list("1,10,100")
+[1, 10, 100]
+>>> area_ranges("small=0:1024,large=9216:inf")["large"]
+(9216.0, inf)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ioukit.errors import ParameterError
+from ioukit.evaluation.registry import make_protocol
+
+__all__ = ["FLAG_OPTIONS", "area_ranges", "float_list", "int_list", "protocol_options"]
+
+
+def _items(text: str) -> list[str]:
+    parts = [p.strip() for p in text.replace(" ", ",").split(",")]
+    return [p for p in parts if p]
+
+
+def float_list(text: str) -> list[float]:
+    """``"a,b,c"`` or pycocotools' ``START:STOP:STEP`` (``np.linspace(start, stop,
+    round((stop - start) / step) + 1)``, as ``COCOeval.Params`` builds its thresholds)."""
+    items = _items(text)
+    try:
+        if len(items) == 1 and items[0].count(":") == 2:
+            start, stop, step = (float(v) for v in items[0].split(":"))
+            if not (step > 0 and stop >= start and math.isfinite(stop - start)):
+                raise ValueError
+            count = int(np.round((stop - start) / step)) + 1
+            return [float(v) for v in np.linspace(start, stop, count, endpoint=True)]
+        values = [float(v) for v in items]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers or START:STOP:STEP, got {text!r}"
+        ) from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected at least one number, got {text!r}")
+    return values
+
+
+def int_list(text: str) -> list[int]:
+    """``"1,10,100"``: comma-separated integers."""
+    try:
+        values = [int(v) for v in _items(text)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected at least one integer, got {text!r}")
+    return values
+
+
+def area_ranges(text: str) -> dict[str, tuple[float, float]]:
+    """``"small=0:1024,medium=1024:9216"``: NAME=LOW:HIGH pairs (``inf`` for no bound)."""
+    ranges: dict[str, tuple[float, float]] = {}
+    for item in _items(text):
+        name, sep, bounds = item.partition("=")
+        low, colon, high = bounds.partition(":")
+        try:
+            if not (sep and colon and name.strip()):
+                raise ValueError
+            pair = (float(low), float(high))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected NAME=LOW:HIGH[,NAME=LOW:HIGH...] (e.g. small=0:1024), got {item!r}"
+            ) from None
+        if name.strip() in ranges:
+            raise argparse.ArgumentTypeError(f"expected each name once, got {name!r} twice")
+        ranges[name.strip()] = pair
+    if not ranges:
+        raise argparse.ArgumentTypeError(f"expected NAME=LOW:HIGH pairs, got {text!r}")
+    return ranges
+
+
+FLAG_OPTIONS: tuple[tuple[str, str, str, Callable[[Any], Any] | None, str | None], ...] = (
+    ("--iou-thresholds", "iou_thresholds", "iou_thresholds", None, "iou_threshold"),
+    ("--max-dets", "max_dets", "max_dets", None, "max_dets"),
+    ("--area-ranges", "area_ranges", "area_ranges", None, None),
+    ("--class-agnostic", "class_agnostic", "use_cats", lambda on: not on, None),
+)
+"""(flag, argparse dest, API option, value transform, option for a single value)."""
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return ",".join(f"{k}={lo:g}:{hi:g}" for k, (lo, hi) in value.items())
+    if isinstance(value, list):
+        return ",".join(f"{v:g}" for v in value)
+    return ""
+
+
+def protocol_options(args: argparse.Namespace, protocol: str, iou_type: str) -> dict[str, Any]:
+    """The protocol options the evaluation flags of ``args`` ask for, validated by the
+    protocol (``make_protocol``, as :func:`ioukit.evaluate` does).
+
+    Raises
+    ------
+    ParameterError
+        A flag the protocol has no option for, or a value it refuses: the flag, then the
+        protocol's own message (``--iou-thresholds 1.5: iou_thresholds: expected ...``).
+    """
+    options: dict[str, Any] = {}
+    for flag, dest, name, transform, single in FLAG_OPTIONS:
+        raw = getattr(args, dest, None)
+        if raw is None or raw is False:
+            continue
+        value = transform(raw) if transform is not None else raw
+        candidates = [(name, value)]
+        if single is not None and isinstance(raw, list):
+            candidates.append((single, raw[0]))
+        first: str | None = None
+        takes_one = False
+        for index, (option, given) in enumerate(candidates):
+            try:
+                make_protocol(protocol, iou_type=iou_type, **options, **{option: given})
+            except (ParameterError, ValueError) as exc:
+                message = str(exc)
+                if "unexpected keyword argument" not in message:
+                    first = first or message
+                continue
+            if index == 1 and len(raw) > 1:
+                takes_one = True  # the protocol takes one value where several were given
+                continue
+            options[option] = given
+            break
+        else:
+            if takes_one:
+                raise ParameterError(
+                    f"{flag} {_shown(raw)}: expected one value for --protocol {protocol} (its "
+                    f"option {single!r} is a single number), got {len(raw)}"
+                )
+            if first is None:
+                raise ParameterError(
+                    f"{flag}: expected a protocol with the option {name!r}, got --protocol "
+                    f"{protocol} (--iou-type {iou_type}), which has none"
+                )
+            raise ParameterError(f"{f'{flag} {_shown(raw)}'.rstrip()}: {first}")
+    return options
