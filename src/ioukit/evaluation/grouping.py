@@ -431,6 +431,7 @@ def _match_image_blocks(
             first_gt=np.where(outcome.first_gt >= 0, gt_rows[outcome.first_gt], -1),
             other_gt=np.where(outcome.other_gt >= 0, gt_rows[outcome.other_gt], -1),
             gt_count=outcome.gt_count if count else np.zeros_like(outcome.gt_count),
+            **_gt_records(outcome, gt_rows, count),
         )
 
     small_gt, small_pred = ~np.isin(g_cat, big), ~np.isin(p_cat, big)
@@ -446,7 +447,32 @@ def _match_image_blocks(
             p_keep = np.zeros(len(sub_pred), dtype=bool)
             p_keep[mine[lo : lo + block]] = True
             parts.append(run(g_keep, p_keep, carry, lo, lo == 0))
-    return parts
+    merged = MatchOutcome.merge(parts)
+    if not merged.has_gt_records:
+        return [merged]
+    order = np.argsort(merged.gt_class_row, kind="stable")  # group order: class, then row
+    return [
+        replace(
+            merged,
+            gt_row=np.asarray(merged.gt_row)[order],
+            gt_class_row=np.asarray(merged.gt_class_row)[order],
+            gt_image_id=np.asarray(merged.gt_image_id)[order],
+            gt_in_range=np.asarray(merged.gt_in_range)[order],
+        )
+    ]
+
+
+def _gt_records(outcome: MatchOutcome, gt_rows: np.ndarray, count: bool) -> dict[str, Any]:
+    """The per-ground-truth columns in ``gt``'s rows (a group's first block only)."""
+    if not outcome.has_gt_records:
+        return {}
+    keep = slice(None) if count else slice(0, 0)
+    return {
+        "gt_row": gt_rows[np.asarray(outcome.gt_row)[keep]],
+        "gt_class_row": np.asarray(outcome.gt_class_row)[keep],
+        "gt_image_id": np.asarray(outcome.gt_image_id)[keep],
+        "gt_in_range": np.asarray(outcome.gt_in_range)[keep],
+    }
 
 
 def image_rows(gt: Dataset, image_id: np.ndarray) -> np.ndarray:
