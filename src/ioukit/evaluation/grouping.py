@@ -450,7 +450,9 @@ def _match_image_blocks(
     merged = MatchOutcome.merge(parts)
     if not merged.has_gt_records:
         return [merged]
-    order = np.argsort(np.asarray(merged.gt_class_row), kind="stable")  # group order: class, then row
+    order = np.argsort(
+        np.asarray(merged.gt_class_row), kind="stable"
+    )  # group order: class, then row
     return [
         replace(
             merged,
