@@ -79,7 +79,7 @@ def test_masks_has_no_private_users() -> None:
 BODY_IMPORTS_ALLOWED = {
     "__init__.py": "the facade: public names load on first use",
     "io/__init__.py": "the io facade: a reader module loads when its format is used",
-    "compat/__init__.py": "init_as_pycocotools() binds the compat modules on request",
+    "compat/__init__.py": "init_as_pycocotools/lvis() bind the compat modules on request",
     "analysis/result.py": "EvaluationResult's analysis methods load their module on first use",
     "cli/__init__.py": "commands register lazily: `ioukit iou` must not import `eval`'s world",
     "cli/eval_command.py": "same: each output (plots, HTML, TIDE, sharding) loads when asked",

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ioukit.analysis.calibration import calibration
 from ioukit.analysis.keypoints import keypoint_errors
 from ioukit.errors import MissingDependencyError
 from ioukit.io._text import atomic_write_bytes
@@ -34,6 +35,7 @@ __all__ = [
     "plot_iou_histogram",
     "plot_keypoint_errors",
     "plot_pr_curves",
+    "plot_reliability",
     "require_matplotlib",
     "select_classes",
     "write_plots",
@@ -362,6 +364,52 @@ def plot_iou_histogram(
     return _save(figure, path)
 
 
+def plot_reliability(calibration: Any, path: str | os.PathLike[str], /) -> Path:
+    """Reliability diagram: precision of each confidence bin (with its Wilson interval)
+    against its mean confidence, the diagonal of perfect calibration, and the bin counts.
+
+    Parameters
+    ----------
+    calibration : ioukit.analysis.calibration.Calibration
+    path : path
+
+    Returns
+    -------
+    Path
+    """
+    c = calibration
+    figure = _figure()
+    ax = figure.add_subplot()
+    edges = np.asarray(c.edges)
+    full = np.asarray(c.count) > 0
+    mids = (edges[:-1] + edges[1:]) / 2
+    ax.bar(
+        edges[:-1][full], np.asarray(c.accuracy)[full], width=np.diff(edges)[full],
+        align="edge", color="C0", alpha=0.35, edgecolor="C0", label="precision per bin",
+    )  # fmt: skip
+    low = np.asarray(c.accuracy_low)[full]
+    high = np.asarray(c.accuracy_high)[full]
+    acc = np.asarray(c.accuracy)[full]
+    ax.errorbar(
+        np.asarray(c.confidence)[full], acc, yerr=np.maximum([acc - low, high - acc], 0.0),
+        fmt="o", color="C0", markersize=4, capsize=2,
+        label=f"mean confidence, {c.ci:.0%} Wilson interval",
+    )  # fmt: skip
+    ax.plot([0, 1], [0, 1], color="C3", linestyle="--", linewidth=1, label="perfect calibration")
+    counts = ax.twinx()
+    counts.step(mids, np.asarray(c.count), where="mid", color="0.5", linewidth=0.8)
+    counts.set_ylabel("detections per bin", color="0.5")
+    counts.set_ylim(0, max(1, int(np.max(c.count, initial=0))) * 4)
+    ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="confidence", ylabel="precision (TP fraction)")
+    ax.set_title(
+        f"Reliability at IoU {c.iou_threshold:g}: ECE {c.ece:.3f}, MCE {c.mce:.3f} "
+        f"({c.num_detections} detections)"
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    return _save(figure, path)
+
+
 _MAX_TICK_LABELS = 60
 PER_CLASS_FIGURES = 5
 """Default number of per-class PR figures of each kind: the worst AP and the most frequent."""
@@ -424,7 +472,8 @@ def write_plots(
     Files: ``pr_curves.png`` (all classes), ``pr_curves/<class>.png`` (the classes of
     :func:`select_classes`: the 5 worst and the 5 most frequent, or every class with ground
     truth when ``all_classes``), ``f1_confidence.png``, ``confusion_matrix.png``,
-    ``iou_histogram.png``, and for keypoint evaluations ``keypoint_errors.png``.
+    ``iou_histogram.png``, ``reliability.png`` (when the evaluation kept its match at
+    ``iou_threshold``), and for keypoint evaluations ``keypoint_errors.png``.
 
     Parameters
     ----------
@@ -465,6 +514,9 @@ def write_plots(
             iou_threshold=iou_threshold,
         )
     )
+    calibrated = calibration(result, iou_threshold=iou_threshold, if_available=True)
+    if calibrated is not None:  # the kept detections of the evaluation's own match
+        written.append(plot_reliability(calibrated, out / "reliability.png"))
     if result.params.get("iou_type") == "keypoints" and result.outcome is not None:
         # per-keypoint errors read the matched pairs (protocol yolo keeps its outcome too)
         written.append(plot_keypoint_errors(result, out / "keypoint_errors.png"))

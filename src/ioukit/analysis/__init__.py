@@ -12,6 +12,9 @@ Module map (module -> job)::
     analysis.per_image    per-image precision / recall / AP
     analysis.thresholds   per-class optimal confidence thresholds
     analysis.diagnostics  dataset findings (``ioukit check``)
+    analysis.trust        trust notes: provenance, confidence floor, detections per image
+    analysis.label_errors label-error candidates (wrong label, missing annotation, loose box)
+    analysis.calibration  ECE / MCE / ACE / D-ECE and reliability bins of the kept detections
 """
 
 __all__: list[str] = []

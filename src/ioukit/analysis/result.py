@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ioukit.analysis import calibration as calibration_analysis
+from ioukit.analysis import label_errors as label_error_analysis
+from ioukit.analysis import trust as trust_analysis
 from ioukit.dataset import Dataset
 from ioukit.evaluation.outcome import TRUE_POSITIVE
 from ioukit.evaluation.registry import get_similarity, similarity_input
@@ -345,29 +348,47 @@ class EvaluationResult:
 
         return optimal_thresholds(self, **options)
 
+    def calibration(self, **options: Any) -> Any:
+        """Confidence calibration (ECE, MCE, ACE, D-ECE, reliability bins) of the kept
+        detections (:func:`ioukit.analysis.calibration.calibration`)."""
+        return calibration_analysis.calibration(self, **options)
+
+    def label_errors(self, **options: Any) -> Any:
+        """Ranked label-error candidates from the match
+        (:func:`ioukit.analysis.label_errors.label_errors`)."""
+        return label_error_analysis.label_errors(self, **options)
+
+    def trust_notes(self) -> tuple[Any, ...]:
+        """Provenance, confidence floor and detections-per-image notes, as ``Finding``
+        objects (:func:`ioukit.analysis.trust.trust_notes`)."""
+        return trust_analysis.trust_notes(self)
+
     def slice(self, *, image_ids: Any = None, where: Any = None) -> EvaluationResult:
         """The evaluation of some images and/or ground-truth objects, re-accumulated from the
         outcome (:func:`ioukit.analysis.resample.slice_result`)."""
-        from ioukit.analysis.resample import slice_result
-
-        return slice_result(self, image_ids=image_ids, where=where)
+        out: EvaluationResult = _trust().slice_result(self, image_ids=image_ids, where=where)
+        return out
 
     def slices(self, named: Mapping[str, Any], /) -> Any:
         """Several slices with their deltas to the whole
         (:func:`ioukit.analysis.resample.slices`)."""
-        from ioukit.analysis.resample import slices
-
-        return slices(self, named)
+        return _trust().slices(self, named)
 
     def resample(self, counts: Any, /) -> EvaluationResult:
         """The evaluation with image ``id`` drawn ``counts[id]`` times
         (:func:`ioukit.analysis.resample.resample`)."""
-        from ioukit.analysis.resample import resample
-
-        return resample(self, counts)
+        out: EvaluationResult = _trust().resample(self, counts)
+        return out
 
     def lrp(self, **options: Any) -> Any:
         """Optimal LRP and its components (:func:`ioukit.analysis.lrp.lrp`)."""
         from ioukit.analysis.lrp import lrp
 
         return lrp(self, **options)
+
+
+def _trust() -> Any:
+    # slices, resampling, bootstrap and compare (loaded on first use: start-up)
+    from ioukit.analysis import resample
+
+    return resample

@@ -55,6 +55,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit check``."""
     from ioukit.analysis.diagnostics import diagnose
+    from ioukit.analysis.trust import dataset_notes
     from ioukit.cli._report import error_findings, fail_status, say
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     with enabled_progress(progress_enabled(args)):
         gt, pred = read_pair_args(args, unknowns=unknowns)
     notes = [n for n in (sizes_note(gt), sideways_note(args, gt), _keypoint_note(args.gt)) if n]
-    findings = diagnose(gt, pred, unknowns=unknowns)
+    findings = [*diagnose(gt, pred, unknowns=unknowns), *dataset_notes(gt, pred)]
     if args.format == "json":
         from ioukit.report import json_text
 

@@ -610,6 +610,12 @@ def register(subparsers: Any) -> None:
         "--per-image", metavar="OUT", help="write per-image TP/FP/FN, AP, mean IoU (CSV)"
     )
     parser.add_argument(
+        "--label-errors",
+        metavar="OUT",
+        help="write label-error candidates from the match (wrong label, missing annotation, "
+        "loose box; ranked by score) as CSV",
+    )
+    parser.add_argument(
         "--all-plots",
         action="store_true",
         help="with --plots: a PR figure for every class (default: the worst and most frequent)",
@@ -742,6 +748,7 @@ def run(args: argparse.Namespace) -> int:
     per_image_path = getattr(args, "per_image", None)
     plan.add_file("--per-image", per_image_path)
     plan.add_file("--html", getattr(args, "html", None))
+    plan.add_file("--label-errors", getattr(args, "label_errors", None))
     if getattr(args, "errors", False) and args.protocol != "coco":
         raise ParameterError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
@@ -818,6 +825,9 @@ def run(args: argparse.Namespace) -> int:
         from ioukit.analysis.per_image import per_image
 
         per_image_table = per_image(result)
+    candidates = None
+    if getattr(args, "label_errors", None) is not None:  # read from the evaluation's match
+        candidates = result.label_errors(n=None)
     files: list[Any] = []
     document_text = None
     if args.json or to_stdout:
@@ -827,6 +837,8 @@ def run(args: argparse.Namespace) -> int:
             document["errors"] = analysis.to_dict()
         if per_image_table is not None:
             document["worst_images"] = per_image_table.worst(10)
+        if (calibrated := result.calibration(if_available=True)) is not None:
+            document["calibration"] = calibrated.to_dict()
         document_text = json_text(document)
     with plan:
         if document_text is not None and json_path is not None:
@@ -835,6 +847,8 @@ def run(args: argparse.Namespace) -> int:
             plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
         if per_image_table is not None:
             plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
+        if candidates is not None:
+            plan.write_bytes("--label-errors", candidates.csv_bytes())
         if getattr(args, "html", None):
             from ioukit.report.html import html_text
 
@@ -848,15 +862,20 @@ def run(args: argparse.Namespace) -> int:
             if analysis is not None:
                 analysis.plot(folder / "tide.png")
                 files = [*files, folder / "tide.png"]
+    notes = "" if args.quiet else format_findings(result.trust_notes())  # provenance, floors
     if to_stdout:
         assert document_text is not None
         say(document_text.rstrip("\n"))
+        if notes:
+            print(notes, file=sys.stderr)
         if args.plots and not args.quiet:
             print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
         return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
     say(result.summary())
     say("")
     say(per_class_table(_table(args, result.per_class)))
+    if notes:
+        print(notes, file=sys.stderr)
     if keypoints and result.outcome is not None and len(result.outcome.thresholds):
         from ioukit.analysis.keypoints import keypoint_errors
 

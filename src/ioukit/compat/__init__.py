@@ -2,7 +2,11 @@
 
 :func:`init_as_pycocotools` makes ``import pycocotools`` (and ``pycocotools.coco``,
 ``pycocotools.cocoeval``, ``pycocotools.mask``) resolve to :mod:`ioukit.compat.pycocotools`,
-so a framework's evaluator runs on ioukit without editing it.
+so a framework's evaluator runs on ioukit without editing it; :func:`init_as_lvis` does the
+same for lvis-api (``lvis``, ``lvis.lvis``, ``lvis.results``, ``lvis.eval``:
+:mod:`ioukit.compat.lvis`). :mod:`ioukit.compat.torchmetrics` holds torchmetrics'
+``MeanAveragePrecision`` (import it from there: ``torchmetrics.detection`` also holds other
+metrics, so it is not replaced).
 
 Examples
 --------
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["PYCOCOTOOLS_MODULES", "init_as_pycocotools"]
+__all__ = ["LVIS_MODULES", "PYCOCOTOOLS_MODULES", "init_as_lvis", "init_as_pycocotools"]
 
 PYCOCOTOOLS_MODULES = (
     "pycocotools",
@@ -31,6 +35,9 @@ PYCOCOTOOLS_MODULES = (
 )
 """The module names :func:`init_as_pycocotools` binds."""
 
+LVIS_MODULES = ("lvis", "lvis.lvis", "lvis.results", "lvis.eval")
+"""The module names :func:`init_as_lvis` binds."""
+
 
 def init_as_pycocotools() -> None:
     """Bind ``pycocotools``, ``pycocotools.coco|cocoeval|mask`` to ioukit's drop-in.
@@ -39,9 +46,35 @@ def init_as_pycocotools() -> None:
     ``from pycocotools.coco import COCO`` keep the class they imported).
     """
     from ioukit.compat import pycocotools
-    from ioukit.compat.pycocotools import coco, cocoeval, mask
 
     sys.modules["pycocotools"] = pycocotools
-    sys.modules["pycocotools.coco"] = coco
-    sys.modules["pycocotools.cocoeval"] = cocoeval
-    sys.modules["pycocotools.mask"] = mask
+    sys.modules["pycocotools.coco"] = pycocotools.coco
+    sys.modules["pycocotools.cocoeval"] = pycocotools.cocoeval
+    sys.modules["pycocotools.mask"] = pycocotools.mask
+
+
+def init_as_lvis() -> None:
+    """Bind ``lvis``, ``lvis.lvis|results|eval`` to ioukit's lvis-api drop-in.
+
+    Call it before the framework imports lvis (modules that already did
+    ``from lvis import LVISEval`` keep the class they imported). ``lvis.vis`` (drawing) is
+    not provided.
+
+    Examples
+    --------
+    >>> import sys
+    >>> from ioukit import compat
+    >>> saved = {k: sys.modules.get(k) for k in compat.LVIS_MODULES}
+    >>> compat.init_as_lvis()
+    >>> from lvis import LVISEval
+    >>> LVISEval.__module__
+    'ioukit.compat.lvis.eval'
+    >>> for k, v in saved.items():  # put the real package back
+    ...     _ = sys.modules.pop(k, None) if v is None else sys.modules.__setitem__(k, v)
+    """
+    from ioukit.compat import lvis
+
+    sys.modules["lvis"] = lvis
+    sys.modules["lvis.lvis"] = lvis.lvis
+    sys.modules["lvis.results"] = lvis.results
+    sys.modules["lvis.eval"] = lvis.eval
