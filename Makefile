@@ -51,7 +51,7 @@ $(VENV)/.installed-docs: pyproject.toml | $(VENV)/.installed
 	touch $@
 
 docs: $(VENV)/.installed-docs
-	rm -rf docs/_build docs/generated
+	rm -rf docs/_build docs/generated docs/_extra
 	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	@echo "the site: docs/_build/html/index.html"
 
@@ -97,5 +97,5 @@ bench-startup: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .venv-ultralytics .venv-panopticapi .venv-py313 build dist \
-		docs/_build docs/generated \
+		docs/_build docs/generated docs/_extra \
 		docs/api.rst demo-output .pytest_cache .mypy_cache .ruff_cache
