@@ -84,7 +84,7 @@ $(BENCH_VENV)/.installed: pyproject.toml $(KERNEL_SOURCES)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 2; }
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[all]" pycocotools faster-coco-eval lvis supervision \
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[all]" --group bench pycocotools faster-coco-eval lvis supervision \
 		ensemble-boxes ultralytics "torch==2.14.1" "torchvision==0.29.1"
 	touch $@
 
