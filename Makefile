@@ -51,7 +51,7 @@ $(VENV)/.installed-docs: pyproject.toml | $(VENV)/.installed
 	touch $@
 
 docs: $(VENV)/.installed-docs
-	rm -rf docs/_build docs/generated
+	rm -rf docs/_build docs/generated docs/_extra
 	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
 	@echo "the site: docs/_build/html/index.html"
 
@@ -84,7 +84,7 @@ $(BENCH_VENV)/.installed: pyproject.toml $(KERNEL_SOURCES)
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found" >&2; exit 2; }
 	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[all]" pycocotools faster-coco-eval lvis supervision \
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e ".[all]" --group bench pycocotools faster-coco-eval lvis supervision \
 		ensemble-boxes ultralytics "torch==2.14.1" "torchvision==0.29.1"
 	touch $@
 
@@ -97,5 +97,5 @@ bench-startup: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .venv-ultralytics .venv-panopticapi .venv-py313 build dist \
-		docs/_build docs/generated \
+		docs/_build docs/generated docs/_extra \
 		docs/api.rst demo-output .pytest_cache .mypy_cache .ruff_cache

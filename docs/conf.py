@@ -4,7 +4,10 @@ Sphinx with numpydoc and pydata-sphinx-theme, as NumPy, SciPy, scikit-learn and 
 docstrings are numpydoc already, so the API reference is generated from them; MyST reads the
 Markdown pages and includes the README's and the CHANGELOG's sections, so nothing is copied.
 The API page (``api.rst``, written here on every build, not tracked) lists every name in
-``ioukit.__all__``, so a new public name gets its page without editing the docs.
+``ioukit.__all__``, so a new public name gets its page without editing the docs. The example
+HTML report (``_extra/example_report.html``, about 230 KB, not tracked) is written here on
+every build from the bundled sample by ioukit's own report writer, so it is always the current
+writer's output; ``html_extra_path`` copies it to the site's root.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import sys
 from pathlib import Path
 
 import ioukit
+from ioukit.report import write_html
+from ioukit.sample_data import ground_truth_path, predictions_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,6 +51,7 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 html_static_path: list[str] = []
+html_extra_path = ["_extra"]
 
 
 API_PAGE = """API reference
@@ -81,3 +87,14 @@ def _api_page() -> str:
 _api = Path(__file__).with_name("api.rst")
 if not _api.exists() or _api.read_text() != _api_page():
     _api.write_text(_api_page())
+
+
+def _example_report() -> None:
+    """``_extra/example_report.html``: the report of the bundled sample (docs/report.md)."""
+    result = ioukit.evaluate(ground_truth_path(), predictions_path())
+    extra = Path(__file__).with_name("_extra")
+    extra.mkdir(exist_ok=True)
+    write_html(result, extra / "example_report.html", title="ioukit: the bundled sample")
+
+
+_example_report()

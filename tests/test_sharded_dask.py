@@ -4,6 +4,8 @@ Open Images numbers through shard files, and the errors that name shards."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -138,3 +140,43 @@ def test_lvis_through_shards(client: Any, tmp_path: Path) -> None:
     assert r.stats == single.stats and r.stats["AP"] > 0
     assert r.per_class == single.per_class
     assert r.summary() == single.summary()
+
+
+class _KillingPath(os.PathLike[str]):
+    """A shard path whose first read on a worker SIGKILLs every worker process (its own
+    last): the scattered ground truth is lost with them while the shards are being matched,
+    and the nannies restart the workers, as after an OOM kill or a preemption."""
+
+    def __init__(self, path: Path, marker: Path, pids: Path) -> None:
+        self.path, self.marker, self.pids = path, marker, pids
+
+    def __fspath__(self) -> str:
+        pids = [int(p) for p in self.pids.read_text().split()]
+        if os.getpid() in pids and not self.marker.exists():
+            self.marker.touch()
+            for pid in sorted(pids, key=lambda p: p == os.getpid()):
+                os.kill(pid, signal.SIGKILL)
+        return str(self.path)
+
+
+def test_workers_killed_mid_run_are_restarted_and_the_run_finishes(tmp_path: Path) -> None:
+    # #23 item 3: the nannies restart the killed workers; the ground truth is scattered again
+    # and the lost shards resubmitted, so the result is still that of one process
+    dets = json.loads((COCO / "instances_val2014_fakebbox100_results.json").read_text())
+    paths = _write_shards(tmp_path, dets, 4)
+    marker, pids = tmp_path / "killed", tmp_path / "pids"
+    shards = [_KillingPath(p, marker, pids) for p in paths]
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        pids.write_text(" ".join(str(p) for p in c.run(os.getpid).values()))
+        r = evaluate_sharded(COCO / "instances_val2014_100.json", shards, client=c)
+        assert marker.exists()  # the workers were killed
+        assert set(c.run(os.getpid).values()).isdisjoint(map(int, pids.read_text().split()))
+    single = ioukit.evaluate(COCO / "instances_val2014_100.json", dets)
+    assert r.stats == single.stats
+    assert r.precision is not None and single.precision is not None
+    np.testing.assert_array_equal(r.precision, single.precision)

@@ -136,12 +136,7 @@ def test_image_id_sets_the_image_table() -> None:
 def test_matched_ranks_equal_the_gathered_datasets(protocol: str, image_id: bool) -> None:
     """VOC / YOLO ranks ship their packed match; the result is that of the old route (every
     rank's datasets gathered, renumbered, evaluated), ties in input order included."""
-    from ioukit.distributed import (
-        MatchedPartial,
-        _MatchedRankState,
-        _merge_matched_ranks,
-        _renumbered,
-    )
+    from ioukit.distributed import _matched_state, _merge_matched_ranks, _renumbered
 
     rng = np.random.default_rng(11)
     n = 14
@@ -156,8 +151,7 @@ def test_matched_ranks_equal_the_gathered_datasets(protocol: str, image_id: bool
             ev.update([images[r][0]], [images[r][1]])
         gt, pred = ev.datasets()
         pairs.append((gt, pred))
-        part = MatchedPartial.from_match(gt, pred, protocol, "bbox", {})
-        states.append(_MatchedRankState(gt, image_id, part))
+        states.append(_matched_state(gt, pred, image_id, protocol, "bbox", {}))
     got = _merge_matched_ranks(states, protocol, "bbox", {})
     want = ioukit.evaluate(*_renumbered(pairs, by_image_id=image_id), protocol=protocol)
     assert max(want.stats.values()) > 0

@@ -58,10 +58,12 @@ def _all_images() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return preds, targets
 
 
-def _dealt(rank: int, image_id: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rank 0 gets 4 images, rank 1 the other 7, in a scrambled order."""
-    order = np.random.default_rng(13).permutation(N_DEALT)
-    mine = order[:4] if rank == 0 else order[4:]
+def _dealt(
+    rank: int, image_id: bool, seed: int = 13, first: int = 4
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rank 0 gets ``first`` images, rank 1 the others, in a scrambled order."""
+    order = np.random.default_rng(seed).permutation(N_DEALT)
+    mine = order[:first] if rank == 0 else order[first:]
     preds, targets = _all_images()
     if not image_id:
         targets = [{k: v for k, v in t.items() if k != "image_id"} for t in targets]
@@ -95,6 +97,9 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
             preds, targets = _dealt(rank, True)
             ev.update(preds, targets)
             results[protocol] = ev.compute().stats
+            ev = ioukit.Evaluator(protocol=protocol)  # #23 item 5: dealt otherwise, same ids
+            ev.update(*_dealt(rank, True, seed=14, first=7))
+            results[f"{protocol}-redealt"] = ev.compute().stats
         ev = ioukit.Evaluator()  # the same image_id on both ranks: both ranks raise
         preds, targets = _dealt(0, True)
         ev.update(preds[:1], [{**targets[0], "image_id": 5 + 0 * rank}])
@@ -277,3 +282,51 @@ def test_a_rank_without_images_agrees_with_any_image_id_mode() -> None:
     assert _check_same_mode([False, False], [0, 0]) is False
     with pytest.raises(DataFormatError, match=r"given on rank 2 but not on rank 1"):
         _check_same_mode([False, False, True], [0, 4, 1])
+
+
+def _id_ordered(
+    preds: list[dict[str, Any]], targets: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    order = np.argsort([int(t["image_id"]) for t in targets], kind="stable")
+    return [preds[i] for i in order], [targets[i] for i in order]
+
+
+def test_tied_scores_in_the_data() -> None:
+    # the fixture below would not test item 5 without scores tied across images of a class
+    preds, _ = _all_images()
+    seen = [
+        (int(lab), float(sc))
+        for p in preds
+        for lab, sc in zip(p["labels"], p["scores"], strict=True)
+    ]
+    assert len(seen) > len(set(seen))
+
+
+@pytest.mark.parametrize("protocol", ["voc10", "yolo"])
+def test_voc_yolo_tied_scores_do_not_depend_on_the_dealing(
+    ranks: list[dict[str, Any]], protocol: str, tmp_path: Path
+) -> None:
+    # #23 item 5: with image_id the numbers are those of evaluate() on the same data (written
+    # as COCO JSON in image-id order) however the images were dealt to the ranks
+    want = ioukit.evaluate(
+        *_as_coco_json(tmp_path, *_id_ordered(*_all_images())), protocol=protocol
+    )
+    for both in ranks:
+        assert both[protocol] == both[f"{protocol}-redealt"] == want.stats
+
+
+@pytest.mark.parametrize("protocol", ["voc10", "yolo"])
+def test_evaluator_merge_order_does_not_matter_with_image_ids(
+    protocol: str, tmp_path: Path
+) -> None:
+    parts = []
+    for rank in range(2):
+        ev = ioukit.Evaluator(protocol=protocol, sync=False)
+        ev.update(*_dealt(rank, True))
+        parts.append(ev)
+    ab = ioukit.Evaluator(protocol=protocol, sync=False).merge(parts[0]).merge(parts[1])
+    ba = ioukit.Evaluator(protocol=protocol, sync=False).merge(parts[1]).merge(parts[0])
+    want = ioukit.evaluate(
+        *_as_coco_json(tmp_path, *_id_ordered(*_all_images())), protocol=protocol
+    )
+    assert ab.compute().stats == ba.compute().stats == want.stats

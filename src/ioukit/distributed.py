@@ -57,6 +57,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -851,6 +852,53 @@ def _client(client: Any, workers: int | None = None) -> tuple[Any, Any]:
     return made, (made, cluster)
 
 
+SCATTER_ROUNDS = 4
+"""How many times :func:`evaluate_sharded` scatters the ground truth: once, then again each
+time the workers holding it all died (their tasks are then cancelled) and some shards are left."""
+
+
+def _run_shards(
+    client: Any,
+    shared: tuple[Any, dict[str, Any]],
+    shards: Sequence[Any],
+    names: Sequence[str],
+    protocol: str,
+    iou_type: str,
+) -> list[tuple[np.ndarray, Any]]:
+    """Every shard's (image rows, partial), in order, surviving the loss of the scattered data.
+
+    Dask reruns a task whose worker died on another worker (``distributed.scheduler.allowed-
+    failures`` times), but scattered data has no recipe: once every worker holding the ground
+    truth is gone (OOM-killed, preempted, restarted by its nanny) the tasks that need it are
+    cancelled. Then the ground truth is scattered again and only the shards without a result
+    are submitted again, up to :data:`SCATTER_ROUNDS` rounds. Errors of a shard itself (a bad
+    file, ``KilledWorker`` for a shard that kills its worker each time) are raised as they are.
+    """
+    results: list[Any] = [None] * len(shards)
+    pending = list(range(len(shards)))
+    for attempt in range(SCATTER_ROUNDS):
+        scattered = client.scatter(shared, broadcast=True, hash=False)
+        futures = {
+            i: client.submit(
+                _shard_partial, scattered, shards[i], names[i], protocol, iou_type, pure=False
+            )
+            for i in pending
+        }
+        lost = []
+        for i, future in futures.items():
+            try:
+                results[i] = future.result()
+            except CancelledError:  # the scattered ground truth was lost with its workers
+                if attempt == SCATTER_ROUNDS - 1:
+                    raise
+                lost.append(i)
+        del futures, scattered
+        pending = lost
+        if not pending:
+            break
+    return results
+
+
 def evaluate_sharded(
     gt: Any,
     shards: Sequence[Any],
@@ -928,12 +976,7 @@ def evaluate_sharded(
     gt_ds, options = _ground_truth(gt, protocol, iou_type, dict(options))
     client, owned = _client(client, workers)
     try:
-        shared = client.scatter((gt_ds, options), broadcast=True, hash=False)
-        futures = [
-            client.submit(_shard_partial, shared, shard, name, protocol, iou_type, pure=False)
-            for shard, name in zip(shards, names, strict=True)
-        ]
-        results = client.gather(futures)
+        results = _run_shards(client, (gt_ds, options), shards, names, protocol, iou_type)
     finally:
         if owned is not None:
             for thing in owned:
@@ -999,7 +1042,7 @@ def _renumbered(
     """Ground truth and predictions of every rank as one pair.
 
     Images are numbered rank by rank (ids 0 .. n-1), or with ``by_image_id`` keep their ids
-    and are ordered by them (which rank held which image does not matter then).
+    and are ordered by them, rows too (which rank held which image does not matter then).
     """
     offsets = np.cumsum([0] + [len(g.images) for g, _ in parts])
     n = int(offsets[-1])
@@ -1032,6 +1075,10 @@ def _renumbered(
         row[order] = np.arange(n)
         gt = dataclasses.replace(gt, image_index=row[gt.image_index])
         pred = dataclasses.replace(pred, image_index=row[pred.image_index])
+        # rows in image-id order too (stable: an image keeps its own order), so that what
+        # ranks tied scores by input order (VOC) sees the order of one process on the ids
+        gt = _take(gt, np.argsort(gt.image_index, kind="stable"))
+        pred = _take(pred, np.argsort(pred.image_index, kind="stable"))
     return gt, pred
 
 
@@ -1156,6 +1203,35 @@ class _MatchedRankState:
     gt: Dataset
     by_image_id: bool
     partial: MatchedPartial
+    pred_counts: np.ndarray
+    """Predictions per image, in ``gt``'s sorted image ids (the rank's rows are in id order)."""
+
+
+def _matched_state(
+    gt: Dataset,
+    pred: Dataset,
+    by_image_id: bool,
+    protocol: str,
+    iou_type: str,
+    options: Mapping[str, Any],
+) -> _MatchedRankState:
+    """Match this rank's own images; with ``by_image_id`` its predictions in id order."""
+    counts = np.zeros(len(gt.images), dtype=np.int64)
+    if by_image_id:  # this rank's predictions in image-id order (stable), counted per id
+        image_rank = np.argsort(np.argsort(gt.images.ids, kind="stable"))[pred.image_index]
+        pred = _take(pred, np.argsort(image_rank, kind="stable"))
+        counts = np.bincount(image_rank, minlength=len(gt.images))
+    part = MatchedPartial.from_match(gt, pred, protocol, iou_type, options)
+    return _MatchedRankState(gt, by_image_id, part, counts)
+
+
+def _global_rows(
+    rows: np.ndarray, local_rank: np.ndarray, start: np.ndarray, global_start: np.ndarray
+) -> np.ndarray:
+    """Rows of one rank's id-ordered predictions in all ranks' id-ordered predictions."""
+    k = np.asarray(local_rank, dtype=np.int64)
+    out: np.ndarray = np.asarray(rows, dtype=np.int64) - start[k] + global_start[k]
+    return out
 
 
 def _merge_matched_ranks(
@@ -1170,6 +1246,11 @@ def _merge_matched_ranks(
     image_ids = np.sort(gt.images.ids)
     offset = 0
     partials = []
+    counts = np.zeros(image_ids.size, dtype=np.int64)
+    for s in states:
+        if by_id:
+            counts[np.searchsorted(image_ids, np.sort(s.gt.images.ids))] = s.pred_counts
+    all_start = np.cumsum(counts) - counts  # first row of each image, all ranks, id order
     for s in states:
         p = s.partial
         # a rank's rows refer to its own sorted category and image ids: to the merged ones
@@ -1178,6 +1259,17 @@ def _merge_matched_ranks(
         np.add.at(gt_count, rows, p.gt_count)
         shift = 0 if s.by_image_id else offset  # rank by rank: local ids are rows 0 .. n-1
         local_images = np.sort(s.gt.images.ids)[p.image_rank] + shift
+        row_changes: dict[str, Any] = {}
+        if by_id:  # VOC ranks tied scores by input order: the order of all ranks' ids
+            local_ids = np.sort(s.gt.images.ids)
+            start = np.cumsum(s.pred_counts) - s.pred_counts
+            global_start = all_start[np.searchsorted(image_ids, local_ids)]
+            other_rank = np.searchsorted(local_ids, p.other_image_id)
+            row_changes = {
+                "pred_row": _global_rows(p.pred_row, p.image_rank, start, global_start),
+                "other_row": _global_rows(p.other_row, other_rank, start, global_start),
+                "n_rows": 0,  # the rows are global already
+            }
         partials.append(
             dataclasses.replace(
                 p,
@@ -1186,6 +1278,7 @@ def _merge_matched_ranks(
                 other_image_id=p.other_image_id + shift,
                 gt_count=gt_count,
                 category_ids=cat_ids,
+                **row_changes,
             )
         )
         offset += len(s.gt.images)
@@ -1256,8 +1349,8 @@ def synced_evaluate(
     make_runner(protocol, iou_type, options)  # every rank fails alike, before the collective
     gathered: list[Any] = [None] * dist.get_world_size()
     if matched:
-        part = MatchedPartial.from_match(gt, pred, protocol, iou_type, options)
-        dist.all_gather_object(gathered, _MatchedRankState(gt, by_image_id, part))
+        matched_state = _matched_state(gt, pred, by_image_id, protocol, iou_type, options)
+        dist.all_gather_object(gathered, matched_state)
         return _merge_matched_ranks(gathered, protocol, iou_type, options)
     state = _rank_state(gt, pred, by_image_id, iou_type, options)
     dist.all_gather_object(gathered, state)

@@ -485,14 +485,27 @@ class Evaluator:
         with self._lock:
             return self._datasets()
 
+    def _order(self) -> list[int]:
+        """The images' positions in evaluation order: arrival order, or with ``image_id`` the
+        ids' order (which image arrived first, on which worker, then does not matter)."""
+        ids = self._image_ids
+        if ids and ids[0] is not None:
+            return sorted(range(len(ids)), key=lambda k: int(ids[k] or 0))
+        return list(range(len(self._gt)))
+
     def _datasets(self, category_ids: list[int] | None = None) -> tuple[Dataset, Dataset]:
-        n_images = len(self._gt)
+        order = self._order()
+        gts = [self._gt[k] for k in order]
+        preds = [self._pred[k] for k in order]
+        n_images = len(gts)
         segm = similarity_input(self.iou_type) == "segmentation"
-        ids = [i for i in self._image_ids if i is not None] or list(range(n_images))
+        given = [self._image_ids[k] for k in order]
+        ids = [int(i) for i in given if i is not None] or list(range(n_images))
         stems = [str(i) for i in ids]
         if segm:
-            heights = [s[0] for s in self._sizes]
-            widths = [s[1] for s in self._sizes]
+            sizes = [self._sizes[k] for k in order]
+            heights = [s[0] for s in sizes]
+            widths = [s[1] for s in sizes]
             images = ImageTable.from_lists(ids, stems, widths, heights)
         else:
             images = ImageTable.from_lists(ids, stems)
@@ -500,9 +513,9 @@ class Evaluator:
         def cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
             return np.concatenate(parts) if parts else empty
 
-        gt_boxes = cat([g[0] for g in self._gt], np.zeros((0, 4)))
-        gt_labels = cat([g[1] for g in self._gt], np.zeros(0, np.int64))
-        pred_labels = cat([p[2] for p in self._pred], np.zeros(0, np.int64))
+        gt_boxes = cat([g[0] for g in gts], np.zeros((0, 4)))
+        gt_labels = cat([g[1] for g in gts], np.zeros(0, np.int64))
+        pred_labels = cat([p[2] for p in preds], np.zeros(0, np.int64))
         labels = (
             np.union1d(gt_labels, pred_labels)
             if category_ids is None
@@ -512,23 +525,23 @@ class Evaluator:
         kp = similarity_input(self.iou_type) == "keypoints"
         gt_kp = pred_kp = None
         if kp:
-            gt_kp = concat_keypoints([g[4] for g in self._gt], "targets")
-            pred_kp = concat_keypoints([p[4] for p in self._pred], "predictions")
+            gt_kp = concat_keypoints([g[4] for g in gts], "targets")
+            pred_kp = concat_keypoints([p[4] for p in preds], "predictions")
         gt_rot: dict[str, Any] = {}
         pred_rot: dict[str, Any] = {}
         if self._oriented:
-            gt_rot = rotated_columns([g[4] for g in self._gt])
-            pred_rot = rotated_columns([p[4] for p in self._pred])
+            gt_rot = rotated_columns([g[4] for g in gts])
+            pred_rot = rotated_columns([p[4] for p in preds])
         gt = Dataset.from_arrays(
             images,
             categories,
             boxes=gt_boxes,
-            image_index=np.repeat(np.arange(n_images), [len(g[0]) for g in self._gt]),
+            image_index=np.repeat(np.arange(n_images), [len(g[0]) for g in gts]),
             category_id=gt_labels,
-            crowd=cat([g[2] for g in self._gt], np.zeros(0, bool)),
-            area=cat([g[3] for g in self._gt], np.zeros(0)),
+            crowd=cat([g[2] for g in gts], np.zeros(0, bool)),
+            area=cat([g[3] for g in gts], np.zeros(0)),
             segmentation=(
-                [r for rles in self._gt_rles for r in rles]
+                [r for rles in [self._gt_rles[k] for k in order] for r in rles]
                 if segm
                 else gt_rot.pop("segmentation", None)
             ),
@@ -540,15 +553,15 @@ class Evaluator:
         pred = Dataset.from_arrays(
             images,
             categories,
-            boxes=cat([p[0] for p in self._pred], np.zeros((0, 4))),
-            image_index=np.repeat(np.arange(n_images), [len(p[0]) for p in self._pred]),
+            boxes=cat([p[0] for p in preds], np.zeros((0, 4))),
+            image_index=np.repeat(np.arange(n_images), [len(p[0]) for p in preds]),
             category_id=pred_labels,
-            scores=cat([p[1] for p in self._pred], np.zeros(0)),
-            area=cat([p[3] for p in self._pred], np.zeros(0))
+            scores=cat([p[1] for p in preds], np.zeros(0)),
+            area=cat([p[3] for p in preds], np.zeros(0))
             if segm or kp or self._oriented or self._frequencies is not None
             else None,
             segmentation=(
-                [r for rles in self._pred_rles for r in rles]
+                [r for rles in [self._pred_rles[k] for k in order] for r in rles]
                 if segm
                 else pred_rot.pop("segmentation", None)
             ),
@@ -562,7 +575,7 @@ class Evaluator:
         if self._frequencies is not None:  # LVIS: categories = frequencies' keys
             with self._lock:
                 gt, pred = self._datasets(list(self._frequencies))
-                federated = [(g[4], g[5]) for g in self._gt]
+                federated = [(self._gt[k][4], self._gt[k][5]) for k in self._order()]
             return lvis_result(
                 gt,
                 pred,

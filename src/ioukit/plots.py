@@ -24,7 +24,7 @@ import numpy as np
 
 from ioukit.analysis.calibration import calibration
 from ioukit.analysis.keypoints import keypoint_errors
-from ioukit.errors import MissingDependencyError
+from ioukit.errors import MissingDependencyError, ParameterError
 from ioukit.io._text import atomic_write_bytes
 from ioukit.report import escape_text
 
@@ -34,6 +34,7 @@ __all__ = [
     "plot_f1_confidence",
     "plot_iou_histogram",
     "plot_keypoint_errors",
+    "plot_metric_confidence",
     "plot_pr_curves",
     "plot_reliability",
     "require_matplotlib",
@@ -229,6 +230,46 @@ def plot_f1_confidence(curves: Any, path: str | os.PathLike[str], /) -> Path:
     ax.axvline(curves.best_confidence, color="C3", linestyle="--", linewidth=1)
     ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="confidence threshold", ylabel="F1")
     ax.set_title(f"F1-confidence at IoU {curves.iou_threshold:g}")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize="small")
+    return _save(figure, path)
+
+
+def plot_metric_confidence(curves: Any, path: str | os.PathLike[str], /, *, metric: str) -> Path:
+    """Precision or recall against confidence threshold (Ultralytics' ``P_curve.png`` /
+    ``R_curve.png``): per class (thin), the mean over classes with ground truth (thick), the
+    F1-optimal confidence of ``yolo val`` marked.
+
+    Parameters
+    ----------
+    curves : ioukit.analysis.curves.Curves
+    path : path
+    metric : {"precision", "recall"}
+
+    Returns
+    -------
+    Path
+    """
+    if metric not in ("precision", "recall"):
+        raise ParameterError(f"metric: expected 'precision' or 'recall', got {metric!r}")
+    values = getattr(curves, f"{metric}_at_confidence")  # [K, 1000]
+    figure = _figure()
+    ax = figure.add_subplot()
+    rows = _classes_with_gt(curves)
+    step = 5 if len(rows) > 100 else 1
+    _gray_lines(ax, curves.confidence[::step], values[rows][:, ::step], color="0.7")
+    mean = values[rows].mean(axis=0) if rows else np.zeros_like(curves.confidence)
+    at = int(np.argmin(np.abs(curves.confidence - curves.best_confidence)))
+    ax.plot(
+        curves.confidence,
+        mean,
+        color="C0",
+        linewidth=2.5,
+        label=f"all classes: {mean[at]:.3f} at conf {curves.best_confidence:.3f} (best F1)",
+    )
+    ax.axvline(curves.best_confidence, color="C3", linestyle="--", linewidth=1)
+    ax.set(xlim=(0, 1), ylim=(0, 1.02), xlabel="confidence threshold", ylabel=metric)
+    ax.set_title(f"{metric.capitalize()}-confidence at IoU {curves.iou_threshold:g}")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower left", fontsize="small")
     return _save(figure, path)
@@ -471,7 +512,8 @@ def write_plots(
 
     Files: ``pr_curves.png`` (all classes), ``pr_curves/<class>.png`` (the classes of
     :func:`select_classes`: the 5 worst and the 5 most frequent, or every class with ground
-    truth when ``all_classes``), ``f1_confidence.png``, ``confusion_matrix.png``,
+    truth when ``all_classes``), ``f1_confidence.png``, ``precision_confidence.png``,
+    ``recall_confidence.png`` (``yolo val``'s F1/P/R curves), ``confusion_matrix.png``,
     ``iou_histogram.png``, ``reliability.png`` (when the evaluation kept its match at
     ``iou_threshold``), and for keypoint evaluations ``keypoint_errors.png``.
 
@@ -504,6 +546,10 @@ def write_plots(
     names = [per_class / f"{k:03d}_{_safe_name(curves.names[k])}.png" for k in chosen]
     written += _class_pr_figures(curves, chosen, names)
     written.append(plot_f1_confidence(curves, out / "f1_confidence.png"))
+    for metric in ("precision", "recall"):  # yolo val's P_curve.png, R_curve.png
+        written.append(
+            plot_metric_confidence(curves, out / f"{metric}_confidence.png", metric=metric)
+        )
     written.append(plot_confusion_matrix(result.confusion_matrix(), out / "confusion_matrix.png"))
     # curves and histogram read the evaluation's own match (result.outcome); the confusion
     # matrix keeps Ultralytics' own class-agnostic rule (IoU > 0.45, conf > 0.25)

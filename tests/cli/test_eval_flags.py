@@ -431,3 +431,32 @@ def test_sort_and_hide_empty(
     assert [line.split()[1] for line in table] == sorted((r["name"] for r in api), reverse=True)
     err = _value_error([*base, "--sort", "colour"], capsys)
     assert "--sort: expected a column of the per-class table" in err and "got 'colour'" in err
+
+
+@pytest.mark.parametrize("side", ["--pred", "--gt"])
+def test_dash_reads_stdin(side: str, pair: tuple[Path, Path]) -> None:
+    gt, pred = pair
+    paths = {"--gt": str(gt), "--pred": str(pred)}
+    piped = paths[side]
+    paths[side] = "-"
+    argv = ["eval", "--gt", paths["--gt"], "--pred", paths["--pred"], "--format", "json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "ioukit", *argv, "--quiet"],
+        input=Path(piped).read_bytes(),
+        capture_output=True,
+        check=True,
+    )
+    stats = json.loads(done.stdout)["stats"]
+    assert stats == pytest.approx(ioukit.evaluate(str(gt), str(pred)).stats, abs=0)
+    assert not (Path.cwd() / "-").exists()
+
+
+def test_dash_errors(
+    pair: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt, _ = pair
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"  \n")))
+    err = _value_error(["eval", "--gt", str(gt), "--pred", "-"], capsys)
+    assert err.endswith("--pred -: expected COCO JSON on stdin, got nothing")
+    err = _value_error(["check", "--gt", "-", "--pred", "-"], capsys)
+    assert "expected at most one of them to be '-' (stdin), got both" in err

@@ -238,3 +238,53 @@ def pow10_128(int q):
     if not -342 <= q <= 308:
         raise ValueError(f"q: expected -342..308, got {q}")
     return LEX_POW10_128[342 + q][0], LEX_POW10_128[342 + q][1]
+
+
+def top_level_members(const uint8_t[::1] buf):
+    """The members of the JSON object that ``buf`` holds, without parsing their values.
+
+    Returns ``(code, members)``: ``code`` OK with ``members`` a list of ``(key, start,
+    end)``, one per member in document order (``key`` the raw bytes between the quotes,
+    ``buf[start:end]`` the value's text, white space excluded), after one strict lexer pass
+    over the whole document; INVALID (not JSON: the strict parser refuses it too) or another
+    code (not an object, a key with escapes, a value the lexer leaves to the strict parser)
+    with an empty list: the caller parses the document whole. Where it gives members,
+    ``json.loads(buf[start:end])`` is the parsed document's value of ``key`` for the last
+    member of each key (a parser keeps the last of repeated keys).
+    """
+    cdef Py_ssize_t n = buf.shape[0], i, key_start, end, start
+    cdef bint escaped
+    members = []
+    i = skip_ws(buf, 0, n)
+    if i >= n or buf[i] != 123:
+        return _UNSUPPORTED, []  # an array, a BOM, not JSON: the strict parser decides
+    i = skip_ws(buf, i + 1, n)
+    if i < n and buf[i] == 125:
+        i = skip_ws(buf, i + 1, n)
+        return (_OK if i == n else _INVALID), []
+    while True:
+        if i >= n or buf[i] != 34:
+            return _INVALID, []  # an object member starts with a key
+        key_start = i + 1
+        end = skip_string(buf, i, n, &escaped)
+        if end < 0:
+            return _code(end), []
+        if escaped:
+            return _UNSUPPORTED, []  # the strict parser reads an escaped key
+        key = bytes(buf[key_start:end - 1])
+        i = skip_ws(buf, end, n)
+        if i >= n or buf[i] != 58:  # ':'
+            return _INVALID, []
+        start = skip_ws(buf, i + 1, n)
+        i = skip_value(buf, start, n)
+        if i < 0:
+            return _code(i), []
+        members.append((key, start, i))
+        i = skip_ws(buf, i, n)
+        if i < n and buf[i] == 44:
+            i = skip_ws(buf, i + 1, n)
+            continue
+        if i < n and buf[i] == 125:
+            i = skip_ws(buf, i + 1, n)
+            return (_OK, members) if i == n else (_INVALID, [])
+        return _INVALID, []  # after a member: a comma or the end of the object

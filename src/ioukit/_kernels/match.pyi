@@ -65,6 +65,7 @@ def match_groups(
     other_gt: np.ndarray,
     other_iou: np.ndarray,
     threads: bool | None = None,
+    carry: np.ndarray | None = None,
 ) -> None: ...
 def accumulate_coco(
     class_start: np.ndarray,

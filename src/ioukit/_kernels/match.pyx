@@ -223,6 +223,7 @@ cdef void _match_group(
     uint8_t[:, ::1] ignore,
     uint8_t[::1] taken,
     int64_t[:, :, ::1] choice,
+    uint8_t[:, :, ::1] carry,
 ) noexcept nogil:
     # one group; order/ignore/taken/choice are this thread's scratch buffers
     cdef Py_ssize_t n_thr = thresholds.shape[0]
@@ -236,6 +237,7 @@ cdef void _match_group(
     cdef double lo, hi, thr, best, value
     cdef bint same, out_of_range, is_ign, ok
     cdef bint dense = dense_row.shape[0] > 0
+    cdef bint use_carry = carry.shape[0] > 0
     if n_pred <= 0:
         return
     if n_gt == 0:
@@ -294,7 +296,7 @@ cdef void _match_group(
             for t in range(n_thr):
                 thr = thresholds[t]
                 for j in range(n_gt):
-                    taken[j] = 0
+                    taken[j] = carry[a, t, j] if use_carry else 0
                 for d in range(n_pred):
                     m = -1
                     if tie == 2:
@@ -334,6 +336,9 @@ cdef void _match_group(
                         if m >= 0:
                             taken[m] = 1
                     choice[a, t, d] = m
+                if use_carry:
+                    for j in range(n_gt):
+                        carry[a, t, j] = taken[j]
         for t in range(n_thr):
             bit = a * n_thr + t
             for d in range(n_pred):
@@ -410,9 +415,15 @@ def match_groups(
     int64_t[:, ::1] other_gt,
     double[:, ::1] other_iou,
     threads=None,
+    carry=None,
 ):
     """Match the groups ``group_list``; write each prediction's status bits, its match once
     and, for the rows ``dense_row`` names, its full match rows.
+
+    ``carry`` (uint8 [A, T, G], one group only): which ground truths earlier predictions of
+    the group took at each (area range, threshold); read at the start and updated, so a group
+    too large for one similarity matrix is matched in consecutive blocks of its predictions
+    (descending score) with the one-call result.
 
     Group ``i`` has ground truths ``gt_start[i]:gt_end[i]`` (group order) and its first
     ``kept[i]`` predictions ``pred_start[i]:`` (descending score, stable); its IoU matrix is
@@ -455,7 +466,18 @@ def match_groups(
         if kept[group] > max_p:
             max_p = kept[group]
         n_items += kept[group]
-    cdef int n_threads = _thread_count(n_items, threads)
+    cdef uint8_t[:, :, ::1] carried
+    if carry is None:
+        carried = np.zeros((0, 0, 0), dtype=np.uint8)
+    else:
+        if n_groups != 1:
+            raise ValueError("carry: expected one group in group_list")
+        group = group_list[0]
+        carried = carry
+        if (carried.shape[0] != n_area or carried.shape[1] != n_thr
+                or carried.shape[2] != gt_end[group] - gt_start[group]):
+            raise ValueError("carry: expected shape (A, T, G) of the group")
+    cdef int n_threads = 1 if carry is not None else _thread_count(n_items, threads)
     order_np = np.empty((n_threads, n_area, max_g), dtype=np.int64)
     ignore_np = np.empty((n_threads, n_area, max_g), dtype=np.uint8)
     taken_np = np.empty((n_threads, max_g), dtype=np.uint8)
@@ -483,7 +505,8 @@ def match_groups(
                          iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
                          thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
                          ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
-                         other_gt, other_iou, order[tid], ignore[tid], taken[tid], choice[tid])
+                         other_gt, other_iou, order[tid], ignore[tid], taken[tid], choice[tid],
+                         carried)
     else:
         with nogil:
             for i in range(n_groups):
@@ -497,7 +520,7 @@ def match_groups(
                              iou_offsets, gt_area, gt_ignore, gt_crowd, gt_never, pred_area,
                              thresholds, area_lo, area_hi, slot, gt_rows, strict, tie, tp_bits,
                              ign_bits, first_gt, first_iou, same_bits, has_other, dense_row,
-                             other_gt, other_iou, order0, ignore0, taken0, choice0)
+                             other_gt, other_iou, order0, ignore0, taken0, choice0, carried)
 
 
 @cython.cdivision(True)

@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "ioukit.cli.convert_command",
     "ioukit.cli.check_command",
     "ioukit.cli.compare_command",
+    "ioukit.cli.completion_command",
 )
 """Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
 
@@ -99,6 +100,11 @@ def _one_line(text: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # asked by argcomplete's shell hook (ioukit[completion])
+        with contextlib.suppress(ImportError):
+            import argcomplete
+
+            argcomplete.autocomplete(parser)
     if not (sys.argv[1:] if argv is None else list(argv)):  # bare ``ioukit``: the help
         parser.print_help()
         return 0

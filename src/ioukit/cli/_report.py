@@ -26,7 +26,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["error_findings", "fail_status", "quiet_stdout", "say"]
+from ioukit.report import escape_text
+
+__all__ = ["error_findings", "fail_status", "quiet_stdout", "say", "yolo_val_table"]
 
 
 def quiet_stdout() -> None:
@@ -67,3 +69,47 @@ def fail_status(errors: Sequence[Any], *, no_fail: bool, command: str) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def yolo_val_table(
+    rows: Sequence[Any],
+    stats: Any,
+    *,
+    images: int,
+    images_per_class: Any,
+) -> str:
+    """``yolo val``'s table: ``Class Images Instances Box(P R mAP50 mAP50-95)``.
+
+    Ultralytics' layout (``"%22s" + "%11i" * 2 + "%11.3g" * 4``): an ``all`` row (every
+    image, every instance, the means), then one row per class with ground truth, in the
+    order of ``rows``, as ``DetectionValidator.print_results`` does when there is more than
+    one class. ``images_per_class`` maps a category id to the number of images holding one
+    of its instances.
+
+    >>> rows = [{"category_id": 0, "name": "cat", "num_gt": 3, "precision": 0.5,
+    ...          "recall": 0.25, "AP50": 0.75, "AP50-95": 0.5}]
+    >>> stats = {"precision": 0.5, "recall": 0.25, "mAP50": 0.75, "mAP50-95": 0.5}
+    >>> print(yolo_val_table(rows, stats, images=2, images_per_class={0: 2}))
+                     Class     Images  Instances      Box(P          R      mAP50  mAP50-95)
+                       all          2          3        0.5       0.25       0.75        0.5
+    """
+    header = ("%22s" + "%11s" * 6) % (
+        "Class",
+        "Images",
+        "Instances",
+        "Box(P",
+        "R",
+        "mAP50",
+        "mAP50-95)",
+    )
+    line = "%22s" + "%11i" * 2 + "%11.3g" * 4
+    instances = sum(int(r["num_gt"]) for r in rows)
+    means = [float(stats[k]) for k in ("precision", "recall", "mAP50", "mAP50-95")]
+    lines = [header, line % ("all", images, instances, *means)]
+    with_gt = [r for r in rows if int(r["num_gt"]) > 0]
+    if len(rows) > 1:
+        for r in with_gt:
+            values = [float(r[k]) for k in ("precision", "recall", "AP50", "AP50-95")]
+            count = int(images_per_class.get(int(r["category_id"]), 0))
+            lines.append(line % (escape_text(str(r["name"])), count, int(r["num_gt"]), *values))
+    return "\n".join(lines)

@@ -13,6 +13,7 @@ from ioukit.cli.eval_command import (
     read_pair_args,
     sideways_note,
     sizes_note,
+    stdin_inputs,
 )
 
 __all__ = ["register", "run"]
@@ -53,7 +54,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Entry point of ``ioukit check``."""
+    """Entry point of ``ioukit check`` (``--gt -`` / ``--pred -``: stdin)."""
+    with stdin_inputs(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``ioukit check`` once the inputs are files."""
     from ioukit.analysis.diagnostics import diagnose
     from ioukit.analysis.trust import dataset_notes
     from ioukit.cli._report import error_findings, fail_status, say

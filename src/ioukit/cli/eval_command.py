@@ -12,7 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ioukit.cli._options import area_ranges, float_list, int_list, protocol_options
+from ioukit.cli._report import yolo_val_table
 from ioukit.cli._select import missing_as, read_image_ids, select, table_rows
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import (
@@ -21,7 +24,7 @@ from ioukit.evaluation.registry import (
     similarity_input,
     similarity_names,
 )
-from ioukit.report import escape_text
+from ioukit.report import escape_text, per_class_table
 
 __all__ = [
     "add_progress_argument",
@@ -43,6 +46,7 @@ __all__ = [
     "shard_paths",
     "sideways_note",
     "sizes_note",
+    "stdin_inputs",
 ]
 
 _HELP = """\
@@ -81,14 +85,16 @@ class _OnePrediction(argparse.Action):
 
 def add_reading_arguments(parser: argparse.ArgumentParser, *, predictions: bool = True) -> None:
     """The options shared by ``eval``, ``check`` and ``convert`` to read a gt/pred pair."""
-    parser.add_argument("--gt", required=True, metavar="PATH", help="ground truth file or folder")
+    parser.add_argument(
+        "--gt", required=True, metavar="PATH", help="ground truth file or folder ('-': stdin)"
+    )
     if predictions:
         parser.add_argument(
             "--pred",
             required=True,
             metavar="PATH",
             action=_OnePrediction,
-            help="predictions file or folder",
+            help="predictions file or folder ('-': COCO results JSON on stdin)",
         )
     parser.add_argument("--gt-format", choices=FORMAT_CHOICES, default="auto", help="default: auto")
     if predictions:
@@ -743,15 +749,52 @@ def _quiet_workers() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def stdin_inputs(args: argparse.Namespace) -> Iterator[None]:
+    """``--gt -`` or ``--pred -``: a COCO JSON file read from stdin into memory.
+
+    The text is kept in a private temporary file (``.json``) for the command's duration, so
+    the readers see a regular file of their own that no other process rewrites; the pipe
+    itself is never mapped. One of the two at most.
+    """
+    dashes = [n for n in ("gt", "pred") if getattr(args, n, None) == "-"]
+    if not dashes:
+        yield
+        return
+    if len(dashes) > 1:
+        raise ParameterError(
+            "--gt, --pred: expected at most one of them to be '-' (stdin), got both"
+        )
+    import tempfile
+
+    data = sys.stdin.buffer.read()
+    if not data.strip():
+        raise ParameterError(f"--{dashes[0]} -: expected COCO JSON on stdin, got nothing")
+    with tempfile.TemporaryDirectory(prefix="ioukit-stdin-") as folder:
+        path = Path(folder) / f"{dashes[0]}-stdin.json"
+        path.write_bytes(data)
+        setattr(args, dashes[0], str(path))
+        try:
+            yield
+        finally:
+            setattr(args, dashes[0], "-")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Entry point of ``ioukit eval``."""
+    """Entry point of ``ioukit eval`` (``--gt -`` / ``--pred -``: stdin)."""
+    with stdin_inputs(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``ioukit eval`` once the inputs are files."""
     from ioukit.analysis.diagnostics import diagnose
     from ioukit.cli._outputs import OutputPlan
     from ioukit.cli._report import error_findings, fail_status, say
     from ioukit.engine import evaluate
     from ioukit.io import Unknowns
     from ioukit.io._progress import enabled_progress
-    from ioukit.report import csv_bytes, format_findings, json_text, per_class_table
+    from ioukit.report import csv_bytes, format_findings, json_text
 
     plan = OutputPlan(inputs=input_paths(args), force=args.force)
     # the JSON document on stdout instead of the text report: --format json, or --json -
@@ -886,9 +929,7 @@ def run(args: argparse.Namespace) -> int:
         if args.plots and not args.quiet:
             print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
         return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
-    say(result.summary())
-    say("")
-    say(per_class_table(_table(args, result.per_class)))
+    say(_text_report(args, result, gt))
     if notes:
         print(notes, file=sys.stderr)
     if keypoints and result.outcome is not None and len(result.outcome.thresholds):
@@ -936,6 +977,29 @@ def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout:
     say("")
     say(per_class_table(_table(args, result.per_class)))
     return 0
+
+
+_YOLO_VAL = ("precision", "recall", "mAP50", "mAP50-95")
+
+
+def _text_report(args: argparse.Namespace, result: Any, gt: Any) -> str:
+    """The summary and the per-class table; a summary in ``yolo val``'s terms (precision,
+    recall, mAP50, mAP50-95) prints as ``yolo val``'s table (Class Images Instances P R
+    mAP50 mAP50-95), then the figures it has beyond them."""
+    rows = _table(args, result.per_class)
+    stats = result.stats
+    if not all(k in stats for k in _YOLO_VAL) or any("AP50-95" not in r for r in rows):
+        return f"{result.summary()}\n\n{per_class_table(rows)}"
+    pairs = np.unique(np.stack([gt.image_index, gt.category_id]), axis=1)
+    ids, counts = np.unique(pairs[1], return_counts=True)
+    table = yolo_val_table(
+        rows,
+        stats,
+        images=len(gt.images),
+        images_per_class=dict(zip(ids.tolist(), counts.tolist(), strict=True)),
+    )
+    rest = "  ".join(f"{k} {float(v):.3f}" for k, v in stats.items() if k not in _YOLO_VAL)
+    return table + (f"\n{rest}" if rest else "")
 
 
 def _missing(args: argparse.Namespace) -> float | None:

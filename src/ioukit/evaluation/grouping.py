@@ -9,7 +9,7 @@ per box or per group.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -165,7 +165,6 @@ so memory stays bounded by the data however crowded the images are."""
 
 def subset_rows(ds: Dataset, rows: np.ndarray, **columns: np.ndarray) -> Dataset:
     """Rows of ``ds`` (same image and category tables); optional columns dropped."""
-    from dataclasses import replace
 
     fields = {
         "boxes": ds.boxes[rows],
@@ -334,6 +333,17 @@ def match_records(
     parts = []
     for images in chunks:
         one = len(chunks) == 1
+        mine = images[g_img], images[p_img]
+        if images.sum() == 1 and _pairs(g_key[mine[0]], p_key[mine[1]]) > CHUNK_PAIRS:
+            # one image above the budget: its largest groups in blocks of predictions
+            g_rows = np.flatnonzero(keep & images[gt.image_index])
+            p_rows = np.flatnonzero(known & images[pred.image_index])
+            parts.extend(
+                _match_image_blocks(
+                    gt, pred, g_rows, p_rows, thresholds, rule, similarity, gt_ignore
+                )
+            )
+            continue
         groups = Groups.build(
             gt,
             pred,
@@ -357,6 +367,114 @@ def match_records(
         other_score=scores[other],
         other_image_id=gt.images.ids[pred.image_index[other]],
     )
+
+
+def _pairs(gt_key: np.ndarray, pred_key: np.ndarray) -> int:
+    """Number of same-key (ground truth, prediction) pairs."""
+    keys, count = np.unique(np.concatenate([gt_key, pred_key]), return_counts=True)
+    g = np.unique(gt_key, return_counts=True)
+    g_count = np.zeros(keys.size, dtype=np.int64)
+    g_count[np.searchsorted(keys, g[0])] = g[1]
+    return int(np.sum(g_count * (count - g_count)))
+
+
+def _match_image_blocks(
+    gt: Dataset,
+    pred: Dataset,
+    gt_rows: np.ndarray,
+    pred_rows: np.ndarray,
+    thresholds: np.ndarray,
+    rule: Any,
+    similarity: Any,
+    gt_ignore: np.ndarray,
+) -> list[MatchOutcome]:
+    """Outcomes of one image's groups (``gt_rows`` / ``pred_rows``: its rows), each group's
+    similarity at most :data:`CHUNK_PAIRS` pairs at a time.
+
+    A group of P predictions and G ground truths above the budget is matched in consecutive
+    blocks of its predictions (descending score, stable) of ``CHUNK_PAIRS // (4 G)`` rows, the
+    ground truths each threshold's earlier blocks took carried from block to block
+    (``match_groups``' ``carry``): the outcome of one [P, G] matrix in memory O(CHUNK_PAIRS).
+    """
+    sub_gt = subset_rows(gt, gt_rows, **similarity_columns(gt, gt_rows))
+    sub_pred = subset_rows(pred, pred_rows, **similarity_columns(pred, pred_rows))
+    ignore = gt_ignore[gt_rows]
+    g_cat, p_cat = sub_gt.category_id, sub_pred.category_id
+    cats, g_count = np.unique(g_cat, return_counts=True)
+    p_count = np.zeros(cats.size, dtype=np.int64)
+    known = np.isin(p_cat, cats)
+    np.add.at(p_count, np.searchsorted(cats, p_cat[known]), 1)
+    big = cats[g_count * p_count > CHUNK_PAIRS]
+    scores = np.asarray(sub_pred.scores, dtype=np.float64)
+
+    def run(
+        g_keep: np.ndarray, p_keep: np.ndarray, carry: np.ndarray | None, offset: int, count: bool
+    ) -> MatchOutcome:
+        groups = Groups.build(
+            sub_gt, sub_pred, use_cats=True, max_det=max(int(p_keep.sum()), 1),
+            gt_keep=g_keep, pred_keep=p_keep,
+        )  # fmt: skip
+        outcome = match_groups(
+            sub_gt,
+            sub_pred,
+            groups,
+            similarity.matrices(sub_gt, sub_pred, groups),
+            thresholds=thresholds,
+            rule=rule,
+            gt_ignore=ignore,
+            carry=carry,
+        )
+        return replace(  # rows of the image's datasets -> rows of gt / pred, global ranks
+            outcome,
+            pred_row=pred_rows[outcome.pred_row],
+            rank=(outcome.rank + offset).astype(np.int32),
+            first_gt=np.where(outcome.first_gt >= 0, gt_rows[outcome.first_gt], -1),
+            other_gt=np.where(outcome.other_gt >= 0, gt_rows[outcome.other_gt], -1),
+            gt_count=outcome.gt_count if count else np.zeros_like(outcome.gt_count),
+            **_gt_records(outcome, gt_rows, count),
+        )
+
+    small_gt, small_pred = ~np.isin(g_cat, big), ~np.isin(p_cat, big)
+    parts = [run(small_gt, small_pred, None, 0, True)]
+    for c in big.tolist():
+        g_keep = g_cat == c
+        mine = np.flatnonzero(p_cat == c)
+        mine = mine[np.lexsort((mine, -scores[mine]))]  # the group's order
+        n_gt = int(g_keep.sum())
+        block = max(CHUNK_PAIRS // (4 * n_gt), 1)  # a quarter: 8 MB of float64 per block
+        carry = np.zeros((1, thresholds.size, n_gt), dtype=np.uint8)
+        for lo in range(0, mine.size, block):
+            p_keep = np.zeros(len(sub_pred), dtype=bool)
+            p_keep[mine[lo : lo + block]] = True
+            parts.append(run(g_keep, p_keep, carry, lo, lo == 0))
+    merged = MatchOutcome.merge(parts)
+    if not merged.has_gt_records:
+        return [merged]
+    order = np.argsort(
+        np.asarray(merged.gt_class_row), kind="stable"
+    )  # group order: class, then row
+    return [
+        replace(
+            merged,
+            gt_row=np.asarray(merged.gt_row)[order],
+            gt_class_row=np.asarray(merged.gt_class_row)[order],
+            gt_image_id=np.asarray(merged.gt_image_id)[order],
+            gt_in_range=np.asarray(merged.gt_in_range)[order],
+        )
+    ]
+
+
+def _gt_records(outcome: MatchOutcome, gt_rows: np.ndarray, count: bool) -> dict[str, Any]:
+    """The per-ground-truth columns in ``gt``'s rows (a group's first block only)."""
+    if not outcome.has_gt_records:
+        return {}
+    keep = slice(None) if count else slice(0, 0)
+    return {
+        "gt_row": gt_rows[np.asarray(outcome.gt_row)[keep]],
+        "gt_class_row": np.asarray(outcome.gt_class_row)[keep],
+        "gt_image_id": np.asarray(outcome.gt_image_id)[keep],
+        "gt_in_range": np.asarray(outcome.gt_in_range)[keep],
+    }
 
 
 def image_rows(gt: Dataset, image_id: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ highest IoU whether free or not; taken or below the threshold is a false positiv
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -92,6 +93,7 @@ def match_groups(
     gt_never_matches: np.ndarray | None = None,
     gt_area: np.ndarray | None = None,
     pred_area: np.ndarray | None = None,
+    carry: np.ndarray | None = None,
 ) -> MatchOutcome:
     """Match every group's first ``max_det`` predictions and keep the per-prediction outcome.
 
@@ -114,6 +116,11 @@ def match_groups(
         Matches to these count as unmatched (pycocotools' annotation-id-0 behaviour).
     gt_area, pred_area : ndarray of float64, optional
         Areas compared with ``area_ranges``; default the datasets' ``area`` columns.
+    carry : ndarray of uint8, shape (A, T, G), optional
+        One group only: the ground truths (group order) that the group's earlier predictions
+        took at each area range and threshold; updated in place. A group too large for one
+        similarity matrix is matched block by block of its predictions (descending score)
+        with the numbers of one call (``ioukit.evaluation.grouping.match_records``).
 
     Returns
     -------
@@ -179,6 +186,9 @@ def match_groups(
     )
     outputs = (tp_bits, ign_bits, first_gt, first_iou, same_bits, has_other)
     none = np.zeros(0, dtype=np.int64)
+    # only passed when given (a kernel built before ``carry`` still serves every other call)
+    first_carry: dict[str, Any] = {} if carry is None else {"carry": carry}
+    again: dict[str, Any] = {} if carry is None else {"carry": carry.copy()}  # state before
     kernels.match_groups(
         *args,
         np.arange(len(groups.gt_start), dtype=np.int64),
@@ -186,6 +196,7 @@ def match_groups(
         none,
         np.zeros((0, n_t), dtype=np.int64),
         np.zeros((0, n_t)),
+        **first_carry,
     )
     # the rare predictions that take another ground truth at another threshold: match their
     # groups again, keeping those rows in full
@@ -197,7 +208,15 @@ def match_groups(
         group_of = np.searchsorted(groups.pred_start, position, side="right") - 1
         dense_row = np.full(n, -1, dtype=np.int64)
         dense_row[other_row] = np.arange(len(other_row))
-        kernels.match_groups(*args, np.unique(group_of), *outputs, dense_row, other_gt, other_iou)
+        kernels.match_groups(
+            *args,
+            np.unique(group_of),
+            *outputs,
+            dense_row,
+            other_gt,
+            other_iou,
+            **again,
+        )
     del args, slot, has_other
     # gt counts per (class, area range): regular ground truths inside the range
     regular = ~g_ignore

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit import masks
-from ioukit._kernels.coco_json import INVALID, OK, locate_error, scan_results
+from ioukit._kernels.coco_json import INVALID, OK, locate_error, scan_results, top_level_members
 from ioukit._kernels.number_rows import OK as ROWS_OK
 from ioukit._kernels.number_rows import fill_floats, fill_integers, fill_rows
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
@@ -109,19 +109,20 @@ def _load(source: object, default_label: str) -> tuple[Any, str]:
 _CHUNK_BYTES = 1 << 20
 
 
-def _array_chunks(data: bytes) -> Iterator[bytes] | None:
-    """Split a JSON array of flat objects into JSON arrays of about 1 MB each.
+def _array_chunks(data: bytes, lo: int = 0, hi: int | None = None) -> Iterator[bytes] | None:
+    """Split a JSON array of flat objects (``data[lo:hi]``) into JSON arrays of about 1 MB.
 
     Splits fall on ``}, {`` between records. A split that lands inside a string or a nested
     value leaves unbalanced quotes or brackets, so that chunk fails to parse and the caller
-    falls back to one whole parse. ``None`` when ``data`` is not an array.
+    falls back to one whole parse. ``None`` when ``data[lo:hi]`` is not an array.
     """
     import re
 
+    hi = len(data) if hi is None else hi
     separator = re.compile(rb"\}\s*,\s*\{")  # compiled on first use (re caches it)
-    start = data.find(b"[")
-    end = data.rfind(b"]")
-    if start < 0 or end < start or data[:start].strip() or data[end + 1 :].strip():
+    start = data.find(b"[", lo, hi)
+    end = data.rfind(b"]", lo, hi)
+    if start < 0 or end < start or data[lo:start].strip() or data[end + 1 : hi].strip():
         return None
 
     def chunks() -> Iterator[bytes]:
@@ -374,17 +375,18 @@ def _list_section(data: Mapping[str, Any], key: str, label: str, required: bool)
 _INT64_MAX = (1 << 63) - 1
 
 
-def _annotation_ids(anns: list[Any], label: str) -> np.ndarray:
-    """``id`` of every annotation (1..N where missing): integers in the int64 range."""
+def _annotation_ids(anns: list[Any], label: str, offset: int = 0) -> np.ndarray:
+    """``id`` of every annotation (1..N where missing): integers in the int64 range.
+    ``offset`` is the index of ``anns[0]`` in the file (chunked parsing)."""
     try:
         values = list(map(itemgetter("id"), anns))  # the common case: every one has an id
     except (KeyError, TypeError):
-        values = [a.get("id", i + 1) for i, a in enumerate(anns)]
+        values = [a.get("id", i + 1) for i, a in enumerate(anns, start=offset)]
     if _only_types(values, (int,)) and (
         not values or (min(values) >= -_INT64_MAX - 1 and max(values) <= _INT64_MAX)
     ):
         return np.asarray(values, dtype=np.int64).reshape(len(values))
-    for i, value in enumerate(values):
+    for i, value in enumerate(values, start=offset):
         if isinstance(value, bool) or not isinstance(value, int):
             raise DataFormatError(
                 f"{label}: annotations[{i}].id: expected an integer, got {_describe(value)}"
@@ -626,8 +628,120 @@ def read_coco_ground_truth(
         return _ground_truth(source, keep_segmentation, require_iscrowd)
 
 
+_AnnotationColumns = tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]
+
+
+def _annotation_columns(
+    anns: list[Any],
+    label: str,
+    offset: int,
+    images: ImageTable,
+    categories: CategoryTable,
+    require_iscrowd: bool,
+) -> _AnnotationColumns:
+    """(xywh, image rows, category ids, area, crowd, ignore, ids) of one list of ground-truth
+    annotations; ``offset`` is the index of ``anns[0]`` in the file (chunked parsing)."""
+    xywh = _bbox_column(anns, label, "annotations", offset)
+    image_ids = _int_column(anns, label, "annotations", "image_id", offset)
+    category_ids = _int_column(anns, label, "annotations", "category_id", offset)
+    image_index = _rows_of(
+        images.ids, image_ids, label, "annotations", "image_id", "an id in images", offset
+    )
+    what = "an id in categories"
+    _rows_of(categories.ids, category_ids, label, "annotations", "category_id", what, offset)
+    area = _float_column(anns, label, "annotations", "area", default=math.nan, offset=offset)
+    missing_area = np.isnan(area)
+    area[missing_area] = (xywh[:, 2] * xywh[:, 3])[missing_area]
+    if require_iscrowd:
+        for i, a in enumerate(anns, start=offset):
+            if "iscrowd" not in a:
+                raise DataFormatError(
+                    f"{label}: annotations[{i}].iscrowd: missing (pycocotools requires it)"
+                )
+    crowd = _float_column(anns, label, "annotations", "iscrowd", default=0, offset=offset) != 0
+    ignore = _float_column(anns, label, "annotations", "ignore", default=0, offset=offset) != 0
+    ann_ids = _annotation_ids(anns, label, offset)
+    return xywh, image_index, category_ids, area, crowd, ignore, ann_ids
+
+
+def _sections(data: bytes, label: str) -> tuple[dict[str, Any], tuple[int, int]] | None:
+    """A ground-truth file's top-level members but ``annotations``, parsed, and the byte span
+    of its ``annotations`` array, by one strict lexer pass (no parse of the annotations:
+    they are read in chunks). None where the file is to be parsed whole (not an object, no
+    ``annotations`` array, anything the lexer leaves to the strict parser, not JSON)."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    code, members = top_level_members(buf)
+    del buf
+    if code != OK:
+        return None
+    spans = {key: (start, end) for key, start, end in members}  # the last of repeated keys
+    span = spans.pop(b"annotations", None)
+    if span is None or data[span[0]] != 91:  # '[': anything else gets the parser's message
+        return None
+    parsed = {}
+    for key, (start, end) in spans.items():
+        if key in (b"images", b"categories"):
+            parsed[key.decode()] = _parse(data[start:end], label)
+    return parsed, span
+
+
+class _SplitInsideValueError(Exception):
+    """A chunk of a ground truth's annotations did not parse alone (split inside a value)."""
+
+
+def _whole(data: Any, label: str) -> tuple[Any, Iterator[tuple[list[Any], int]]]:
+    if not isinstance(data, Mapping):
+        return data, iter(())
+    return data, iter([(_list_section(data, "annotations", label, True), 0)])
+
+
+def _chunked(raw: bytes, lo: int, hi: int) -> Iterator[tuple[list[Any], int]]:
+    chunks = _array_chunks(raw, lo, hi)
+    if chunks is None:  # pragma: no cover - the span is an array
+        raise _SplitInsideValueError
+    offset = 0
+    for chunk in chunks:
+        try:
+            records = _parse_bytes(chunk)
+        except (ValueError, RecursionError):
+            raise _SplitInsideValueError from None
+        yield records, offset
+        offset += len(records)
+        del records
+
+
+def _annotation_parts(
+    source: Source, label: str, whole: bool
+) -> tuple[Any, Iterator[tuple[list[Any], int]]]:
+    """The parsed ground truth (a file's: its sections but ``annotations``) and an iterator
+    over its annotations as ``(records, offset)`` lists: a file's in chunks of about 1 MB
+    parsed one at a time (peak memory: the file's bytes and one chunk's objects, not the
+    whole parsed file), else the whole list. ``whole``: parse a file whole (after a chunk
+    that did not parse alone: the iterator raises ``_SplitInsideValueError``)."""
+    if not isinstance(source, str | os.PathLike):
+        return _whole(source, label)
+    raw = _read(label)
+    found = None if whole else _sections(raw, label)
+    if found is None:
+        return _whole(_parse(raw, label), label)
+    sections, (lo, hi) = found
+    return sections, _chunked(raw, lo, hi)
+
+
 def _ground_truth(source: Source, keep_segmentation: bool, require_iscrowd: bool) -> Dataset:
-    data, label = _load(source, "ground_truth")
+    label = os.fspath(source) if isinstance(source, str | os.PathLike) else "ground_truth"
+    try:
+        return _ground_truth_parts(source, label, keep_segmentation, require_iscrowd, False)
+    except _SplitInsideValueError:
+        return _ground_truth_parts(source, label, keep_segmentation, require_iscrowd, True)
+
+
+def _ground_truth_parts(
+    source: Source, label: str, keep_segmentation: bool, require_iscrowd: bool, whole: bool
+) -> Dataset:
+    data, parts = _annotation_parts(source, label, whole)
     if not isinstance(data, Mapping):
         raise DataFormatError(
             f"{label}: expected a JSON object with images, annotations and categories, "
@@ -635,30 +749,24 @@ def _ground_truth(source: Source, keep_segmentation: bool, require_iscrowd: bool
         )
     images = _image_table(_list_section(data, "images", label, True), label)
     categories = _category_table(_list_section(data, "categories", label, False), label)
-    anns = _list_section(data, "annotations", label, True)
-    n = len(anns)
-    xywh = _bbox_column(anns, label, "annotations")
-    image_ids = _int_column(anns, label, "annotations", "image_id")
-    category_ids = _int_column(anns, label, "annotations", "category_id")
-    image_index = _rows_of(
-        images.ids, image_ids, label, "annotations", "image_id", "an id in images"
-    )
-    _rows_of(
-        categories.ids, category_ids, label, "annotations", "category_id", "an id in categories"
-    )
-    area = _float_column(anns, label, "annotations", "area", default=math.nan)
-    missing_area = np.isnan(area)
-    area[missing_area] = (xywh[:, 2] * xywh[:, 3])[missing_area]
-    if require_iscrowd:
-        for i, a in enumerate(anns):
-            if "iscrowd" not in a:
-                raise DataFormatError(
-                    f"{label}: annotations[{i}].iscrowd: missing (pycocotools requires it)"
-                )
-    crowd = _float_column(anns, label, "annotations", "iscrowd", default=0) != 0
-    ignore = _float_column(anns, label, "annotations", "ignore", default=0) != 0
-    ann_ids = _annotation_ids(anns, label)
-    segmentation = tuple(a.get("segmentation") for a in anns) if keep_segmentation else None
+    columns: list[_AnnotationColumns] = []
+    segmentations: list[tuple[Any, ...]] = []
+    for anns, offset in parts:
+        columns.append(
+            _annotation_columns(anns, label, offset, images, categories, require_iscrowd)
+        )
+        if keep_segmentation:
+            segmentations.append(tuple(a.get("segmentation") for a in anns))
+        del anns
+    if len(columns) == 1:
+        xywh, image_index, category_ids, area, crowd, ignore, ann_ids = columns[0]
+    else:
+        xywh, image_index, category_ids, area, crowd, ignore, ann_ids = (
+            np.concatenate(c) for c in zip(*columns, strict=True)
+        )
+    del columns
+    n = len(xywh)
+    segmentation = tuple(chain.from_iterable(segmentations)) if keep_segmentation else None
     if segmentation is not None:
         check_segmentations(segmentation, image_index, images, label, "annotations", required=False)
     return _dataset(
