@@ -24,6 +24,7 @@ from ioukit.distributed import (
 )
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.protocols.openimages import ImageLabels
+from tests.sharded_analysis import assert_same_analysis
 
 
 def _subset(pred: Dataset, rows: np.ndarray) -> Dataset:
@@ -220,9 +221,16 @@ def test_coco_partial_is_compact_and_round_trips() -> None:
     gt, pred = _dataset(21, 6)
     part = CocoPartial.from_match(gt, pred, "bbox", {})
     assert len(part) > 0
-    # 8 score + 2 category row + 2 image rank (6 images) + 1 rank + 2 x 5 status bytes
-    assert part.nbytes == 23 * len(part) + 8 * part.num_pred.size
+    # 8 score + 2 category row + 2 image rank (6 images) + 1 rank + 2 x 5 status bytes, and
+    # the matches: 2 matched ground-truth row (int16 here) + 2 same-match bits (10 thresholds)
+    assert part.other_row is not None and part.other_gt is not None
+    extra = part.other_row.nbytes + part.other_gt.nbytes
+    assert part.nbytes == 27 * len(part) + 8 * part.num_pred.size + extra
     _, _, outcome = _coco_match(gt, pred, "bbox", {})
+    # rows of the ground truth given (the worker matched only its images' ground truth)
+    np.testing.assert_array_equal(part.first_gt, outcome.first_gt)
+    np.testing.assert_array_equal(part.same_bits, outcome.same_bits)
+    np.testing.assert_array_equal(part.other_gt, outcome.other_gt)
     np.testing.assert_array_equal(part.status(), outcome.status)
     np.testing.assert_array_equal(part.score, outcome.score)
     np.testing.assert_array_equal(part.rank, outcome.rank)
@@ -496,3 +504,35 @@ def test_yolo_pose_merge_bit_for_bit(seed: int, n_images: int, n_shards: int) ->
     shards = _shards(pred, seed + 1, n_shards)
     merged = _sharded(gt, shards, "yolo", "keypoints", {})
     _assert_same(merged, ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints"))
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", "segm"])
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 8), n_shards=st.integers(1, 5))
+def test_slices_resampling_bootstrap_of_sharded_coco_equal_one_process(
+    iou_type: str, seed: int, n_images: int, n_shards: int
+) -> None:
+    gt, pred = _dataset(seed, n_images, segm=iou_type == "segm")
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "coco", iou_type, {})
+    assert_same_analysis(merged, ioukit.evaluate(gt, pred, iou_type=iou_type), seed)
+
+
+@pytest.mark.parametrize("options", [{"use_cats": False}, {"compat": "pycocotools"}])
+def test_slices_resampling_of_sharded_coco_options(options: dict[str, Any]) -> None:
+    for seed in range(4):
+        gt, pred = _dataset(seed, 7)
+        shards = _shards(pred, seed + 1, 3)
+        merged = _sharded(gt, shards, "coco", "bbox", options)
+        assert_same_analysis(merged, ioukit.evaluate(gt, pred, **options), seed)
+
+
+def test_keypoint_sharded_slices_equal_one_process() -> None:
+    from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
+    from tests.keypoints_data import make_keypoint_set
+
+    gt_dict, results = make_keypoint_set(8, min_people=1, max_people=4, seed=3)
+    gt = read_coco_keypoints(gt_dict)
+    pred = read_coco_keypoint_results(results, gt)
+    merged = _sharded(gt, _shards(pred, 4, 3), "coco", "keypoints", {})
+    assert_same_analysis(merged, ioukit.evaluate(gt, pred, iou_type="keypoints"), 3)

@@ -6,6 +6,7 @@ data written as COCO JSON. COCO bbox/segm ship compact partial results (CocoPart
 from __future__ import annotations
 
 import json
+import pickle
 import socket
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import ioukit
+from tests.sharded_analysis import assert_same_analysis
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
@@ -84,6 +86,8 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
             r = ev.compute()
             assert r.precision is not None
             results[str(sync)] = {"stats": r.stats, "precision": r.precision.tolist()}
+            if sync:  # the whole result, for its slices and resampling
+                Path(out, f"rank{rank}-sync.pkl").write_bytes(pickle.dumps(r))
         for image_id in (True, False):
             ev = ioukit.Evaluator()
             preds, targets = _dealt(rank, image_id)
@@ -92,6 +96,7 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
             r = ev.compute()
             assert r.precision is not None
             results[f"dealt{image_id}"] = {"stats": r.stats, "precision": r.precision.tolist()}
+            Path(out, f"rank{rank}-dealt{image_id}.pkl").write_bytes(pickle.dumps(r))
         for protocol in ("voc10", "yolo"):  # packed VOC / YOLO matches gathered
             ev = ioukit.Evaluator(protocol=protocol)
             preds, targets = _dealt(rank, True)
@@ -131,7 +136,11 @@ def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
         join=True,
         start_method="spawn",
     )
-    return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    out = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    for r, both in enumerate(out):
+        for key in ("sync", "dealtTrue", "dealtFalse"):
+            both[f"{key}-result"] = pickle.loads((tmp_path / f"rank{r}-{key}.pkl").read_bytes())
+    return out
 
 
 def test_two_gloo_ranks_gather_and_agree(ranks: list[dict[str, Any]]) -> None:
@@ -330,3 +339,47 @@ def test_evaluator_merge_order_does_not_matter_with_image_ids(
         *_as_coco_json(tmp_path, *_id_ordered(*_all_images())), protocol=protocol
     )
     assert ab.compute().stats == ba.compute().stats == want.stats
+
+
+def _rank_pairs(image_id: bool | None) -> list[tuple[Any, Any]]:
+    """Each rank's (ground truth, predictions) as its own Evaluator reads them (None: the
+    ``sync`` fixture's images, else the dealt ones with or without image ids)."""
+    pairs = []
+    for rank in range(2):
+        ev = ioukit.Evaluator(sync=False)
+        if image_id is None:
+            ev.update(*_images(rank, 4 + 3 * rank))
+        else:
+            ev.update(*_dealt(rank, image_id))
+        pairs.append(ev.datasets())
+    return pairs
+
+
+@pytest.mark.parametrize(
+    ("key", "image_id"), [("sync", None), ("dealtTrue", True), ("dealtFalse", False)]
+)
+def test_synced_result_slices_and_resamples_as_one_process(
+    ranks: list[dict[str, Any]], key: str, image_id: bool | None
+) -> None:
+    # the synced (CocoPartial) result keeps the ground-truth records and matched rows, in
+    # the merged ground truth's rows: slices, resampling, bootstrap and compare as evaluate's
+    from ioukit.distributed import _renumbered
+
+    want = ioukit.evaluate(*_renumbered(_rank_pairs(image_id), by_image_id=bool(image_id)))
+    for seed, both in enumerate(ranks):
+        got = both[f"{key}-result"]
+        assert got.stats == want.stats
+        assert_same_analysis(got, want, seed)
+
+
+def test_evaluator_merge_slices_and_resamples_as_one_process() -> None:
+    parts = []
+    for rank in range(2):
+        ev = ioukit.Evaluator(sync=False)
+        ev.update(*_dealt(rank, True))
+        parts.append(ev)
+    merged = ioukit.Evaluator(sync=False).merge(parts[0]).merge(parts[1]).compute()
+    single = ioukit.Evaluator(sync=False)
+    for rank in range(2):
+        single.update(*_dealt(rank, True))
+    assert_same_analysis(merged, single.compute(), 5)

@@ -11,9 +11,10 @@ What a worker sends back depends on the protocol:
 protocol                        partial result
 ==============================  ===========================================================
 ``coco`` (bbox, segm,           :class:`CocoPartial`: the pipeline's match outcome packed to
-keypoints, rotated, probiou,    25 bytes per evaluated detection (status as bit planes);
-bbox-float32)                   grouping, similarity and matching run on the workers
-``lvis`` (bbox, segm)           :class:`LVISPartial`: the same 25-byte records; lvis-api's
+keypoints, rotated, probiou,    25 bytes per evaluated detection (status as bit planes) plus
+bbox-float32)                   its matched ground-truth row (4-6 bytes, for slices and
+                                resampling); grouping, similarity and matching on the workers
+``lvis`` (bbox, segm)           :class:`LVISPartial`: the 25-byte records; lvis-api's
                                 per-image cap, federated filter and match on the workers
                                 (Fixed AP, a per-class cap over the dataset, is refused)
 ``openimages``,                 :class:`OpenImagesPartial`: the
@@ -268,7 +269,10 @@ class CocoPartial:
     class) group (1 byte while ``max_dets`` stays below 256) and the TRUE_POSITIVE / IGNORED
     status at every (area range, threshold) as the outcome's two bit planes (``2 * ceil(A *
     T / 8)`` bytes: 10 for COCO's 4 x 10): 25 bytes per detection with the defaults. Plus the
-    predictions per class (for the per-class table).
+    predictions per class (for the per-class table) and, from :meth:`from_match`, the matched
+    ground truths (the outcome's ``first_gt`` in the narrowest signed type, 4 bytes below 2**31
+    ground truths, and ``same_bits``, 2 bytes for 10 thresholds; the rare other rows dense):
+    slices, resampling and :func:`ioukit.compare` read them; their IoUs stay on the worker.
 
     Built on a worker by :meth:`from_match` (the pipeline's groups, similarity and matcher);
     merged on the client by :func:`merge_order` (one integer sort of the already sorted
@@ -283,27 +287,38 @@ class CocoPartial:
     ignored_bits: np.ndarray
     num_pred: np.ndarray
     shape: tuple[int, int]
+    first_gt: np.ndarray | None = None
+    """The outcome's ``first_gt`` as rows of the ground truth ``from_match`` got (narrowest
+    signed type; -1: none); None: the matches stayed on the worker (LVIS)."""
+    same_bits: np.ndarray | None = None
+    other_row: np.ndarray | None = None
+    other_gt: np.ndarray | None = None
+    """The outcome's ``same_bits``, ``other_row`` and ``other_gt`` (rows as ``first_gt``)."""
 
     def __len__(self) -> int:
         return int(self.score.size)
 
     @property
+    def has_matches(self) -> bool:
+        """Whether the matched ground-truth rows came along (not their IoUs)."""
+        return self.first_gt is not None
+
+    @property
     def nbytes(self) -> int:
-        """Bytes of the per-record arrays (``num_pred`` included)."""
-        return int(
-            sum(
-                a.nbytes
-                for a in (
-                    self.score,
-                    self.category_row,
-                    self.image_rank,
-                    self.rank,
-                    self.tp_bits,
-                    self.ignored_bits,
-                    self.num_pred,
-                )
-            )
-        )
+        """Bytes of the per-record arrays (``num_pred`` and the matches included)."""
+        arrays = [
+            self.score,
+            self.category_row,
+            self.image_rank,
+            self.rank,
+            self.tp_bits,
+            self.ignored_bits,
+            self.num_pred,
+        ]
+        for extra in (self.first_gt, self.same_bits, self.other_row, self.other_gt):
+            if extra is not None:
+                arrays.append(extra)
+        return int(sum(a.nbytes for a in arrays))
 
     @classmethod
     def from_match(
@@ -312,13 +327,13 @@ class CocoPartial:
         """Match ``pred`` (some images' predictions) as ``COCOProtocol.evaluate`` does."""
         # only the ground truth of the shard's images: the others would form groups without
         # predictions, which add nothing but time (their counts come from the client)
-        mine = np.isin(gt.image_index, np.unique(pred.image_index))
-        protocol, groups, outcome = _coco_match(
-            _take(gt, np.flatnonzero(mine)), pred, iou_type, options
-        )
+        mine = np.flatnonzero(np.isin(gt.image_index, np.unique(pred.image_index)))
+        protocol, groups, outcome = _coco_match(_take(gt, mine), pred, iou_type, options)
         k = len(groups.category_ids)
         num_pred = np.bincount(groups.pred_class, minlength=k)[:k].astype(np.int64)
-        return cls.from_outcome(gt, outcome, groups.category_ids, num_pred, protocol.max_dets[-1])
+        return cls.from_outcome(
+            gt, outcome, groups.category_ids, num_pred, protocol.max_dets[-1], gt_rows=mine
+        )
 
     @classmethod
     def from_outcome(
@@ -328,14 +343,26 @@ class CocoPartial:
         category_ids: np.ndarray,
         num_pred: np.ndarray,
         rank_bound: int,
+        *,
+        gt_rows: np.ndarray | None = None,
     ) -> CocoPartial:
         """Pack a :class:`~ioukit.evaluation.outcome.MatchOutcome` of predictions over
         ``gt``'s image table (``category_ids``: the sorted ids class rows refer to; ranks
-        below ``rank_bound``)."""
+        below ``rank_bound``). With ``gt_rows`` (the rows of ``gt`` the outcome's ground
+        truth came from) the matched ground truths come along, as rows of ``gt``."""
 
         a, t = len(outcome.area_names), len(outcome.thresholds)
         image_rank = np.searchsorted(np.sort(gt.images.ids), outcome.image_id)
         k = len(category_ids)
+        matches: dict[str, np.ndarray] = {}
+        if gt_rows is not None:
+            to_gt = np.append(np.asarray(gt_rows, dtype=np.int64), -1)  # -1 stays -1
+            matches = {
+                "first_gt": _narrow(to_gt[outcome.first_gt], len(gt) + 1),
+                "same_bits": np.asarray(outcome.same_bits, dtype=np.uint8),
+                "other_row": np.asarray(outcome.other_row, dtype=np.int64),
+                "other_gt": to_gt[np.asarray(outcome.other_gt, dtype=np.int64)],
+            }
         return cls(
             score=outcome.score,
             category_row=_narrow(class_rows(category_ids, outcome.category_id), k),
@@ -345,6 +372,7 @@ class CocoPartial:
             ignored_bits=outcome.ignored_bits,
             num_pred=np.asarray(num_pred, dtype=np.int64),
             shape=(a, t),
+            **matches,
         )
 
     def status(self) -> np.ndarray:
@@ -684,7 +712,9 @@ def _merged_outcome(
     use_cats: bool = True,
 ) -> Any:
     """One MatchOutcome of the partials' records in accumulation order (the predictions and
-    their matches stay on the workers: ``pred_row`` -1, no matched ground truth).
+    the IoUs stay on the workers: ``pred_row`` -1, ``iou`` NaN; the matched ground truths
+    come along when every partial has them, as rows of ``gt``), with ``empty``'s regular
+    ground-truth records (``gt_row``...).
 
     ``empty``: the outcome of ``gt`` against no predictions (its counts, category ids,
     thresholds and area names are the merged outcome's); every partial's ``category_row``
@@ -718,6 +748,7 @@ def _merged_outcome(
         [np.zeros((0, width), np.uint8), *(p.ignored_bits for p in parts)]
     )
     ignored_bits = ignored_bits[order]
+    matches = _merged_matches(parts, order, t)
     del order
     return MatchOutcome(
         pred_row=np.broadcast_to(np.int64(-1), (n,)),  # the predictions stay on the workers
@@ -728,17 +759,59 @@ def _merged_outcome(
         rank=rank,
         tp_bits=tp_bits,  # the outcome's bit planes as they are (same layout)
         ignored_bits=ignored_bits,
-        first_gt=np.broadcast_to(np.int64(-1), (n,)),  # the matches stay on the workers
-        first_iou=np.broadcast_to(np.float64(np.nan), (n,)),
-        same_bits=np.broadcast_to(np.uint8(0), (n, (t + 7) // 8)),
-        other_row=np.zeros(0, dtype=np.int64),
-        other_gt=np.zeros((0, t), dtype=np.int64),
-        other_iou=np.zeros((0, t)),
+        first_iou=np.broadcast_to(np.float64(np.nan), (n,)),  # the IoUs stay on the workers
+        other_iou=np.full((len(matches["other_row"]), t), np.nan),
+        **matches,
         gt_count=empty.gt_count,
         category_ids=empty.category_ids,
         thresholds=empty.thresholds,
         area_names=empty.area_names,
+        # the regular ground truths: those of ``empty``, the match of the whole (merged)
+        # ground truth, so its rows are rows of ``gt`` (resampling and slices read them)
+        gt_row=empty.gt_row,
+        gt_class_row=empty.gt_class_row,
+        gt_image_id=empty.gt_image_id,
+        gt_in_range=empty.gt_in_range,
     )
+
+
+def _merged_matches(parts: Sequence[CocoPartial], order: np.ndarray, t: int) -> dict[str, Any]:
+    """``first_gt``, ``same_bits``, ``other_row`` and ``other_gt`` of the partials' records
+    concatenated and taken in ``order`` (as :meth:`MatchOutcome.take`); no match at all when
+    a partial came without them."""
+    n = len(order)
+    if not all(p.has_matches for p in parts):
+        return {
+            "first_gt": np.broadcast_to(np.int64(-1), (n,)),
+            "same_bits": np.broadcast_to(np.uint8(0), (n, (t + 7) // 8)),
+            "other_row": np.zeros(0, dtype=np.int64),
+            "other_gt": np.zeros((0, t), dtype=np.int64),
+        }
+    starts = np.cumsum([0, *(len(p) for p in parts)])[:-1]
+    first_gt = np.concatenate(
+        [np.zeros(0, np.int64), *(np.asarray(p.first_gt, dtype=np.int64) for p in parts)]
+    )[order]
+    same_bits = np.concatenate(
+        [np.zeros((0, (t + 7) // 8), np.uint8), *(np.asarray(p.same_bits) for p in parts)]
+    )[order]
+    other_row = np.concatenate(
+        [
+            np.zeros(0, np.int64),
+            *(np.asarray(p.other_row) + s for p, s in zip(parts, starts, strict=True)),
+        ]
+    ).astype(np.int64)
+    other_gt = np.concatenate(
+        [np.zeros((0, t), np.int64), *(np.asarray(p.other_gt, dtype=np.int64) for p in parts)]
+    )
+    # the exception rows where ``order`` picks one, in the new numbering
+    at = np.flatnonzero(np.isin(order, other_row))
+    source = np.searchsorted(other_row, order[at])
+    return {
+        "first_gt": first_gt,
+        "same_bits": same_bits,
+        "other_row": at.astype(np.int64),
+        "other_gt": other_gt[source],
+    }
 
 
 def _coco_result(
@@ -943,7 +1016,10 @@ def evaluate_sharded(
         Equal to ``ioukit.evaluate(gt, <all shards concatenated in order>, ...)``: stats,
         per-class rows, params and arrays (COCO precision/recall/scores). For the COCO and Open
         Images protocols the predictions never leave the workers: ``predictions`` is empty and
-        the COCO ``outcome`` has ``pred_row`` -1 and no matched ground truth or IoU.
+        the COCO ``outcome`` has ``pred_row`` -1 and no IoU (NaN), but its matched ground
+        truths (rows of ``result.ground_truth``) and ground-truth records, so that
+        ``result.resample``, ``result.slice``, :func:`ioukit.bootstrap` and
+        :func:`ioukit.compare` give the numbers they give on ``ioukit.evaluate``'s result.
 
     Raises
     ------
@@ -1044,6 +1120,15 @@ def _renumbered(
     Images are numbered rank by rank (ids 0 .. n-1), or with ``by_image_id`` keep their ids
     and are ordered by them, rows too (which rank held which image does not matter then).
     """
+    gt, pred, _ = _renumbered_rows(parts, by_image_id=by_image_id)
+    return gt, pred
+
+
+def _renumbered_rows(
+    parts: Sequence[tuple[Dataset, Dataset]], *, by_image_id: bool = False
+) -> tuple[Dataset, Dataset, np.ndarray]:
+    """:func:`_renumbered`, and the row in the merged ground truth of each ground-truth row
+    of the parts concatenated in rank order ((sum of len(gt),) int64)."""
     offsets = np.cumsum([0] + [len(g.images) for g, _ in parts])
     n = int(offsets[-1])
     has_size = any(np.isfinite(g.images.widths).any() for g, _ in parts)
@@ -1070,6 +1155,7 @@ def _renumbered(
     offsets_list = [int(o) for o in offsets[:-1]]
     gt = _concat([g for g, _ in parts], images, categories, offsets_list)
     pred = _concat([p for _, p in parts], images, categories, offsets_list)
+    gt_rows = np.arange(len(gt), dtype=np.int64)
     if by_image_id:  # concatenated position -> row in the id-ordered table
         row = np.empty(n, dtype=np.int64)
         row[order] = np.arange(n)
@@ -1077,9 +1163,11 @@ def _renumbered(
         pred = dataclasses.replace(pred, image_index=row[pred.image_index])
         # rows in image-id order too (stable: an image keeps its own order), so that what
         # ranks tied scores by input order (VOC) sees the order of one process on the ids
-        gt = _take(gt, np.argsort(gt.image_index, kind="stable"))
+        gt_order = np.argsort(gt.image_index, kind="stable")
+        gt = _take(gt, gt_order)
         pred = _take(pred, np.argsort(pred.image_index, kind="stable"))
-    return gt, pred
+        gt_rows[gt_order] = np.arange(len(gt), dtype=np.int64)
+    return gt, pred, gt_rows
 
 
 def _check_unique_ids(ids: np.ndarray, order: np.ndarray, offsets: np.ndarray) -> None:
@@ -1168,13 +1256,23 @@ def _merge_ranks(
 
     by_id = _check_same_mode([s.by_image_id for s in states], [len(s.gt.images) for s in states])
     parts = [(s.gt, _empty_predictions(s.gt)) for s in states]
-    gt, _ = _renumbered(parts, by_image_id=by_id)
+    gt, _, gt_rows = _renumbered_rows(parts, by_image_id=by_id)
     cat_ids = np.unique(gt.categories.ids)
     image_ids = np.sort(gt.images.ids)
     offset = 0
+    gt_offset = 0
     partials = []
     for s in states:
         p = s.partial
+        # a rank's matched ground-truth rows (-1: none) to rows of the merged ground truth
+        to_gt = np.append(gt_rows[gt_offset : gt_offset + len(s.gt)], -1)
+        gt_offset += len(s.gt)
+        matches: dict[str, Any] = {}
+        if p.has_matches:
+            matches = {
+                "first_gt": to_gt[np.asarray(p.first_gt, dtype=np.int64)],
+                "other_gt": to_gt[np.asarray(p.other_gt, dtype=np.int64)],
+            }
         # a rank's rows refer to its own sorted category and image ids: to the merged ones
         local = np.unique(s.gt.categories.ids)
         num_pred = np.zeros(cat_ids.size, dtype=np.int64)
@@ -1188,6 +1286,7 @@ def _merge_ranks(
                 category_row=class_rows(cat_ids, local[p.category_row]),
                 image_rank=np.searchsorted(image_ids, local_images),
                 num_pred=num_pred,
+                **matches,
             )
         )
         offset += len(s.gt.images)
@@ -1299,7 +1398,7 @@ def synced_evaluate(
     """Evaluate every rank's images on every rank (what ``Evaluator.compute`` runs).
 
     With ``protocol="coco"`` (any of its similarities) each rank matches its own images
-    and ONE ``all_gather_object`` ships compact :class:`CocoPartial` records (about 25 bytes
+    and ONE ``all_gather_object`` ships compact :class:`CocoPartial` records (about 30 bytes
     per evaluated detection) with the rank's ground truth (for the per-class counts, the
     category table and the image ids); every rank merges them as :func:`evaluate_sharded`
     does. VOC and YOLO (bbox) ship :class:`MatchedPartial` records likewise (their numbers

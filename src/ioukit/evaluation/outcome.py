@@ -99,7 +99,7 @@ class MatchOutcome:
     gt_row : ndarray of int64, shape (G,), or None
         The regular (counted: not crowd, ignore or difficult) ground truths the matcher saw,
         as rows of the ground-truth dataset; None when the outcome was built without them
-        (:meth:`from_dense`, sharded partials). Resampling and slicing read them.
+        (:meth:`from_dense`). Resampling and slicing read them.
     gt_class_row : ndarray of int32, shape (G,), or None
         Accumulation class of each (0 when classes are pooled).
     gt_image_id : ndarray of int64, shape (G,), or None
