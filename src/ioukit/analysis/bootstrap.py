@@ -60,31 +60,32 @@ class ReplicatePlan:
         top = max(protocol.max_dets) if len(protocol.max_dets) else 0
         keep &= (np.asarray(o.rank) < top)[:, None]
         start, end = o.class_bounds()
-        records, cells, flags, sizes = [], [], [], np.zeros(n_k * width, dtype=np.int64)
+        records, flags, sizes = [], [], np.zeros(n_k * width, dtype=np.int64)
         for k in range(n_k):
             block = keep[start[k] : end[k]]
             at, rec = np.nonzero(block.T)  # (area*T + t, record): cell order, then record
             rec = rec + start[k]
             records.append(rec)
-            cells.append(k * width + at)
             flags.append(tp[rec, at])
             sizes[k * width : (k + 1) * width] = block.sum(axis=0)
         ev_record = np.concatenate(records) if records else np.zeros(0, dtype=np.int64)
-        ev_cell = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
         self.ev_tp = np.ascontiguousarray(
             np.concatenate(flags) if flags else np.zeros(0, bool), dtype=np.uint8
         )
         self.ev_end = np.cumsum(sizes).astype(np.int64)
         self.ev_start = (self.ev_end - sizes).astype(np.int64)
-        # tie blocks inside each cell: consecutive events of one tie block
-        tb = self.plan.tie_block[ev_record]
+        # tie blocks inside each cell: consecutive events of one tie block (the few events
+        # in a tie block are looked at alone)
         ev_block = np.ones(len(ev_record), dtype=np.int32)
-        if len(ev_record) and (tb >= 0).any():
-            head = np.ones(len(ev_record), dtype=bool)
-            head[1:] = (tb[1:] < 0) | (tb[1:] != tb[:-1]) | (ev_cell[1:] != ev_cell[:-1])
+        tied = np.flatnonzero(self.plan.tie_block[ev_record] >= 0)
+        if tied.size:
+            tb = self.plan.tie_block[ev_record[tied]]
+            cell = np.searchsorted(self.ev_end, tied, side="right")
+            head = np.ones(tied.size, dtype=bool)
+            head[1:] = (tied[1:] != tied[:-1] + 1) | (tb[1:] != tb[:-1]) | (cell[1:] != cell[:-1])
             first = np.flatnonzero(head)
-            length = np.diff(np.append(first, len(ev_record)))
-            ev_block[first] = np.where(tb[first] >= 0, length, 1).astype(np.int32)
+            length = np.diff(np.append(first, tied.size))
+            ev_block[tied[first]] = length.astype(np.int32)
         self.ev_block = ev_block
         # regular ground truths per (image, cell k * A + a): image, cell, count (E,) each
         gt_cls = np.asarray(o.gt_class_row, dtype=np.int64)
@@ -350,7 +351,7 @@ def bootstrap(
         The draws themselves (image multiplicities over the image ids in increasing order),
         in place of the seeded ones.
     threads : bool or int, optional
-        OpenMP threads sharing each replicate's classes (default: the CPU count).
+        OpenMP threads sharing the replicates, 8 at a time (default: the CPU count).
 
     Returns
     -------
