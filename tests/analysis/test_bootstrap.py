@@ -53,6 +53,28 @@ def test_replicates_equal_resample_bit_for_bit(seed: int) -> None:
     assert np.array_equal(one.replicates[0], b.replicates[2])
 
 
+@pytest.mark.parametrize(
+    "options", [{}, {"max_dets": (1, 2, 3, 5), "compat": "pycocotools"}], ids=["coco", "levels"]
+)
+def test_batched_replicates_equal_resample_bit_for_bit(options: dict[str, Any]) -> None:
+    # more replicates than one batch (32) and than one group of lanes (8), a partial last
+    # group, heavy multiplicities (tie blocks repeated) and two threads; with four max-dets
+    # levels under compat="pycocotools", AP50/AP75 and the size rows read max_dets[2] = 3,
+    # a level below the last (a walk of its own per cell)
+    gt, res = _data(4, score_levels=3, fp_per_image=9.0)
+    r = ioukit.evaluate(gt, res, **options)
+    draws = np.random.default_rng(4).integers(0, 5, size=(37, 30))
+    draws[3] = 0
+    draws[5] = 1
+    b = bootstrap(r, n=37, counts=draws, threads=2)
+    for i in range(37):
+        want = resample(r, _as_table_order(r, draws[i]))
+        assert np.array_equal(b.replicates[i], np.array(list(want.stats.values()))), i
+        ap = np.array([c["AP"] for c in want.per_class])
+        assert np.array_equal(b.class_replicates[i], ap), i
+    assert np.array_equal(b.replicates[5], np.array(list(r.stats.values())))
+
+
 def test_seeded_and_reproducible() -> None:
     gt, res = _data(2)
     r = ioukit.evaluate(gt, res)

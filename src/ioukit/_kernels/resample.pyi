@@ -2,14 +2,13 @@
 import numpy as np
 
 def thread_count(threads: bool | int | None = None) -> int: ...
-def accumulate_weighted(
+def accumulate_batch(
     ev_start: np.ndarray,
     ev_end: np.ndarray,
-    ev_record: np.ndarray,
+    ev_image: np.ndarray,
+    ev_rank: np.ndarray,
     ev_tp: np.ndarray,
     ev_block: np.ndarray,
-    rec_image: np.ndarray,
-    rec_rank: np.ndarray,
     weights: np.ndarray,
     npig: np.ndarray,
     max_dets: np.ndarray,

@@ -3,7 +3,7 @@
 A replicate draws the images with replacement (``numpy.random.default_rng(seed)``,
 multinomial counts over the images: a true multiplicity bootstrap, an image drawn twice
 counts twice) and re-accumulates the one match outcome with those multiplicities
-(:func:`ioukit._kernels.resample.accumulate_weighted`): the numbers of replicate ``b`` are
+(:func:`ioukit._kernels.resample.accumulate_batch`): the numbers of replicate ``b`` are
 those of :func:`ioukit.analysis.resample.resample` with its counts, bit for bit, at the cost
 of an accumulation, without a re-match. hotcoco's ``compare(..., n_bootstrap=...)``
 instead keeps each drawn image once (about 63 % of the images per sample), which is a
@@ -56,36 +56,45 @@ class ReplicatePlan:
         width = n_a * n_t
         tp = np.unpackbits(o.tp_bits, axis=1, count=width).astype(bool)
         keep = ~np.unpackbits(o.ignored_bits, axis=1, count=width).astype(bool)
+        # a record ranked at or beyond the largest max-dets never counts: left out
+        top = max(protocol.max_dets) if len(protocol.max_dets) else 0
+        keep &= (np.asarray(o.rank) < top)[:, None]
         start, end = o.class_bounds()
-        records, cells, flags, sizes = [], [], [], np.zeros(n_k * width, dtype=np.int64)
+        records, flags, sizes = [], [], np.zeros(n_k * width, dtype=np.int64)
         for k in range(n_k):
             block = keep[start[k] : end[k]]
             at, rec = np.nonzero(block.T)  # (area*T + t, record): cell order, then record
             rec = rec + start[k]
             records.append(rec)
-            cells.append(k * width + at)
             flags.append(tp[rec, at])
             sizes[k * width : (k + 1) * width] = block.sum(axis=0)
         ev_record = np.concatenate(records) if records else np.zeros(0, dtype=np.int64)
-        ev_cell = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
         self.ev_tp = np.ascontiguousarray(
             np.concatenate(flags) if flags else np.zeros(0, bool), dtype=np.uint8
         )
         self.ev_end = np.cumsum(sizes).astype(np.int64)
         self.ev_start = (self.ev_end - sizes).astype(np.int64)
-        # tie blocks inside each cell: consecutive events of one tie block
-        tb = self.plan.tie_block[ev_record]
+        # tie blocks inside each cell: consecutive events of one tie block (the few events
+        # in a tie block are looked at alone)
         ev_block = np.ones(len(ev_record), dtype=np.int32)
-        if len(ev_record) and (tb >= 0).any():
-            head = np.ones(len(ev_record), dtype=bool)
-            head[1:] = (tb[1:] < 0) | (tb[1:] != tb[:-1]) | (ev_cell[1:] != ev_cell[:-1])
+        tied = np.flatnonzero(self.plan.tie_block[ev_record] >= 0)
+        if tied.size:
+            tb = self.plan.tie_block[ev_record[tied]]
+            cell = np.searchsorted(self.ev_end, tied, side="right")
+            head = np.ones(tied.size, dtype=bool)
+            head[1:] = (tied[1:] != tied[:-1] + 1) | (tb[1:] != tb[:-1]) | (cell[1:] != cell[:-1])
             first = np.flatnonzero(head)
-            length = np.diff(np.append(first, len(ev_record)))
-            ev_block[first] = np.where(tb[first] >= 0, length, 1).astype(np.int32)
+            length = np.diff(np.append(first, tied.size))
+            ev_block[tied[first]] = length.astype(np.int32)
         self.ev_block = ev_block
-        self.ev_record = ev_record.astype(np.int32)
-        self.rec_image = self.plan.record_image.astype(np.int32)
-        self.rec_rank = np.ascontiguousarray(o.rank, dtype=np.int32)
+        # regular ground truths per (image, cell k * A + a): image, cell, count (E,) each
+        gt_cls = np.asarray(o.gt_class_row, dtype=np.int64)
+        g_at, a_at = np.nonzero(np.asarray(o.gt_in_range, dtype=bool))
+        key = self.plan.gt_image[g_at] * (n_k * n_a) + gt_cls[g_at] * n_a + a_at
+        uniq, count = np.unique(key, return_counts=True)
+        self.gt_table = (uniq // (n_k * n_a), uniq % (n_k * n_a), count.astype(np.float64))
+        self.ev_image = np.ascontiguousarray(self.plan.record_image[ev_record], dtype=np.int32)
+        self.ev_rank = np.ascontiguousarray(np.asarray(o.rank)[ev_record], dtype=np.int32)
         self.max_dets = np.array(protocol.max_dets, dtype=np.int64)
         self.recall_thresholds = np.array(protocol.recall_thresholds, dtype=np.float64)
         self.levels = sorted(
@@ -101,37 +110,62 @@ class ReplicatePlan:
         """I: the images a replicate draws from."""
         return len(self.plan.sorted_ids)
 
-    def stats(self, counts: np.ndarray, *, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """(S,) stats in the protocol's order and (K,) per-class AP of the replicate with
-        image multiplicities ``counts`` (I,); -1 where there is no data."""
+    def stats(self, draws: np.ndarray, *, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """(B, S) stats in the protocol's order and (B, K) per-class AP of the replicates
+        with image multiplicities ``draws`` (B, I); -1 where there is no data."""
+        draws = np.ascontiguousarray(draws, dtype=np.int64)
         n_t, n_r, n_k, n_a = self.shape
-        npig = self.plan.gt_count(counts)
-        precision = np.full((n_t, n_r, n_k, n_a, len(self.levels)), -1.0)
-        recall = np.full((n_t, n_k, n_a, len(self.max_dets)), -1.0)
-        kernels.accumulate_weighted(
-            self.ev_start,
-            self.ev_end,
-            self.ev_record,
-            self.ev_tp,
-            self.ev_block,
-            self.rec_image,
-            self.rec_rank,
-            np.ascontiguousarray(counts, dtype=np.int64),
-            npig,
-            self.max_dets,
-            self.slot,
-            self.recall_thresholds,
-            precision,
-            recall,
-            threads,
-        )
-        has_gt = npig > 0
+        n_b = draws.shape[0]
+        values = np.empty((n_b, len(self.specs)))
+        per_class = np.empty((n_b, n_k))
         p = self.protocol
-        values = np.array([p._value(s, precision, recall, self.levels, has_gt) for s in self.specs])
-        per_class = np.asarray(
-            p._value(self.specs[0], precision, recall, self.levels, has_gt, per_class=True)
-        )
+        for lo in range(0, n_b, _BATCH):
+            batch = draws[lo : lo + _BATCH]
+            npig = self.gt_counts(batch)
+            precision = np.full((len(batch), n_t, n_r, n_k, n_a, len(self.levels)), -1.0)
+            recall = np.full((len(batch), n_t, n_k, n_a, len(self.max_dets)), -1.0)
+            kernels.accumulate_batch(
+                self.ev_start,
+                self.ev_end,
+                self.ev_image,
+                self.ev_rank,
+                self.ev_tp,
+                self.ev_block,
+                batch,
+                npig,
+                self.max_dets,
+                self.slot,
+                self.recall_thresholds,
+                precision,
+                recall,
+                threads,
+            )
+            has_gt = npig > 0
+            for j in range(len(batch)):
+                pj, rj = precision[j], recall[j]
+                values[lo + j] = [p._value(s, pj, rj, self.levels, has_gt[j]) for s in self.specs]
+                per_class[lo + j] = p._value(
+                    self.specs[0], pj, rj, self.levels, has_gt[j], per_class=True
+                )
         return values, per_class
+
+    def gt_counts(self, draws: np.ndarray) -> np.ndarray:
+        """(B, K, A) int64: each replicate's regular ground truths per class and area
+        range (``ResamplePlan.gt_count`` of each row of ``draws`` (B, I)).
+
+        From the (image, cell, count) table of regular ground truths: integer sums in
+        float64 below 2**53, exact in any order.
+        """
+        n_k, n_a = self.plan.outcome.gt_count.shape
+        n_b, width = len(draws), n_k * n_a
+        image, cell, count = self.gt_table
+        index = (np.arange(n_b, dtype=np.int64)[:, None] * width + cell[None, :]).ravel()
+        weights = (np.asarray(draws, dtype=np.float64)[:, image] * count[None, :]).ravel()
+        total = np.bincount(index, weights=weights, minlength=n_b * width)[: n_b * width]
+        return np.rint(total).astype(np.int64).reshape(n_b, n_k, n_a)
+
+
+_BATCH = 32  # replicates accumulated together (4 groups of 8 lanes)
 
 
 def _level(protocol: COCOProtocol, spec: Any) -> int:
@@ -274,13 +308,17 @@ def _class_ap(result: EvaluationResult, n_k: int) -> np.ndarray:
 def _jackknife(plan: ReplicatePlan, threads: int) -> tuple[np.ndarray, np.ndarray]:
     n_i = plan.n_images
     stats, classes = [], []
-    for i in range(n_i):
-        counts = np.ones(n_i, dtype=np.int64)
-        counts[i] = 0
+    for lo in range(0, n_i, _BATCH):
+        rows = np.arange(lo, min(lo + _BATCH, n_i))
+        counts = np.ones((len(rows), n_i), dtype=np.int64)
+        counts[np.arange(len(rows)), rows] = 0
         s, c = plan.stats(counts, threads=threads)
         stats.append(s)
         classes.append(c)
-    return np.array(stats), np.array(classes)
+    n_s, n_k = len(plan.specs), plan.shape[2]
+    if not stats:
+        return np.zeros((0, n_s)), np.zeros((0, n_k))
+    return np.concatenate(stats), np.concatenate(classes)
 
 
 def bootstrap(
@@ -313,7 +351,7 @@ def bootstrap(
         The draws themselves (image multiplicities over the image ids in increasing order),
         in place of the seeded ones.
     threads : bool or int, optional
-        OpenMP threads sharing each replicate's classes (default: the CPU count).
+        OpenMP threads sharing the replicates, 8 at a time (default: the CPU count).
 
     Returns
     -------
@@ -342,13 +380,7 @@ def bootstrap(
     if draws is None:
         draws = _draws(plan.n_images, n, seed)
     t = kernels.thread_count(threads)
-    reps, class_reps = [], []
-    for b in range(draws.shape[0]):
-        s, c = plan.stats(draws[b], threads=t)
-        reps.append(s)
-        class_reps.append(c)
-    replicates = np.array(reps)
-    class_replicates = np.array(class_reps)
+    replicates, class_replicates = plan.stats(draws, threads=t)
     n_k = plan.shape[2]
     class_estimate = _class_ap(result, n_k)
     jack = _jackknife(plan, t) if method == "bca" else (None, None)
@@ -632,14 +664,10 @@ def compare(
         )
     draws = _draws(plan_a.n_images, n, seed)
     threads_n = kernels.thread_count(threads)
-    deltas, class_deltas = [], []
-    for b in range(n):
-        sa, ca = plan_a.stats(draws[b], threads=threads_n)
-        sb, cb = plan_b.stats(draws[b], threads=threads_n)
-        deltas.append(np.where((sa == -1.0) | (sb == -1.0), np.nan, sb - sa))
-        class_deltas.append(np.where((ca == -1.0) | (cb == -1.0), np.nan, cb - ca))
-    d = np.array(deltas)
-    cd = np.array(class_deltas)
+    sa, ca = plan_a.stats(draws, threads=threads_n)
+    sb, cb = plan_b.stats(draws, threads=threads_n)
+    d = np.where((sa == -1.0) | (sb == -1.0), np.nan, sb - sa)
+    cd = np.where((ca == -1.0) | (cb == -1.0), np.nan, cb - ca)
     n_k = plan_a.shape[2]
     ka, kb = _class_ap(result_a, n_k), _class_ap(result_b, n_k)
     delta = np.where((est_a == -1.0) | (est_b == -1.0), np.nan, est_b - est_a)
