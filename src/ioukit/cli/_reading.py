@@ -21,7 +21,7 @@ from ioukit.io._build import companion_inputs, find_class_file, sideways_images
 from ioukit.io._ultralytics_json import read_yolo_val_json
 from ioukit.io._yolo_folder import pixel_index_line, sibling_images
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
-from ioukit.io.formats import box_formats
+from ioukit.io.formats import box_formats, file_format
 from ioukit.report import escape_text
 
 __all__ = [
@@ -102,12 +102,21 @@ def read_ground_truth_arg(args: argparse.Namespace) -> Any:
     When it cannot be read and looks like predictions (a COCO results list, text lines with a
     confidence), the message ends with a hint that ``--gt`` and ``--pred`` may be swapped.
     """
+    images_dir = args.images
+    if images_dir is not None and getattr(args, "html", None):
+        # COCO and VOC files give their own sizes: --images is then the report's pictures
+        try:
+            fmt = args.gt_format if args.gt_format != "auto" else detect_format(args.gt)
+        except (DataFormatError, OSError):
+            fmt = None  # the read below names the problem
+        if fmt is not None and file_format(fmt).sizes_in_file:
+            images_dir = None
     try:
         return read_ground_truth(
             args.gt,
             format=args.gt_format,
             image_size=args.image_size,
-            images_dir=args.images,
+            images_dir=images_dir,
             classes=args.classes,
             box_format=args.txt_box_format,
             one_based=args.voc_one_based,

@@ -240,8 +240,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--html",
         metavar="OUT",
-        help="write a self-contained HTML report (curves, confusion, errors, boxes; with "
-        "--images: the images, embedded when Pillow is installed)",
+        help="write a self-contained HTML report (curves, confusion, calibration, label-error "
+        "candidates, boxes; with --images: the images, found by file stem, embedded when "
+        "Pillow is installed; COCO/VOC ground truth too)",
+    )
+    parser.add_argument(
+        "--html-bootstrap",
+        type=int,
+        default=0,
+        metavar="N",
+        help="--html: bootstrap intervals of the stats and per-class AP from N replicates "
+        "(default 0: none)",
     )
     parser.add_argument(
         "--skip-unknown",
@@ -487,7 +496,13 @@ def _run(args: argparse.Namespace) -> int:
         if getattr(args, "html", None):
             from ioukit.report.html import html_text
 
-            page = html_text(result, images=args.images, output=args.html, errors=args.errors)
+            page = html_text(
+                result,
+                images=args.images,
+                output=args.html,
+                errors=args.errors,
+                bootstrap=args.html_bootstrap,
+            )
             plan.write_text("--html", page)
         if args.plots:
             from ioukit.plots import write_plots
