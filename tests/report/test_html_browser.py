@@ -210,6 +210,13 @@ def test_class_confusion_cells_list_their_objects(shared: Any) -> None:
             rows,
         )
         assert set(classes) == {j if i == k else i}
+        if i != k and j != k:  # each item also frames the object of the other class it took
+            first = page.locator("#gallery [data-item]").first
+            assert first.locator("rect.box.focus").count() == 2
+            names = page.evaluate(
+                "JSON.parse(document.getElementById('report-data').textContent).class_names"
+            )
+            assert f"on ground truth {names[j]} (class-agnostic match)" in first.inner_text()
     page.click("#gallery-clear")
 
 

@@ -781,6 +781,8 @@ JS = _page(r"""
     // the object(s) a gallery item is about: [kind, row, candidate's gt row or -1]
     if (kind === "i") return null;
     if (kind === "l") return ["p", LE.p[i], LE.g[i]];
+    // a prediction of a class-agnostic cell: the ground truth it took, too
+    if (kind === "p" && S.sel && S.cm === "agnostic" && AGP[i] >= 0) return ["p", i, AGP[i]];
     return [kind, i, -1];
   }
   function imageOf(kind, i) {
@@ -796,7 +798,9 @@ JS = _page(r"""
       return parts.join(" \u00b7 ");
     }
     const img = kind === "p" ? P.img[i] : G.img[i];
-    return boxTitle(kind, i) + " \u00b7 " + D.images.stem[img];
+    const took = kind === "p" && S.sel && S.cm === "agnostic" && AGP[i] >= 0 ?
+      " \u00b7 on ground truth " + clsName(G.cls[AGP[i]]) + " (class-agnostic match)" : "";
+    return boxTitle(kind, i) + took + " \u00b7 " + D.images.stem[img];
   }
   function renderItem(kind, i) {
     const {svg, counts} = drawImage(imageOf(kind, i), focusOf(kind, i), false);
