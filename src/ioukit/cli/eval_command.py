@@ -74,6 +74,7 @@ __all__ = [
     "sideways_note",
     "sizes_note",
     "stdin_inputs",
+    "stdout_output",
 ]
 
 _HELP = """\
@@ -233,7 +234,11 @@ def register(subparsers: Any) -> None:
         help="write {protocol, stats, per_class, params}; '-': print it on stdout instead of "
         "the text report",
     )
-    parser.add_argument("--csv", metavar="OUT", help="write the per-class table")
+    parser.add_argument(
+        "--csv",
+        metavar="OUT",
+        help="write the per-class table; '-': print it on stdout instead of the text report",
+    )
     parser.add_argument(
         "--plots", metavar="DIR", help="write PR, F1, confusion and IoU figures (PNG)"
     )
@@ -263,7 +268,10 @@ def register(subparsers: Any) -> None:
         help="TIDE error analysis at IoU 0.5 (protocol coco); with --plots also tide.png",
     )
     parser.add_argument(
-        "--per-image", metavar="OUT", help="write per-image TP/FP/FN, AP, mean IoU (CSV)"
+        "--per-image",
+        metavar="OUT",
+        help="write per-image TP/FP/FN, AP, mean IoU (CSV); '-': print it on stdout instead of "
+        "the text report",
     )
     parser.add_argument(
         "--label-errors",
@@ -391,14 +399,17 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     """``ioukit eval`` once the inputs are files."""
     plan = OutputPlan(inputs=input_paths(args), force=args.force)
-    # the JSON document on stdout instead of the text report: --format json, or --json -
-    to_stdout = args.json == "-" or args.format == "json"
-    json_path = None if args.json == "-" else args.json
+    # one output on stdout instead of the text report: --format json or --json -, --csv -,
+    # --per-image -
+    on_stdout = stdout_output(args)
+    to_stdout = on_stdout in ("--json", "--format json")
+    json_path = _file(args.json)
+    csv_path = _file(args.csv)
     plan.add_file("--json", json_path)
-    plan.add_file("--csv", args.csv)
+    plan.add_file("--csv", csv_path)
     plan.add_folder("--plots", args.plots)
     per_image_path = getattr(args, "per_image", None)
-    plan.add_file("--per-image", per_image_path)
+    plan.add_file("--per-image", _file(per_image_path))
     plan.add_file("--html", getattr(args, "html", None))
     plan.add_file("--label-errors", getattr(args, "label_errors", None))
     if getattr(args, "errors", False) and args.protocol != "coco":
@@ -425,7 +436,7 @@ def _run(args: argparse.Namespace) -> int:
     # ioukit.evaluate would refuse them (before any file is read)
     options: dict[str, Any] = protocol_options(args, args.protocol, iou_type)
     if args.workers is not None:
-        return _report_sharded(args, plan, evaluate_shards(args, options), to_stdout)
+        return _report_sharded(args, plan, evaluate_shards(args, options), on_stdout)
     with enabled_progress(progress_enabled(args)):
         if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
             if args.skip_unknown:
@@ -487,9 +498,9 @@ def _run(args: argparse.Namespace) -> int:
     with plan:
         if document_text is not None and json_path is not None:
             plan.write_text("--json", document_text)
-        if args.csv:
+        if csv_path is not None:
             plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
-        if per_image_table is not None:
+        if per_image_table is not None and per_image_path != "-":
             plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
         if candidates is not None:
             plan.write_bytes("--label-errors", candidates.csv_bytes())
@@ -513,9 +524,15 @@ def _run(args: argparse.Namespace) -> int:
                 analysis.plot(folder / "tide.png")
                 files = [*files, folder / "tide.png"]
     notes = "" if args.quiet else format_findings(result.trust_notes())  # provenance, floors
-    if to_stdout:
-        assert document_text is not None
-        say(document_text.rstrip("\n"))
+    if on_stdout is not None:
+        if to_stdout:
+            assert document_text is not None
+            say(document_text.rstrip("\n"))
+        elif on_stdout == "--csv":
+            say(csv_bytes(_table(args, result.per_class, csv=True)).decode("utf-8").rstrip("\n"))
+        else:
+            assert per_image_table is not None
+            say(csv_bytes(per_image_table.rows()).decode("utf-8").rstrip("\n"))
         if notes:
             print(notes, file=sys.stderr)
         if args.plots and not args.quiet:
@@ -546,20 +563,23 @@ def _run(args: argparse.Namespace) -> int:
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
 
 
-def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout: bool) -> int:
+def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, on_stdout: str | None) -> int:
     """Outputs and report of a sharded evaluation (no diagnostics: the predictions stayed on
     the workers)."""
     with plan:
-        if args.json and args.json != "-":
+        if _file(args.json) is not None:
             plan.write_text("--json", json_text(_document(args, result)))
-        if args.csv:
+        if _file(args.csv) is not None:
             plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
     if not args.quiet:
         print(
             "note: --workers: diagnostics are skipped (the predictions stay on the workers)",
             file=sys.stderr,
         )
-    if to_stdout:
+    if on_stdout == "--csv":
+        say(csv_bytes(_table(args, result.per_class, csv=True)).decode("utf-8").rstrip("\n"))
+        return 0
+    if on_stdout is not None:
         say(json_text(_document(args, result)).rstrip("\n"))
         return 0
     say(result.summary())
@@ -569,6 +589,31 @@ def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, to_stdout:
 
 
 _YOLO_VAL = ("precision", "recall", "mAP50", "mAP50-95")
+
+
+def stdout_output(args: argparse.Namespace) -> str | None:
+    """The output printed on stdout instead of the text report (``-`` as its file name, or
+    ``--format json``), or None; more than one is refused before any work.
+
+    >>> stdout_output(argparse.Namespace(json=None, csv="-", per_image=None, format="text"))
+    '--csv'
+    """
+    given = (("--json", args.json), ("--csv", args.csv), ("--per-image", args.per_image))
+    dashes = [option for option, value in given if value == "-"]
+    if args.format == "json" and "--json" not in dashes:
+        dashes.insert(0, "--format json")
+    if len(dashes) > 1:
+        shown = ", ".join(d if d.startswith("--format") else f"{d} -" for d in dashes)
+        raise ParameterError(
+            f"{shown}: expected at most one output on stdout, got {len(dashes)} (write the "
+            "others to files)"
+        )
+    return dashes[0] if dashes else None
+
+
+def _file(path: str | None) -> str | None:
+    """An output's file name; None for none or ``-`` (stdout)."""
+    return None if path in (None, "-") else path
 
 
 def _text_report(args: argparse.Namespace, result: Any, gt: Any) -> str:
