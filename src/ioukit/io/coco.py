@@ -154,7 +154,7 @@ def _describe(value: object) -> str:
 def _record_error(
     records: Sequence[Any], label: str, section: str, key: str, kind: str, offset: int = 0
 ) -> None:
-    """Walk ``records`` and raise a precise error for the first bad ``key`` (kind: int|num|bbox).
+    """Walk ``records`` and raise a precise error for the first bad ``key`` (kind: int|num|box).
 
     ``offset`` is the index of ``records[0]`` in the whole file (chunked parsing).
     """
@@ -165,7 +165,7 @@ def _record_error(
         if key not in rec:
             raise DataFormatError(f"{where}.{key}: missing")
         value = rec[key]
-        if kind == "bbox":
+        if kind == "box":  # four numbers
             if not isinstance(value, list | tuple):
                 raise DataFormatError(f"{where}.bbox: expected 4 numbers, got {_describe(value)}")
             if len(value) != 4:
@@ -291,7 +291,7 @@ def _bbox_column(records: Sequence[Any], label: str, section: str, offset: int =
                 raise TypeError("bbox")
             flat = np.fromiter(chain.from_iterable(lists), dtype=np.float64, count=4 * n)
         except (KeyError, TypeError, ValueError):
-            _record_error(records, label, section, "bbox", "bbox", offset)
+            _record_error(records, label, section, "bbox", "box", offset)
             raise  # pragma: no cover
         boxes = flat.reshape(n, 4)
     _check_boxes(boxes, label, section, offset)

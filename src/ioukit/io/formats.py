@@ -73,6 +73,18 @@ class FileFormat:
         The written files carry the class names (COCO, VOC, DOTA); YOLO writes indices.
     single_file : bool
         It is written as one file (COCO JSON); the others as a folder.
+    label : str
+        Its name in messages (``"YOLO OBB"``); default: the name in capitals.
+    leaves_out : frozenset of str
+        Ground-truth flags (``crowd``, ``ignore``, ``difficult``) whose rows its writer leaves
+        out (the format has no such flag and the box would count as an object to find).
+    drops : frozenset of str
+        Ground-truth flags its writer drops, writing the rows as ordinary boxes.
+    clips_to_image : bool
+        Normalized ``cx cy w h``: a box whose centre or size lies outside the image is
+        clipped to it.
+    holds_masks : bool
+        It writes masks (``segmentation``).
     """
 
     name: str
@@ -86,6 +98,15 @@ class FileFormat:
     oriented: bool = False
     names_classes: bool = True
     single_file: bool = False
+    label: str = ""
+    leaves_out: frozenset[str] = frozenset()
+    drops: frozenset[str] = frozenset()
+    clips_to_image: bool = False
+    holds_masks: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name.upper().replace("_", " "))
 
     def function(self, attribute: str) -> Callable[..., Any]:
         """The function named by ``attribute`` (``"ground_truth"``, ``"predictions"``,
@@ -132,6 +153,7 @@ _BOX_FORMATS: dict[str, FileFormat] = {
             frozenset({"unknowns"}),
             sizes_in_file=True,
             single_file=True,
+            holds_masks=True,
         ),
         FileFormat(
             "yolo",
@@ -142,6 +164,8 @@ _BOX_FORMATS: dict[str, FileFormat] = {
             _IMAGES,
             frozenset({"classes", "unknowns"}),
             names_classes=False,
+            leaves_out=frozenset({"crowd", "ignore", "difficult"}),
+            clips_to_image=True,
         ),
         FileFormat(
             "voc",
@@ -152,6 +176,7 @@ _BOX_FORMATS: dict[str, FileFormat] = {
             frozenset({"classes", "one_based"}),
             frozenset({"one_based", "unknowns"}),
             sizes_in_file=True,
+            drops=frozenset({"ignore"}),
         ),
         FileFormat(
             "txt",
@@ -171,6 +196,7 @@ _BOX_FORMATS: dict[str, FileFormat] = {
             frozenset({"classes", "images_dir"}),
             frozenset({"unknowns"}),
             oriented=True,
+            drops=frozenset({"crowd", "ignore"}),
         ),
         FileFormat(
             "yolo_obb",
@@ -182,6 +208,9 @@ _BOX_FORMATS: dict[str, FileFormat] = {
             frozenset({"classes", "unknowns"}),
             oriented=True,
             names_classes=False,
+            label="YOLO OBB",
+            leaves_out=frozenset({"crowd", "ignore"}),
+            drops=frozenset({"difficult"}),
         ),
         FileFormat(
             "coco_rotated",
