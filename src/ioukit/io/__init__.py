@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from ioukit._renamed import renamed_keyword
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._text import check_exists, iter_records, read_text
@@ -255,8 +256,9 @@ def read_ground_truth(
     image_size: str | Sequence[float] | None = None,
     images_dir: str | os.PathLike[str] | None = None,
     classes: ClassSource = None,
-    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    fmt: Literal["xywh", "xyxy", "cxcywh"] | None = None,
     one_based: bool = False,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
 ) -> Dataset:
     """Read a ground-truth dataset in any supported format.
 
@@ -272,10 +274,13 @@ def read_ground_truth(
         Images matched by stem whose headers give the sizes (read without decoding).
     classes : path, list of str or mapping, optional
         ``classes.txt``, ``data.yaml`` or names (YOLO, VOC, txt).
-    box_format : {"xywh", "xyxy", "cxcywh"}, optional
-        Plain txt only: the four numbers of a line.
+    fmt : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only: the box format of the four numbers of a line (``format`` is the file
+        format). The old name ``box_format`` still works with a DeprecationWarning.
     one_based : bool
         VOC only: shift 1-based pixel indices to 0-based continuous coordinates.
+    box_format : str, optional
+        Deprecated name of ``fmt``.
 
     Returns
     -------
@@ -298,39 +303,40 @@ def read_ground_truth(
     ('cat',)
     """
     p = check_exists(path, "ground truth")
-    fmt = _check_format(format, p)
-    if fmt in {"coco", "voc"}:
+    fmt = renamed_keyword("ioukit.io.read_ground_truth", "box_format", "fmt", box_format, fmt, None)
+    kind = _check_format(format, p)
+    if kind in {"coco", "voc"}:
         given = "image_size" if image_size is not None else "images_dir"
         if image_size is not None or images_dir is not None:
             raise DataFormatError(
                 f"{given} (--image-size/--images): only for YOLO or relative txt ground truth; "
-                f"{p} is {fmt.upper()}, whose image sizes come from the file itself"
+                f"{p} is {kind.upper()}, whose image sizes come from the file itself"
             )
-    if fmt == "coco":
+    if kind == "coco":
         from ioukit.io.coco import read_coco_ground_truth
 
         dataset = read_coco_ground_truth(p)
         _check_unique_ids(dataset, p)
         return dataset
-    if fmt == "yolo":
+    if kind == "yolo":
         from ioukit.io.yolo import read_yolo_ground_truth
 
         return read_yolo_ground_truth(
             p, image_size=image_size, images_dir=images_dir, classes=classes
         )
-    if fmt == "voc":
+    if kind == "voc":
         from ioukit.io.voc import read_voc_ground_truth
 
         return read_voc_ground_truth(p, classes=classes, one_based=one_based)
-    if fmt == "coco_rotated":
+    if kind == "coco_rotated":
         from ioukit.io.coco_rotated import read_coco_rotated_ground_truth
 
         return read_coco_rotated_ground_truth(p)
-    if fmt == "dota":
+    if kind == "dota":
         from ioukit.io.dota import read_dota_ground_truth
 
         return read_dota_ground_truth(p, classes=classes, images_dir=images_dir)
-    if fmt == "yolo_obb":
+    if kind == "yolo_obb":
         from ioukit.io.yolo_obb import read_yolo_obb_ground_truth
 
         return read_yolo_obb_ground_truth(
@@ -339,7 +345,7 @@ def read_ground_truth(
     from ioukit.io.plain_txt import read_txt_ground_truth
 
     return read_txt_ground_truth(
-        p, box_format=box_format, image_size=image_size, images_dir=images_dir, classes=classes
+        p, fmt=fmt, image_size=image_size, images_dir=images_dir, classes=classes
     )
 
 
@@ -381,9 +387,10 @@ def read_predictions(
     *,
     format: Format = "auto",
     classes: ClassSource = None,
-    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    fmt: Literal["xywh", "xyxy", "cxcywh"] | None = None,
     one_based: bool = False,
     unknowns: Unknowns | None = None,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
 ) -> Dataset:
     """Read predictions in any supported format against a ground truth.
 
@@ -399,13 +406,16 @@ def read_predictions(
     format : {"auto", "coco", "yolo", "voc", "txt"}
     classes : path, list of str or mapping, optional
         Names of integer class labels of the predictions.
-    box_format : {"xywh", "xyxy", "cxcywh"}, optional
-        Plain txt only.
+    fmt : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only: the box format (``box_format``, its old name, still works with a
+        DeprecationWarning).
     one_based : bool
         VOC only.
     unknowns : Unknowns, optional
         When given, predictions for images or classes the ground truth lacks are counted here
         and left out (for diagnostics) instead of raising.
+    box_format : str, optional
+        Deprecated name of ``fmt``.
 
     Returns
     -------
@@ -425,18 +435,19 @@ def read_predictions(
     (1, {'dog': 1})
     """
     p = check_exists(path, "predictions")
-    fmt = _check_format(format, p)
-    if fmt == "coco":
+    fmt = renamed_keyword("ioukit.io.read_predictions", "box_format", "fmt", box_format, fmt, None)
+    kind = _check_format(format, p)
+    if kind == "coco":
         if unknowns is not None:
             return _coco_results_lenient(p, ground_truth, unknowns)
         from ioukit.io.coco import read_coco_results
 
         return read_coco_results(p, ground_truth)
-    if fmt == "yolo":
+    if kind == "yolo":
         from ioukit.io.yolo import read_yolo_predictions
 
         return read_yolo_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
-    if fmt == "voc":
+    if kind == "voc":
         from ioukit.io.voc import DETECTION_FILE, read_voc_detections, read_voc_predictions
 
         if p.is_dir():
@@ -456,23 +467,21 @@ def read_predictions(
                 f"{p}: expected a devkit detection file comp4_det_test_<class>.txt"
             )
         return read_voc_detections(p, ground_truth, one_based=one_based, unknowns=unknowns)
-    if fmt == "coco_rotated":
+    if kind == "coco_rotated":
         from ioukit.io.coco_rotated import read_coco_rotated_results
 
         return read_coco_rotated_results(p, ground_truth)
-    if fmt == "dota":
+    if kind == "dota":
         from ioukit.io.dota import read_dota_predictions
 
         return read_dota_predictions(p, ground_truth, unknowns=unknowns)
-    if fmt == "yolo_obb":
+    if kind == "yolo_obb":
         from ioukit.io.yolo_obb import read_yolo_obb_predictions
 
         return read_yolo_obb_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
     from ioukit.io.plain_txt import read_txt_predictions
 
-    return read_txt_predictions(
-        p, ground_truth, box_format=box_format, classes=classes, unknowns=unknowns
-    )
+    return read_txt_predictions(p, ground_truth, fmt=fmt, classes=classes, unknowns=unknowns)
 
 
 def write_dataset(

@@ -183,12 +183,16 @@ def test_oks_area_box_equals_xtcocotools_itself() -> None:
             e.evaluate()
             e.accumulate()
             e.summarize()
-        _compare(ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box"), e, "xtcocotools")
+        _compare(
+            ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box"), e, "xtcocotools"
+        )
 
 
 def test_range_area_is_checked() -> None:
     gt, results = make_keypoint_set(2, seed=1)
-    with pytest.raises(ParameterError, match="range_area: expected 'oks' or 'annotation', got 'box'"):
+    with pytest.raises(
+        ParameterError, match="range_area: expected 'oks' or 'annotation', got 'box'"
+    ):
         ioukit.evaluate(gt, results, iou_type="keypoints", range_area="box")
 
 

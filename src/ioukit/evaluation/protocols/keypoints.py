@@ -128,9 +128,7 @@ class KeypointProtocol(COCOProtocol):
         )
         similarity = OKS(None if sigmas is None else tuple(check_sigmas(sigmas).tolist()), oks_area)
         if range_area not in RANGE_AREAS:
-            raise ParameterError(
-                f"range_area: expected 'oks' or 'annotation', got {range_area!r}"
-            )
+            raise ParameterError(f"range_area: expected 'oks' or 'annotation', got {range_area!r}")
         return dataclasses.replace(
             base, sigmas=similarity.sigmas, oks_area=similarity.oks_area, range_area=range_area
         )

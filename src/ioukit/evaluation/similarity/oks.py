@@ -43,13 +43,14 @@ __all__ = [
     "CROWDPOSE_SIGMAS",
     "OKS",
     "OKS_AREAS",
-    "RANGE_AREAS",
     "OKS_EPS",
+    "RANGE_AREAS",
     "box_xywh",
     "check_sigmas",
     "concat_keypoints",
     "dataset_keypoints",
     "keypoint_similarity",
+    "oks_scale",
     "streamed_keypoints",
 ]
 
@@ -608,7 +609,8 @@ def oks_scale(gt: Dataset, rows: np.ndarray, oks_area: str) -> np.ndarray:
     xywh = box_xywh(gt, rows)
     # faster-coco-eval's / xtcocotools' gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
     # (xtcocotools' area-range test multiplies w * h first: the same double)
-    return xywh[:, 3] * xywh[:, 2] * 0.53
+    scale: np.ndarray = xywh[:, 3] * xywh[:, 2] * 0.53
+    return scale
 
 
 @dataclass(frozen=True, slots=True)
