@@ -118,7 +118,7 @@ def read_ground_truth_arg(args: argparse.Namespace) -> Any:
             image_size=args.image_size,
             images_dir=images_dir,
             classes=args.classes,
-            box_format=args.txt_box_format,
+            fmt=args.txt_box_format,
             one_based=args.voc_one_based,
         )
     except DataFormatError as exc:
@@ -196,7 +196,7 @@ def read_predictions_arg(args: argparse.Namespace, gt: Any, *, unknowns: Any = N
         gt,
         format=prediction_format(args),
         classes=args.classes,
-        box_format=args.txt_box_format,
+        fmt=args.txt_box_format,
         one_based=args.voc_one_based,
         unknowns=unknowns,
     )

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         "image_size": args.image_size,
         "images_dir": args.images,
         "classes": args.classes,
-        "box_format": args.txt_box_format,
+        "fmt": args.txt_box_format,
         "one_based": args.voc_one_based,
     }
     if args.keypoints:
@@ -129,7 +129,7 @@ def _convert(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, An
                 gt,
                 format=args.src_format,
                 classes=args.classes,
-                box_format=args.txt_box_format,
+                fmt=args.txt_box_format,
                 one_based=args.voc_one_based,
             )
     try:

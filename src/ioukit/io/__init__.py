@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ioukit._renamed import renamed_keyword
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._build import VOC_DETECTION_FILE, Unknowns
@@ -218,8 +219,9 @@ def read_ground_truth(
     image_size: str | Sequence[float] | None = None,
     images_dir: str | os.PathLike[str] | None = None,
     classes: ClassSource = None,
-    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    fmt: Literal["xywh", "xyxy", "cxcywh"] | None = None,
     one_based: bool = False,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
 ) -> Dataset:
     """Read a ground-truth dataset in any supported format.
 
@@ -235,10 +237,13 @@ def read_ground_truth(
         Images matched by stem whose headers give the sizes (read without decoding).
     classes : path, list of str or mapping, optional
         ``classes.txt``, ``data.yaml`` or names (YOLO, VOC, txt).
-    box_format : {"xywh", "xyxy", "cxcywh"}, optional
-        Plain txt only: the four numbers of a line.
+    fmt : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only: the box format of the four numbers of a line (``format`` is the file
+        format). The old name ``box_format`` still works with a DeprecationWarning.
     one_based : bool
         VOC only: shift 1-based pixel indices to 0-based continuous coordinates.
+    box_format : str, optional
+        Deprecated name of ``fmt``.
 
     Returns
     -------
@@ -261,19 +266,20 @@ def read_ground_truth(
     ('cat',)
     """
     p = check_exists(path, "ground truth")
-    fmt = file_format(_check_format(format, p))
-    if fmt.sizes_in_file and (image_size is not None or images_dir is not None):
+    fmt = renamed_keyword("ioukit.io.read_ground_truth", "box_format", "fmt", box_format, fmt, None)
+    kind = file_format(_check_format(format, p))
+    if kind.sizes_in_file and (image_size is not None or images_dir is not None):
         given = "image_size" if image_size is not None else "images_dir"
         raise DataFormatError(
             f"{given} (--image-size/--images): only for YOLO or relative txt ground truth; "
-            f"{p} is {fmt.name.upper()}, whose image sizes come from the file itself"
+            f"{p} is {kind.name.upper()}, whose image sizes come from the file itself"
         )
-    return fmt.read_ground_truth(
+    return kind.read_ground_truth(
         p,
         image_size=image_size,
         images_dir=images_dir,
         classes=classes,
-        box_format=box_format,
+        fmt=fmt,
         one_based=one_based,
     )
 
@@ -285,9 +291,10 @@ def read_predictions(
     *,
     format: Format = "auto",
     classes: ClassSource = None,
-    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    fmt: Literal["xywh", "xyxy", "cxcywh"] | None = None,
     one_based: bool = False,
     unknowns: Unknowns | None = None,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
 ) -> Dataset:
     """Read predictions in any supported format against a ground truth.
 
@@ -303,13 +310,16 @@ def read_predictions(
     format : {"auto", "coco", "yolo", "voc", "txt"}
     classes : path, list of str or mapping, optional
         Names of integer class labels of the predictions.
-    box_format : {"xywh", "xyxy", "cxcywh"}, optional
-        Plain txt only.
+    fmt : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only: the box format (``box_format``, its old name, still works with a
+        DeprecationWarning).
     one_based : bool
         VOC only.
     unknowns : Unknowns, optional
         When given, predictions for images or classes the ground truth lacks are counted here
         and left out (for diagnostics) instead of raising.
+    box_format : str, optional
+        Deprecated name of ``fmt``.
 
     Returns
     -------
@@ -329,11 +339,12 @@ def read_predictions(
     (1, {'dog': 1})
     """
     p = check_exists(path, "predictions")
+    fmt = renamed_keyword("ioukit.io.read_predictions", "box_format", "fmt", box_format, fmt, None)
     return file_format(_check_format(format, p)).read_predictions(
         p,
         ground_truth,
         classes=classes,
-        box_format=box_format,
+        fmt=fmt,
         one_based=one_based,
         unknowns=unknowns,
     )

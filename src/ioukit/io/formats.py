@@ -62,8 +62,8 @@ class FileFormat:
         another module.
     options, prediction_options : frozenset of str
         The reading options its ground-truth reader takes among ``image_size``,
-        ``images_dir``, ``classes``, ``box_format``, ``one_based``, and those its predictions
-        reader takes among ``classes``, ``box_format``, ``one_based``, ``unknowns``; the
+        ``images_dir``, ``classes``, ``fmt``, ``one_based``, and those its predictions
+        reader takes among ``classes``, ``fmt``, ``one_based``, ``unknowns``; the
         others are not passed.
     sizes_in_file : bool
         The file gives the image sizes: ``image_size`` / ``images_dir`` are refused.
@@ -184,8 +184,8 @@ _BOX_FORMATS: dict[str, FileFormat] = {
             "read_txt_ground_truth",
             "read_txt_predictions",
             None,
-            _IMAGES | {"box_format"},
-            frozenset({"box_format", "classes", "unknowns"}),
+            _IMAGES | {"fmt"},
+            frozenset({"fmt", "classes", "unknowns"}),
         ),
         FileFormat(
             "dota",
