@@ -84,3 +84,22 @@ def test_one_output_at_most_on_stdout(
         "the others to files)"
     )
     assert not out.exists()
+
+
+def test_flags_of_one_protocol_or_format_are_refused_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["eval", "--gt", str(GOOD / "gt.json"), "--pred", str(GOOD / "pred.json")]
+    assert main([*args, "--fixed-ap"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "ioukit eval: error: --fixed-ap: expected --protocol lvis, got coco"
+    )
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    (folder / "a.txt").write_text("0 0.5 0.5 0.2 0.2 0.9\n")
+    argv = ["eval", "--gt", str(GOOD / "gt.json"), "--pred", str(folder), "--iou-type", "segm"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        "ioukit eval: error: --iou-type segm: expected COCO JSON for --pred (masks in "
+        f"'segmentation'), got yolo ({folder})"
+    )

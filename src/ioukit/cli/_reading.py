@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.evaluation.registry import protocol_iou_types, similarity_input
 from ioukit.io import Unknowns, ambiguous_txt, detect_format, read_ground_truth, read_predictions
 from ioukit.io._build import companion_inputs, find_class_file, sideways_images
 from ioukit.io._ultralytics_json import read_yolo_val_json
@@ -308,7 +309,7 @@ def prediction_format(args: argparse.Namespace) -> Any:
 
 def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
     """Ground truth and predictions with their masks (``--iou-type segm``: COCO JSON only)."""
-    if args.protocol != "coco":
+    if not any(similarity_input(t) == "segmentation" for t in protocol_iou_types(args.protocol)):
         raise ParameterError(f"--iou-type segm: expected --protocol coco, got {args.protocol}")
     if args.skip_unknown:
         raise ParameterError("--iou-type segm: --skip-unknown is not supported with masks")
@@ -319,7 +320,7 @@ def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
         if not Path(path).exists():
             raise FileNotFoundError(f"{option} {path}: no such file")
         fmt = detect_format(path) if given == "auto" else given
-        if fmt != "coco":
+        if not file_format(fmt).holds_masks:
             raise ValueError(
                 f"--iou-type segm: expected COCO JSON for {option} (masks in 'segmentation'), "
                 f"got {fmt} ({path})"

@@ -44,6 +44,7 @@ from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import (
     protocol_iou_types,
     protocol_names,
+    protocol_takes,
     similarity_input,
     similarity_names,
 )
@@ -422,7 +423,7 @@ def _run(args: argparse.Namespace) -> int:
         require_matplotlib()  # a missing matplotlib fails now, not after the evaluation
     unknowns = Unknowns() if args.skip_unknown else None
     lvis_gt: Any = None
-    if args.fixed_ap and args.protocol != "lvis":
+    if args.fixed_ap and not protocol_takes(args.protocol, "fixed_ap"):
         raise ParameterError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
     if args.protocol == "lvis" and args.plots is not None:  # the curves would match again
         raise ParameterError(
