@@ -330,17 +330,21 @@ class COCO:
                 ann["id"] = i + 1
             return
         if "bbox" in first and first["bbox"] != []:
-            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
-            for i, ann in enumerate(anns):
-                bb = _field(ann, "bbox", i)
-                x1, x2, y1, y2 = bb[0], bb[0] + bb[2], bb[1], bb[1] + bb[3]
+            res.dataset["categories"] = _copy_records(self.dataset["categories"])
+            for i, ann in enumerate(anns, 1):
+                try:
+                    bb = ann["bbox"]
+                except KeyError:
+                    bb = _field(ann, "bbox", i - 1)
+                x1, y1, w, h = bb[0], bb[1], bb[2], bb[3]
                 if "segmentation" not in ann:
+                    x2, y2 = x1 + w, y1 + h
                     ann["segmentation"] = [[x1, y1, x1, y2, x2, y2, x2, y1]]
-                ann["area"] = bb[2] * bb[3]
-                ann["id"] = i + 1
+                ann["area"] = w * h
+                ann["id"] = i
                 ann["iscrowd"] = 0
         elif "segmentation" in first:
-            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+            res.dataset["categories"] = _copy_records(self.dataset["categories"])
             for i, ann in enumerate(anns):
                 seg = _field(ann, "segmentation", i)
                 ann["area"] = maskUtils.area(seg)
@@ -349,7 +353,7 @@ class COCO:
                 ann["id"] = i + 1
                 ann["iscrowd"] = 0
         elif "keypoints" in first:
-            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+            res.dataset["categories"] = _copy_records(self.dataset["categories"])
             for i, ann in enumerate(anns):
                 s = _field(ann, "keypoints", i)
                 x, y = s[0::3], s[1::3]
@@ -418,6 +422,19 @@ class COCO:
     def annToMask(self, ann: dict[str, Any]) -> np.ndarray:  # noqa: N802
         """The annotation's binary mask, shape (H, W) uint8."""
         return maskUtils.decode(self.annToRLE(ann))  # type: ignore[no-any-return]
+
+
+_SCALARS = (str, int, float, type(None))
+
+
+def _copy_records(records: Any) -> Any:
+    """``copy.deepcopy(records)``, cheaply for a list of dicts of plain scalars (COCO's
+    categories: ``id``, ``name``, ``supercategory``)."""
+    if type(records) is list and all(
+        type(r) is dict and all(type(v) in _SCALARS for v in r.values()) for r in records
+    ):
+        return [dict(r) for r in records]
+    return copy.deepcopy(records)
 
 
 def _field(ann: dict[str, Any], name: str, index: int) -> Any:
