@@ -12,6 +12,7 @@ import pycocotools.mask
 import pytest
 
 from ioukit import synthetic
+from ioukit.compat.pycocotools import coco as ours_coco
 from ioukit.compat.pycocotools import cocoeval as ours_cocoeval
 from ioukit.compat.pycocotools import mask as ours_mask
 
@@ -116,12 +117,17 @@ def test_synthetic_segm_and_keypoints(detections: Any) -> None:
     assert ours._fast is not None
 
 
+@pytest.mark.parametrize("form", ["list", "file"])
 @pytest.mark.parametrize(
     "name",
     ["default", "no_cats", "mmdet_max_dets", "ranges", "subsets", "id_zero", "crowd_ignore"],
 )
-def test_parameters_and_quirks(detections: Any, name: str) -> None:
+def test_parameters_and_quirks(detections: Any, name: str, form: str, tmp_path: Any) -> None:
     gt, res = copy.deepcopy(detections)
+    if form == "file":  # loadRes(path): evaluated from the file's columns
+        path = tmp_path / "results.json"
+        path.write_text(json.dumps(res))
+        res = path
 
     def setup(p: Any) -> None:
         if name == "no_cats":
@@ -144,6 +150,7 @@ def test_parameters_and_quirks(detections: Any, name: str) -> None:
             a["ignore"] = 1
     _, ours = _both(gt, res, "bbox", setup)
     assert ours._fast is not None
+    assert (ours_coco.results_columns(ours.cocoDt) is not None) == (form == "file")
 
 
 def test_mmdet_per_class_table(detections: Any) -> None:

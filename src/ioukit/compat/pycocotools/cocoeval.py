@@ -827,6 +827,36 @@ def _columns(
     return out
 
 
+def _result_columns(
+    results: Any, image_ids: np.ndarray, category_ids: np.ndarray
+) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray]]:
+    """What :func:`_columns` gives for the dicts ``loadRes`` would build from the results
+    file ``results`` (``ioukit.compat.pycocotools.coco``'s columns), in :func:`_rows`' order
+    (image by image in ``image_ids`` order, category by category in ``category_ids`` order,
+    file order within), and their (image positions, category ids)."""
+
+    def position(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+        order = np.argsort(table, kind="stable")
+        at = np.minimum(np.searchsorted(table[order], values), len(table) - 1)
+        found = order[at]
+        return np.where(table[found] == values, found, -1)
+
+    img_pos = position(results.image_id, image_ids)
+    cat_pos = position(results.category_id, category_ids)
+    kept = np.flatnonzero((img_pos >= 0) & (cat_pos >= 0))
+    rows = kept[np.lexsort((kept, cat_pos[kept], img_pos[kept]))]
+    xywh = results.bbox[rows]
+    cols = {
+        "annotation_id": rows.astype(np.int64) + 1,
+        "area": xywh[:, 2] * xywh[:, 3],
+        "crowd": np.zeros(len(rows), dtype=bool),
+        "scores": results.score[rows],
+        "box_wh": xywh[:, 2:],
+        "boxes": np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1),
+    }
+    return cols, (img_pos[rows], results.category_id[rows])
+
+
 def _compiled_run(
     coco_gt: Any, coco_dt: Any, p: Params
 ) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
@@ -866,9 +896,16 @@ def _compiled_run(
     ):
         raise _Fallback
     gt_rows = _rows(coco_gt, img_ids, cat_ids)
-    dt_rows = _rows(coco_dt, img_ids, cat_ids)
     gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
-    dt_cols = _columns(dt_rows, "result", p.iouType, prediction=True)
+    sides: list[tuple[dict[str, Any], Any, Any]] = [(gt_cols, gt_rows, None)]
+    columnar = _coco.results_columns(coco_dt) if p.iouType == "bbox" else None
+    if columnar is not None:  # a results file nobody has read as dicts: its columns
+        dt_cols, placed = _result_columns(columnar, image_ids, category_ids)
+        sides.append((dt_cols, None, placed))
+    else:
+        dt_rows = _rows(coco_dt, img_ids, cat_ids)
+        dt_cols = _columns(dt_rows, "result", p.iouType, prediction=True)
+        sides.append((dt_cols, dt_rows, None))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
     nan = float("nan")
@@ -884,9 +921,12 @@ def _compiled_run(
         )
         datasets, keys, columns = [], [], []
         cat_order = np.argsort(category_ids, kind="stable")
-        for rows, cols in ((gt_rows, gt_cols), (dt_rows, dt_cols)):
-            index = images.lookup(np.array([a["image_id"] for a in rows], dtype=np.int64))
-            cat = np.array([a["category_id"] for a in rows], dtype=np.int64)
+        for cols, rows, placed in sides:
+            if placed is None:
+                index = images.lookup(np.array([a["image_id"] for a in rows], dtype=np.int64))
+                cat = np.array([a["category_id"] for a in rows], dtype=np.int64)
+            else:
+                index, cat = placed
             columns.append((index, cat))
             if p.useCats:
                 k = cat_order[np.searchsorted(category_ids[cat_order], cat)]
