@@ -48,6 +48,7 @@ import copy
 import datetime
 import io
 import itertools
+import operator
 import time
 from collections import defaultdict
 from typing import Any
@@ -474,9 +475,9 @@ class COCOeval:
             p.iouType = "segm" if p.useSegm == 1 else "bbox"
             print(f"useSegm (deprecated) is not None. Running {p.iouType} evaluation")
         print(f"Evaluate annotation type *{p.iouType}*")
-        p.imgIds = list(np.unique(p.imgIds))
+        p.imgIds = list(_unique(p.imgIds))
         if p.useCats:
-            p.catIds = list(np.unique(p.catIds))
+            p.catIds = list(_unique(p.catIds))
         p.maxDets = sorted(p.maxDets)
         self.params = p
         self._fast = None
@@ -726,98 +727,125 @@ def _missing(kind: str, ann: Any, name: str) -> KeyError:
     return KeyError(f"{kind} annotation ({where}): missing field {name!r}")
 
 
-def _rows(coco: Any, img_ids: list[Any], cat_ids: list[Any]) -> list[dict[str, Any]]:
+def _unique(values: Any) -> np.ndarray:
+    """``np.unique(values)`` (sorted, flattened, same dtype), by a sort: NumPy 2's hash-based
+    ``unique`` is many times slower on large integer arrays."""
+    a = np.sort(np.asarray(values).ravel())
+    if a.size < 2:
+        return a
+    keep = np.empty(a.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def _position(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """(N,) index of each value in ``table`` (distinct values), -1 where absent."""
+    if len(table) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    if len(table) > 1 and np.all(table[1:] > table[:-1]):
+        at = np.minimum(np.searchsorted(table, values), len(table) - 1)
+        return np.where(table[at] == values, at, -1)
+    order = np.argsort(table, kind="stable")
+    at = order[np.minimum(np.searchsorted(table[order], values), len(table) - 1)]
+    return np.where(table[at] == values, at, -1)
+
+
+def _pluck(anns: list[dict[str, Any]], name: str, kind: str) -> list[Any]:
+    try:
+        return [a[name] for a in anns]
+    except KeyError:
+        bad = next(a for a in anns if name not in a)
+        raise _missing(kind, bad, name) from None
+
+
+def _rows(
+    coco: Any,
+    img_ids: list[Any],
+    cat_ids: list[Any],
+    image_ids: np.ndarray,
+    category_ids: Any,
+    kind: str,
+) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
     """The annotations pycocotools' ``_prepare`` gathers, in its per-group order: image by
-    image, category by category (``cat_ids`` order), file order within."""
+    image, category by category (``cat_ids`` order), file order within; with their image
+    positions (in ``img_ids``) and category ids."""
     index = coco.imgToAnns
+    get = index.get if hasattr(index, "get") else index.__getitem__
+    groups = [get(i) or () for i in img_ids]
+    flat = list(itertools.chain.from_iterable(groups))
+    if not flat:
+        return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    try:
+        cat = np.array(_pluck(flat, "category_id", kind), dtype=np.int64)
+        img = np.array(_pluck(flat, "image_id", kind), dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise _Fallback from None
+    img_pos = np.repeat(np.arange(len(img_ids)), [len(g) for g in groups])
+    if not np.array_equal(img, image_ids[img_pos]):
+        raise _Fallback  # an index entry under another image's id
+    cat_pos = _position(cat, np.asarray(category_ids, dtype=np.int64))
+    kept = np.flatnonzero(cat_pos >= 0)
+    order = kept[np.argsort(img_pos[kept] * len(cat_ids) + cat_pos[kept], kind="stable")]
+    out = [flat[i] for i in order.tolist()]
+    ids = _pluck(out, "id", kind)
     anns = coco.anns
-    wanted = {c: n for n, c in enumerate(cat_ids)}
-    out: list[dict[str, Any]] = []
-    for img in img_ids:
-        here = index.get(img) if hasattr(index, "get") else index[img]
-        if not here:
-            continue
-        by_cat: list[list[dict[str, Any]]] = [[] for _ in cat_ids]
-        for ann in here:
-            n = wanted.get(ann["category_id"])
-            if n is not None:
-                by_cat[n].append(ann)
-        for group in by_cat:
-            out.extend(group)
-    ids = [a["id"] for a in out]
-    if len(set(ids)) != len(ids) or any(
-        anns.get(i) is not a for i, a in zip(ids, out, strict=True)
-    ):
+    if len(set(ids)) != len(ids) or any(map(operator.is_not, map(anns.get, ids), out)):
         raise _Fallback  # loadAnns(getAnnIds()) would read another annotation for an id
-    return out
+    return out, img_pos[order], cat[order]
 
 
 def _columns(
     anns: list[dict[str, Any]], kind: str, iou_type: str, *, prediction: bool
 ) -> dict[str, Any]:
     n = len(anns)
-    needed = ("id", "area") if prediction else ("id", "area", "iscrowd")
-    for name in needed:
-        if any(name not in a for a in anns):
-            raise _missing(kind, next(a for a in anns if name not in a), name)
+    ids_list = _pluck(anns, "id", kind)
+    area_list = _pluck(anns, "area", kind)
+    crowd_list = None if prediction else _pluck(anns, "iscrowd", kind)
     try:
-        ids = np.array([a["id"] for a in anns], dtype=np.int64).reshape(n)
-        area = np.array([a["area"] for a in anns], dtype=np.float64).reshape(n)
+        ids = np.array(ids_list, dtype=np.int64).reshape(n)
+        area = np.array(area_list, dtype=np.float64).reshape(n)
         crowd = (
             np.zeros(n, dtype=bool)
-            if prediction
-            else np.array([bool(a["iscrowd"]) for a in anns], dtype=bool).reshape(n)
+            if crowd_list is None
+            else np.array([bool(c) for c in crowd_list], dtype=bool).reshape(n)
         )
     except (TypeError, ValueError, OverflowError):
         raise _Fallback from None
     out: dict[str, Any] = {"annotation_id": ids, "area": area, "crowd": crowd}
     if prediction:
+        scores = _pluck(anns, "score", kind)
         try:
-            out["scores"] = np.array([a["score"] for a in anns], dtype=np.float64).reshape(n)
-        except KeyError:
-            bad = next(a for a in anns if "score" not in a)
-            raise _missing(kind, bad, "score") from None
+            out["scores"] = np.array(scores, dtype=np.float64).reshape(n)
         except (TypeError, ValueError):
             raise _Fallback from None
         if n and ids.min() <= 0:
             raise _Fallback  # pycocotools reads a detection id 0 as "unmatched"
     if iou_type == "keypoints":
+        points = _pluck(anns, "keypoints", kind)
         try:
-            kp = np.array([a["keypoints"] for a in anns], dtype=np.float64)
-        except KeyError:
-            bad = next(a for a in anns if "keypoints" not in a)
-            raise _missing(kind, bad, "keypoints") from None
+            kp = np.array(points, dtype=np.float64)
         except (TypeError, ValueError):
             raise _Fallback from None
         if kp.ndim != 2 or kp.shape[1] % 3:
             raise _Fallback
         out["keypoints"] = kp.reshape(n, -1, 3)
         if not prediction:
-            try:
-                out["ignore"] = np.array([a["num_keypoints"] == 0 for a in anns], dtype=bool)
-            except KeyError:
-                bad = next(a for a in anns if "num_keypoints" not in a)
-                raise _missing(kind, bad, "num_keypoints") from None
+            visible = _pluck(anns, "num_keypoints", kind)
+            out["ignore"] = np.array([v == 0 for v in visible], dtype=bool)
     name = "segmentation" if iou_type == "segm" else "bbox"
     if iou_type == "segm":
-        try:
-            out["segmentation"] = [a["segmentation"] for a in anns]
-        except KeyError:
-            bad = next(a for a in anns if "segmentation" not in a)
-            raise _missing(kind, bad, "segmentation") from None
-    boxes = [a.get("bbox") for a in anns] if iou_type != "bbox" else None
+        out["segmentation"] = _pluck(anns, "segmentation", kind)
     if iou_type == "bbox":
-        try:
-            boxes = [a["bbox"] for a in anns]
-        except KeyError:
-            bad = next(a for a in anns if "bbox" not in a)
-            raise _missing(kind, bad, name) from None
-    assert boxes is not None
-    if iou_type != "bbox" and any(b is None for b in boxes):
-        if iou_type == "keypoints" and not prediction:
-            bad = next(a for a in anns if a.get("bbox") is None)
-            raise _missing(kind, bad, "bbox")
-        boxes = [[0.0, 0.0, 0.0, 0.0] if b is None else b for b in boxes]
+        boxes = _pluck(anns, "bbox", kind)
+    else:
+        boxes = [a.get("bbox") for a in anns]
+        if any(b is None for b in boxes):
+            if iou_type == "keypoints" and not prediction:
+                bad = next(a for a in anns if a.get("bbox") is None)
+                raise _missing(kind, bad, "bbox")
+            boxes = [[0.0, 0.0, 0.0, 0.0] if b is None else b for b in boxes]
+    del name
     try:
         xywh = np.array(boxes, dtype=np.float64).reshape(n, 4)
     except (TypeError, ValueError):
@@ -835,16 +863,10 @@ def _result_columns(
     (image by image in ``image_ids`` order, category by category in ``category_ids`` order,
     file order within), and their (image positions, category ids)."""
 
-    def position(values: np.ndarray, table: np.ndarray) -> np.ndarray:
-        order = np.argsort(table, kind="stable")
-        at = np.minimum(np.searchsorted(table[order], values), len(table) - 1)
-        found = order[at]
-        return np.where(table[found] == values, found, -1)
-
-    img_pos = position(results.image_id, image_ids)
-    cat_pos = position(results.category_id, category_ids)
+    img_pos = _position(results.image_id, image_ids)
+    cat_pos = _position(results.category_id, category_ids)
     kept = np.flatnonzero((img_pos >= 0) & (cat_pos >= 0))
-    rows = kept[np.lexsort((kept, cat_pos[kept], img_pos[kept]))]
+    rows = kept[np.argsort(img_pos[kept] * len(category_ids) + cat_pos[kept], kind="stable")]
     xywh = results.bbox[rows]
     cols = {
         "annotation_id": rows.astype(np.int64) + 1,
@@ -895,17 +917,16 @@ def _compiled_run(
         or (image_ids != np.array(img_ids)).any()
     ):
         raise _Fallback
-    gt_rows = _rows(coco_gt, img_ids, cat_ids)
+    gt_rows, *gt_placed = _rows(coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth")
     gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
-    sides: list[tuple[dict[str, Any], Any, Any]] = [(gt_cols, gt_rows, None)]
+    sides: list[tuple[dict[str, Any], Any]] = [(gt_cols, gt_placed)]
     columnar = _coco.results_columns(coco_dt) if p.iouType == "bbox" else None
     if columnar is not None:  # a results file nobody has read as dicts: its columns
-        dt_cols, placed = _result_columns(columnar, image_ids, category_ids)
-        sides.append((dt_cols, None, placed))
+        dt_cols, dt_placed = _result_columns(columnar, image_ids, category_ids)
     else:
-        dt_rows = _rows(coco_dt, img_ids, cat_ids)
+        dt_rows, *dt_placed = _rows(coco_dt, img_ids, cat_ids, image_ids, category_ids, "result")
         dt_cols = _columns(dt_rows, "result", p.iouType, prediction=True)
-        sides.append((dt_cols, dt_rows, None))
+    sides.append((dt_cols, dt_placed))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
     nan = float("nan")
@@ -921,12 +942,7 @@ def _compiled_run(
         )
         datasets, keys, columns = [], [], []
         cat_order = np.argsort(category_ids, kind="stable")
-        for cols, rows, placed in sides:
-            if placed is None:
-                index = images.lookup(np.array([a["image_id"] for a in rows], dtype=np.int64))
-                cat = np.array([a["category_id"] for a in rows], dtype=np.int64)
-            else:
-                index, cat = placed
+        for cols, (index, cat) in sides:
             columns.append((index, cat))
             if p.useCats:
                 k = cat_order[np.searchsorted(category_ids[cat_order], cat)]
@@ -970,7 +986,7 @@ def _compiled_run(
     payload: dict[str, Any] = {"gt": (gt_cols, columns[0]), "dt": (dt_cols, columns[1])}
     if p.iouType == "segm":
         payload["images"] = [{k: v for k, v in s.items() if k in ("height", "width")} for s in size]
-    return arrays, outcome, np.unique(np.concatenate(keys)), payload
+    return arrays, outcome, _unique(np.concatenate(keys)), payload
 
 
 # ----------------------------------------------------------------------------------------------
