@@ -917,15 +917,20 @@ def _compiled_run(
         or (image_ids != np.array(img_ids)).any()
     ):
         raise _Fallback
-    gt_rows, *gt_placed = _rows(coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth")
+    gt_rows, gt_pos, gt_cat = _rows(
+        coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth"
+    )
     gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
-    sides: list[tuple[dict[str, Any], Any]] = [(gt_cols, gt_placed)]
+    sides: list[tuple[dict[str, Any], Any]] = [(gt_cols, (gt_pos, gt_cat))]
     columnar = _coco.results_columns(coco_dt) if p.iouType == "bbox" else None
     if columnar is not None:  # a results file nobody has read as dicts: its columns
         dt_cols, dt_placed = _result_columns(columnar, image_ids, category_ids)
     else:
-        dt_rows, *dt_placed = _rows(coco_dt, img_ids, cat_ids, image_ids, category_ids, "result")
+        dt_rows, dt_pos, dt_cat = _rows(
+            coco_dt, img_ids, cat_ids, image_ids, category_ids, "result"
+        )
         dt_cols = _columns(dt_rows, "result", p.iouType, prediction=True)
+        dt_placed = (dt_pos, dt_cat)
     sides.append((dt_cols, dt_placed))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
