@@ -110,8 +110,8 @@ with contextlib.redirect_stdout(io.StringIO()):
 """
 
 TORCHMETRICS = """
-import torch
 t1, c1 = time.perf_counter(), time.process_time()
+import torch  # the training loop has it already: not timed
 with open({gt!r}) as f:
     gt_json = json.load(f)
 with open({res!r}) as f:
@@ -143,7 +143,8 @@ out = metric.compute()
 
 _SHIM = """
 import types
-import torch
+from torchmetrics.detection import mean_ap  # imported first: it sees no torchvision
+MeanAveragePrecision = mean_ap.MeanAveragePrecision
 def _box_convert(boxes, in_fmt, out_fmt):  # torchvision.ops.box_convert, xyxy -> xywh
     if in_fmt == out_fmt:
         return boxes.clone()
@@ -153,9 +154,7 @@ tv, ops = types.ModuleType("torchvision"), types.ModuleType("torchvision.ops")
 ops.box_convert = _box_convert
 tv.ops = ops
 sys.modules["torchvision"], sys.modules["torchvision.ops"] = tv, ops
-from torchmetrics.detection import mean_ap
 mean_ap._TORCHVISION_AVAILABLE = True
-from torchmetrics.detection import MeanAveragePrecision
 """
 
 _PYCOCO = "from pycocotools.coco import COCO\nfrom pycocotools.cocoeval import COCOeval\n"

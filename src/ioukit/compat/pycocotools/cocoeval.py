@@ -60,7 +60,7 @@ from ioukit.compat.pycocotools import coco as _coco
 from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 from ioukit.evaluation.accumulate import coco_accumulate, coco_accumulate_active
 from ioukit.evaluation.outcome import MatchOutcome
-from ioukit.evaluation.registry import make_protocol
+from ioukit.evaluation.registry import make_protocol, similarity_input
 
 __all__ = ["COCOeval", "Params", "maskUtils"]
 
@@ -798,6 +798,8 @@ def _rows(
 def _columns(
     anns: list[dict[str, Any]], kind: str, iou_type: str, *, prediction: bool
 ) -> dict[str, Any]:
+    # the Dataset columns of the annotations; which ones the similarity reads, the registry says
+    reads = similarity_input(iou_type)
     n = len(anns)
     ids_list = _pluck(anns, "id", kind)
     area_list = _pluck(anns, "area", kind)
@@ -821,7 +823,7 @@ def _columns(
             raise _Fallback from None
         if n and ids.min() <= 0:
             raise _Fallback  # pycocotools reads a detection id 0 as "unmatched"
-    if iou_type == "keypoints":
+    if reads == "keypoints":
         points = _pluck(anns, "keypoints", kind)
         try:
             kp = np.array(points, dtype=np.float64)
@@ -833,19 +835,17 @@ def _columns(
         if not prediction:
             visible = _pluck(anns, "num_keypoints", kind)
             out["ignore"] = np.array([v == 0 for v in visible], dtype=bool)
-    name = "segmentation" if iou_type == "segm" else "bbox"
-    if iou_type == "segm":
+    if reads == "segmentation":
         out["segmentation"] = _pluck(anns, "segmentation", kind)
-    if iou_type == "bbox":
+    if reads == "boxes":
         boxes = _pluck(anns, "bbox", kind)
     else:
         boxes = [a.get("bbox") for a in anns]
         if any(b is None for b in boxes):
-            if iou_type == "keypoints" and not prediction:
+            if reads == "keypoints" and not prediction:
                 bad = next(a for a in anns if a.get("bbox") is None)
                 raise _missing(kind, bad, "bbox")
             boxes = [[0.0, 0.0, 0.0, 0.0] if b is None else b for b in boxes]
-    del name
     try:
         xywh = np.array(boxes, dtype=np.float64).reshape(n, 4)
     except (TypeError, ValueError):
@@ -890,7 +890,8 @@ def _compiled_run(
     columns the pycocotools dicts can be rebuilt from (``gt``, ``dt``: (columns, (image
     positions, category ids)); ``images``: height and width, segm only).
     Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
-    if coco_gt is None or coco_dt is None or p.iouType not in ("bbox", "segm", "keypoints"):
+    reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
+    if coco_gt is None or coco_dt is None or reads not in ("boxes", "segmentation", "keypoints"):
         raise _Fallback
     img_ids = list(p.imgIds)
     cat_ids = list(p.catIds)
@@ -922,7 +923,7 @@ def _compiled_run(
     )
     gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
     sides: list[tuple[dict[str, Any], Any]] = [(gt_cols, (gt_pos, gt_cat))]
-    columnar = _coco.results_columns(coco_dt) if p.iouType == "bbox" else None
+    columnar = _coco.results_columns(coco_dt) if reads == "boxes" else None
     if columnar is not None:  # a results file nobody has read as dicts: its columns
         dt_cols, dt_placed = _result_columns(columnar, image_ids, category_ids)
     else:
@@ -967,7 +968,7 @@ def _compiled_run(
             "use_cats": bool(p.useCats),
             "compat": "pycocotools",
         }
-        if p.iouType == "keypoints":
+        if reads == "keypoints":
             options["sigmas"] = np.asarray(p.kpt_oks_sigmas, dtype=np.float64)
         protocol = make_protocol("coco", iou_type=p.iouType, **options)
         match = getattr(protocol, "match", None)
@@ -989,7 +990,7 @@ def _compiled_run(
     ):
         raise _Fallback
     payload: dict[str, Any] = {"gt": (gt_cols, columns[0]), "dt": (dt_cols, columns[1])}
-    if p.iouType == "segm":
+    if reads == "segmentation":
         payload["images"] = [{k: v for k, v in s.items() if k in ("height", "width")} for s in size]
     return arrays, outcome, _unique(np.concatenate(keys)), payload
 
