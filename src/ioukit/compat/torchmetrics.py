@@ -31,6 +31,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -129,22 +130,29 @@ def _coco_format(
     annotations: list[dict[str, Any]] = []
     ann_id = 1  # torchmetrics numbers annotations from 1
     both = len(iou_type) > 1
-    for image_id, image_labels in enumerate(labels):
+    # each state's tensors as Python lists, in one conversion (the values tolist() gives
+    # image by image)
+    all_labels_ = _per_image(labels)
+    all_boxes = _per_image(boxes) if boxes is not None else None
+    all_areas = _per_image(area) if area is not None else None
+    all_crowds = _per_image(crowds) if crowds is not None else None
+    all_scores = _per_image(scores) if scores is not None else None
+    for image_id in range(len(labels)):
         image_boxes: list[Any] = []
         image_masks: tuple[Any, ...] = ()
-        if boxes is not None:
-            image_boxes = boxes[image_id].cpu().tolist()
+        if all_boxes is not None:
+            image_boxes = all_boxes[image_id]
         if masks is not None:
             image_masks = masks[image_id]
             if len(image_masks) == 0 and boxes is None:
                 continue
-        label_list = image_labels.cpu().tolist()
+        label_list = all_labels_[image_id]
         images.append({"id": image_id})
         if "segm" in iou_type and len(image_masks) > 0:
             images[-1]["height"], images[-1]["width"] = image_masks[0][0][0], image_masks[0][0][1]
-        areas = area[image_id].cpu().tolist() if area is not None else None
-        crowd = crowds[image_id].cpu().tolist() if crowds is not None else None
-        score_list = scores[image_id].cpu().tolist() if scores is not None else None
+        areas = all_areas[image_id] if all_areas is not None else None
+        crowd = all_crowds[image_id] if all_crowds is not None else None
+        score_list = all_scores[image_id] if all_scores is not None else None
         for k, label in enumerate(label_list):
             box: list[Any] = image_boxes[k] if boxes is not None else []
             rle: dict[str, Any] = {}
@@ -198,10 +206,47 @@ def _coco_format(
     return {"images": images, "annotations": annotations, "categories": categories}
 
 
+def _per_image(tensors: list[Tensor]) -> list[list[Any]]:
+    """``[t.cpu().tolist() for t in tensors]``, converted in one call where the tensors
+    share a dtype and trailing shape (the same Python values)."""
+    if not tensors:
+        return []
+    first = tensors[0]
+    if any(t.dtype != first.dtype or t.shape[1:] != first.shape[1:] for t in tensors):
+        return [t.cpu().tolist() for t in tensors]
+    flat = torch.cat(list(tensors)).cpu().tolist()
+    out, at = [], 0
+    for t in tensors:
+        n = t.shape[0]
+        out.append(flat[at : at + n])
+        at += n
+    return out
+
+
 def _classes(detection_labels: list[Tensor], groundtruth_labels: list[Tensor]) -> list[int]:
     if detection_labels or groundtruth_labels:
         return list(torch.cat(detection_labels + groundtruth_labels).unique().cpu().tolist())  # type: ignore[no-untyped-call]
     return []
+
+
+def _per_class(coco_eval: COCOeval, classes: list[int]) -> tuple[list[float], list[float]]:
+    """``stats[0]`` and ``stats[8]`` of pycocotools' run with ``params.catIds = [k]`` for each
+    class ``k``: the summary of the class's slice of ``coco_eval``'s arrays (a class is
+    matched and accumulated on its own, so the slice holds that run's values)."""
+    p = coco_eval.params
+    position = {c: n for n, c in enumerate(p.catIds)}
+    precision, recall = coco_eval.eval["precision"], coco_eval.eval["recall"]
+    one = COCOeval(iouType=p.iouType)
+    one.params = copy.copy(p)
+    map_per_class, mar_per_class = [], []
+    for class_id in classes:
+        k = position[class_id]
+        one.params.catIds = [class_id]
+        one.eval = {"precision": precision[:, :, k : k + 1], "recall": recall[:, k : k + 1]}
+        one.summarize()
+        map_per_class.append(float(one.stats[0]))
+        mar_per_class.append(float(one.stats[8]))
+    return map_per_class, mar_per_class
 
 
 def _stats_dict(stats: Sequence[float], prefix: str, max_dets: list[int]) -> dict[str, Tensor]:
@@ -482,17 +527,17 @@ class MeanAveragePrecision(Metric):
                     result[f"{prefix}recall"] = torch.tensor(coco_eval.eval["recall"])
                     result[f"{prefix}scores"] = torch.tensor(coco_eval.eval["scores"])
                 if self.class_metrics:
-                    # as torchmetrics: fresh macro datasets, kept for the next iou type too
+                    # as torchmetrics: fresh macro datasets, kept for the next iou type too;
+                    # its run per class (params.catIds = [k]) has the class's slice of one
+                    # macro run's arrays, so each class is summarized from that slice
+                    same = len(self.iou_type) == 1 and self.average != "micro"
+                    macro_eval = coco_eval if same else None  # the run on equal datasets
                     coco_dt, coco_gt = self._datasets("macro")
-                    coco_eval = self._evaluator(coco_gt, coco_dt, i_type)
-                    map_per_class, mar_per_class = [], []
-                    for class_id in classes:
-                        coco_eval.params.catIds = [class_id]
-                        coco_eval.evaluate()
-                        coco_eval.accumulate()
-                        coco_eval.summarize()
-                        map_per_class.append(float(coco_eval.stats[0]))
-                        mar_per_class.append(float(coco_eval.stats[8]))
+                    if macro_eval is None:
+                        macro_eval = self._evaluator(coco_gt, coco_dt, i_type)
+                        macro_eval.evaluate()
+                        macro_eval.accumulate()
+                    map_per_class, mar_per_class = _per_class(macro_eval, classes)
                     map_values = torch.tensor(map_per_class, dtype=torch.float32)
                     mar_values = torch.tensor(mar_per_class, dtype=torch.float32)
                 else:
