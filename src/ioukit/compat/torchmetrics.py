@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+import ioukit
 from ioukit.compat.pycocotools import mask as mask_utils
 from ioukit.compat.pycocotools.coco import COCO
 from ioukit.compat.pycocotools.cocoeval import COCOeval
@@ -287,6 +288,11 @@ class MeanAveragePrecision(Metric):
         Micro pools every class into one before matching.
     backend : {"pycocotools", "faster_coco_eval"}
         Accepted for torchmetrics' signature and ignored: the numbers are pycocotools'.
+    corrected : bool
+        ioukit's own COCO numbers instead of torchmetrics' (keyword only; not a torchmetrics
+        argument): ``map``, ``map_50``, ``map_75`` and the size APs read the last of
+        ``max_detection_thresholds`` (pycocotools reads 100 for ``map``, so it is -1 when 100
+        is not among them). Every other number is the same; see ``docs/dropin.md``.
     **kwargs
         :class:`torchmetrics.Metric`'s (``dist_sync_on_step``, ``process_group``, ...).
 
@@ -340,9 +346,14 @@ class MeanAveragePrecision(Metric):
         extended_summary: bool = False,
         average: str = "macro",
         backend: str = "pycocotools",
+        *,
+        corrected: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if not isinstance(corrected, bool):
+            raise ParameterError(f"corrected: expected True or False, got {corrected!r}")
+        self.corrected = corrected
         if box_format not in _BOX_FORMATS:
             raise ParameterError(f"box_format: expected one of {_BOX_FORMATS}, got {box_format!r}")
         self.box_format = box_format
@@ -520,7 +531,9 @@ class MeanAveragePrecision(Metric):
                 coco_eval.evaluate()
                 coco_eval.accumulate()
                 coco_eval.summarize()
-                result.update(_stats_dict(coco_eval.stats, prefix, max_dets))
+                native = self._native(coco_gt, coco_dt, i_type) if self.corrected else None
+                stats = coco_eval.stats if native is None else list(native.stats.values())
+                result.update(_stats_dict(stats, prefix, max_dets))
                 if self.extended_summary:
                     result[f"{prefix}ious"] = _ious_to_tensors(coco_eval.ious)
                     result[f"{prefix}precision"] = torch.tensor(coco_eval.eval["precision"])
@@ -538,6 +551,14 @@ class MeanAveragePrecision(Metric):
                         macro_eval.evaluate()
                         macro_eval.accumulate()
                     map_per_class, mar_per_class = _per_class(macro_eval, classes)
+                    if self.corrected:
+                        rows = {
+                            r["category_id"]: r
+                            for r in self._native(coco_gt, coco_dt, i_type).per_class
+                        }
+                        last = f"AR{max_dets[-1]}"
+                        map_per_class = [float(rows[c]["AP"]) for c in classes]
+                        mar_per_class = [float(rows[c][last]) for c in classes]
                     map_values = torch.tensor(map_per_class, dtype=torch.float32)
                     mar_values = torch.tensor(mar_per_class, dtype=torch.float32)
                 else:
@@ -547,6 +568,17 @@ class MeanAveragePrecision(Metric):
                 result[f"{prefix}mar_{max_dets[-1]}_per_class"] = mar_values
         result["classes"] = torch.tensor(classes, dtype=torch.int32)
         return result
+
+    def _native(self, coco_gt: COCO, coco_dt: COCO, iou_type: str) -> Any:
+        # ioukit's COCO protocol (no pycocotools quirks) on the same ground truth and results
+        return ioukit.evaluate(
+            coco_gt.dataset,
+            coco_dt.dataset["annotations"],
+            iou_type=iou_type,
+            iou_thresholds=list(self.iou_thresholds),
+            recall_thresholds=list(self.rec_thresholds),
+            max_dets=list(self.max_detection_thresholds),
+        )
 
     def _apply(self, fn: Callable[..., Any], exclude_state: Sequence[str] = ()) -> Any:
         """Move or cast the tensor states, leaving the masks' RLE tuples alone."""
