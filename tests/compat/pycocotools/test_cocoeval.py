@@ -44,7 +44,7 @@ def _both(gt: Any, results: Any, iou_type: str, setup: Any = None) -> tuple[Any,
 
 def test_val2014_bbox_from_files_on_the_compiled_path() -> None:
     _, ours = _both(VAL100_GT, VAL100_RESULTS, "bbox")
-    assert ours._fast is not None  # the compiled pipeline ran, not the Python stages
+    assert ours._source is not None  # the compiled pipeline ran, not the Python stages
     # the published full-precision vector (faster-coco-eval's test of the same files)
     expected = json.loads((VAL100_GT.parent / "expected.json").read_text())
     np.testing.assert_allclose(ours.stats, expected["expected_full_precision"]["stats"], atol=1e-12)
@@ -104,17 +104,17 @@ def test_val2014_segm_results_with_and_without_bbox() -> None:
     _both(gt, segm, "segm")  # with 'bbox': pycocotools keeps the box area
     no_box = [{k: v for k, v in r.items() if k != "bbox"} for r in segm]
     _, ours = _both(gt, no_box, "segm")  # without: the mask area and its box
-    assert ours._fast is not None
+    assert ours._source is not None
 
 
 def test_synthetic_segm_and_keypoints(detections: Any) -> None:
     gt, res = synthetic.add_masks(*detections)
     _, ours = _both(gt, res, "segm")
-    assert ours._fast is not None
+    assert ours._source is not None
     kgt, kres = synthetic.make_keypoints(40, seed=5)
     assert any(a["num_keypoints"] == 0 for a in kgt["annotations"])
     _, ours = _both(kgt, kres, "keypoints")
-    assert ours._fast is not None
+    assert ours._source is not None
 
 
 @pytest.mark.parametrize("form", ["list", "file"])
@@ -149,7 +149,7 @@ def test_parameters_and_quirks(detections: Any, name: str, form: str, tmp_path: 
         for a in gt["annotations"][::4]:
             a["ignore"] = 1
     _, ours = _both(gt, res, "bbox", setup)
-    assert ours._fast is not None
+    assert ours._source is not None
     assert (ours_coco.results_columns(ours.cocoDt) is not None) == (form == "file")
 
 
@@ -200,7 +200,7 @@ def test_inputs_only_pycocotools_accepts_run_the_python_stages(detections: Any, 
         assert_same_eval(ref, ours)
     else:
         _, ours = _both(gt, res, "bbox")
-    assert ours._fast is None
+    assert ours._source is None
 
 
 def _shrink(box: list[float]) -> list[float]:
@@ -474,3 +474,19 @@ def test_errors_match_pycocotools_types(detections: Any) -> None:
             ev.summarize()
         with pytest.raises(Exception, match="iouType not supported"):
             classes[1](iouType="mask")
+
+
+def test_accumulate_twice_and_after_changed_params(detections: Any) -> None:
+    # the compiled run's arrays are handed over once; later calls read evalImgs' compact form
+    gt, res = detections
+    ref, _ = plain(REF, gt, res, "bbox")
+    ours, _ = plain(OURS, gt, res, "bbox")
+    for ev in (ref, ours):
+        quiet(ev.accumulate)
+        quiet(ev.summarize)
+    assert_same_eval(ref, ours)
+    for ev in (ref, ours):
+        ev.params.maxDets = [1, 10]
+        quiet(ev.accumulate)
+    for key in ("precision", "recall", "scores"):
+        assert ref.eval[key].tobytes() == ours.eval[key].tobytes(), key

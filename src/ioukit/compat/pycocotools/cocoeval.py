@@ -173,7 +173,23 @@ def _deep(value: Any, memo: dict[int, Any]) -> Any:
 
 
 _LAZY = ("evalImgs", "ious", "_gts", "_dts")
-_UNBUILT = object()  # a lazy attribute the compiled run has not built
+
+
+class _Unbuilt:
+    """The value of a lazy attribute the compiled run has not built (one object, also
+    through copies and pickles)."""
+
+    def __reduce__(self) -> str:
+        return "_UNBUILT"
+
+    def __copy__(self) -> _Unbuilt:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Unbuilt:
+        return self
+
+
+_UNBUILT = _Unbuilt()
 
 
 def _overridden(obj: object, name: str) -> bool:
@@ -522,8 +538,10 @@ class COCOeval:
             p = self.params
         if self._fast_applies(p):
             p.catIds = p.catIds if p.useCats == 1 else [-1]
+            # handed over, not copied: a later accumulate() reads evalImgs' compact form
+            arrays, self._fast = self._fast, None
             precision, recall, scores = (
-                np.array(self._fast[k]) for k in ("precision", "recall", "scores")
+                np.asarray(arrays[k]) for k in ("precision", "recall", "scores")
             )
         else:
             if not self.evalImgs:
