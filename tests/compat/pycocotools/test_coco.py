@@ -221,11 +221,11 @@ def test_load_res_of_a_file_builds_pycocotools_dicts_when_read(
     path.write_text(json.dumps(rows))
     (a, a_text), (b, b_text) = _load_res(ref, str(path)), _load_res(ours, str(path))
     assert a_text == b_text
-    assert ours_coco.results_columns(b) is not None
+    assert ours_coco._results_columns(b) is not None
     assert a.imgs == b.imgs and a.cats == b.cats
     path.unlink()  # the dicts come from the bytes read at loadRes
     assert a.dataset["annotations"] == b.dataset["annotations"]
-    assert ours_coco.results_columns(b) is None
+    assert ours_coco._results_columns(b) is None
     assert a.anns == b.anns and a.imgToAnns == b.imgToAnns and a.catToImgs == b.catToImgs
 
 
@@ -242,8 +242,8 @@ def test_load_res_of_a_file_errors_and_copies(pair: Any, tmp_path: Any) -> None:
     path.write_text(json.dumps(rows))
     lazy, _ = _load_res(ours, str(path))
     for clone in (copy.deepcopy(lazy), pickle.loads(pickle.dumps(lazy))):
-        assert ours_coco.results_columns(clone) is not None
+        assert ours_coco._results_columns(clone) is not None
         assert clone.loadAnns([1, 2]) == lazy.loadAnns([1, 2])
     other, _ = _load_res(ours, str(path))
     other.dataset = {"images": [], "categories": [], "annotations": []}  # replaced: no columns
-    assert ours_coco.results_columns(other) is None and other.dataset["annotations"] == []
+    assert ours_coco._results_columns(other) is None and other.dataset["annotations"] == []

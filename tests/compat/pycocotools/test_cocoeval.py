@@ -150,7 +150,7 @@ def test_parameters_and_quirks(detections: Any, name: str, form: str, tmp_path: 
             a["ignore"] = 1
     _, ours = _both(gt, res, "bbox", setup)
     assert ours._source is not None
-    assert (ours_coco.results_columns(ours.cocoDt) is not None) == (form == "file")
+    assert (ours_coco._results_columns(ours.cocoDt) is not None) == (form == "file")
 
 
 def test_mmdet_per_class_table(detections: Any) -> None:

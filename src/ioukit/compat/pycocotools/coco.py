@@ -535,7 +535,7 @@ class _Results:
         )
 
 
-def results_columns(coco: Any) -> _Results | None:
+def _results_columns(coco: Any) -> _Results | None:
     """The columns of a ``loadRes`` file whose dicts nobody has built yet, else None."""
     return getattr(coco, "_results", None)
 

@@ -941,7 +941,7 @@ def _compiled_run(
     )
     gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
     sides: list[tuple[dict[str, Any], Any]] = [(gt_cols, (gt_pos, gt_cat))]
-    columnar = _coco.results_columns(coco_dt) if reads == "boxes" else None
+    columnar = _coco._results_columns(coco_dt) if reads == "boxes" else None
     if columnar is not None:  # a results file nobody has read as dicts: its columns
         dt_cols, dt_placed = _result_columns(columnar, image_ids, category_ids)
     else:
