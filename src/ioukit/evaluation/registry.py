@@ -22,6 +22,7 @@ ioukit.errors.ParameterError: iou_type: 'keypoints' needs protocol 'coco', ..., 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import import_module
@@ -47,6 +48,7 @@ __all__ = [
     "make_protocol",
     "protocol_iou_types",
     "protocol_names",
+    "protocol_takes",
     "register_protocol",
     "register_similarity",
     "register_variant",
@@ -332,6 +334,19 @@ def protocol_iou_types(name: str) -> tuple[str, ...]:
         )
     allowed = _PROTOCOLS[name][1]
     return similarity_names() if allowed is None else allowed
+
+
+def protocol_takes(name: str, option: str) -> bool:
+    """Whether protocol ``name`` takes the option ``option`` (a keyword of its factory).
+
+    Callers ask this instead of comparing protocol names: which side data to read.
+
+    >>> protocol_takes("crowdpose", "crowd_index"), protocol_takes("coco", "crowd_index")
+    (True, False)
+    """
+    protocol_iou_types(name)  # registers it, or names the unknown protocol
+    parameters = inspect.signature(_PROTOCOLS[name][0]).parameters
+    return option in parameters and parameters[option].kind is not inspect.Parameter.VAR_KEYWORD
 
 
 def _needs_variant(iou_type: str, name: str) -> str | None:

@@ -36,29 +36,21 @@ Examples
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
-
-import numpy as np
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.io._build import VOC_DETECTION_FILE, Unknowns
 from ioukit.io._text import check_exists, iter_records, read_text
+from ioukit.io.formats import box_formats, file_format, writable_formats
 
-# pathlib and the dataset builder of the text formats load on first use: a COCO JSON
-# evaluation in a fresh process needs neither (#9)
+# a format's reader or writer module loads when it is used (ioukit.io.formats): a COCO
+# JSON evaluation in a fresh process imports no text-format reader (#9)
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ioukit.io._build import ClassSource, Unknowns
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Unknowns":
-        from ioukit.io._build import Unknowns
-
-        return Unknowns
-    raise AttributeError(f"module 'ioukit.io' has no attribute {name!r}")
+    from ioukit.io._build import ClassSource
 
 
 __all__ = [
@@ -71,7 +63,7 @@ __all__ = [
     "write_dataset",
 ]
 
-FORMATS = ("coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
+FORMATS = box_formats()
 """Formats :func:`read_ground_truth` and :func:`read_predictions` understand."""
 
 Format = Literal["auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated"]
@@ -97,8 +89,6 @@ def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
     turning the whole folder into pixels). ``ambiguous``: YOLO predictions
     ``class cx cy w h conf`` and relative plain txt ``class conf cx cy w h`` look alike.
     """
-    import re
-
     class_index = re.compile(_CLASS_INDEX)
     normalized = pixel = six = 0
     for file in files[:_SNIFF_FILES]:
@@ -164,14 +154,10 @@ def detect_format(path: str | os.PathLike[str], /, *, prefer: str | None = None)
     >>> detect_format(d / "gt.json")
     'coco'
     """
-    from pathlib import Path
-
-    from ioukit.io.voc import DETECTION_FILE
-
     p = Path(path)
     if p.suffix.lower() == ".json":
         return "coco"
-    if DETECTION_FILE.match(p.name):
+    if VOC_DETECTION_FILE.match(p.name):
         return "voc"
     if p.name.startswith("Task1_") and p.suffix == ".txt":
         return "dota"
@@ -183,7 +169,7 @@ def detect_format(path: str | os.PathLike[str], /, *, prefer: str | None = None)
     entries = sorted(p.iterdir())
     if any(e.suffix.lower() == ".xml" for e in entries):
         return "voc"
-    if any(DETECTION_FILE.match(e.name) for e in entries):
+    if any(VOC_DETECTION_FILE.match(e.name) for e in entries):
         return "voc"
     if any(e.name.startswith("Task1_") and e.suffix == ".txt" for e in entries):
         return "dota"
@@ -211,8 +197,6 @@ def ambiguous_txt(path: str | os.PathLike[str], /) -> bool:
     >>> ambiguous_txt(d)
     True
     """
-    from pathlib import Path
-
     p = Path(path)
     if not p.is_dir():
         return False
@@ -222,29 +206,8 @@ def ambiguous_txt(path: str | os.PathLike[str], /) -> bool:
     return bool(files) and _sniff_txt(files) == ("yolo", True)
 
 
-def _check_unique_ids(dataset: Dataset, path: Path) -> None:
-    """Refuse repeated COCO annotation ids (pycocotools would silently mix the two objects up)."""
-    ids = dataset.annotation_id
-    if len(ids) < 2:
-        return
-    order = np.argsort(ids, kind="stable")
-    same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
-    if len(same):
-        first, second = int(order[same[0]]), int(order[same[0] + 1])
-        raise DataFormatError(
-            f"{path}: annotations[{second}].id: expected unique annotation ids, got "
-            f"{int(ids[second])} again (first at annotations[{first}])"
-        )
-
-
 def _check_format(format: str, path: Path) -> str:
-    if format == "auto":
-        return detect_format(path)
-    if format not in FORMATS:
-        raise ParameterError(
-            f"format: expected 'auto' or one of {', '.join(FORMATS)}, got {format!r}"
-        )
-    return format
+    return detect_format(path) if format == "auto" else file_format(format).name
 
 
 def read_ground_truth(
@@ -298,80 +261,21 @@ def read_ground_truth(
     ('cat',)
     """
     p = check_exists(path, "ground truth")
-    fmt = _check_format(format, p)
-    if fmt in {"coco", "voc"}:
+    fmt = file_format(_check_format(format, p))
+    if fmt.sizes_in_file and (image_size is not None or images_dir is not None):
         given = "image_size" if image_size is not None else "images_dir"
-        if image_size is not None or images_dir is not None:
-            raise DataFormatError(
-                f"{given} (--image-size/--images): only for YOLO or relative txt ground truth; "
-                f"{p} is {fmt.upper()}, whose image sizes come from the file itself"
-            )
-    if fmt == "coco":
-        from ioukit.io.coco import read_coco_ground_truth
-
-        dataset = read_coco_ground_truth(p)
-        _check_unique_ids(dataset, p)
-        return dataset
-    if fmt == "yolo":
-        from ioukit.io.yolo import read_yolo_ground_truth
-
-        return read_yolo_ground_truth(
-            p, image_size=image_size, images_dir=images_dir, classes=classes
+        raise DataFormatError(
+            f"{given} (--image-size/--images): only for YOLO or relative txt ground truth; "
+            f"{p} is {fmt.name.upper()}, whose image sizes come from the file itself"
         )
-    if fmt == "voc":
-        from ioukit.io.voc import read_voc_ground_truth
-
-        return read_voc_ground_truth(p, classes=classes, one_based=one_based)
-    if fmt == "coco_rotated":
-        from ioukit.io.coco_rotated import read_coco_rotated_ground_truth
-
-        return read_coco_rotated_ground_truth(p)
-    if fmt == "dota":
-        from ioukit.io.dota import read_dota_ground_truth
-
-        return read_dota_ground_truth(p, classes=classes, images_dir=images_dir)
-    if fmt == "yolo_obb":
-        from ioukit.io.yolo_obb import read_yolo_obb_ground_truth
-
-        return read_yolo_obb_ground_truth(
-            p, image_size=image_size, images_dir=images_dir, classes=classes
-        )
-    from ioukit.io.plain_txt import read_txt_ground_truth
-
-    return read_txt_ground_truth(
-        p, box_format=box_format, image_size=image_size, images_dir=images_dir, classes=classes
+    return fmt.read_ground_truth(
+        p,
+        image_size=image_size,
+        images_dir=images_dir,
+        classes=classes,
+        box_format=box_format,
+        one_based=one_based,
     )
-
-
-def _load_json(path: Path) -> Any:
-    from ioukit.io.coco import _parse, _read
-
-    data = _read(str(path))
-    return _parse(data, str(path))
-
-
-def _coco_results_lenient(path: Path, ground_truth: Dataset, unknowns: Unknowns) -> Dataset:
-    """COCO results with entries for unknown images/classes counted in ``unknowns`` and left out."""
-    from ioukit.io.coco import read_coco_results
-
-    doc = _load_json(path)
-    if isinstance(doc, dict) and isinstance(doc.get("annotations"), list):
-        doc = doc["annotations"]
-    if not isinstance(doc, list):
-        return read_coco_results(path, ground_truth)
-    images = set(ground_truth.images.ids.tolist())
-    categories = set(ground_truth.categories.ids.tolist())
-    kept = []
-    for entry in doc:
-        image = entry.get("image_id") if isinstance(entry, dict) else None
-        category = entry.get("category_id") if isinstance(entry, dict) else None
-        if isinstance(image, int) and image not in images:
-            unknowns.add_image(image)
-        elif isinstance(category, int) and category not in categories:
-            unknowns.add_class(category)
-        else:
-            kept.append(entry)
-    return read_coco_results(kept, ground_truth)
 
 
 def read_predictions(
@@ -425,53 +329,13 @@ def read_predictions(
     (1, {'dog': 1})
     """
     p = check_exists(path, "predictions")
-    fmt = _check_format(format, p)
-    if fmt == "coco":
-        if unknowns is not None:
-            return _coco_results_lenient(p, ground_truth, unknowns)
-        from ioukit.io.coco import read_coco_results
-
-        return read_coco_results(p, ground_truth)
-    if fmt == "yolo":
-        from ioukit.io.yolo import read_yolo_predictions
-
-        return read_yolo_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
-    if fmt == "voc":
-        from ioukit.io.voc import DETECTION_FILE, read_voc_detections, read_voc_predictions
-
-        if p.is_dir():
-            entries = sorted(p.iterdir())
-            xml = [e for e in entries if e.suffix.lower() == ".xml"]
-            det = [e for e in entries if DETECTION_FILE.match(e.name)]
-            if xml and det:
-                raise DataFormatError(
-                    f"{p}: holds both devkit detection files ({det[0].name}) and XML files "
-                    f"({xml[0].name}): expected one kind of VOC predictions (move the other "
-                    "files away)"
-                )
-            if xml:
-                return read_voc_predictions(p, ground_truth, one_based=one_based, unknowns=unknowns)
-        if p.is_file() and not DETECTION_FILE.match(p.name):
-            raise DataFormatError(
-                f"{p}: expected a devkit detection file comp4_det_test_<class>.txt"
-            )
-        return read_voc_detections(p, ground_truth, one_based=one_based, unknowns=unknowns)
-    if fmt == "coco_rotated":
-        from ioukit.io.coco_rotated import read_coco_rotated_results
-
-        return read_coco_rotated_results(p, ground_truth)
-    if fmt == "dota":
-        from ioukit.io.dota import read_dota_predictions
-
-        return read_dota_predictions(p, ground_truth, unknowns=unknowns)
-    if fmt == "yolo_obb":
-        from ioukit.io.yolo_obb import read_yolo_obb_predictions
-
-        return read_yolo_obb_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
-    from ioukit.io.plain_txt import read_txt_predictions
-
-    return read_txt_predictions(
-        p, ground_truth, box_format=box_format, classes=classes, unknowns=unknowns
+    return file_format(_check_format(format, p)).read_predictions(
+        p,
+        ground_truth,
+        classes=classes,
+        box_format=box_format,
+        one_based=one_based,
+        unknowns=unknowns,
     )
 
 
@@ -509,31 +373,9 @@ def write_dataset(
     >>> (out / "a.txt").read_text()
     '0 0.5 0.5 0.5 0.5\\n'
     """
-    if format == "coco":
-        from ioukit.io.coco_writer import write_coco
-
-        return write_coco(dataset, path)
-    if format == "yolo":
-        from ioukit.io.yolo import write_yolo
-
-        return write_yolo(dataset, path)
-    if format == "voc":
-        from ioukit.io.voc import write_voc
-
-        return write_voc(dataset, path)
-    if format == "coco_rotated":
-        from ioukit.io.coco_rotated import write_coco_rotated
-
-        return write_coco_rotated(dataset, path)
-    if format == "dota":
-        from ioukit.io.dota import write_dota
-
-        return write_dota(dataset, path)
-    if format == "yolo_obb":
-        from ioukit.io.yolo_obb import write_yolo_obb
-
-        return write_yolo_obb(dataset, path)
-    raise ParameterError(
-        "format: expected 'coco', 'yolo', 'voc', 'dota', 'yolo_obb' or 'coco_rotated', "
-        f"got {format!r}"
-    )
+    if format not in writable_formats():
+        raise ParameterError(
+            f"format: expected {', '.join(map(repr, writable_formats()[:-1]))} or "
+            f"{writable_formats()[-1]!r}, got {format!r}"
+        )
+    return file_format(format).write(dataset, path)

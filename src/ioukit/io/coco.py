@@ -35,9 +35,13 @@ from ioukit.io._text import map_bytes, read_bytes
 if TYPE_CHECKING:
     import mmap
 
+    from ioukit.io._build import Unknowns
+
 __all__ = [
     "check_segmentations",
+    "read_coco_dataset",
     "read_coco_ground_truth",
+    "read_coco_predictions",
     "read_coco_results",
 ]
 
@@ -1178,3 +1182,81 @@ def read_coco_results(
         segmentation=segmentation,
         box_wh=xywh[:, 2:],
     )
+
+
+def read_coco_dataset(path: str | os.PathLike[str], /) -> Dataset:
+    """:func:`read_coco_ground_truth` of a file whose annotation ids must be unique.
+
+    The route of :func:`ioukit.io.read_ground_truth` (``format="coco"``): a repeated
+    annotation id is refused, since pycocotools would silently mix the two objects up.
+
+    Raises
+    ------
+    DataFormatError
+        As :func:`read_coco_ground_truth`, or naming the repeated id and both places.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gt.json"
+    >>> ann = {"id": 7, "image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 2]}
+    >>> _ = path.write_text(json.dumps({"images": [{"id": 1}], "categories": [{"id": 3}],
+    ...                                 "annotations": [ann]}))
+    >>> read_coco_dataset(path).annotation_id.tolist()
+    [7]
+    """
+    dataset = read_coco_ground_truth(path)
+    ids = dataset.annotation_id
+    if len(ids) < 2:
+        return dataset
+    order = np.argsort(ids, kind="stable")
+    same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if len(same):
+        first, second = int(order[same[0]]), int(order[same[0] + 1])
+        raise DataFormatError(
+            f"{path}: annotations[{second}].id: expected unique annotation ids, got "
+            f"{int(ids[second])} again (first at annotations[{first}])"
+        )
+    return dataset
+
+
+def read_coco_predictions(
+    path: str | os.PathLike[str], /, ground_truth: Dataset, *, unknowns: Unknowns | None = None
+) -> Dataset:
+    """:func:`read_coco_results` of a file; with ``unknowns``, entries for images or classes
+    the ground truth lacks are counted there and left out instead of refused.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from ioukit.io import Unknowns
+    >>> gt = read_coco_ground_truth({"images": [{"id": 1}], "categories": [{"id": 3}],
+    ...     "annotations": [{"id": 1, "image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 2]}]})
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "res.json"
+    >>> _ = path.write_text(json.dumps([
+    ...     {"image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 2], "score": 0.9},
+    ...     {"image_id": 2, "category_id": 3, "bbox": [0, 0, 2, 2], "score": 0.8}]))
+    >>> skipped = Unknowns()
+    >>> len(read_coco_predictions(path, gt, unknowns=skipped)), skipped.images
+    (1, {'2': 1})
+    """
+    if unknowns is None:
+        return read_coco_results(path, ground_truth)
+    doc = _parse(_read(str(path)), str(path))
+    if isinstance(doc, dict) and isinstance(doc.get("annotations"), list):
+        doc = doc["annotations"]
+    if not isinstance(doc, list):
+        return read_coco_results(path, ground_truth)
+    images = set(ground_truth.images.ids.tolist())
+    categories = set(ground_truth.categories.ids.tolist())
+    kept = []
+    for entry in doc:
+        image = entry.get("image_id") if isinstance(entry, dict) else None
+        category = entry.get("category_id") if isinstance(entry, dict) else None
+        if isinstance(image, int) and image not in images:
+            unknowns.add_image(image)
+        elif isinstance(category, int) and category not in categories:
+            unknowns.add_class(category)
+        else:
+            kept.append(entry)
+    return read_coco_results(kept, ground_truth)
