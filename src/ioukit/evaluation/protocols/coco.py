@@ -197,7 +197,14 @@ class COCOProtocol:
 
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
+        groups, outcome = self.match(gt, pred, iou_type=iou_type)
+        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
 
+    def match(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox"
+    ) -> tuple[Groups, MatchOutcome]:
+        """The first half of :meth:`evaluate`: the groups and the match outcome, before any
+        accumulation (the pycocotools drop-in accumulates when it is asked to)."""
         check_pair(gt, pred)
         pyco = self.compat == "pycocotools"
         groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
@@ -213,7 +220,7 @@ class COCOProtocol:
             gt_ignore=gt.crowd if pyco else gt.crowd | gt.ignore | gt.difficult,
             gt_never_matches=(gt.annotation_id == 0) if pyco else None,
         )
-        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
+        return groups, outcome
 
     def summarize(
         self,

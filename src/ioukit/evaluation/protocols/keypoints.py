@@ -193,12 +193,18 @@ class KeypointProtocol(COCOProtocol):
         self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
     ) -> ProtocolResult:
         """Run the pipeline with OKS; ``ProtocolResult`` with the 10 stats, per-class rows."""
+        groups, outcome = self.match(gt, pred, iou_type=iou_type)
+        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
+
+    def match(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
+    ) -> tuple[Any, MatchOutcome]:
+        """The first half of :meth:`evaluate`: the groups and the OKS match outcome."""
         if iou_type != "keypoints":
             raise ParameterError(
                 f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}"
             )
-        groups, outcome = self._match(gt, pred)
-        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
+        return self._match(gt, pred)
 
     def summarize(
         self,
