@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit import masks
+from ioukit._kernels import rle
 from ioukit._kernels.coco_json import INVALID, OK, locate_error, scan_results, top_level_members
 from ioukit._kernels.number_rows import OK as ROWS_OK
 from ioukit._kernels.number_rows import fill_floats, fill_integers, fill_rows
@@ -481,6 +482,35 @@ def _check_one_segmentation(seg: Any, height: float, width: float, where: str) -
                 )
 
 
+def _polygons_cleared(
+    segs: tuple[Any, ...],
+    lists: list[int],
+    heights: np.ndarray,
+    widths: np.ndarray,
+    known: np.ndarray,
+) -> bool:
+    """Whether the polygon lists ``segs[lists]`` all pass :func:`_check_one_segmentation`,
+    in one pass over their coordinates; False sends them to the one-by-one checks."""
+    polygons = list(chain.from_iterable(segs[i] for i in lists))
+    if any(type(p) is not list for p in polygons):
+        return False
+    lengths = np.fromiter(map(len, polygons), dtype=np.int64, count=len(polygons))
+    if (lengths % 2).any() or not _only_types(chain.from_iterable(polygons), (int, float)):
+        return False
+    try:
+        flat = np.fromiter(chain.from_iterable(polygons), np.float64, int(lengths.sum()))
+    except OverflowError:
+        return False
+    if not np.isfinite(flat).all():
+        return False
+    per_seg = np.fromiter((len(segs[i]) for i in lists), dtype=np.int64, count=len(lists))
+    inf = np.inf
+    h = np.repeat(np.repeat(np.where(known[lists], heights[lists], inf), per_seg), lengths // 2)
+    w = np.repeat(np.repeat(np.where(known[lists], widths[lists], inf), per_seg), lengths // 2)
+    xs, ys = flat[0::2], flat[1::2]
+    return not bool(((xs < -w) | (xs > 2 * w) | (ys < -h) | (ys > 2 * h)).any())
+
+
 def check_segmentations(
     segmentation: Sequence[Any],
     image_index: np.ndarray,
@@ -503,9 +533,24 @@ def check_segmentations(
     ...
     ioukit.errors.DataFormatError: r.json: results[0].segmentation.size: expected [height, ...
     """
-    heights = images.heights[image_index].tolist()
-    widths = images.widths[image_index].tolist()
-    for i, seg in enumerate(segmentation):
+    segs = tuple(segmentation)
+    heights_all = images.heights[image_index]
+    widths_all = images.widths[image_index]
+    known = ~(np.isnan(heights_all) | np.isnan(widths_all))
+    # the common cases in compiled / vectorised passes; what they do not clear (anything odd,
+    # and every bad record) is checked one by one below, in order, so errors are unchanged
+    rows = np.arange(len(segs), dtype=np.int64)
+    plain = np.zeros(len(segs), dtype=np.uint8)
+    sizes = np.zeros((2, len(segs)), dtype=np.int64)
+    rle.plain_rle_sizes(segs, rows, plain, sizes[0], sizes[1])
+    cleared = (plain == 1) & (~known | ((sizes[0] == heights_all) & (sizes[1] == widths_all)))
+    lists = [i for i in np.flatnonzero(~cleared).tolist() if type(segs[i]) is list]
+    if lists:
+        cleared[lists] = _polygons_cleared(segs, lists, heights_all, widths_all, known)
+    heights = heights_all.tolist()
+    widths = widths_all.tolist()
+    for i in np.flatnonzero(~cleared).tolist():
+        seg = segs[i]
         if seg is None:
             if required:
                 raise DataFormatError(f"{label}: {section}[{i}].segmentation: missing")
