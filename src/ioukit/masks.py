@@ -742,14 +742,12 @@ def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str
     np.cumsum(capacity, out=out_offsets[1:])
     out = np.empty(int(out_offsets[-1]), dtype=np.int64)
     nruns = np.empty(n, dtype=np.int64)
-    rle.polygons_fill(flat, xy_offsets, height, width, out, out_offsets, nruns)
+    # packed: only the pages the runs need are written (the capacity is a loose bound, and a
+    # fresh page costs more than the rasterisation)
+    rle.polygons_fill_packed(flat, xy_offsets, height, width, out, out_offsets, nruns)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(nruns, out=offsets[1:])
-    if n:
-        keep = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - out_offsets[:-1], nruns)
-        counts = out[keep]
-    else:
-        counts = np.empty(0, dtype=np.int64)
+    counts = out[: offsets[-1]]
     heights = np.full(n, height, dtype=np.int64)
     return RunLengths(counts, offsets, heights, np.full(n, width, dtype=np.int64))
 

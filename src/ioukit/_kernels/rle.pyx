@@ -1408,6 +1408,33 @@ def polygons_fill(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, in
     free(bucket)
 
 
+def polygons_fill_packed(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, int64_t w,
+                         int64_t[::1] out, const int64_t[:] out_offsets, int64_t[:] nruns):
+    """:func:`polygons_fill` with the runs packed: polygon ``i``'s runs follow polygon
+    ``i - 1``'s from ``out[0]`` on (``out_offsets`` as :func:`polygons_capacity` gives them
+    bounds the room), so only the pages the runs need are ever written."""
+    cdef Py_ssize_t i, n = xy_offsets.shape[0] - 1, longest = 1, at = 0
+    cdef Py_ssize_t bucket_size = (w if w > 0 else 0) + 2
+    for i in range(n):
+        longest = max(longest, out_offsets[i + 1] - out_offsets[i])
+    if n == 0:
+        return
+    cdef int64_t* scratch = <int64_t*>malloc(longest * sizeof(int64_t))
+    cdef int64_t* bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
+    if scratch == NULL or bucket == NULL:
+        free(scratch)
+        free(bucket)
+        raise MemoryError("polygons: no memory to rasterise")
+    with nogil:
+        for i in range(n):
+            # at <= out_offsets[i]: polygon i has at least its capacity of room from ``at``
+            nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], h, w,
+                                     &out[0] + at, scratch, bucket, bucket_size)
+            at += nruns[i]
+    free(scratch)
+    free(bucket)
+
+
 # ----------------------------------------------------------------------------------------------
 # boundaries (Boundary IoU): mask minus its erosion by a (2d + 1) x (2d + 1) square
 # ----------------------------------------------------------------------------------------------

@@ -26,7 +26,15 @@ import numpy as np
 
 from ioukit import masks
 from ioukit._kernels import rle
-from ioukit._kernels.coco_json import INVALID, OK, locate_error, scan_results, top_level_members
+from ioukit._kernels.coco_json import (
+    INVALID,
+    OK,
+    locate_error,
+    rle_dicts,
+    scan_results,
+    scan_segm_results,
+    top_level_members,
+)
 from ioukit._kernels.number_rows import OK as ROWS_OK
 from ioukit._kernels.number_rows import fill_floats, fill_integers, fill_rows
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
@@ -927,6 +935,49 @@ def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _C
     return xywh, scores, rows, category_ids, None
 
 
+def _scan_segm_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _Columns | None:
+    """:func:`_scan_file` for segm results whose masks are compressed RLE dicts (the common
+    form): the columns, and the segmentation dicts built from the bytes, without the general
+    parser's objects for every record. None for any other shape, and for any record the
+    checks refuse: the general path then reads the file and words the error."""
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    # every record takes at least 82 bytes ({"image_id":1,"category_id":1,"segmentation":
+    # {"size":[1,1],"counts":""},"score":1}): an upper bound on their count
+    capacity = len(buf) // 82 + 1
+    image_ids = np.empty(capacity, dtype=np.int64)
+    category_ids = np.empty(capacity, dtype=np.int64)
+    xywh = np.empty((capacity, 4), dtype=np.float64)
+    scores = np.empty(capacity, dtype=np.float64)
+    has_bbox = np.empty(capacity, dtype=np.uint8)
+    spans = np.empty((capacity, 4), dtype=np.int64)
+    order = np.empty(capacity, dtype=np.uint8)
+    code, n = scan_segm_results(buf, image_ids, category_ids, xywh, scores, has_bbox, spans, order)
+    if code == INVALID:
+        del buf
+        error = _json_error(data, label)
+        if error is not None:
+            raise error
+    if code != OK:
+        return None
+    xywh, scores = xywh[:n], scores[:n]
+    image_ids, category_ids = image_ids[:n], category_ids[:n]
+    xywh[has_bbox[:n] == 0] = np.nan
+    try:
+        _check_boxes(xywh[has_bbox[:n] == 1], label, "results")
+        rows = _check_result_columns(
+            scores, image_ids, category_ids, label, "results", ground_truth, 0
+        )
+    except DataFormatError:
+        return None  # the general path names the record
+    with _gc_paused():
+        segmentation = rle_dicts(buf, spans[:n], order[:n])
+    del buf  # no view of a memory map outlives the scan: the caller closes it
+    if segmentation is None:
+        return None  # a \u escape in a string: the general parser reads it
+    return xywh, scores, rows, category_ids, segmentation
+
+
 def _nonempty(value: object) -> bool:
     """A present, non-empty ``bbox`` (lists and NumPy arrays alike; a scalar counts)."""
     if value is None:
@@ -1177,10 +1228,10 @@ def read_coco_results(
     if isinstance(source, str | os.PathLike):
         label = os.fspath(source)
         scanned = None
-        mapped = None if keep_segmentation else map_bytes(label, limit=_MAX_JSON_BYTES)
+        mapped = None if keep_segmentation and not segm else map_bytes(label, limit=_MAX_JSON_BYTES)
         if mapped is not None:  # no copy of a large file for the scanner
             with mapped:
-                scanned = _scan_file(mapped, label, ground_truth)
+                scanned = (_scan_segm_file if segm else _scan_file)(mapped, label, ground_truth)
         parts = (
             [scanned]
             if scanned is not None
