@@ -32,9 +32,7 @@ SHAPES: dict[str, list[dict[str, Any]]] = {
     "plain": [_record(bbox=[1, 2, 3, 4]), _record(image_id=2, category_id=7, segmentation=B)],
     "no_bbox_first": [_record(), _record(bbox=[0.5, 1e-3, 2, 3])],
     "extra_keys": [_record(bbox=[1, 2, 3, 4], id=9, area=3.5, note='caf\u00e9 \\ "q"')],
-    "unicode_escape": [
-        _record(segmentation={"size": [100, 100], "counts": "\\g45o2@0000dd4"})
-    ],
+    "unicode_escape": [_record(segmentation={"size": [100, 100], "counts": "\\g45o2@0000dd4"})],
     "polygons": [_record(bbox=[1, 2, 3, 4], segmentation=[[1, 1, 5, 1, 5, 5]])],
     "uncompressed": [
         _record(bbox=[1, 2, 3, 4], segmentation={"size": [100, 100], "counts": [10000]})
