@@ -570,22 +570,29 @@ cdef int64_t _string_intervals(const uint8_t* s, Py_ssize_t length, int64_t tota
     cdef int k
     cdef bint more
     while i < length:
-        x = 0
-        k = 0
-        more = True
-        while more:
-            if i >= length:
-                return -1
-            c = <int64_t>s[i] - 48
-            if c < 0 or c > 63:
-                return -1
-            if 5 * k < 64:
-                x |= (<uint64_t>(c & 0x1F)) << (5 * k)
-            more = (c & 0x20) != 0
-            i += 1
-            k += 1
-            if not more and (c & 0x10) and 5 * k < 64:
-                x |= (~(<uint64_t>0)) << (5 * k)
+        c = <int64_t>s[i] - 48
+        if c < 0 or c > 63:
+            return -1
+        i += 1
+        if not (c & 0x20):  # a number of one character (the common case): 5 bits, signed
+            x = <uint64_t>(c - 32) if c & 0x10 else <uint64_t>c
+        else:
+            x = <uint64_t>(c & 0x1F)
+            k = 1
+            more = True
+            while more:
+                if i >= length:
+                    return -1
+                c = <int64_t>s[i] - 48
+                if c < 0 or c > 63:
+                    return -1
+                if 5 * k < 64:
+                    x |= (<uint64_t>(c & 0x1F)) << (5 * k)
+                more = (c & 0x20) != 0
+                i += 1
+                k += 1
+                if not more and (c & 0x10) and 5 * k < 64:
+                    x |= (~(<uint64_t>0)) << (5 * k)
         if m > 2:
             x += <uint64_t>prev2
         v = <int64_t>x
@@ -1035,24 +1042,29 @@ cdef int _rle_group(
 
 
 def group_rle_iou(
-    segs, const int64_t[:] pred_rows, const uint8_t[:] plain, const int64_t[:] gt_start,
-    const int64_t[:] gt_end, const int64_t[:] pred_start, const int64_t[:] pred_count,
-    const int64_t[:] heights, const int64_t[:] gt_starts, const int64_t[:] gt_ends,
-    const int64_t[:] gt_offsets, const int64_t[:, :] gt_boxes, const int64_t[:] gt_areas,
-    gt_crowd, const int64_t[:] iou_offsets, iou_values,
+    segs, const int64_t[:] pred_rows, const double[:] image_h, const double[:] image_w,
+    const int64_t[:] gt_start, const int64_t[:] gt_end, const int64_t[:] pred_start,
+    const int64_t[:] pred_count, group_size, const int64_t[:] gt_starts,
+    const int64_t[:] gt_ends, const int64_t[:] gt_offsets, const int64_t[:, :] gt_boxes,
+    const int64_t[:] gt_areas, gt_crowd, const int64_t[:] iou_offsets, iou_values,
 ):
     """:func:`group_mask_iou` with the predictions read straight from their compressed RLE
-    dicts ``segs[pred_rows[k]]`` (every ``plain[k]``, see :func:`plain_rle_sizes`), decoded
-    group by group into a per-thread scratch: no interval array of all predictions is built.
+    dicts ``segs[pred_rows[k]]``, decoded group by group into a per-thread scratch: no
+    interval array of all predictions is built.
 
-    Every prediction of group ``i`` has the size of its ground truths (checked by the caller).
-    Returns -1, or the first ``k`` whose string the Python path refuses (then ``iou_values``
-    is incomplete); groups are shared between threads as :func:`group_mask_iou` does.
+    Prediction ``k`` must be a plain RLE dict (see :func:`plain_rle_sizes`) of its image's
+    size ``image_h[k]`` x ``image_w[k]`` (NaN: unknown) and, in a group with ground truths,
+    of the group's size ``group_size[i] = (h << 32) + w`` (int64). Returns -1; -2 when one is
+    not (nothing is filled: the caller takes the general path, which words the error); or
+    the first ``k`` whose string the Python path refuses (then ``iou_values`` is
+    incomplete). Groups are shared between threads as :func:`group_mask_iou` does.
     """
-    cdef Py_ssize_t n = pred_rows.shape[0], n_groups = gt_start.shape[0], k, group
+    cdef Py_ssize_t n = pred_rows.shape[0], n_groups = gt_start.shape[0], k, group, d
     cdef Py_ssize_t first_bad = -1
     cdef double[::1] values = iou_values
     cdef const uint8_t[:] crowd = _as_u8(gt_crowd)
+    cdef const int64_t[:] sizes = group_size
+    cdef int64_t[:] heights = np.right_shift(np.asarray(group_size, dtype=np.int64), 32)
     cdef double* value_ptr = &values[0] if values.shape[0] else NULL
     cdef const char** data = <const char**>malloc(max(n, 1) * sizeof(char*))
     cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
@@ -1061,17 +1073,27 @@ def group_rle_iou(
     cdef int64_t* scratch = NULL
     cdef Py_ssize_t room = 0
     cdef int failed = 0
+    cdef int64_t h, w
+    cdef bint has_gt
     cdef bint threaded = values.shape[0] >= GROUP_PARALLEL_MIN_PAIRS or n >= 4096
     if data == NULL or lengths == NULL or totals == NULL or bad == NULL:
         free(data); free(lengths); free(totals); free(bad)
         raise MemoryError()
     try:
-        for k in range(n):
-            if not plain[k]:
-                raise ValueError(f"plain[{k}]: expected every prediction a plain RLE")
-        first_bad = _gather_strings(segs, pred_rows, plain, data, lengths, totals)
-        if first_bad >= 0:
-            raise ValueError(f"segs[pred_rows[{first_bad}]] changed since plain_rle_sizes")
+        if pred_start.shape[0] and pred_start[n_groups - 1] + pred_count[n_groups - 1] != n:
+            raise ValueError("pred_start, pred_count: expected the groups to cover pred_rows")
+        for group in range(n_groups):
+            has_gt = gt_end[group] > gt_start[group]
+            for d in range(pred_count[group]):
+                k = pred_start[group] + d
+                if not _plain_rle(segs[pred_rows[k]], &data[k], &lengths[k], &h, &w):
+                    return -2
+                if (image_h[k] == image_h[k] and image_w[k] == image_w[k]
+                        and (h != image_h[k] or w != image_w[k])):
+                    return -2
+                if has_gt and h * (<int64_t>1 << 32) + w != sizes[group]:
+                    return -2
+                totals[k] = h * w
         with nogil:
             if threaded:
                 with cython.parallel.parallel():

@@ -267,8 +267,8 @@ def test_segm_kernels_equal_twins(monkeypatch: pytest.MonkeyPatch) -> None:
 def group_rle_iou_twin(*args: Any) -> int:
     """Plain-Python twin of kernels.group_rle_iou: each prediction decoded by pycocotools'
     own ``decode`` (column-major), each ground truth rebuilt from its intervals."""
-    (segs, p_kept, _plain, g_start, g_end, p_start, p_count, _heights) = args[:8]
-    (gs, ge, go, _gb, _ga, crowd, iou_offsets, out) = args[8:]
+    (segs, p_kept, _image_h, _image_w, g_start, g_end, p_start, p_count, _sizes) = args[:9]
+    (gs, ge, go, _gb, _ga, crowd, iou_offsets, out) = args[9:]
     for k in range(len(g_start)):
         n_p, n_g = int(p_count[k]), int(g_end[k] - g_start[k])
         if n_p == 0 or n_g == 0:

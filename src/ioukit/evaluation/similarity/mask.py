@@ -7,6 +7,7 @@ and every group's [P_i, G_i] matrix is filled by one kernel call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -109,14 +110,15 @@ def _slow_runs(
     Returns ``(positions, runs)`` parts."""
     single: dict[tuple[int, int], list[int]] = {}
     others: list[int] = []
+    row_list, h_list, w_list = rows.tolist(), heights.tolist(), widths.tolist()
     for k in ks:
-        seg = segs[rows[k]]
-        h, w = heights[k], widths[k]
+        seg = segs[row_list[k]]
+        h, w = h_list[k], w_list[k]
         if (
             isinstance(seg, list)
             and len(seg) == 1
             and isinstance(seg[0], list)
-            and not (np.isnan(h) or np.isnan(w))
+            and not (math.isnan(h) or math.isnan(w))
         ):
             single.setdefault((int(h), int(w)), []).append(k)
         else:
@@ -124,7 +126,7 @@ def _slow_runs(
     parts: list[tuple[np.ndarray, masks.RunLengths]] = []
     for (h, w), group in single.items():
         try:
-            runs = masks.polygon_runs([segs[rows[k]][0] for k in group], h, w, name=where)
+            runs = masks.polygon_runs([segs[row_list[k]][0] for k in group], h, w, name=where)
         except DataFormatError:
             others.extend(group)  # the one-by-one path names the bad record
             continue
@@ -206,7 +208,6 @@ def _plain_group_ious(
     predictions: Dataset,
     p_kept: np.ndarray,
     kept: np.ndarray,
-    both: np.ndarray,
     group_size: np.ndarray,
     g_runs: tuple[np.ndarray, ...],
     gt_start: np.ndarray,
@@ -223,30 +224,14 @@ def _plain_group_ious(
     segs = predictions.segmentation
     if segs is None:  # pragma: no cover - checked by matrices
         return False
-    segs = tuple(segs)
-    n = len(p_kept)
-    plain = np.zeros(n, dtype=np.uint8)
-    mask_h = np.zeros(n, dtype=np.int64)
-    mask_w = np.zeros(n, dtype=np.int64)
-    rle.plain_rle_sizes(segs, p_kept, plain, mask_h, mask_w)
-    if not plain.all():
-        return False
     img = predictions.image_index[p_kept]
-    heights = predictions.images.heights[img]
-    widths = predictions.images.widths[img]
-    known = ~(np.isnan(heights) | np.isnan(widths))
-    if (known & ((mask_h != heights) | (mask_w != widths))).any():
-        return False
-    p_group = np.repeat(np.arange(len(kept)), kept)
-    own = mask_h * (1 << 32) + mask_w
-    if (both[p_group] & (own != group_size[p_group])).any():
-        return False
-    bad = _rle_kernel("group_rle_iou")(
-        segs, p_kept, plain, gt_start, gt_end, sub_start, kept,
-        np.ascontiguousarray(group_size >> 32), g_runs[0], g_runs[1], g_runs[2], g_runs[3],
-        g_runs[4], gt_crowd, iou_offsets, iou_values,
+    code = _rle_kernel("group_rle_iou")(
+        tuple(segs), p_kept, np.ascontiguousarray(predictions.images.heights[img]),
+        np.ascontiguousarray(predictions.images.widths[img]), gt_start, gt_end, sub_start,
+        kept, group_size, g_runs[0], g_runs[1], g_runs[2], g_runs[3], g_runs[4], gt_crowd,
+        iou_offsets, iou_values,
     )  # fmt: skip
-    return bool(bad < 0)
+    return bool(code == -1)
 
 
 def _group_mask_ious(
@@ -281,7 +266,7 @@ def _group_mask_ious(
     group_size[both] = g_runs[5][gt_start[both]]
     p_kept = np.ascontiguousarray(p_rows[needed], dtype=np.int64)
     if _plain_group_ious(
-        predictions, p_kept, kept, both, group_size, g_runs, gt_start, gt_end, sub_start,
+        predictions, p_kept, kept, group_size, g_runs, gt_start, gt_end, sub_start,
         np.ascontiguousarray(gt_crowd), iou_offsets, iou_values,
     ):  # fmt: skip
         return iou_values, iou_offsets
