@@ -182,4 +182,7 @@ def test_function_body_imports_only_where_allowed() -> None:
     _, body = _graph()
     stray = {f: n for f, n in body.items() if f not in BODY_IMPORTS_ALLOWED}
     assert not stray, f"imports of ioukit's own modules inside functions (hoist them): {stray}"
-    assert sum(body.values()) <= 110, body  # the lazy facades and commands: keep it shrinking
+    # the lazy facades and commands: keep it shrinking (112: EvaluationResult's calibration,
+    # label_errors and trust load on first use, as its other analysis methods do, so a COCO
+    # evaluation does not import the overlap package and statistics, #27)
+    assert sum(body.values()) <= 112, body

@@ -11,6 +11,7 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.evaluation.outcome import TRUE_POSITIVE
+from ioukit.evaluation.protocols.lvis import format_summary
 from ioukit.evaluation.registry import get_similarity, similarity_input
 from ioukit.evaluation.result import ProtocolResult
 
@@ -180,8 +181,6 @@ class EvaluationResult:
 
     def summary(self) -> str:
         """The familiar text block (COCO: pycocotools' 12 lines; others: a short table)."""
-        from ioukit.evaluation.protocols.lvis import format_summary
-
         if self.protocol == "lvis":  # lvis-api's print_results block
             return format_summary(self.result)
         layout = self.result.params.get("stat_layout")
