@@ -22,7 +22,7 @@ from cython.parallel cimport prange
 from libc.math cimport ceil, floor, isnan
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 # ----------------------------------------------------------------------------------------------
 # dense masks -> counts
@@ -1430,31 +1430,73 @@ def polygons_fill(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, in
     free(bucket)
 
 
-def polygons_fill_packed(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, int64_t w,
-                         int64_t[::1] out, const int64_t[:] out_offsets, int64_t[:] nruns):
-    """:func:`polygons_fill` with the runs packed: polygon ``i``'s runs follow polygon
-    ``i - 1``'s from ``out[0]`` on (``out_offsets`` as :func:`polygons_capacity` gives them
-    bounds the room), so only the pages the runs need are ever written."""
-    cdef Py_ssize_t i, n = xy_offsets.shape[0] - 1, longest = 1, at = 0
-    cdef Py_ssize_t bucket_size = (w if w > 0 else 0) + 2
-    for i in range(n):
-        longest = max(longest, out_offsets[i + 1] - out_offsets[i])
-    if n == 0:
-        return
-    cdef int64_t* scratch = <int64_t*>malloc(longest * sizeof(int64_t))
-    cdef int64_t* bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
-    if scratch == NULL or bucket == NULL:
-        free(scratch)
-        free(bucket)
+def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, int64_t w,
+                  const int64_t[:] capacity, int64_t[:] nruns):
+    """Rasterise every polygon of the flat ``xy`` (as :func:`polygons_fill`); returns the runs
+    of all of them, packed one polygon after the other, as a new int64 array, and their
+    number per polygon in ``nruns``. ``capacity`` is :func:`polygons_capacity`'s bound.
+
+    The polygons are cut into up to 8 contiguous chunks shared by OpenMP threads; each chunk
+    writes into its own buffer (malloc'd: only the pages its runs need are touched, where a
+    NumPy buffer of the bound would be faulted in huge pages), copied into the result."""
+    cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, lo, hi, at, room, longest
+    cdef Py_ssize_t bucket_size = (w if w > 0 else 0) + 2, total = 0
+    cdef int failed = 0
+    cdef int64_t* scratch
+    cdef int64_t* bucket
+    cdef int64_t* buffer
+    cdef int64_t[::1] result
+    chunks = 8 if n >= 64 else 1
+    cdef int64_t** buffers = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef Py_ssize_t* filled = <Py_ssize_t*>calloc(chunks, sizeof(Py_ssize_t))
+    if buffers == NULL or filled == NULL:
+        free(buffers)
+        free(filled)
         raise MemoryError("polygons: no memory to rasterise")
-    with nogil:
-        for i in range(n):
-            # at <= out_offsets[i]: polygon i has at least its capacity of room from ``at``
-            nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], h, w,
-                                     &out[0] + at, scratch, bucket, bucket_size)
-            at += nruns[i]
-    free(scratch)
-    free(bucket)
+    try:
+        with nogil:
+            for c in prange(chunks, schedule="static", chunksize=1):
+                lo = n * c // chunks
+                hi = n * (c + 1) // chunks
+                longest = 1
+                room = 1
+                for i in range(lo, hi):
+                    room = room + capacity[i]
+                    if capacity[i] > longest:
+                        longest = capacity[i]
+                scratch = <int64_t*>malloc(longest * sizeof(int64_t))
+                bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
+                buffer = <int64_t*>malloc(room * sizeof(int64_t))
+                buffers[c] = buffer
+                if scratch == NULL or bucket == NULL or buffer == NULL:
+                    failed += 1
+                else:
+                    at = 0
+                    for i in range(lo, hi):
+                        # the chunk's runs so far fit in the capacities of its polygons so far
+                        nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], h, w,
+                                                 buffer + at, scratch, bucket, bucket_size)
+                        at = at + nruns[i]
+                    filled[c] = at
+                free(scratch)
+                free(bucket)
+        if failed:
+            raise MemoryError("polygons: no memory to rasterise")
+        for c in range(chunks):
+            total += filled[c]
+        out = np.empty(total, dtype=np.int64)
+        if total:
+            result = out
+            at = 0
+            for c in range(chunks):
+                memcpy(&result[0] + at, buffers[c], filled[c] * sizeof(int64_t))
+                at += filled[c]
+        return out
+    finally:
+        for c in range(chunks):
+            free(buffers[c])
+        free(buffers)
+        free(filled)
 
 
 # ----------------------------------------------------------------------------------------------
