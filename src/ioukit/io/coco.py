@@ -970,6 +970,13 @@ def _scan_segm_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) 
         )
     except DataFormatError:
         return None  # the general path names the record
+    # check_segmentations' rule, on the scanned sizes: an RLE has its image's size where that
+    # is known (the sides are integers in 0..2**31 by the scanner)
+    heights = ground_truth.images.heights[rows]
+    widths = ground_truth.images.widths[rows]
+    known = ~(np.isnan(heights) | np.isnan(widths))
+    if (known & ((spans[:n, 0] != heights) | (spans[:n, 1] != widths))).any():
+        return None  # the general path names the record
     with _gc_paused():
         segmentation = rle_dicts(buf, spans[:n], order[:n])
     del buf  # no view of a memory map outlives the scan: the caller closes it
@@ -1225,9 +1232,9 @@ def read_coco_results(
     segm = iou_type == "segm"
     keep_segmentation = keep_segmentation or segm
     section = "results"
+    scanned: _Columns | None = None
     if isinstance(source, str | os.PathLike):
         label = os.fspath(source)
-        scanned = None
         mapped = None if keep_segmentation and not segm else map_bytes(label, limit=_MAX_JSON_BYTES)
         if mapped is not None:  # no copy of a large file for the scanner
             with mapped:
@@ -1251,7 +1258,7 @@ def read_coco_results(
     segmentation = (
         tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
     )
-    if segmentation is not None:
+    if segmentation is not None and not (segm and scanned is not None):  # scanned: checked
         check_segmentations(segmentation, image_index, ground_truth.images, label, section)
     if segm and segmentation is not None:
         xywh, area = _segm_area_and_boxes(xywh, segmentation, image_index, ground_truth, label)
