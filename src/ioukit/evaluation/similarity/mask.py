@@ -7,6 +7,7 @@ and every group's [P_i, G_i] matrix is filled by one kernel call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -95,69 +96,43 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
         raise DataFormatError(f"{where}: {exc}") from None
 
 
-def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
-    """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
-
-    lengths = np.zeros(n, dtype=np.int64)
-    heights = np.zeros(n, dtype=np.int64)
-    widths = np.zeros(n, dtype=np.int64)
-    for pos, runs in parts:
-        lengths[pos] = np.diff(runs.offsets)
-        heights[pos] = runs.heights
-        widths[pos] = runs.widths
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    counts = np.empty(int(offsets[-1]), dtype=np.int64)
-    for pos, runs in parts:
-        total = int(runs.offsets[-1] - runs.offsets[0])
-        shift = np.repeat(offsets[pos] - runs.offsets[:-1], np.diff(runs.offsets))
-        counts[np.arange(runs.offsets[0], runs.offsets[0] + total) + shift] = runs.counts[
-            runs.offsets[0] : runs.offsets[-1]
-        ]
-    return masks.RunLengths(counts, offsets, heights, widths)
-
-
-def _mask_runs(
-    ds: Dataset, rows: np.ndarray, where: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Intervals (starts, ends, offsets), boxes, areas and heights of ``ds``'s masks ``rows``.
-
-    Every mask must have its image's size (taken from the first mask where the image table
-    does not know it).
-    """
-
-    segs = ds.segmentation
-    if segs is None:  # pragma: no cover - checked by evaluate_coco
-        raise DataFormatError(f"{where}: no segmentation")
-    img = ds.image_index[rows]
-    heights = ds.images.heights[img]
-    widths = ds.images.widths[img]
-    # single polygons on images of known size: rasterised in one batch per image size;
-    # everything else (RLE dicts, several polygons) as pycocotools' annToRLE, one by one
-    n = len(rows)
+def _slow_runs(
+    segs: tuple[Any, ...],
+    rows: np.ndarray,
+    ks: list[int],
+    heights: np.ndarray,
+    widths: np.ndarray,
+    where: str,
+) -> list[tuple[np.ndarray, masks.RunLengths]]:
+    """Masks ``ks`` (positions in ``rows``) that are not plain compressed RLE dicts: single
+    polygons on images of known size rasterised in one batch per image size, everything else
+    (uncompressed RLE, several polygons, odd dicts) as pycocotools' ``annToRLE``, one by one.
+    Returns ``(positions, runs)`` parts."""
     single: dict[tuple[int, int], list[int]] = {}
     others: list[int] = []
-    for k, (r, h, w) in enumerate(
-        zip(rows.tolist(), heights.tolist(), widths.tolist(), strict=True)
-    ):
-        seg = segs[r]
+    row_list, h_list, w_list = rows.tolist(), heights.tolist(), widths.tolist()
+    for k in ks:
+        seg = segs[row_list[k]]
+        h, w = h_list[k], w_list[k]
         if (
             isinstance(seg, list)
             and len(seg) == 1
             and isinstance(seg[0], list)
-            and not (np.isnan(h) or np.isnan(w))
+            and not (math.isnan(h) or math.isnan(w))
         ):
             single.setdefault((int(h), int(w)), []).append(k)
         else:
             others.append(k)
     parts: list[tuple[np.ndarray, masks.RunLengths]] = []
-    for (h, w), ks in single.items():
+    for (h, w), group in single.items():
         try:
-            runs = masks.polygon_runs([segs[rows[k]][0] for k in ks], h, w, name=where)
+            runs = masks.polygon_runs([segs[row_list[k]][0] for k in group], h, w, name=where)
         except DataFormatError:
-            others.extend(ks)  # the one-by-one path names the bad record
+            others.extend(group)  # the one-by-one path names the bad record
             continue
-        parts.append((np.array(ks, dtype=np.int64), runs))
+        parts.append((np.array(group, dtype=np.int64), runs))
+    if not others:
+        return parts
     others.sort()
     dicts = [
         _rle_of(segs[rows[k]], heights[k], widths[k], f"{where}[{rows[k]}].segmentation")
@@ -169,28 +144,94 @@ def _mask_runs(
         for k, d in zip(others, dicts, strict=True):
             masks.parse_rles([d], name=f"{where}[{rows[k]}].segmentation")
         raise
-    runs = _combine_runs(n, parts)
+    return parts
+
+
+def _mask_runs(
+    ds: Dataset, rows: np.ndarray, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Intervals (starts, ends, offsets), boxes, areas and sizes of ``ds``'s masks ``rows``.
+
+    Plain compressed RLE dicts (the COCO results' form) are decoded straight into intervals by
+    the kernels; the rest go through :class:`masks.RunLengths` (see :func:`_slow_runs`). Every
+    mask must have its image's size (taken from the first mask where the image table does not
+    know it).
+    """
+
+    segs = ds.segmentation
+    if segs is None:  # pragma: no cover - checked by evaluate_coco
+        raise DataFormatError(f"{where}: no segmentation")
+    segs = tuple(segs)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    img = ds.image_index[rows]
+    heights = ds.images.heights[img]
+    widths = ds.images.widths[img]
+    n = len(rows)
+    plain = np.zeros(n, dtype=np.uint8)
+    mask_h = np.zeros(n, dtype=np.int64)
+    mask_w = np.zeros(n, dtype=np.int64)
+    rle.plain_rle_sizes(segs, rows, plain, mask_h, mask_w)
+    nint = np.zeros(n, dtype=np.int64)
+    if rle.plain_rle_count(segs, rows, plain, nint) >= 0:
+        plain[:] = 0  # a refused string: the Python path names it and says why
+    parts = _slow_runs(segs, rows, np.flatnonzero(plain == 0).tolist(), heights, widths, where)
+    for pos, runs in parts:
+        mask_h[pos] = runs.heights
+        mask_w[pos] = runs.widths
+        counted = np.empty(len(pos), dtype=np.int64)
+        rle.interval_count(runs.counts, runs.offsets, counted)
+        nint[pos] = counted
     known = ~(np.isnan(heights) | np.isnan(widths))
-    bad = known & ((runs.heights != heights) | (runs.widths != widths))
+    bad = known & ((mask_h != heights) | (mask_w != widths))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataFormatError(
             f"{where}[{rows[i]}].segmentation.size: expected the image size "
-            f"[{int(heights[i])}, {int(widths[i])}], got [{runs.heights[i]}, {runs.widths[i]}]"
+            f"[{int(heights[i])}, {int(widths[i])}], got [{mask_h[i]}, {mask_w[i]}]"
         )
-    nint = np.empty(n, dtype=np.int64)
-    rle.interval_count(runs.counts, runs.offsets, nint)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(nint, out=offsets[1:])
     starts = np.empty(int(offsets[-1]), dtype=np.int64)
     ends = np.empty(int(offsets[-1]), dtype=np.int64)
-    rle.interval_fill(runs.counts, runs.offsets, offsets, starts, ends)
+    rle.plain_rle_fill(segs, rows, plain, offsets, starts, ends)
+    for pos, runs in parts:
+        rle.interval_fill(runs.counts, runs.offsets, offsets[pos], starts, ends)
     boxes = np.empty((n, 4), dtype=np.int64)
-    _rle_kernel("mask_boxes")(starts, ends, offsets, runs.heights, boxes)
+    rle.mask_boxes(starts, ends, offsets, mask_h, boxes)
     areas = np.empty(n, dtype=np.int64)
-    rle.area(runs.counts, runs.offsets, areas)
-    sizes = runs.heights * (1 << 32) + runs.widths
+    rle.interval_area(starts, ends, offsets, areas)
+    sizes = mask_h * (1 << 32) + mask_w
     return starts, ends, offsets, boxes, areas, sizes
+
+
+def _plain_group_ious(
+    predictions: Dataset,
+    p_kept: np.ndarray,
+    kept: np.ndarray,
+    group_size: np.ndarray,
+    g_runs: tuple[np.ndarray, ...],
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    sub_start: np.ndarray,
+    gt_crowd: np.ndarray,
+    iou_offsets: np.ndarray,
+    iou_values: np.ndarray,
+) -> bool:
+    """Fill ``iou_values`` when every kept prediction is a plain compressed RLE dict of the
+    right size: each group's predictions are decoded by the kernel into a per-thread scratch
+    (no intervals of all predictions at once). False when anything is odd (polygons, sizes
+    that differ, a bad string): then the general path runs and words the error."""
+    segs = predictions.segmentation
+    if segs is None:  # pragma: no cover - checked by matrices
+        return False
+    img = predictions.image_index[p_kept]
+    code = _rle_kernel("group_rle_iou")(
+        tuple(segs), p_kept, np.ascontiguousarray(predictions.images.heights[img]),
+        np.ascontiguousarray(predictions.images.widths[img]), gt_start, gt_end, sub_start,
+        kept, group_size, g_runs[0], g_runs[1], g_runs[2], g_runs[3], g_runs[4], gt_crowd,
+        iou_offsets, iou_values,
+    )  # fmt: skip
+    return bool(code == -1)
 
 
 def _group_mask_ious(
@@ -216,7 +257,6 @@ def _group_mask_ious(
     rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
     needed = rank < max_det
     g_runs = _mask_runs(ground_truth, g_rows, "annotations")
-    p_sub = _mask_runs(predictions, p_rows[needed], "results")
     # kept predictions of a group are contiguous in p_sub: group i starts at sub_start[i]
     sub_start = np.zeros(len(kept), dtype=np.int64)
     np.cumsum(kept[:-1], out=sub_start[1:])
@@ -224,6 +264,13 @@ def _group_mask_ious(
     both = (kept > 0) & (g_count > 0)
     group_size = np.zeros(len(g_count), dtype=np.int64)
     group_size[both] = g_runs[5][gt_start[both]]
+    p_kept = np.ascontiguousarray(p_rows[needed], dtype=np.int64)
+    if _plain_group_ious(
+        predictions, p_kept, kept, group_size, g_runs, gt_start, gt_end, sub_start,
+        np.ascontiguousarray(gt_crowd), iou_offsets, iou_values,
+    ):  # fmt: skip
+        return iou_values, iou_offsets
+    p_sub = _mask_runs(predictions, p_kept, "results")
     g_group = np.repeat(np.arange(len(g_count)), g_count)
     p_group = np.repeat(np.arange(len(kept)), kept)
     for group_of, own, label, rows in (
