@@ -7,7 +7,7 @@ and every group's [P_i, G_i] matrix is filled by one kernel call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -57,7 +57,7 @@ class MaskIoU:
             groups.pred_end,
             groups.max_det,
             np.ascontiguousarray(gt.crowd[groups.gt_rows]),
-        )
+        )[:2]
         return GroupMatrices(values, offsets)
 
 
@@ -117,10 +117,8 @@ def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
     return masks.RunLengths(counts, offsets, heights, widths)
 
 
-def _mask_runs(
-    ds: Dataset, rows: np.ndarray, where: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Intervals (starts, ends, offsets), boxes, areas and heights of ``ds``'s masks ``rows``.
+def _mask_runs(ds: Dataset, rows: np.ndarray, where: str) -> masks.RunLengths:
+    """The run lengths of ``ds``'s masks ``rows``.
 
     Every mask must have its image's size (taken from the first mask where the image table
     does not know it).
@@ -169,7 +167,7 @@ def _mask_runs(
         for k, d in zip(others, dicts, strict=True):
             masks.parse_rles([d], name=f"{where}[{rows[k]}].segmentation")
         raise
-    runs = _combine_runs(n, parts)
+    runs: masks.RunLengths = _combine_runs(n, parts)
     known = ~(np.isnan(heights) | np.isnan(widths))
     bad = known & ((runs.heights != heights) | (runs.widths != widths))
     if bad.any():
@@ -178,6 +176,16 @@ def _mask_runs(
             f"{where}[{rows[i]}].segmentation.size: expected the image size "
             f"[{int(heights[i])}, {int(widths[i])}], got [{runs.heights[i]}, {runs.widths[i]}]"
         )
+    return runs
+
+
+MaskIntervals = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Foreground intervals (starts, ends, offsets), boxes, areas and packed sizes of N masks."""
+
+
+def _intervals(runs: masks.RunLengths) -> MaskIntervals:
+    """The interval form the group kernel reads, of every mask of ``runs``."""
+    n = len(runs)
     nint = np.empty(n, dtype=np.int64)
     rle.interval_count(runs.counts, runs.offsets, nint)
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -204,19 +212,27 @@ def _group_mask_ious(
     pred_end: np.ndarray,
     max_det: int,
     gt_crowd: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Mask IoU matrices [P_i, G_i] of every group, flat, and their offsets."""
+    *,
+    derived: Callable[[masks.RunLengths], masks.RunLengths] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Mask IoU matrices [P_i, G_i] of every group, flat, and their offsets.
+
+    With ``derived`` (a function of a batch of run lengths to as many masks of the same
+    sizes, e.g. their boundaries), also the plain IoU (no crowd rule) of the derived masks of
+    every pair, laid out as the first; the masks are parsed once for both.
+    """
     kept = np.minimum(pred_end - pred_start, max_det)
     g_count = gt_end - gt_start
     sizes = np.where(g_count > 0, kept * g_count, 0)
     iou_offsets = np.zeros(len(sizes), dtype=np.int64)
     np.cumsum(sizes[:-1], out=iou_offsets[1:])
-    iou_values = np.zeros(int(sizes.sum()), dtype=np.float64)
     # only the first max_det predictions of each group are evaluated: parse only those
     rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
     needed = rank < max_det
-    g_runs = _mask_runs(ground_truth, g_rows, "annotations")
-    p_sub = _mask_runs(predictions, p_rows[needed], "results")
+    g_masks = _mask_runs(ground_truth, g_rows, "annotations")
+    p_masks = _mask_runs(predictions, p_rows[needed], "results")
+    g_runs = _intervals(g_masks)
+    p_sub = _intervals(p_masks)
     # kept predictions of a group are contiguous in p_sub: group i starts at sub_start[i]
     sub_start = np.zeros(len(kept), dtype=np.int64)
     np.cumsum(kept[:-1], out=sub_start[1:])
@@ -239,24 +255,26 @@ def _group_mask_ious(
                 f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
                 f"[{got >> 32}, {got & 0xFFFFFFFF}]"
             )
-    _rle_kernel("group_mask_iou")(
-        gt_start,
-        gt_end,
-        sub_start,
-        kept,
-        np.ascontiguousarray(group_size >> 32),
-        p_sub[0],
-        p_sub[1],
-        p_sub[2],
-        p_sub[3],
-        p_sub[4],
-        g_runs[0],
-        g_runs[1],
-        g_runs[2],
-        g_runs[3],
-        g_runs[4],
-        np.ascontiguousarray(gt_crowd),
-        iou_offsets,
-        iou_values,
-    )
-    return iou_values, iou_offsets
+
+    def fill(g: MaskIntervals, p: MaskIntervals, crowd: np.ndarray) -> np.ndarray:
+        values = np.zeros(int(sizes.sum()), dtype=np.float64)
+        _rle_kernel("group_mask_iou")(
+            gt_start,
+            gt_end,
+            sub_start,
+            kept,
+            np.ascontiguousarray(group_size >> 32),
+            *p[:5],
+            *g[:5],
+            np.ascontiguousarray(crowd),
+            iou_offsets,
+            values,
+        )
+        return values
+
+    iou_values = fill(g_runs, p_sub, gt_crowd)
+    if derived is None:
+        return iou_values, iou_offsets, None
+    no_crowd = np.zeros(len(gt_crowd), dtype=np.asarray(gt_crowd).dtype)
+    extra = fill(_intervals(derived(g_masks)), _intervals(derived(p_masks)), no_crowd)
+    return iou_values, iou_offsets, extra
