@@ -95,7 +95,7 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
         raise DataFormatError(f"{where}: {exc}") from None
 
 
-def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
+def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> masks.RunLengths:
     """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
 
     lengths = np.zeros(n, dtype=np.int64)
@@ -167,7 +167,7 @@ def _mask_runs(ds: Dataset, rows: np.ndarray, where: str) -> masks.RunLengths:
         for k, d in zip(others, dicts, strict=True):
             masks.parse_rles([d], name=f"{where}[{rows[k]}].segmentation")
         raise
-    runs: masks.RunLengths = _combine_runs(n, parts)
+    runs = _combine_runs(n, parts)
     known = ~(np.isnan(heights) | np.isnan(widths))
     bad = known & ((runs.heights != heights) | (runs.widths != widths))
     if bad.any():
