@@ -68,6 +68,9 @@ PROTOCOL_MODULES: dict[str, str] = {
     "dota": _P + "rotated",
     "mmrotate": _P + "rotated",
     "crowdpose": _P + "keypoints",
+    "caltech": _P + "pedestrian",
+    "citypersons": _P + "pedestrian",
+    "crowdhuman": _P + "pedestrian",
 }
 """Protocol name -> the module that registers it (imported on first use)."""
 
