@@ -130,14 +130,23 @@ def read_ground_truth_arg(args: argparse.Namespace) -> Any:
     confidence), the message ends with a hint that ``--gt`` and ``--pred`` may be swapped.
     """
     from ioukit.errors import DataFormatError
-    from ioukit.io import read_ground_truth
+    from ioukit.io import detect_format, read_ground_truth
 
+    images_dir = args.images
+    if images_dir is not None and getattr(args, "html", None):
+        # COCO and VOC files give their own sizes: --images is then the report's pictures
+        try:
+            fmt = args.gt_format if args.gt_format != "auto" else detect_format(args.gt)
+        except (DataFormatError, OSError):
+            fmt = None  # the read below names the problem
+        if fmt in ("coco", "voc"):
+            images_dir = None
     try:
         return read_ground_truth(
             args.gt,
             format=args.gt_format,
             image_size=args.image_size,
-            images_dir=args.images,
+            images_dir=images_dir,
             classes=args.classes,
             box_format=args.txt_box_format,
             one_based=args.voc_one_based,
@@ -614,8 +623,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--html",
         metavar="OUT",
-        help="write a self-contained HTML report (curves, confusion, errors, boxes; with "
-        "--images: the images, embedded when Pillow is installed)",
+        help="write a self-contained HTML report (curves, confusion, calibration, label-error "
+        "candidates, boxes; with --images: the images, found by file stem, embedded when "
+        "Pillow is installed; COCO/VOC ground truth too)",
+    )
+    parser.add_argument(
+        "--html-bootstrap",
+        type=int,
+        default=0,
+        metavar="N",
+        help="--html: bootstrap intervals of the stats and per-class AP from N replicates "
+        "(default 0: none)",
     )
     parser.add_argument(
         "--skip-unknown",
@@ -910,7 +928,13 @@ def _run(args: argparse.Namespace) -> int:
         if getattr(args, "html", None):
             from ioukit.report.html import html_text
 
-            page = html_text(result, images=args.images, output=args.html, errors=args.errors)
+            page = html_text(
+                result,
+                images=args.images,
+                output=args.html,
+                errors=args.errors,
+                bootstrap=args.html_bootstrap,
+            )
             plan.write_text("--html", page)
         if args.plots:
             from ioukit.plots import write_plots
