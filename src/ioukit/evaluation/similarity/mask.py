@@ -275,6 +275,42 @@ def _group_mask_ious(
     iou_values = fill(g_runs, p_sub, gt_crowd)
     if derived is None:
         return iou_values, iou_offsets, None
+    # the derived masks of the masks in a pair of positive IoU with a regular ground truth
+    # only (the others stand for empty masks: callers take min(IoU, derived IoU) there, and 0
+    # against a crowd it is not read)
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(len(iou_values), dtype=np.int64) - iou_offsets[group]
+    g_of = g_count[group]
+    gi = gt_start[group] + local % np.maximum(g_of, 1)
+    pi = sub_start[group] + local // np.maximum(g_of, 1)
+    live = (iou_values > 0) & ~np.asarray(gt_crowd, dtype=bool)[gi]
+    g_need = np.zeros(len(g_masks), dtype=bool)
+    g_need[gi[live]] = True
+    p_need = np.zeros(len(p_masks), dtype=bool)
+    p_need[pi[live]] = True
     no_crowd = np.zeros(len(gt_crowd), dtype=np.asarray(gt_crowd).dtype)
-    extra = fill(_intervals(derived(g_masks)), _intervals(derived(p_masks)), no_crowd)
+    extra = fill(
+        _intervals(derived(_emptied(g_masks, g_need))),
+        _intervals(derived(_emptied(p_masks, p_need))),
+        no_crowd,
+    )
     return iou_values, iou_offsets, extra
+
+
+def _emptied(runs: masks.RunLengths, keep: np.ndarray) -> masks.RunLengths:
+    """``runs`` with every mask not in ``keep`` replaced by the empty mask of its size."""
+    if keep.all():
+        return runs
+    lengths = np.where(keep, np.diff(runs.offsets), 1)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    counts = np.empty(int(offsets[-1]), dtype=np.int64)
+    counts[offsets[:-1][~keep]] = (runs.heights * runs.widths)[~keep]
+    src_len = np.diff(runs.offsets)[keep]
+    src = np.repeat(runs.offsets[:-1][keep] - offsets[:-1][keep], src_len)
+    dst = np.repeat(offsets[:-1][keep], src_len) + (
+        np.arange(int(src_len.sum()), dtype=np.int64)
+        - np.repeat(np.cumsum(src_len) - src_len, src_len)
+    )
+    counts[dst] = runs.counts[dst + src]
+    return masks.RunLengths(counts, offsets, runs.heights, runs.widths)
