@@ -78,7 +78,7 @@ from ioukit.evaluation.groups import Groups, class_rows
 from ioukit.evaluation.match import match_groups
 from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE, MatchOutcome
 from ioukit.evaluation.protocols.openimages import accumulate_openimages, match_openimages
-from ioukit.evaluation.registry import get_similarity, similarity_input
+from ioukit.evaluation.registry import similarity_input
 from ioukit.evaluation.result import ProtocolResult
 from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_results
 from ioukit.io.openimages import OpenImagesGroundTruth, read_openimages_predictions
@@ -595,7 +595,7 @@ def _coco_match(
         similarity = protocol.similarity()
         ignore = gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult
     else:
-        similarity = get_similarity(iou_type)
+        similarity = protocol.similarity_for(iou_type)
         ignore = gt.crowd if pyco else gt.crowd | gt.ignore | gt.difficult
     outcome = match_groups(
         gt,

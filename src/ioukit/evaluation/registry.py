@@ -70,6 +70,9 @@ PROTOCOL_MODULES: dict[str, str] = {
     "dota": _P + "rotated",
     "mmrotate": _P + "rotated",
     "crowdpose": _P + "keypoints",
+    "caltech": _P + "pedestrian",
+    "citypersons": _P + "pedestrian",
+    "crowdhuman": _P + "pedestrian",
 }
 """Protocol name -> the module that registers it (imported on first use)."""
 
@@ -77,6 +80,7 @@ SIMILARITY_MODULES: dict[str, str] = {
     "bbox": _S + "box",
     "bbox-float32": _S + "box",
     "segm": _S + "mask",
+    "boundary": _S + "boundary",
     "keypoints": _S + "oks",
     "rotated": _S + "rotated",
     "probiou": _S + "rotated",
@@ -389,6 +393,7 @@ def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) 
         iou_type = allowed[0] if _PROTOCOLS[name][1] is not None else "bbox"
     if iou_type in VARIANT_MODULES:
         import_module(VARIANT_MODULES[iou_type])
+    _provide_similarity(iou_type)  # a similarity module may register variants (boundary AP)
     variant = _VARIANTS.get((name, iou_type))
     if variant is None and iou_type not in allowed:
         raise ParameterError(

@@ -27,7 +27,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation.accumulate import coco_accumulate_active, coco_accumulate_levels
-from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.groups import Groups, Similarity
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.registry import (
@@ -195,6 +195,11 @@ class COCOProtocol:
         specs += [StatSpec("AR" + _SHORT.get(n, "_" + n), "AR", None, n, second) for n in extra]
         return tuple(specs)
 
+    def similarity_for(self, iou_type: str) -> Similarity:
+        """The similarity this protocol matches ``iou_type`` with (the registered one; a variant
+        with similarity options, e.g. boundary AP's ``dilation_ratio``, gives its own)."""
+        return get_similarity(iou_type)
+
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
         groups, outcome = self.match(gt, pred, iou_type=iou_type)
@@ -208,7 +213,7 @@ class COCOProtocol:
         check_pair(gt, pred)
         pyco = self.compat == "pycocotools"
         groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
-        matrices = get_similarity(iou_type).matrices(gt, pred, groups)
+        matrices = self.similarity_for(iou_type).matrices(gt, pred, groups)
         outcome = match_groups(
             gt,
             pred,
