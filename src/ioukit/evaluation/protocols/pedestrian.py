@@ -170,9 +170,9 @@ def log_average_miss_rate(
 
     Examples
     --------
-    >>> tp = np.array([True, False, True]); fp = ~tp
-    >>> mr, points, miss = log_average_miss_rate(tp, fp, np.array([.9, .8, .7]), 2, 100)
-    >>> round(mr, 4), miss.tolist()[:3]
+    >>> tp = np.array([False, True]); fp = ~tp  # 10 images: a false positive, then a hit
+    >>> mr, points, miss = log_average_miss_rate(tp, fp, np.array([.9, .8]), 2, 10)
+    >>> round(mr, 4), miss.tolist()[:3]  # below FPPI 0.1: the script reads the last recall
     (0.5, [0.5, 0.5, 0.5])
     """
     tp_sum = np.cumsum(tp, dtype=np.float64)
