@@ -312,6 +312,7 @@ def _group_mask_ious(
 # ---- boundary AP: the masks as run lengths, parsed once for the mask IoU and a derived
 # ---- mask (the boundary) of each; the general path (no fused decoding) serves both
 
+
 def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> masks.RunLengths:
     """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
 
