@@ -181,7 +181,9 @@ def test_function_body_imports_only_where_allowed() -> None:
     _, body = _graph()
     stray = {f: n for f, n in body.items() if f not in BODY_IMPORTS_ALLOWED}
     assert not stray, f"imports of ioukit's own modules inside functions (hoist them): {stray}"
-    assert sum(body.values()) <= 18, body  # the lazy facades and commands: keep it shrinking
+    # 20: analysis/result.py also loads calibration, label_errors and trust on first use (a
+    # COCO evaluation imports 22 modules fewer, #27)
+    assert sum(body.values()) <= 20, body  # the lazy facades and commands: keep it shrinking
 
 
 # ------------------------------------------------- protocol / iou_type names (#22 item 10)
