@@ -157,20 +157,22 @@ def test_bad_bootstrap_options() -> None:
         bootstrap(r, counts=np.ones((2, 3), dtype=np.int64))
 
 
-@pytest.mark.slow
-def test_interval_covers_a_known_difference() -> None:
-    # synthetic population: the true delta is the full-population delta; intervals from
-    # independent samples of images cover it about 95 % of the time
-    gt, res = _data(11, num_images=400, num_classes=2)
+def test_interval_covers_a_known_difference_quick() -> None:
+    # the quick form of benchmarks/check_bootstrap_coverage.py (the ~95 % coverage check over
+    # many samples): intervals from a few independent samples of images cover the true delta
+    # (the full population's) at least 3 times out of 5 (with 95 % coverage, fewer happens
+    # about once in a thousand runs; a misplaced or too narrow interval fails)
+    gt, res = _data(11, num_images=200, num_classes=2)
     worse = [d for i, d in enumerate(res) if i % 3]
     ids = np.array([im["id"] for im in gt["images"]])
     full_a, full_b = ioukit.evaluate(gt, res), ioukit.evaluate(gt, worse)
     truth = full_b.stats["AP50"] - full_a.stats["AP50"]
-    covered, trials = 0, 20
+    assert truth < 0  # B drops a third of A's predictions
+    covered, trials = 0, 5
     for s in range(trials):
-        sample = np.random.default_rng(100 + s).choice(ids, 100, replace=False).tolist()
+        sample = np.random.default_rng(100 + s).choice(ids, 60, replace=False).tolist()
         a, b = full_a.slice(image_ids=sample), full_b.slice(image_ids=sample)
-        c = compare(a, b, n=150, seed=s)
+        c = compare(a, b, n=100, seed=s)
         i = c.stat_names.index("AP50")
         covered += c.lower[i] <= truth <= c.upper[i]
-    assert covered / trials >= 0.8
+    assert covered >= 3
