@@ -13,6 +13,7 @@ import ioukit
 from ioukit.analysis.bootstrap import bootstrap, compare
 from ioukit.analysis.resample import resample
 from ioukit.errors import ParameterError
+from ioukit.evaluation.protocols import coco as coco_protocol
 from ioukit.synthetic import make_detections
 
 
@@ -176,3 +177,19 @@ def test_interval_covers_a_known_difference_quick() -> None:
         i = c.stat_names.index("AP50")
         covered += c.lower[i] <= truth <= c.upper[i]
     assert covered >= 3
+
+
+def test_batched_stat_means_equal_the_single_replicate_means_bit_for_bit() -> None:
+    # the batched mean (one row per replicate) against pycocotools' per-replicate mean at
+    # COCO's full size (10 thresholds x 101 recall points x 80 classes) and with classes
+    # without ground truth left out
+    rng = np.random.default_rng(7)
+    batch = rng.random((5, 10, 101, 80, 4, 3))
+    for classes in (np.arange(80), np.sort(rng.choice(80, 61, replace=False))):
+        for t_index in (None, np.array([0]), np.array([5])):
+            for a, m in ((0, 2), (3, 1)):
+                rows = coco_protocol._summarize_batch(batch[..., a, m], t_index, classes)
+                single = [
+                    coco_protocol._summarize(batch[b], t_index, a, m, classes) for b in range(5)
+                ]
+                assert rows.tolist() == single

@@ -89,9 +89,9 @@ def _summarize_batch(s: np.ndarray, t_index: np.ndarray | None, classes: np.ndar
     if classes.size == 0 or s[0].size == 0:
         return np.full(len(s), -1.0)
     if classes.size == s.shape[-1]:  # every class: the rows as they are (a view if they can)
-        return np.mean(s.reshape(len(s), -1), axis=1)
+        return np.asarray(np.mean(s.reshape(len(s), -1), axis=1))
     valid = np.ascontiguousarray(s[..., classes]).reshape(len(s), -1)
-    return np.mean(valid, axis=1)
+    return np.asarray(np.mean(valid, axis=1))
 
 
 def _class_means(
