@@ -204,6 +204,35 @@ def _mask_runs(
     return starts, ends, offsets, boxes, areas, sizes
 
 
+def _check_group_sizes(
+    both: np.ndarray,
+    group_size: np.ndarray,
+    g_count: np.ndarray,
+    kept: np.ndarray,
+    g_sizes: np.ndarray,
+    p_sizes: np.ndarray,
+    g_rows: np.ndarray,
+    p_rows: np.ndarray,
+) -> None:
+    """Refuse a mask of a group (both sides non-empty: ``both``) whose packed size differs
+    from its group's ``group_size``, naming its row; ``g_count`` / ``kept`` masks per group."""
+    g_group = np.repeat(np.arange(len(g_count)), g_count)
+    p_group = np.repeat(np.arange(len(kept)), kept)
+    for group_of, own, label, rows in (
+        (g_group, g_sizes, "annotations", g_rows),
+        (p_group, p_sizes, "results", p_rows),
+    ):
+        wrong = both[group_of] & (own != group_size[group_of])
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            want, got = int(group_size[group_of[i]]), int(own[i])
+            raise DataFormatError(
+                f"{label}[{rows[i]}].segmentation.size: expected the size of the other masks "
+                f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
+                f"[{got >> 32}, {got & 0xFFFFFFFF}]"
+            )
+
+
 def _plain_group_ious(
     predictions: Dataset,
     p_kept: np.ndarray,
@@ -271,21 +300,7 @@ def _group_mask_ious(
     ):  # fmt: skip
         return iou_values, iou_offsets
     p_sub = _mask_runs(predictions, p_kept, "results")
-    g_group = np.repeat(np.arange(len(g_count)), g_count)
-    p_group = np.repeat(np.arange(len(kept)), kept)
-    for group_of, own, label, rows in (
-        (g_group, g_runs[5], "annotations", g_rows),
-        (p_group, p_sub[5], "results", p_rows[needed]),
-    ):
-        wrong = both[group_of] & (own != group_size[group_of])
-        if wrong.any():
-            i = int(np.flatnonzero(wrong)[0])
-            want, got = int(group_size[group_of[i]]), int(own[i])
-            raise DataFormatError(
-                f"{label}[{rows[i]}].segmentation.size: expected the size of the other masks "
-                f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
-                f"[{got >> 32}, {got & 0xFFFFFFFF}]"
-            )
+    _check_group_sizes(both, group_size, g_count, kept, g_runs[5], p_sub[5], g_rows, p_rows[needed])
     _rle_kernel("group_mask_iou")(
         gt_start,
         gt_end,
@@ -348,43 +363,8 @@ def _mask_run_lengths(ds: Dataset, rows: np.ndarray, where: str) -> masks.RunLen
     img = ds.image_index[rows]
     heights = ds.images.heights[img]
     widths = ds.images.widths[img]
-    # single polygons on images of known size: rasterised in one batch per image size;
-    # everything else (RLE dicts, several polygons) as pycocotools' annToRLE, one by one
     n = len(rows)
-    single: dict[tuple[int, int], list[int]] = {}
-    others: list[int] = []
-    for k, (r, h, w) in enumerate(
-        zip(rows.tolist(), heights.tolist(), widths.tolist(), strict=True)
-    ):
-        seg = segs[r]
-        if (
-            isinstance(seg, list)
-            and len(seg) == 1
-            and isinstance(seg[0], list)
-            and not (np.isnan(h) or np.isnan(w))
-        ):
-            single.setdefault((int(h), int(w)), []).append(k)
-        else:
-            others.append(k)
-    parts: list[tuple[np.ndarray, masks.RunLengths]] = []
-    for (h, w), ks in single.items():
-        try:
-            runs = masks.polygon_runs([segs[rows[k]][0] for k in ks], h, w, name=where)
-        except DataFormatError:
-            others.extend(ks)  # the one-by-one path names the bad record
-            continue
-        parts.append((np.array(ks, dtype=np.int64), runs))
-    others.sort()
-    dicts = [
-        _rle_of(segs[rows[k]], heights[k], widths[k], f"{where}[{rows[k]}].segmentation")
-        for k in others
-    ]
-    try:
-        parts.append((np.array(others, dtype=np.int64), masks.parse_rles(dicts, name=where)))
-    except DataFormatError:
-        for k, d in zip(others, dicts, strict=True):
-            masks.parse_rles([d], name=f"{where}[{rows[k]}].segmentation")
-        raise
+    parts = _slow_runs(tuple(segs), rows, list(range(n)), heights, widths, where)
     runs = _combine_runs(n, parts)
     known = ~(np.isnan(heights) | np.isnan(widths))
     bad = known & ((runs.heights != heights) | (runs.widths != widths))
@@ -458,21 +438,7 @@ def _group_derived_ious(
     both = (kept > 0) & (g_count > 0)
     group_size = np.zeros(len(g_count), dtype=np.int64)
     group_size[both] = g_runs[5][gt_start[both]]
-    g_group = np.repeat(np.arange(len(g_count)), g_count)
-    p_group = np.repeat(np.arange(len(kept)), kept)
-    for group_of, own, label, rows in (
-        (g_group, g_runs[5], "annotations", g_rows),
-        (p_group, p_sub[5], "results", p_rows[needed]),
-    ):
-        wrong = both[group_of] & (own != group_size[group_of])
-        if wrong.any():
-            i = int(np.flatnonzero(wrong)[0])
-            want, got = int(group_size[group_of[i]]), int(own[i])
-            raise DataFormatError(
-                f"{label}[{rows[i]}].segmentation.size: expected the size of the other masks "
-                f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
-                f"[{got >> 32}, {got & 0xFFFFFFFF}]"
-            )
+    _check_group_sizes(both, group_size, g_count, kept, g_runs[5], p_sub[5], g_rows, p_rows[needed])
 
     def fill(g: MaskIntervals, p: MaskIntervals, crowd: np.ndarray) -> np.ndarray:
         values = np.zeros(int(sizes.sum()), dtype=np.float64)
