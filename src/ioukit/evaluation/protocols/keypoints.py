@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -171,12 +171,18 @@ class KeypointProtocol(COCOProtocol):
         self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
     ) -> ProtocolResult:
         """Run the pipeline with OKS; ``ProtocolResult`` with the 10 stats, per-class rows."""
+        groups, outcome = self.match(gt, pred, iou_type=iou_type)
+        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
+
+    def match(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "keypoints"
+    ) -> tuple[Any, MatchOutcome]:
+        """The first half of :meth:`evaluate`: the groups and the OKS match outcome."""
         if iou_type != "keypoints":
             raise ParameterError(
                 f"iou_type: the keypoint protocol needs 'keypoints', got {iou_type!r}"
             )
-        groups, outcome = self._match(gt, pred)
-        return self.summarize(gt, pred, groups, outcome, iou_type=iou_type)
+        return self._match(gt, pred)
 
     def summarize(
         self,
@@ -257,6 +263,7 @@ class CrowdPoseProtocol(KeypointProtocol):
     oks_area: str = "box"
     crowd_index: tuple[tuple[int, float], ...] | None = None
     name: str = "crowdpose"
+    can_shard: ClassVar[bool] = False  # the crowd index of the whole file: one process
 
     @classmethod
     def from_options(
