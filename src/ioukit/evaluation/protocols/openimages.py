@@ -41,6 +41,7 @@ numbers. Merged partials give the single-process result bit for bit.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -699,6 +700,11 @@ def _openimages(challenge: bool) -> Callable[..., Any]:
     def factory(**options: Any) -> Any:
         return OpenImagesProtocol.from_options(challenge=challenge, **options)
 
+    # its options: those of from_options but ``challenge`` (the registry lists them)
+    own = inspect.signature(OpenImagesProtocol.from_options)
+    factory.__signature__ = own.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in own.parameters.values() if p.name != "challenge"]
+    )
     return factory
 
 
