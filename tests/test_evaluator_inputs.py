@@ -52,6 +52,26 @@ def test_every_protocol_declares_its_options() -> None:
     assert "sigmas" in (protocol_options("yolo", iou_type="keypoints") or ())
 
 
+def test_variants_declare_their_base_options() -> None:
+    # a variant factory passing **options on to COCO's (keypoints, CrowdPose, boundary AP)
+    # declares COCO's options too: the pycocotools drop-in gives them to the keypoint variant
+    for name, iou_type in (("coco", "keypoints"), ("crowdpose", None), ("coco", "boundary")):
+        declared = protocol_options(name, iou_type=iou_type)
+        assert declared is not None and set(COCO_OPTIONS.split(", ")) <= set(declared), name
+        with pytest.raises(ParameterError, match=r"unexpected keyword argument 'bogus'; its"):
+            make_protocol(name, iou_type=iou_type, bogus=1)
+    protocol = make_protocol(
+        "coco", iou_type="keypoints", iou_thresholds=[0.5], compat="pycocotools", sigmas=[0.1] * 3
+    )
+    assert protocol.iou_thresholds == (0.5,) and protocol.compat == "pycocotools"
+    with pytest.raises(ParameterError) as info:
+        make_protocol("yolo", iou_type="keypoints", bogus=1)
+    assert str(info.value) == (
+        "options of protocol 'yolo' (keypoints): unexpected keyword argument 'bogus'; its "
+        "options are iou_thresholds, stable_ties, sigmas"
+    )
+
+
 def _kp(k: int, people: int = 1) -> list[list[list[float]]]:
     return [[[1.0 + i + 5 * p, 2.0 + i, 2.0] for i in range(k)] for p in range(people)]
 

@@ -84,7 +84,7 @@ def test_corners_and_xywhr_inputs() -> None:
         [{**t, "boxes": box_convert(t["boxes"], "cxcywhr", "xyxyxyxy")} for t in targets],
     )
     assert corners.compute().stats == pytest.approx(base.compute().stats, abs=1e-9)
-    xywhr = ioukit.Evaluator(iou_type="rotated", box_format="xywhr")
+    xywhr = ioukit.Evaluator(iou_type="rotated", fmt="xywhr")
     xywhr.update(
         [{**p, "boxes": box_convert(p["boxes"], "cxcywhr", "xywhr")} for p in preds],
         [{**t, "boxes": box_convert(t["boxes"], "cxcywhr", "xywhr")} for t in targets],
@@ -93,8 +93,8 @@ def test_corners_and_xywhr_inputs() -> None:
 
 
 def test_bad_oriented_input() -> None:
-    with pytest.raises(ValueError, match="box_format"):
-        ioukit.Evaluator(iou_type="rotated", box_format="xywh")
+    with pytest.raises(ValueError, match="fmt"):
+        ioukit.Evaluator(iou_type="rotated", fmt="xywh")
     ev = ioukit.Evaluator(iou_type="rotated")
     with pytest.raises(BoxError, match=r"targets\[0\]\.boxes"):
         ev.update(

@@ -181,7 +181,7 @@ def test_torch_masks_boxes_and_area() -> None:
     torch = pytest.importorskip("torch")
     images = generate(11, n_images=10)
     want = _stream(images, 10).compute()
-    ev = Evaluator(iou_type="segm", box_format="xywh")
+    ev = Evaluator(iou_type="segm", fmt="xywh")
     for pred, target in images:
         # torch tensors (uint8 and bool), explicit boxes and area: boxes do not change segm
         p = {

@@ -36,7 +36,7 @@ def ensemble(seed: int, models: int = 3):
 def test_parity_with_ensemble_boxes(conf_type, seed):
     eb = pytest.importorskip("ensemble_boxes")
     boxes, scores, labels = ensemble(seed)
-    options = {"weights": [1, 2, 0.5], "iou_threshold": 0.55, "skip_box_threshold": 0.05}
+    options = {"weights": [1, 2, 0.5], "iou_threshold": 0.55, "score_threshold": 0.05}
     expected = eb.weighted_boxes_fusion(
         boxes,
         scores,
@@ -112,10 +112,8 @@ def test_edge_cases():
     empty = weighted_boxes_fusion([np.zeros((0, 4))], [np.zeros(0)], [np.zeros(0, dtype=int)])
     assert [a.shape for a in empty] == [(0, 4), (0,), (0,)]
     assert weighted_boxes_fusion([[]], [[]], [[]])[0].shape == (0, 4)
-    # everything below skip_box_threshold, or of zero area: nothing left
-    skipped = weighted_boxes_fusion(
-        [[[0.1, 0.1, 0.2, 0.2]]], [[0.1]], [[0]], skip_box_threshold=0.2
-    )
+    # everything below score_threshold, or of zero area: nothing left
+    skipped = weighted_boxes_fusion([[[0.1, 0.1, 0.2, 0.2]]], [[0.1]], [[0]], score_threshold=0.2)
     assert skipped[0].shape == (0, 4)
     flat = weighted_boxes_fusion(
         [[[0.1, 0.1, 0.1, 0.2]], [[1.2, 0.1, 1.5, 0.2]]], [[0.5], [0.5]], [[0], [0]]

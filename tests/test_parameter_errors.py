@@ -75,7 +75,7 @@ CASES: list[tuple[str, str, Callable[[], object]]] = [
     ),
     ("Evaluator protocol", "protocol", lambda: ioukit.Evaluator(protocol="pascal")),
     ("Evaluator iou_type", "iou_type", lambda: ioukit.Evaluator(iou_type="box")),
-    ("Evaluator box_format", "box_format", lambda: ioukit.Evaluator(box_format="ltrb")),
+    ("Evaluator fmt", "fmt", lambda: ioukit.Evaluator(fmt="ltrb")),
     # curves, confusion, matching, error analysis
     ("pr_curves protocol", "protocol", lambda: ioukit.pr_curves(GT_DS, PRED_DS, protocol="x")),
     (

@@ -3,10 +3,12 @@ the module defines, and nothing that does not exist."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
 import types
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +50,22 @@ def test_top_level_exports_are_importable() -> None:
         assert value is not None
         if isinstance(value, types.ModuleType):
             assert value.__name__.startswith("ioukit.")
+
+
+def test_the_facade_names_are_written_once_in_its_stub() -> None:
+    # __init__.py's loader reads __init__.pyi with a line reader; ast must read the same table
+    stub = Path(ioukit.__file__).with_name("__init__.pyi")
+    tree = ast.parse(stub.read_text(encoding="utf-8"))
+    table = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            assert node.module is not None
+            for alias in node.names:
+                assert alias.asname == alias.name, f"{alias.name}: re-export it as itself"
+                table[alias.name] = (node.module, alias.name)
+        else:  # the docstring and __version__ only
+            assert isinstance(node, ast.Expr | ast.AnnAssign), ast.dump(node)
+    assert table == ioukit._EXPORTS
+    assert sorted([*table, "__version__"]) == ioukit.__all__
+    source = Path(ioukit.__file__).read_text(encoding="utf-8")
+    assert "TYPE_CHECKING" not in source  # no second list of the names for type checkers

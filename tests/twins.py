@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+
+trapezoid: Any = getattr(np, "trapezoid", None) or getattr(np, "trapz")  # noqa: B009
+"""Ultralytics' integrator: ``np.trapezoid`` on NumPy >= 2, ``np.trapz`` before (its own
+``check_version(np.__version__, ">=2.0")`` choice), so the oracles run on the NumPy floor."""
 
 # ---------------------------------------------------------------- plain-Python twins (oracles)
 

@@ -58,7 +58,12 @@ def predictions_dataset(predictions: object, gt: Dataset, *, iou_type: str = "bb
     ):
         return read_coco_keypoint_results(predictions, gt)  # type: ignore[arg-type]
     if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        return read_coco_results(predictions, gt, iou_type=iou_type)  # type: ignore[arg-type]
+        masks = similarity_input(iou_type) == "segmentation"  # segm, boundary
+        return read_coco_results(
+            predictions,  # type: ignore[arg-type]
+            gt,
+            iou_type="segm" if masks else "bbox",
+        )
     raise TypeError(
         "predictions: expected a Dataset, a list of COCO result dicts or a path, "
         f"got {type(predictions).__name__}"

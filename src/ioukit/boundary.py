@@ -37,13 +37,36 @@ from ioukit._kernels import rle
 from ioukit.errors import ParameterError
 from ioukit.masks import RLE, RunLengths, encode_runs, mask_iou, parse_rles
 
-__all__ = ["boundary_dilation", "boundary_iou", "boundary_runs", "boundary_similarity"]
+__all__ = [
+    "COMPATS",
+    "boundary_dilation",
+    "boundary_iou",
+    "boundary_runs",
+    "boundary_similarity",
+    "check_boundary_options",
+]
 
 Compat = Literal["faster_coco_eval", "ultrafast"] | None
 COMPATS = (None, "faster_coco_eval", "ultrafast")
 
 
-def _check_options(dilation_ratio: object, compat: object) -> float:
+def check_boundary_options(dilation_ratio: object, compat: object) -> float:
+    """Validate the boundary options; ``dilation_ratio`` as a float.
+
+    Raises
+    ------
+    ParameterError
+        ``compat`` not one of :data:`COMPATS`, or ``dilation_ratio`` not a finite number >= 0.
+
+    Examples
+    --------
+    >>> check_boundary_options(0.02, "ultrafast")
+    0.02
+    >>> check_boundary_options("0.02", None)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: dilation_ratio: expected a number, got '0.02'
+    """
     if compat not in COMPATS:
         raise ParameterError(
             f"compat: expected None, 'faster_coco_eval' or 'ultrafast', got {compat!r}"
@@ -90,7 +113,7 @@ def boundary_dilation(
     >>> [boundary_dilation(75, 100, compat=c) for c in (None, "faster_coco_eval", "ultrafast")]
     [2, 2, 3]
     """
-    ratio = _check_options(dilation_ratio, compat)
+    ratio = check_boundary_options(dilation_ratio, compat)
     if compat == "faster_coco_eval":
         d = _half_away(ratio * math.sqrt(float(height * height + width * width)) - 1e-10)
     elif compat == "ultrafast":
@@ -155,7 +178,7 @@ def boundary_runs(
     0
     """
 
-    ratio = _check_options(dilation_ratio, compat)
+    ratio = check_boundary_options(dilation_ratio, compat)
     runs = _runs(masks, "masks")
     sizes = {(int(h), int(w)) for h, w in zip(runs.heights, runs.widths, strict=True)}
     radius = {size: boundary_dilation(*size, dilation_ratio=ratio, compat=compat) for size in sizes}
@@ -217,7 +240,7 @@ def boundary_iou(
     >>> boundary_iou(a, b[:0]).shape
     (1, 0)
     """
-    ratio = _check_options(dilation_ratio, compat)
+    ratio = check_boundary_options(dilation_ratio, compat)
     first = boundary_runs(masks1, dilation_ratio=ratio, compat=compat)
     second = boundary_runs(masks2, dilation_ratio=ratio, compat=compat)
     out: np.ndarray = mask_iou(first, second)
@@ -269,7 +292,7 @@ def boundary_similarity(
     >>> boundary_similarity(pred, gt, crowd=[True]).round(4)  # crowd: 90 / 100
     array([[0.9]])
     """
-    ratio = _check_options(dilation_ratio, compat)
+    ratio = check_boundary_options(dilation_ratio, compat)
     p_runs, g_runs = _runs(pred, "pred"), _runs(gt, "gt")
     masks_iou = np.asarray(mask_iou(p_runs, g_runs, crowd=crowd))
     if masks_iou.size == 0:

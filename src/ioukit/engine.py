@@ -96,12 +96,16 @@ def evaluate(
     compat = options.get("compat")
     segm = similarity_input(iou_type) == "segmentation"
     keypoints = similarity_input(iou_type) == "keypoints"
-    gt_ds = ground_truth_dataset(
-        gt,
-        require_iscrowd=protocol == "coco" and compat == "pycocotools",
-        segm=segm,
-        keypoints=keypoints,
-    )
+    own_reader = getattr(runner, "read_ground_truth", None)  # a protocol with its own columns
+    if own_reader is not None and isinstance(gt, str | os.PathLike | Mapping):
+        gt_ds = own_reader(gt)
+    else:
+        gt_ds = ground_truth_dataset(
+            gt,
+            require_iscrowd=protocol == "coco" and compat == "pycocotools",
+            segm=segm,
+            keypoints=keypoints,
+        )
     pred_ds = predictions_dataset(
         predictions,
         gt_ds,

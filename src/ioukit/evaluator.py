@@ -20,6 +20,7 @@ from ioukit._evaluate_inputs import (
     resolve_iou_type,
 )
 from ioukit._process_group import process_group
+from ioukit._renamed import renamed_keyword, warn_renamed
 from ioukit.analysis.result import EvaluationResult
 from ioukit.boxes import box_convert
 from ioukit.dataset import CategoryTable, Dataset, ImageTable, check_boxes, check_finite
@@ -172,9 +173,10 @@ class Evaluator:
         ``"segm"`` needs ``protocol="coco"`` or ``"lvis"``. ``"rotated"``/``"probiou"``:
         ``boxes`` are oriented (N, 5) ``cxcywhr`` (degrees, counter-clockwise) or (N, 8)
         corners (protocols coco, dota, mmrotate, yolo).
-    box_format : {"xyxy", "xywh", "cxcywh"} or {"cxcywhr", "xywhr", "xyxyxyxy"}
-        Format of the incoming boxes; for oriented boxes the default takes (N, 5) as
-        ``cxcywhr`` and (N, 8) as ``xyxyxyxy``.
+    fmt : {"xyxy", "xywh", "cxcywh"} or {"cxcywhr", "xywhr", "xyxyxyxy"}
+        Format of the incoming boxes (``fmt``, as everywhere in ioukit; the old name
+        ``box_format`` still works with a DeprecationWarning); for oriented boxes the default
+        takes (N, 5) as ``cxcywhr`` and (N, 8) as ``xyxyxyxy``.
     sync : bool, default True
         Under an initialised ``torch.distributed`` process group, ``compute`` evaluates every
         rank's images and every rank returns the same result (every rank must call
@@ -185,6 +187,8 @@ class Evaluator:
         arrival order, or identified by the targets' ``image_id`` (then it does not matter
         which rank saw which image; an id on two ranks is an error naming both).
         ``False``: this rank's images only.
+    box_format : str, optional
+        Deprecated name of ``fmt``.
     **options
         Protocol options, as for :func:`evaluate`.
 
@@ -218,10 +222,12 @@ class Evaluator:
         *,
         protocol: str = "coco",
         iou_type: str = "bbox",
-        box_format: str = "xyxy",
+        fmt: str = "xyxy",
         sync: bool = True,
+        box_format: str | None = None,
         **options: Any,
     ):
+        fmt = renamed_keyword("ioukit.Evaluator", "box_format", "fmt", box_format, fmt, "xyxy")
         self._frequencies: dict[int, str] | None = None  # protocol="lvis": the vocabulary
         if protocol == "lvis":
             options = dict(options)
@@ -243,14 +249,14 @@ class Evaluator:
         self.iou_type = iou_type
         self._oriented = similarity_input(iou_type) == "rotated"
         if self._oriented:  # oriented boxes: cxcywhr, xywhr, xyxyxyxy, or by width (xyxy)
-            if box_format not in (*ROTATED_BOX_FORMATS, "xyxy"):
+            if fmt not in (*ROTATED_BOX_FORMATS, "xyxy"):
                 raise ParameterError(
-                    f"box_format: expected one of {', '.join(map(repr, ROTATED_BOX_FORMATS))} "
-                    f"for iou_type={iou_type!r}, got {box_format!r}"
+                    f"fmt: expected one of {', '.join(map(repr, ROTATED_BOX_FORMATS))} "
+                    f"for iou_type={iou_type!r}, got {fmt!r}"
                 )
-            self.box_format = box_format
+            self.fmt = fmt
         else:
-            self.box_format = check_format(box_format, "box_format")
+            self.fmt = check_format(fmt, "fmt")
         self.options = dict(options)
         self.sync = bool(sync)  # gather every rank's images under torch.distributed
         self._pred: list[tuple[np.ndarray, ...]] = []
@@ -276,6 +282,12 @@ class Evaluator:
         """Number of images seen."""
         return len(self._gt)
 
+    @property
+    def box_format(self) -> str:
+        """Deprecated name of ``fmt`` (the incoming boxes' format)."""
+        warn_renamed("ioukit.Evaluator.box_format", "ioukit.Evaluator.fmt")
+        return self.fmt
+
     def reset(self) -> None:
         """Forget every image."""
         with self._lock:
@@ -290,9 +302,9 @@ class Evaluator:
 
     def _boxes(self, value: object, name: str) -> np.ndarray:
         boxes = _to_numpy(value, name, np.float64, 4)
-        check_boxes(boxes, name, self.box_format)  # the Dataset's own check, at arrival
-        if self.box_format != "xyxy":
-            boxes = np.asarray(box_convert(boxes, self.box_format, "xyxy"), dtype=np.float64)
+        check_boxes(boxes, name, self.fmt)  # the Dataset's own check, at arrival
+        if self.fmt != "xyxy":
+            boxes = np.asarray(box_convert(boxes, self.fmt, "xyxy"), dtype=np.float64)
         return boxes
 
     def _segm_side(self, d: Mapping[str, Any], name: str) -> tuple[_Masks, np.ndarray]:
@@ -360,7 +372,7 @@ class Evaluator:
                     name = f"{side}[{i}].keypoints"
                     k_seen = _same_k(k_seen, kps, name, f"update call {self._updates}, {name}")
             elif self._oriented:
-                fmt = None if self.box_format == "xyxy" else self.box_format
+                fmt = None if self.fmt == "xyxy" else self.fmt
                 p_rot, boxes, p_area = streamed_rotated(p["boxes"], f"predictions[{i}].boxes", fmt)
                 t_rot, gt_boxes, t_area = streamed_rotated(t["boxes"], f"targets[{i}].boxes", fmt)
             else:
@@ -383,7 +395,7 @@ class Evaluator:
                 fed = federated_labels(t, i, labels, gt_labels, self._frequencies)
                 if not segm:  # segm: the mask's pixel count, as for COCO
                     raw = _to_numpy(p["boxes"], f"predictions[{i}].boxes", np.float64, 4)
-                    p_area = lvis_box_area(raw, self.box_format, boxes)
+                    p_area = lvis_box_area(raw, self.fmt, boxes)
             crowd = (
                 _to_numpy(t["iscrowd"], f"targets[{i}].iscrowd", np.int64) != 0
                 if "iscrowd" in t

@@ -2,7 +2,7 @@
 
 The semantics are ensemble-boxes' ``weighted_boxes_fusion`` (version 1.0.9), label by label:
 
-1. boxes with ``score < skip_box_threshold`` are dropped; each remaining score is multiplied
+1. boxes with ``score < score_threshold`` are dropped; each remaining score is multiplied
    by its model's weight; coordinates are clipped to the image; zero-area boxes are dropped;
 2. the boxes of a label are visited in decreasing weighted score; a box joins the cluster whose
    current fused box overlaps it most (IoU ``> iou_threshold``, the first cluster on ties),
@@ -32,6 +32,7 @@ import numpy as np
 from ioukit._array import Array, check_image_size
 from ioukit._host import check_number, from_host, host_boxes, host_vector, to_host
 from ioukit._kernels import fusion as kernels
+from ioukit._renamed import renamed_keyword
 from ioukit.errors import BoxError, ParameterError
 
 __all__ = ["weighted_boxes_fusion"]
@@ -98,11 +99,12 @@ def weighted_boxes_fusion(
     *,
     weights: Sequence[float] | Array | None = None,
     iou_threshold: float = 0.55,
-    skip_box_threshold: float = 0.0,
+    score_threshold: float = 0.0,
     conf_type: Literal["avg", "max", "box_and_model_avg", "absent_model_aware_avg"] = "avg",
     image_size: Sequence[float] | None = None,
     allows_overflow: bool = False,
     emulate_float32: bool = False,
+    skip_box_threshold: float | None = None,
 ) -> tuple[Array, Array, Array]:
     """Fuse the boxes of several models (ensemble-boxes' weighted boxes fusion).
 
@@ -120,8 +122,9 @@ def weighted_boxes_fusion(
         Positive weight of each model (default 1 each).
     iou_threshold : float
         A box joins a cluster when its IoU with the cluster's fused box is ``> iou_threshold``.
-    skip_box_threshold : float
-        Boxes with ``score < skip_box_threshold`` are ignored.
+    score_threshold : float
+        Boxes with ``score < score_threshold`` are ignored (ensemble-boxes' ``skip_box_thr``;
+        the old name ``skip_box_threshold`` still works with a DeprecationWarning).
     conf_type : {"avg", "max", "box_and_model_avg", "absent_model_aware_avg"}
         Fused score: mean member score times ``min(T, members) / sum(weights)`` (``"avg"``);
         max member score over ``max(weights)`` (``"max"``); or ensemble-boxes' two
@@ -132,6 +135,8 @@ def weighted_boxes_fusion(
         ``"avg"`` only: scale by ``members`` instead of ``min(T, members)`` (scores may pass 1).
     emulate_float32 : bool
         Round multi-box clusters to float32 as ensemble-boxes does (bit-identical results).
+    skip_box_threshold : float, optional
+        Deprecated name of ``score_threshold``.
 
     Returns
     -------
@@ -169,7 +174,15 @@ def weighted_boxes_fusion(
             f"conf_type: expected one of {', '.join(map(repr, _CONF_TYPES))}, got {conf_type!r}"
         )
     threshold = check_number(iou_threshold, "iou_threshold")
-    skip = check_number(skip_box_threshold, "skip_box_threshold")
+    score_threshold = renamed_keyword(
+        "ioukit.weighted_boxes_fusion",
+        "skip_box_threshold",
+        "score_threshold",
+        skip_box_threshold,
+        score_threshold,
+        0.0,
+    )
+    skip = check_number(score_threshold, "score_threshold")
     boxes, scores, labels, like = _gather(boxes_list, scores_list, labels_list)
     model_weights = _model_weights(weights, len(boxes))
     size = None if image_size is None else np.array(check_image_size(image_size) * 2)

@@ -738,18 +738,12 @@ def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str
     _check_polygon_reach(flat, xy_offsets, height, width, name)
     capacity = np.empty(n, dtype=np.int64)
     rle.polygons_capacity(flat, xy_offsets, capacity)
-    out_offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(capacity, out=out_offsets[1:])
-    out = np.empty(int(out_offsets[-1]), dtype=np.int64)
     nruns = np.empty(n, dtype=np.int64)
-    rle.polygons_fill(flat, xy_offsets, height, width, out, out_offsets, nruns)
+    # packed, in buffers of which only the pages the runs need are written: the capacity is a
+    # loose bound, and a fresh page costs more than the rasterisation
+    counts = rle.polygons_runs(flat, xy_offsets, height, width, capacity, nruns)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(nruns, out=offsets[1:])
-    if n:
-        keep = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - out_offsets[:-1], nruns)
-        counts = out[keep]
-    else:
-        counts = np.empty(0, dtype=np.int64)
     heights = np.full(n, height, dtype=np.int64)
     return RunLengths(counts, offsets, heights, np.full(n, width, dtype=np.int64))
 

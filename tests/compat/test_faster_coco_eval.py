@@ -46,7 +46,7 @@ def test_val2014_bbox_and_its_published_vector() -> None:
     ref = _run(fce, VAL100_GT, VAL100_RESULTS, "bbox")
     got = _run(ours, VAL100_GT, VAL100_RESULTS, "bbox")
     _same(ref, got)
-    assert got._fast is not None
+    assert got._source is not None
     expected = json.loads((VAL100 / "expected.json").read_text())["expected_custom_area_ranges"]
     ranges = {k: v for k, v in expected["area_ranges"].items() if k != "all"}
     got = _run(ours, VAL100_GT, VAL100_RESULTS, "bbox", ranges=ranges)

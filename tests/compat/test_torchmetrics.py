@@ -348,3 +348,31 @@ def test_two_gloo_ranks_equal_torchmetrics(tmp_path: Path) -> None:
     for seed in (0, 1):
         single.update(*_batch(seed, 3))
     assert single.compute()["map"].tolist() != ranks[0]["bbox"][0]["map"]
+
+
+@pytest.mark.parametrize("iou_type", ["bbox", ("bbox", "segm")])
+def test_corrected_switch_reads_the_last_max_dets(reference: Any, iou_type: Any) -> None:
+    # torchmetrics (pycocotools) reads maxDets=100 for map: -1 when 100 is not a threshold;
+    # corrected=True reads the last one, every other key unchanged
+    batches = [_batch(seed, 6, masks=iou_type != "bbox") for seed in (21, 22)]
+    kwargs = {"iou_type": iou_type, "max_detection_thresholds": [1, 10, 50]}
+    theirs = _run(reference, batches, class_metrics=True, extended_summary=True, **kwargs)
+    ours = _run(MeanAveragePrecision, batches, class_metrics=True, **kwargs)
+    fixed = _run(MeanAveragePrecision, batches, class_metrics=True, corrected=True, **kwargs)
+    prefixes = [""] if iou_type == "bbox" else ["bbox_", "segm_"]
+    for prefix in prefixes:
+        assert float(theirs[f"{prefix}map"]) == -1 == float(ours[f"{prefix}map"])
+        # pycocotools' own precision at the last level, classes with ground truth
+        precision = theirs[f"{prefix}precision"].numpy()[:, :, :, 0, -1]
+        valid = precision[precision > -1]
+        assert float(fixed[f"{prefix}map"]) == np.float32(np.mean(valid))
+        slices = [precision[:, :, k] for k in range(precision.shape[2])]  # (T, R) each
+        per_class = [np.mean(c[c > -1]) if (c > -1).any() else -1.0 for c in slices]
+        assert fixed[f"{prefix}map_per_class"].tolist() == np.float32(per_class).tolist()
+        for key in theirs:
+            if key.startswith(prefix) and key not in (f"{prefix}map", f"{prefix}map_per_class"):
+                if key.removeprefix(prefix) in ("ious", "precision", "recall", "scores"):
+                    continue
+                _same(fixed[key], theirs[key], key)
+    with pytest.raises(ParameterError, match="corrected"):
+        MeanAveragePrecision(corrected=1)

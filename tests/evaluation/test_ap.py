@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.ap import coco_interpolated_ap, ultralytics_ap, voc07_ap, voc10_ap
+from tests.twins import trapezoid
 
 CASES = {
     "TP,FP,TP,FP,TP/3": ([1, 0, 1, 0, 1], 3, 0.763636, 0.755556, 0.756436, 0.753000),
@@ -106,7 +107,7 @@ def test_ultralytics_matches_numpy_trapezoid() -> None:
     recall, precision = _curve([1, 1, 0, 1, 0, 0, 1], 6)
     value, mpre, mrec = ultralytics_ap(recall, precision, return_curves=True)  # type: ignore[misc]
     x = np.linspace(0, 1, 101)
-    assert value == np.trapezoid(np.interp(x, mrec, mpre), x)
+    assert value == trapezoid(np.interp(x, mrec, mpre), x)
     assert mrec.tolist()[-2:] == [recall[-1], 1.0] and mpre.tolist()[-2:] == [0.0, 0.0]
 
 

@@ -140,3 +140,27 @@ def test_blocked_voc_equals_the_devkit_reference(
     assert calls
     assert got == pytest.approx(_devkit_voc10(gt, pred), abs=1e-12)
     assert got > 0.05
+
+
+@pytest.mark.parametrize("match", [match_voc, match_yolo_records])
+def test_blocks_keep_no_group_sized_columns(match: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-block outcomes held until the merge own what they show: an empty ground-truth
+    column of a later block is no [0:0] view of its block's [G] columns (which kept O(blocks x
+    G) alive: 370 MiB for one 30 000-object image, benchmarks/bench_crowded_image.py)."""
+    gt, pred = _data(0)
+    parts: list[Any] = []
+    real = grouping.MatchOutcome.merge
+
+    def spy(items: Any, **kwargs: Any) -> Any:
+        parts.extend(items)
+        return real(items, **kwargs)
+
+    monkeypatch.setattr(grouping.MatchOutcome, "merge", spy)
+    monkeypatch.setattr(grouping, "CHUNK_PAIRS", 300)
+    match(gt, pred)
+    assert len(parts) > 3
+    for i, part in enumerate(parts):
+        for name in FIELDS:
+            column = np.asarray(getattr(part, name))
+            held = column if column.base is None else column.base
+            assert getattr(held, "nbytes", column.nbytes) == column.nbytes, (i, name)

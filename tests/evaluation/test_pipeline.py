@@ -159,7 +159,7 @@ def test_duplicate_annotation_ids_refused_on_every_route(tmp_path: Path) -> None
 def test_evaluator_refuses_non_finite_boxes_in_every_format(
     box_format: str, box: list[float], problem: str
 ) -> None:
-    ev = Evaluator(box_format=box_format)
+    ev = Evaluator(fmt=box_format)
     good = {"boxes": [[0, 0, 10, 10]], "labels": [1]}
     with pytest.raises(DataFormatError, match=rf"predictions\[0\]\.boxes\[0\]: {problem}"):
         ev.update([{"boxes": [box], "scores": [0.9], "labels": [1]}], [good])
@@ -186,7 +186,7 @@ def test_evaluator_refuses_inverted_boxes_nan_scores_and_areas() -> None:
     with pytest.raises(DataFormatError, match=r"targets\[0\]\.area\[0\]: expected a finite"):
         ev.update([{"boxes": [], "scores": [], "labels": []}], [{**target, "area": [np.nan]}])
     with pytest.raises(DataFormatError, match=r"predictions\[0\]\.boxes\[0\]: expected a width"):
-        Evaluator(box_format="xywh").update(
+        Evaluator(fmt="xywh").update(
             [{"boxes": [[0, 0, -1, 1]], "scores": [0.9], "labels": [1]}], [target]
         )
     assert len(ev) == 0

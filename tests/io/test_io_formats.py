@@ -108,7 +108,7 @@ def test_padilla_relative_equals_absolute() -> None:
 def test_padilla_toy_voc_xml_reproduces_published_ap(protocol: str, expected: float) -> None:
     gt = read_ground_truth(TOY / "gts_vocpascal_format")
     assert detect_format(TOY / "gts_vocpascal_format") == "voc"
-    pred = read_predictions(TOY / "dets_classname_abs_xyx2y2", gt, box_format="xyxy")
+    pred = read_predictions(TOY / "dets_classname_abs_xyx2y2", gt, fmt="xyxy")
     assert len(gt) == 12 and len(pred) == 12
     assert gt.images.stems[1] == "2007_000733"
     r = evaluate(gt, pred, protocol=protocol)

@@ -67,6 +67,12 @@ FILES = {
         b'[{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3.5, 4e0], "score": 0.5,'
         b' "keypoints": [12.5, 13, 2, 2e1, 25.0, 1], ' + _EXTRA + b"}]"
     ),
+    "segm": (  # compressed RLE masks, '\\' escaped in the strings, either key order
+        b'[{"image_id": 1, "category_id": 1, "bbox": [1, 2, 3.5, 4e0], "score": 0.5,'
+        b' "segmentation": {"size": [100, 100], "counts": "\\\\g45o200000dd4"}, ' + _EXTRA + b"},"
+        b'\n {"segmentation": {"counts": "V\\\\17Y100000j]1", "size": [48, 64]}, "score": 1E0,'
+        b' "image_id": 2, "category_id": 7}]'
+    ),
     "rotated": (
         b'[{"image_id": 1, "category_id": 1, "bbox": [20.5, 20, 1e1, 6, -30.25], "score": 0.75,'
         b" " + _EXTRA + b'},\n {"image_id": 2, "category_id": 7, "bbox": [1, 2, 3, 4, 5E1],'
@@ -76,6 +82,7 @@ FILES = {
 
 _CHILD = """
 import json, sys
+from functools import partial
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from ioukit.errors import DataFormatError
@@ -91,6 +98,7 @@ readers = {{
     "keypoints": (read_coco_keypoint_results, read_coco_keypoints(GT)),
     "keypoints_bbox": (read_coco_keypoint_results, read_coco_keypoints(GT)),
     "rotated": (read_coco_rotated_results, read_coco_rotated_ground_truth(GT_ROTATED)),
+    "segm": (partial(read_coco_results, iou_type="segm"), read_coco_ground_truth(GT)),
 }}
 outcomes = {{}}
 with patch_map_bytes():

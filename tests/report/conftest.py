@@ -126,3 +126,58 @@ def open_report(browser: Any) -> Iterator[Any]:
     yield opener
     for page in pages:
         page.close()
+
+
+def ultralytics_cells(
+    gt_path: Path, results: Any, iou_thres: float, conf: float
+) -> dict[tuple[int, int], int]:
+    """The confusion matrix's non-empty cells ``(predicted, true) -> count`` (class rows in
+    category-id order, background last), transcribed from Ultralytics 8.4's
+    ``ConfusionMatrix.process_batch`` and computed from the raw JSON: per image, detections
+    with confidence > ``conf`` in descending confidence each take the unclaimed ground truth
+    of highest IoU > ``iou_thres`` (float32, ``inter / (union + 1e-7)``), whatever its class;
+    crowds are left out (Ultralytics' COCO converter drops them)."""
+    gt = json.loads(gt_path.read_text())
+    ids = sorted(c["id"] for c in gt["categories"])
+    row = {c: k for k, c in enumerate(ids)}
+    nc = len(ids)
+    by_image: dict[int, tuple[list[Any], list[Any]]] = {i["id"]: ([], []) for i in gt["images"]}
+    for a in gt["annotations"]:
+        if not a.get("iscrowd", 0):
+            by_image[a["image_id"]][0].append(a)
+    for d in results:
+        if d["category_id"] in row and np.float32(d["score"]) > np.float32(conf):
+            by_image[d["image_id"]][1].append(d)
+    cells: dict[tuple[int, int], int] = {}
+
+    def add(key: tuple[int, int]) -> None:
+        cells[key] = cells.get(key, 0) + 1
+
+    def xyxy(items: list[Any]) -> np.ndarray:
+        b = np.array([x["bbox"] for x in items], dtype=np.float64).reshape(-1, 4)
+        return np.c_[b[:, :2], b[:, :2] + b[:, 2:]]
+
+    for gts, dets in by_image.values():
+        a, b = xyxy(gts), xyxy(dets)
+        lt = np.maximum(a[:, None, :2], b[None, :, :2])
+        rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+        inter = np.clip(rb - lt, 0, None).prod(2)
+        area_a, area_b = (a[:, 2:] - a[:, :2]).prod(1), (b[:, 2:] - b[:, :2]).prod(1)
+        iou = (inter / (area_a[:, None] + area_b - inter + 1e-7)).astype(np.float32)
+        claimed = np.full(len(gts), -1)
+        order = np.argsort(-np.array([d["score"] for d in dets]), kind="stable")
+        for d in order.tolist():
+            if not gts:
+                break
+            best = int(iou[:, d].argmax())
+            if iou[best, d] > np.float32(iou_thres):
+                claimed[best] = d
+                iou[best] = 0
+        for g, d in enumerate(claimed.tolist()):
+            true = row[gts[g]["category_id"]]
+            add((row[dets[d]["category_id"]], true) if d >= 0 else (nc, true))
+        taken = set(claimed[claimed >= 0].tolist())
+        for d, det in enumerate(dets):
+            if d not in taken:
+                add((row[det["category_id"]], nc))
+    return cells

@@ -247,3 +247,122 @@ def test_cli_with_yolo_labels_embeds_the_images(tmp_path: Path) -> None:
     assert data["images"]["missing"] == 0 and data["images"]["mode"] == "embedded"
     assert data["images"]["w"] == [80.0] * 3  # the sizes the reader took from the headers
     assert counts_from_data(data, 0) == {0: (3, 0, 0), 1: (0, 3, 3)}
+
+
+def cells_from_data(data: dict[str, Any]) -> dict[tuple[int, int], int]:
+    """The class-agnostic confusion cells as the page counts them (documented decoding:
+    each kept prediction at (its class, its ground truth's class or background), each kept
+    ground truth no prediction took at (background, its class))."""
+    c, pred, gt = data["confusion"], data["pred"], data["gt"]
+    k = len(data["class_names"])
+    cells: dict[tuple[int, int], int] = {}
+    taken = set()
+    for p, g in zip(c["p"], c["g"], strict=True):
+        key = (pred["cls"][p], gt["cls"][g] if g >= 0 else k)
+        cells[key] = cells.get(key, 0) + 1
+        if g >= 0:
+            taken.add(g)
+    left_out = set(c["gx"])
+    for g in range(len(gt["img"])):
+        if g not in taken and g not in left_out:
+            cells[(k, gt["cls"][g])] = cells.get((k, gt["cls"][g]), 0) + 1
+    return cells
+
+
+@pytest.mark.parametrize(("iou", "conf"), [(0.45, 0.25), (0.3, 0.0), (0.6, 0.5)])
+def test_class_confusions_equal_ultralytics_transcription(
+    fixture_result: Any, iou: float, conf: float
+) -> None:
+    from tests.report.conftest import ultralytics_cells
+
+    data = page_data(html_text(fixture_result, confusion_iou=iou, confusion_conf=conf))
+    expected = ultralytics_cells(GT_PATH, json.loads(PRED_PATH.read_text()), iou, conf)
+    got = cells_from_data(data)
+    assert got == expected
+    k = len(data["class_names"])
+    assert sum(n for (i, j), n in got.items() if i != j and k not in (i, j)) > 0  # confusions
+    cm = fixture_result.confusion_matrix(iou_threshold=iou, score_threshold=conf)
+    assert got == {(i, j): int(cm.matrix[i, j]) for i, j in np.argwhere(cm.matrix)}
+
+
+@pytest.fixture(scope="module")
+def trust_result(fixture_result: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    ids = fixture_result.ground_truth.images.ids.tolist()
+    named = {"first 30": ids[:30], "last 50": {"image_ids": ids[50:]}}
+    return fixture_result, named, page_data(html_text(fixture_result, bootstrap=40, slices=named))
+
+
+def test_trust_numbers_are_the_api_values(trust_result: Any) -> None:
+    result, named, data = trust_result
+    boot = ioukit.bootstrap(result, n=40, seed=0)
+    shown = data["trust"]["intervals"]
+    assert shown["n"] == 40 and shown["ci"] == 0.95
+    for name, lo, hi in zip(boot.stat_names, boot.lower, boot.upper, strict=True):
+        assert shown["stats"][name] == pytest.approx([lo, hi], abs=5e-7)
+    ids = [row["id"] for row in data["classes"]["rows"]]
+    pairs = zip(boot.class_lower, boot.class_upper, strict=True)
+    by_id = dict(zip(boot.category_ids.tolist(), pairs, strict=True))
+    for cid, pair in zip(ids, shown["classes"], strict=True):
+        lo, hi = by_id[cid]
+        if np.isfinite(lo):
+            assert pair == pytest.approx([lo, hi], abs=5e-7)
+        else:
+            assert pair is None
+    assert sum(p is None for p in shown["classes"]) == 10  # the classes without ground truth
+    calibration = result.calibration().to_dict()
+    assert data["calibration"] == calibration
+    errors = result.label_errors(n=50)
+    le = data["label_errors"]
+    assert le["p"] == errors.prediction_row.tolist() and le["g"] == errors.gt_row.tolist()
+    assert le["kind"] == list(errors.kind) and le["counts"] == errors.counts
+    assert le["score"] == pytest.approx(errors.score.tolist(), abs=5e-5)
+    table = result.slices(named).rows()
+    stats = data["trust"]["slices"]["stats"]
+    for want, got in zip(table, data["trust"]["slices"]["rows"], strict=True):
+        assert got["name"] == want["slice"]
+        assert got["values"] == [None if want[k] == -1 else want[k] for k in stats]
+    notes = [(f.code, f.message) for f in result.trust_notes()]
+    assert [(n["code"], n["message"]) for n in data["trust"]["notes"]] == notes
+
+
+def test_summary_shows_the_bootstrap_intervals(trust_result: Any) -> None:
+    result, named, _ = trust_result
+    text = html_text(result, bootstrap=40, slices=named)
+    cells = dict(
+        re.findall(r'<tr data-stat="([^"]+)">.*?<td class="ci" data-lower="([^"]+)"', text)
+    )
+    boot = ioukit.bootstrap(result, n=40, seed=0)
+    assert {k: float(v) for k, v in cells.items()} == pytest.approx(
+        dict(zip(boot.stat_names, boot.lower.tolist(), strict=True)), abs=5e-7
+    )
+
+
+def test_no_bootstrap_by_default(fixture_page: Path) -> None:
+    data = page_data(fixture_page.read_text(encoding="utf-8"))
+    assert data["trust"]["intervals"] is None and 'class="ci"' not in fixture_page.read_text()
+    assert data["trust"]["notes"][0]["code"] == "provenance"
+
+
+def test_cli_coco_ground_truth_with_images(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from ioukit.cli import main
+
+    gt = json.loads(GT_PATH.read_text())
+    images = tmp_path / "val2014"
+    (images / "sub").mkdir(parents=True)
+    names = [i["file_name"] for i in gt["images"][:3]]
+    for k, name in enumerate(names):  # found by file name, in a subfolder too
+        Image.new("RGB", (64, 48), (20, 90, 200)).save(images / ("sub" if k else "") / name)
+    out = tmp_path / "report.html"
+    args = ["eval", "--gt", str(GT_PATH), "--pred", str(PRED_PATH), "--images", str(images)]
+    assert main([*args, "--html", str(out), "--quiet", "--html-bootstrap", "5"]) == 0
+    data = page_data(out.read_text(encoding="utf-8"))
+    src = data["images"]["src"]
+    found = [data["images"]["stem"][i] for i, s in enumerate(src) if s is not None]
+    assert sorted(found) == sorted(Path(n).stem for n in names)
+    assert data["images"]["missing"] == len(gt["images"]) - 3
+    assert data["images"]["w"][0] == gt["images"][0]["width"]  # sizes from the file, not the images
+    assert data["trust"]["intervals"]["n"] == 5
+    # without --html the sizes question stays: the COCO file gives them
+    assert main([*args, "--quiet"]) == 2

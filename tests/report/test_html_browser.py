@@ -11,13 +11,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+import ioukit
 from ioukit.report import write_html
-from tests.report.conftest import GT_PATH, PRED_PATH, Page, pycocotools_counts
+from tests.report.conftest import (
+    GT_PATH,
+    PRED_PATH,
+    Page,
+    pycocotools_counts,
+    ultralytics_cells,
+)
 from tests.report.test_html import hostile_result, small_images
 
-SECTIONS = ("summary", "classes", "curves", "confusion", "errors", "images")
+SECTIONS = (
+    "summary", "trust", "classes", "curves", "calibration", "confusion", "errors", "images",
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +73,8 @@ def test_confusion_cells_hold_pycocotools_counts_and_list_their_objects(
     open_report: Any, fixture_page: Path, fixture_result: Any
 ) -> None:
     page = open_report(fixture_page).page
+    page.select_option("#cm-match", "own")  # the evaluation's match (within a class)
+    assert page.get_attribute("#cm-definition", "data-match") == "own"
     expected = pycocotools_counts(GT_PATH, json.loads(PRED_PATH.read_text()), 0)
     ids = sorted(expected)
     k = len(ids)
@@ -161,3 +173,106 @@ def test_layout_fits_the_window(shared: Any, tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=False)
     assert shot.stat().st_size > 10_000  # drawn, not blank
+
+
+def cells_on_page(page: Any) -> dict[tuple[int, int], int]:
+    """The confusion table's non-empty cells as ``(pred, true) -> data-count``."""
+    cells = page.eval_on_selector_all(
+        "#confusion td[data-count]",
+        "tds => tds.map(t => [+t.dataset.pred, +t.dataset.true, +t.dataset.count])",
+    )
+    return {(i, j): n for i, j, n in cells}
+
+
+def test_class_confusion_cells_list_their_objects(shared: Any) -> None:
+    page = shared.page
+    assert page.get_attribute("#cm-definition", "data-match") == "agnostic"  # the default
+    got = cells_on_page(page)
+    assert got == ultralytics_cells(GT_PATH, json.loads(PRED_PATH.read_text()), 0.45, 0.25)
+    k = int(page.evaluate("document.querySelectorAll('#confusion tbody tr').length")) - 1
+    off = sorted((n, key) for key, n in got.items() if key[0] != key[1] and k not in key)
+    assert off  # predictions of one class on objects of another
+    for n, (i, j) in (off[0], off[-1], max((n, key) for key, n in got.items() if key[0] == k)):
+        page.dispatch_event(f'#confusion td[data-pred="{i}"][data-true="{j}"]', "click")
+        assert page.locator("#gallery-count").get_attribute("data-total") == str(n)
+        assert load_all(page) == n
+        items = page.eval_on_selector_all(
+            "#gallery [data-item]", "els => els.map(e => e.dataset.item)"
+        )
+        kinds = {item[0] for item in items}
+        assert kinds == ({"g"} if i == k else {"p"})
+        # each item is an object of the cell: its class is the cell's row (or column)
+        rows = [int(item[2:]) for item in items]
+        column = "gt" if i == k else "pred"
+        classes = page.evaluate(
+            f"rows => rows.map(r => JSON.parse(document.getElementById('report-data')"
+            f".textContent).{column}.cls[r])",
+            rows,
+        )
+        assert set(classes) == {j if i == k else i}
+        if i != k and j != k:  # each item also frames the object of the other class it took
+            first = page.locator("#gallery [data-item]").first
+            assert first.locator("rect.box.focus").count() == 2
+            names = page.evaluate(
+                "JSON.parse(document.getElementById('report-data').textContent).class_names"
+            )
+            assert f"on ground truth {names[j]} (class-agnostic match)" in first.inner_text()
+    page.click("#gallery-clear")
+
+
+@pytest.fixture(scope="module")
+def trust_page(
+    browser: Any, fixture_result: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    ids = fixture_result.ground_truth.images.ids.tolist()
+    path = write_html(
+        fixture_result,
+        tmp_path_factory.mktemp("trust") / "report.html",
+        bootstrap=40,
+        slices={"first 30": ids[:30]},
+    )
+    report = Page(browser, path)
+    yield report
+    report.close()
+
+
+def test_trust_sections(trust_page: Any, fixture_result: Any) -> None:
+    page = trust_page.page
+    assert trust_page.errors == [] and trust_page.outside() == []
+    codes = page.eval_on_selector_all("#trust-notes li", "ls => ls.map(l => l.dataset.code)")
+    assert codes == [f.code for f in fixture_result.trust_notes()]
+    boot = ioukit.bootstrap(fixture_result, n=40, seed=0)
+    for name, lo, hi in zip(boot.stat_names, boot.lower, boot.upper, strict=True):
+        cell = page.locator(f'#summary tr[data-stat="{name}"] td.ci')
+        assert cell.inner_text() == f"[{lo:.3f}, {hi:.3f}]"
+    shown = page.eval_on_selector_all(
+        '#class-table tbody td[data-col="ci"]',
+        "tds => tds.filter(t => t.dataset.lower).length",
+    )
+    assert shown == int(np.isfinite(boot.class_lower).sum()) == 70
+    assert page.locator("#slices-table tr[data-slice='first 30']").count() == 1
+    calibration = fixture_result.calibration()
+    errors = page.locator("#calibration-errors")
+    assert float(errors.get_attribute("data-ece")) == calibration.ece
+    assert float(errors.get_attribute("data-mce")) == calibration.mce
+    figure = page.locator("#reliability-figure svg")
+    assert "ECE" in figure.get_attribute("aria-label")
+    assert figure.locator("rect").count() == int(np.count_nonzero(calibration.count))
+    assert page.locator("#calibration-table tbody tr").count() == calibration.bins
+
+
+def test_label_error_candidates_open_their_objects(trust_page: Any, fixture_result: Any) -> None:
+    page = trust_page.page
+    candidates = fixture_result.label_errors(n=50)
+    assert page.locator("#label-errors-table tbody tr").count() == len(candidates) == 50
+    page.click("#label-errors-table tr[data-candidate='2'] button")
+    dialog = page.locator("dialog#detail[open]")
+    assert dialog.count() == 1
+    assert dialog.locator("h3").inner_text().startswith("#3 possible wrong label")
+    focused = dialog.locator("rect.box.focus")
+    assert focused.count() == 2  # the prediction and the ground truth of another class
+    page.keyboard.press("Escape")
+    assert page.locator("#gallery-count").get_attribute("data-total") == "50"
+    first = page.locator("#gallery [data-item]").first
+    assert first.get_attribute("data-item") == "l:0"
+    assert first.locator("rect.box.focus").count() == 2

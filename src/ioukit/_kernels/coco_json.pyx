@@ -17,6 +17,7 @@ The plain-Python twin is the general parser (``orjson``/``json``): tests compare
 """
 
 from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport free, malloc
 
 from ioukit._kernels._json_lex cimport (
     EXPECT_ARRAY_NEXT, EXPECT_CLOSING_QUOTE, EXPECT_COLON, EXPECT_DIGIT_AFTER_MINUS,
@@ -288,3 +289,320 @@ def top_level_members(const uint8_t[::1] buf):
             i = skip_ws(buf, i + 1, n)
             return (_OK, members) if i == n else (_INVALID, [])
         return _INVALID, []  # after a member: a comma or the end of the object
+
+
+# --- segm results: the same records with a compressed RLE ``segmentation`` (#27) -------------
+
+cdef extern from "Python.h":
+    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
+    void PyObject_GC_UnTrack(object op)
+
+# field codes of a segm record
+cdef enum:
+    _SEGM_IMAGE = 0
+    _SEGM_CATEGORY = 1
+    _SEGM_SCORE = 2
+    _SEGM_SEGMENTATION = 3
+    _SEGM_BBOX = 4
+    _SEGM_OTHER = 5
+
+
+cdef int _segm_key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    if key_equals(buf, i, j, b"image_id", 8):
+        return _SEGM_IMAGE
+    if key_equals(buf, i, j, b"category_id", 11):
+        return _SEGM_CATEGORY
+    if key_equals(buf, i, j, b"score", 5):
+        return _SEGM_SCORE
+    if key_equals(buf, i, j, b"segmentation", 12):
+        return _SEGM_SEGMENTATION
+    if key_equals(buf, i, j, b"bbox", 4):
+        return _SEGM_BBOX
+    return _SEGM_OTHER
+
+
+cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, int64_t* h,
+                            int64_t* w, int64_t* lo, int64_t* hi, uint8_t* order) noexcept:
+    # ``{"size": [h, w], "counts": "..."}`` at i (either order, nothing else, the sides
+    # integers in 0..2**31, the string without escapes): the index after it; LEX_INVALID, or
+    # LEX_UNSUPPORTED for any other value (polygons, an uncompressed RLE...)
+    cdef Py_ssize_t end, key_start, j
+    cdef int seen = 0, k
+    cdef bint escaped
+    cdef LexNumber number
+    cdef int64_t side
+    if i >= n or buf[i] != 123:
+        return value_or_unsupported(buf, i, n)
+    j = skip_ws(buf, i + 1, n)
+    order[0] = 0
+    while True:
+        if j >= n or buf[j] != 34:
+            return value_or_unsupported(buf, i, n)  # {} or not JSON
+        key_start = j + 1
+        end = skip_string(buf, j, n, &escaped)
+        if end < 0:
+            return end
+        if escaped:
+            return value_or_unsupported(buf, i, n)
+        j = skip_ws(buf, end, n)
+        if j >= n or buf[j] != 58:
+            return LEX_INVALID
+        j = skip_ws(buf, j + 1, n)
+        if key_equals(buf, key_start, end - 1, b"size", 4) and not (seen & 1):
+            if j >= n or buf[j] != 91:
+                return value_or_unsupported(buf, i, n)
+            j = skip_ws(buf, j + 1, n)
+            for k in range(2):
+                if k == 1:
+                    if j >= n or buf[j] != 44:
+                        return value_or_unsupported(buf, i, n)
+                    j = skip_ws(buf, j + 1, n)
+                end = lex_number(buf, j, n, &number)
+                if end < 0 or not number.integer or not (0.0 <= number.value <= 2147483648.0):
+                    return value_or_unsupported(buf, i, n)
+                side = <int64_t>number.value
+                if k == 0:
+                    h[0] = side
+                else:
+                    w[0] = side
+                j = skip_ws(buf, end, n)
+            if j >= n or buf[j] != 93:
+                return value_or_unsupported(buf, i, n)
+            j += 1
+            seen |= 1
+        elif key_equals(buf, key_start, end - 1, b"counts", 6) and not (seen & 2):
+            if j >= n or buf[j] != 34:
+                return value_or_unsupported(buf, i, n)
+            end = skip_string(buf, j, n, &escaped)
+            if end < 0:
+                return end
+            lo[0] = j + 1
+            hi[0] = end - 1
+            if escaped:  # '\\' is one of the 64 characters of the alphabet
+                order[0] |= 2
+            if not (seen & 1):
+                order[0] |= 1  # counts before size
+            seen |= 2
+            j = end
+        else:
+            return value_or_unsupported(buf, i, n)
+        j = skip_ws(buf, j, n)
+        if j < n and buf[j] == 44:
+            j = skip_ws(buf, j + 1, n)
+            continue
+        if j < n and buf[j] == 125:
+            break
+        return LEX_INVALID
+    if seen != 3:
+        return value_or_unsupported(buf, i, n)
+    return j + 1
+
+
+cdef int _scan_segm(
+    const uint8_t[::1] buf, int64_t[:] image_id, int64_t[:] category_id, double[:, :] bbox,
+    double[:] score, uint8_t[:] has_bbox, int64_t[:, :] rle, uint8_t[:] order,
+    Py_ssize_t* records,
+) noexcept:
+    cdef Py_ssize_t n = buf.shape[0], capacity = image_id.shape[0], record = 0
+    cdef Py_ssize_t i, end, key_start
+    cdef int code, seen, k
+    cdef bint escaped
+    cdef LexNumber number
+    cdef int64_t h = 0, w = 0, lo = 0, hi = 0
+    cdef uint8_t first = 0
+    records[0] = 0
+    i = skip_ws(buf, 0, n)
+    if i >= n or buf[i] != 91:
+        return _UNSUPPORTED
+    i = skip_ws(buf, i + 1, n)
+    if i < n and buf[i] == 93:
+        i = skip_ws(buf, i + 1, n)
+        return _OK if i == n else _INVALID
+    while True:
+        records[0] = record
+        if i >= n or buf[i] != 123:
+            return _code(value_or_unsupported(buf, i, n))
+        if record >= capacity:
+            return _TOO_MANY
+        seen = 0
+        has_bbox[record] = 0
+        i = skip_ws(buf, i + 1, n)
+        if i < n and buf[i] == 125:
+            return _MISSING_KEY
+        while True:
+            if i >= n or buf[i] != 34:
+                return _INVALID
+            key_start = i + 1
+            end = skip_string(buf, i, n, &escaped)
+            if end < 0:
+                return _code(end)
+            if escaped:
+                return _UNSUPPORTED
+            code = _segm_key_code(buf, key_start, end - 1)
+            i = skip_ws(buf, end, n)
+            if i >= n or buf[i] != 58:
+                return _INVALID
+            i = skip_ws(buf, i + 1, n)
+            if code == _SEGM_IMAGE or code == _SEGM_CATEGORY or code == _SEGM_SCORE:
+                end = lex_number(buf, i, n, &number)
+                if end == LEX_INVALID:
+                    return _code(value_or_unsupported(buf, i, n))
+                if end < 0:
+                    return _code(end)
+                if code == _SEGM_SCORE:
+                    score[record] = number.value
+                else:
+                    if not number.integer or not (-9007199254740992.0 < number.value
+                                                  < 9007199254740992.0):
+                        return _UNSUPPORTED
+                    if code == _SEGM_IMAGE:
+                        image_id[record] = <int64_t>number.value
+                    else:
+                        category_id[record] = <int64_t>number.value
+                seen |= 1 << code
+                i = end
+            elif code == _SEGM_SEGMENTATION:
+                end = _rle_object(buf, i, n, &h, &w, &lo, &hi, &first)
+                if end < 0:
+                    return _code(end)
+                rle[record, 0] = h
+                rle[record, 1] = w
+                rle[record, 2] = lo
+                rle[record, 3] = hi
+                order[record] = first
+                seen |= 1 << code
+                i = end
+            elif code == _SEGM_BBOX:
+                if i >= n or buf[i] != 91:
+                    return _code(value_or_unsupported(buf, i, n))
+                end = skip_ws(buf, i + 1, n)
+                for k in range(4):
+                    if k > 0:
+                        if end >= n or buf[end] != 44:
+                            return _code(value_or_unsupported(buf, i, n))
+                        end = skip_ws(buf, end + 1, n)
+                    end = lex_number(buf, end, n, &number)
+                    if end < 0:
+                        return _code(value_or_unsupported(buf, i, n))
+                    bbox[record, k] = number.value
+                    end = skip_ws(buf, end, n)
+                if end >= n or buf[end] != 93:
+                    return _code(value_or_unsupported(buf, i, n))
+                has_bbox[record] = 1
+                i = end + 1
+            else:
+                i = skip_value(buf, i, n)
+                if i < 0:
+                    return _code(i)
+            i = skip_ws(buf, i, n)
+            if i < n and buf[i] == 44:
+                i = skip_ws(buf, i + 1, n)
+                continue
+            if i < n and buf[i] == 125:
+                break
+            return _INVALID
+        if seen != 15:
+            return _MISSING_KEY
+        record += 1
+        records[0] = record
+        i = skip_ws(buf, i + 1, n)
+        if i < n and buf[i] == 44:
+            i = skip_ws(buf, i + 1, n)
+            continue
+        if i < n and buf[i] == 93:
+            i = skip_ws(buf, i + 1, n)
+            return _OK if i == n else _INVALID
+        return _INVALID
+
+
+def scan_segm_results(buf, image_id, category_id, bbox, score, has_bbox, rle, order):
+    """:func:`scan_results` for segm results: every record also has a ``segmentation``
+    ``{"size": [h, w], "counts": "..."}`` (a compressed RLE, either key order, nothing else
+    in it) and may lack ``bbox``. Fills ``has_bbox`` (C,) uint8, ``rle`` (C, 4) int64 (h, w
+    and the byte range of the counts string) and ``order`` (C,) uint8 (1: counts first);
+    returns (code, records). Any other shape (polygons, an uncompressed RLE, a ``null`` box)
+    is left to the general parser."""
+    cdef const uint8_t[::1] data = buf
+    cdef Py_ssize_t records = 0
+    cdef int code = _scan_segm(data, image_id, category_id, bbox, score, has_bbox, rle, order,
+                               &records)
+    return code, records
+
+
+cdef Py_ssize_t _unescape(const uint8_t* s, Py_ssize_t length, char* out) noexcept nogil:
+    # the lexer-checked string body s[:length] with its simple escapes resolved into out;
+    # -1 for a \u escape (left to the general parser)
+    cdef Py_ssize_t i = 0, m = 0
+    cdef uint8_t c
+    while i < length:
+        c = s[i]
+        if c == 92:
+            c = s[i + 1]
+            i += 2
+            if c == 117:
+                return -1
+            out[m] = <char>(8 if c == 98 else 12 if c == 102 else 10 if c == 110 else
+                            13 if c == 114 else 9 if c == 116 else c)
+        else:
+            out[m] = <char>c
+            i += 1
+        m += 1
+    return m
+
+
+def rle_dicts(const uint8_t[::1] buf, const int64_t[:, :] rle, const uint8_t[:] order):
+    """The segmentation dicts the general parser would build from :func:`scan_segm_results`'
+    columns: ``{"size": [h, w], "counts": str}`` (in the file's key order), as a tuple; None
+    when a string holds a ``\\u`` escape (the general parser reads the file)."""
+    cdef Py_ssize_t n = rle.shape[0], k, length, longest = 1
+    cdef dict sides = {}
+    cdef object h, w, counts
+    cdef list size
+    cdef char* scratch
+    for k in range(n):
+        if order[k] & 2:
+            longest = max(longest, rle[k, 3] - rle[k, 2])
+    scratch = <char*>malloc(longest)
+    if scratch == NULL:
+        raise MemoryError()
+    try:
+        out = _rle_dict_list(buf, rle, order, scratch)
+    finally:
+        free(scratch)
+    return None if out is None else tuple(out)
+
+
+cdef object _rle_dict_list(const uint8_t[::1] buf, const int64_t[:, :] rle,
+                           const uint8_t[:] order, char* scratch):
+    cdef Py_ssize_t n = rle.shape[0], k, length
+    cdef dict sides = {}, d
+    cdef object h, w, counts
+    cdef list size
+    out = [None] * n
+    for k in range(n):
+        h = sides.get(rle[k, 0])
+        if h is None:
+            h = sides[rle[k, 0]] = int(rle[k, 0])
+        w = sides.get(rle[k, 1])
+        if w is None:
+            w = sides[rle[k, 1]] = int(rle[k, 1])
+        size = [h, w]
+        if order[k] & 2:
+            length = _unescape(&buf[0] + rle[k, 2], rle[k, 3] - rle[k, 2], scratch)
+            if length < 0:
+                return None
+            counts = PyUnicode_DecodeUTF8(scratch, length, NULL)
+        else:
+            counts = PyUnicode_DecodeUTF8(<const char*>&buf[0] + rle[k, 2],
+                                          rle[k, 3] - rle[k, 2], NULL)
+        if order[k] & 1:
+            d = {"counts": counts, "size": size}
+        else:
+            d = {"size": size, "counts": counts}
+        # untracked by the cyclic collector: these hold only a str and a list of two ints, so
+        # no cycle passes through them (CPython untracks such dicts and tuples itself); the
+        # collector's passes over 2 x N new containers cost more than building them
+        PyObject_GC_UnTrack(size)
+        PyObject_GC_UnTrack(d)
+        out[k] = d
+    return out

@@ -17,11 +17,12 @@ The plain-Python twins used as test oracles live in ``tests/test_masks.py`` and
 
 import numpy as np
 
+cimport cython.parallel
 from cython.parallel cimport prange
 from libc.math cimport ceil, floor, isnan
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memset
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from libc.string cimport memcpy, memset
 
 # ----------------------------------------------------------------------------------------------
 # dense masks -> counts
@@ -507,6 +508,213 @@ def mask_boxes(const int64_t[:] starts, const int64_t[:] ends, const int64_t[:] 
 
 
 # ----------------------------------------------------------------------------------------------
+# compressed RLE dicts -> foreground intervals, in one pass over the strings (no run array)
+# ----------------------------------------------------------------------------------------------
+
+
+cdef extern from "Python.h":
+    int PyUnicode_IS_COMPACT_ASCII(object)
+    const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
+    long long PyLong_AsLongLongAndOverflow(object, int*) except? -1
+
+cdef int64_t _MAX_RLE_SIDE = (<int64_t>1) << 31
+
+
+cdef bint _plain_rle(object seg, const char** data, Py_ssize_t* length, int64_t* h,
+                     int64_t* w) except -1:
+    # True for a plain dict {"size": [h, w] (two ints in 0..2**31), "counts": ASCII str or
+    # bytes}: the common case, read here; anything else is left to the Python path
+    cdef object size, counts, value
+    cdef int overflow = 0
+    cdef long long side
+    cdef int k
+    if type(seg) is not dict:
+        return False
+    size = (<dict>seg).get("size")
+    if type(size) is not list or len(<list>size) != 2:
+        return False
+    for k in range(2):
+        value = (<list>size)[k]
+        if type(value) is not int:
+            return False
+        side = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow or side < 0 or side > _MAX_RLE_SIDE:
+            return False
+        if k == 0:
+            h[0] = side
+        else:
+            w[0] = side
+    counts = (<dict>seg).get("counts")
+    if type(counts) is str:
+        if not PyUnicode_IS_COMPACT_ASCII(counts):
+            return False
+        data[0] = PyUnicode_AsUTF8AndSize(counts, length)
+    elif type(counts) is bytes:
+        data[0] = <const char*>(<bytes>counts)
+        length[0] = len(<bytes>counts)
+    else:
+        return False
+    return True
+
+
+cdef int64_t _string_intervals(const uint8_t* s, Py_ssize_t length, int64_t total,
+                               int64_t* starts, int64_t* ends) noexcept nogil:
+    # Decode one compressed string as parse_fill does (the same bits, the same delta rule) and
+    # write its non-empty foreground runs as [start, end) pixel ranges when ``starts`` is not
+    # NULL. Returns the number of intervals, or -1 where the Python path would refuse the
+    # string: a character outside 48..111, an unfinished last number, a negative run, or runs
+    # not summing to ``total`` (checked as the position grows, so it never overflows).
+    cdef Py_ssize_t i = 0, m = 0
+    cdef int64_t c, v, prev1 = 0, prev2 = 0, position = 0, found = 0
+    cdef uint64_t x
+    cdef int k
+    cdef bint more
+    while i < length:
+        c = <int64_t>s[i] - 48
+        if c < 0 or c > 63:
+            return -1
+        i += 1
+        if not (c & 0x20):  # a number of one character (the common case): 5 bits, signed
+            x = <uint64_t>(c - 32) if c & 0x10 else <uint64_t>c
+        else:
+            x = <uint64_t>(c & 0x1F)
+            k = 1
+            more = True
+            while more:
+                if i >= length:
+                    return -1
+                c = <int64_t>s[i] - 48
+                if c < 0 or c > 63:
+                    return -1
+                if 5 * k < 64:
+                    x |= (<uint64_t>(c & 0x1F)) << (5 * k)
+                more = (c & 0x20) != 0
+                i += 1
+                k += 1
+                if not more and (c & 0x10) and 5 * k < 64:
+                    x |= (~(<uint64_t>0)) << (5 * k)
+        if m > 2:
+            x += <uint64_t>prev2
+        v = <int64_t>x
+        if v < 0 or v > total - position:
+            return -1
+        if m % 2 == 1 and v > 0:
+            if starts != NULL:
+                starts[found] = position
+                ends[found] = position + v
+            found += 1
+        position += v
+        prev2 = prev1
+        prev1 = v
+        m += 1
+    if position != total:
+        return -1
+    return found
+
+
+def plain_rle_sizes(segs, const int64_t[:] rows, uint8_t[:] plain, int64_t[:] heights,
+                    int64_t[:] widths):
+    """For each ``segs[rows[k]]``: ``plain[k] = 1`` and its ``size`` into ``heights[k]``,
+    ``widths[k]`` when it is a plain dict ``{"size": [h, w], "counts": str | bytes}`` (two
+    ints in 0..2**31, ASCII counts); 0 otherwise (left to the Python path)."""
+    cdef Py_ssize_t k
+    cdef const char* data
+    cdef Py_ssize_t length
+    cdef int64_t h, w
+    for k in range(rows.shape[0]):
+        if _plain_rle(segs[rows[k]], &data, &length, &h, &w):
+            plain[k] = 1
+            heights[k] = h
+            widths[k] = w
+        else:
+            plain[k] = 0
+
+
+cdef Py_ssize_t _gather_strings(segs, const int64_t[:] rows, const uint8_t[:] plain,
+                                const char** data, Py_ssize_t* lengths, int64_t* totals) except -2:
+    cdef Py_ssize_t k
+    cdef int64_t h, w
+    for k in range(rows.shape[0]):
+        data[k] = NULL
+        if plain[k]:
+            if not _plain_rle(segs[rows[k]], &data[k], &lengths[k], &h, &w):
+                return k  # changed since plain_rle_sizes
+            totals[k] = h * w
+    return -1
+
+
+def plain_rle_count(segs, const int64_t[:] rows, const uint8_t[:] plain, int64_t[:] nint):
+    """Foreground intervals of each plain RLE ``segs[rows[k]]`` (``plain[k]``, as
+    :func:`plain_rle_sizes` found) into ``nint[k]``. Returns -1, or the first ``k`` whose
+    string the Python path refuses (bad character, negative run, runs not summing to h * w).
+    Strings are decoded in parallel (OpenMP, static schedule over the masks)."""
+    cdef Py_ssize_t n = rows.shape[0], k, bad = -1
+    cdef const char** data = <const char**>malloc(max(n, 1) * sizeof(char*))
+    cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef int64_t* totals = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    if data == NULL or lengths == NULL or totals == NULL:
+        free(data); free(lengths); free(totals)
+        raise MemoryError()
+    try:
+        bad = _gather_strings(segs, rows, plain, data, lengths, totals)
+        if bad >= 0:
+            return bad
+        with nogil:
+            for k in prange(n, schedule="static"):
+                if data[k] != NULL:
+                    nint[k] = _string_intervals(<const uint8_t*>data[k], lengths[k], totals[k],
+                                                NULL, NULL)
+            for k in range(n):
+                if data[k] != NULL and nint[k] < 0:
+                    bad = k
+                    break
+        return bad
+    finally:
+        free(data); free(lengths); free(totals)
+
+
+def plain_rle_fill(segs, const int64_t[:] rows, const uint8_t[:] plain,
+                   const int64_t[:] ioffsets, int64_t[::1] starts, int64_t[::1] ends):
+    """Write the intervals of each plain RLE (checked by :func:`plain_rle_count`) at
+    ``ioffsets[k]`` of ``starts`` / ``ends``; in parallel as :func:`plain_rle_count`."""
+    cdef Py_ssize_t n = rows.shape[0], k, bad
+    cdef const char** data = <const char**>malloc(max(n, 1) * sizeof(char*))
+    cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef int64_t* totals = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    cdef int64_t* s0 = &starts[0] if starts.shape[0] else NULL
+    cdef int64_t* e0 = &ends[0] if ends.shape[0] else NULL
+    if data == NULL or lengths == NULL or totals == NULL:
+        free(data); free(lengths); free(totals)
+        raise MemoryError()
+    try:
+        bad = _gather_strings(segs, rows, plain, data, lengths, totals)
+        if bad >= 0:
+            raise ValueError(f"segs[rows[{bad}]] changed between plain_rle_count and fill")
+        if s0 == NULL:
+            return
+        with nogil:
+            for k in prange(n, schedule="static"):
+                if data[k] != NULL and ioffsets[k + 1] > ioffsets[k]:
+                    _string_intervals(<const uint8_t*>data[k], lengths[k], totals[k],
+                                      s0 + ioffsets[k], e0 + ioffsets[k])
+    finally:
+        free(data); free(lengths); free(totals)
+
+
+def interval_area(const int64_t[:] starts, const int64_t[:] ends, const int64_t[:] ioffsets,
+                  int64_t[:] out):
+    """Pixels of each mask: the total length of its intervals."""
+    cdef Py_ssize_t i, k
+    cdef int64_t total
+    with nogil:
+        for i in range(ioffsets.shape[0] - 1):
+            total = 0
+            for k in range(ioffsets[i], ioffsets[i + 1]):
+                total += ends[k] - starts[k]
+            out[i] = total
+
+
+# ----------------------------------------------------------------------------------------------
 # pairwise intersection in the run-length domain
 # ----------------------------------------------------------------------------------------------
 
@@ -694,6 +902,226 @@ def group_mask_iou(
     _groups(gt_start, gt_end, pred_start, pred_count, heights, pred_starts, pred_ends,
             pred_offsets, pred_boxes, pred_areas, gt_starts, gt_ends, gt_offsets, gt_boxes,
             gt_areas, _as_u8(gt_crowd), iou_offsets, &values[0], parallel)
+
+
+cdef int64_t _intersection_p(
+    const int64_t* s1, const int64_t* e1, Py_ssize_t a, Py_ssize_t a_end,
+    const int64_t[:] s2, const int64_t[:] e2, Py_ssize_t b, Py_ssize_t b_end,
+    int64_t position, int64_t stop,
+) noexcept nogil:
+    # _intersection with the first interval list given by pointers (a thread's scratch)
+    cdef Py_ssize_t lo_i = a, hi_i = a_end, mid
+    while lo_i < hi_i:  # first interval of list 1 ending after ``position``
+        mid = (lo_i + hi_i) // 2
+        if e1[mid] > position:
+            hi_i = mid
+        else:
+            lo_i = mid + 1
+    a = lo_i
+    b = _first_ending_after(e2, b, b_end, position)
+    cdef int64_t inter = 0, lo, hi
+    while a < a_end and b < b_end:
+        lo = s1[a] if s1[a] > s2[b] else s2[b]
+        if lo >= stop:
+            break
+        if e1[a] < e2[b]:
+            hi = e1[a]
+            a += 1
+        else:
+            hi = e2[b]
+            b += 1
+        if hi > lo:
+            inter += hi - lo
+    return inter
+
+
+cdef void _pointer_box(const int64_t* starts, const int64_t* ends, Py_ssize_t lo, Py_ssize_t hi,
+                       int64_t h, int64_t* box) noexcept nogil:
+    # _interval_boxes of one mask whose intervals are starts/ends[lo:hi] (h >= 1)
+    cdef Py_ssize_t k
+    cdef int64_t y0, y1, a, b
+    if lo == hi:
+        box[0] = 0
+        box[1] = 0
+        box[2] = 0
+        box[3] = 0
+        return
+    y0 = h
+    y1 = 0
+    for k in range(lo, hi):
+        if (ends[k] - 1) // h > starts[k] // h:
+            y0 = 0
+            y1 = h
+            break
+        a = starts[k] % h
+        b = (ends[k] - 1) % h + 1
+        y0 = y0 if y0 < a else a
+        y1 = y1 if y1 > b else b
+    box[0] = starts[lo] // h
+    box[1] = y0
+    box[2] = (ends[hi - 1] - 1) // h + 1
+    box[3] = y1
+
+
+cdef int _rle_group(
+    Py_ssize_t group, const int64_t[:] gt_start, const int64_t[:] gt_end,
+    const int64_t[:] pred_start, const int64_t[:] pred_count, const int64_t[:] heights,
+    const char** data, const Py_ssize_t* lengths, const int64_t* totals,
+    const int64_t[:] gt_starts, const int64_t[:] gt_ends, const int64_t[:] gt_offsets,
+    const int64_t[:, :] gt_boxes, const int64_t[:] gt_areas, const uint8_t[:] gt_crowd,
+    const int64_t[:] iou_offsets, double* iou_values, int64_t** scratch, Py_ssize_t* room,
+    uint8_t* bad,
+) noexcept nogil:
+    # decode the group's predictions into the thread's scratch (intervals, then per mask its
+    # offset, box and area) and fill its [P, G] block as _group does; 1 on no memory
+    cdef Py_ssize_t g0 = gt_start[group], p0 = pred_start[group], d, j, k, bi, bj
+    cdef Py_ssize_t n_gt = gt_end[group] - g0, n_pred = pred_count[group], need = 0, at
+    cdef int64_t h = heights[group], found, x0, x1, y0, y1, inter, a1, a2
+    cdef int64_t* s
+    cdef int64_t* e
+    cdef int64_t* offs
+    cdef int64_t* boxes
+    cdef int64_t* areas
+    cdef int64_t* grown
+    cdef double* row
+    if n_pred <= 0:
+        return 0
+    for d in range(n_pred):
+        need += lengths[p0 + d] // 2 + 1
+    need = 2 * need + 6 * (n_pred + 1)
+    if need > room[0]:
+        grown = <int64_t*>realloc(scratch[0], need * sizeof(int64_t))
+        if grown == NULL:
+            return 1
+        scratch[0] = grown
+        room[0] = need
+    s = scratch[0]
+    offs = s + (need - 6 * (n_pred + 1))
+    boxes = offs + (n_pred + 1)
+    areas = boxes + 4 * n_pred
+    e = s + (need - 6 * (n_pred + 1)) // 2
+    at = 0
+    for d in range(n_pred):
+        offs[d] = at
+        found = _string_intervals(<const uint8_t*>data[p0 + d], lengths[p0 + d], totals[p0 + d],
+                                  s + at, e + at)
+        if found < 0:
+            bad[p0 + d] = 1
+            found = 0
+        a1 = 0
+        for k in range(at, at + found):
+            a1 += e[k] - s[k]
+        areas[d] = a1
+        _pointer_box(s, e, at, at + found, h if h > 1 else 1, boxes + 4 * d)
+        at += found
+    offs[n_pred] = at
+    if n_gt <= 0:
+        return 0
+    for d in range(n_pred):
+        row = iou_values + iou_offsets[group] + d * n_gt
+        a1 = areas[d]
+        for j in range(n_gt):
+            row[j] = 0.0
+            bj = g0 + j
+            x0 = boxes[4 * d] if boxes[4 * d] > gt_boxes[bj, 0] else gt_boxes[bj, 0]
+            x1 = boxes[4 * d + 2] if boxes[4 * d + 2] < gt_boxes[bj, 2] else gt_boxes[bj, 2]
+            y0 = boxes[4 * d + 1] if boxes[4 * d + 1] > gt_boxes[bj, 1] else gt_boxes[bj, 1]
+            y1 = boxes[4 * d + 3] if boxes[4 * d + 3] < gt_boxes[bj, 3] else gt_boxes[bj, 3]
+            if x0 >= x1 or y0 >= y1:
+                continue
+            inter = _intersection_p(s, e, offs[d], offs[d + 1], gt_starts, gt_ends,
+                                    gt_offsets[bj], gt_offsets[bj + 1], x0 * h, x1 * h)
+            if inter == 0:
+                continue
+            a2 = gt_areas[bj]
+            if gt_crowd[bj]:
+                row[j] = <double>inter / <double>a1
+            else:
+                row[j] = <double>inter / <double>(a1 + a2 - inter)
+    return 0
+
+
+def group_rle_iou(
+    segs, const int64_t[:] pred_rows, const double[:] image_h, const double[:] image_w,
+    const int64_t[:] gt_start, const int64_t[:] gt_end, const int64_t[:] pred_start,
+    const int64_t[:] pred_count, group_size, const int64_t[:] gt_starts,
+    const int64_t[:] gt_ends, const int64_t[:] gt_offsets, const int64_t[:, :] gt_boxes,
+    const int64_t[:] gt_areas, gt_crowd, const int64_t[:] iou_offsets, iou_values,
+):
+    """:func:`group_mask_iou` with the predictions read straight from their compressed RLE
+    dicts ``segs[pred_rows[k]]``, decoded group by group into a per-thread scratch: no
+    interval array of all predictions is built.
+
+    Prediction ``k`` must be a plain RLE dict (see :func:`plain_rle_sizes`) of its image's
+    size ``image_h[k]`` x ``image_w[k]`` (NaN: unknown) and, in a group with ground truths,
+    of the group's size ``group_size[i] = (h << 32) + w`` (int64). Returns -1; -2 when one is
+    not (nothing is filled: the caller takes the general path, which words the error); or
+    the first ``k`` whose string the Python path refuses (then ``iou_values`` is
+    incomplete). Groups are shared between threads as :func:`group_mask_iou` does.
+    """
+    cdef Py_ssize_t n = pred_rows.shape[0], n_groups = gt_start.shape[0], k, group, d
+    cdef Py_ssize_t first_bad = -1
+    cdef double[::1] values = iou_values
+    cdef const uint8_t[:] crowd = _as_u8(gt_crowd)
+    cdef const int64_t[:] sizes = group_size
+    cdef int64_t[:] heights = np.right_shift(np.asarray(group_size, dtype=np.int64), 32)
+    cdef double* value_ptr = &values[0] if values.shape[0] else NULL
+    cdef const char** data = <const char**>malloc(max(n, 1) * sizeof(char*))
+    cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
+    cdef int64_t* totals = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    cdef uint8_t* bad = <uint8_t*>calloc(max(n, 1), 1)
+    cdef int64_t* scratch = NULL
+    cdef Py_ssize_t room = 0
+    cdef int failed = 0
+    cdef int64_t h, w
+    cdef bint has_gt
+    cdef bint threaded = values.shape[0] >= GROUP_PARALLEL_MIN_PAIRS or n >= 4096
+    if data == NULL or lengths == NULL or totals == NULL or bad == NULL:
+        free(data); free(lengths); free(totals); free(bad)
+        raise MemoryError()
+    try:
+        if pred_start.shape[0] and pred_start[n_groups - 1] + pred_count[n_groups - 1] != n:
+            raise ValueError("pred_start, pred_count: expected the groups to cover pred_rows")
+        for group in range(n_groups):
+            has_gt = gt_end[group] > gt_start[group]
+            for d in range(pred_count[group]):
+                k = pred_start[group] + d
+                if not _plain_rle(segs[pred_rows[k]], &data[k], &lengths[k], &h, &w):
+                    return -2
+                if (image_h[k] == image_h[k] and image_w[k] == image_w[k]
+                        and (h != image_h[k] or w != image_w[k])):
+                    return -2
+                if has_gt and h * (<int64_t>1 << 32) + w != sizes[group]:
+                    return -2
+                totals[k] = h * w
+        with nogil:
+            if threaded:
+                with cython.parallel.parallel():
+                    scratch = NULL
+                    room = 0
+                    for group in prange(n_groups, schedule="dynamic", chunksize=1):
+                        if _rle_group(group, gt_start, gt_end, pred_start, pred_count, heights,
+                                      data, lengths, totals, gt_starts, gt_ends, gt_offsets,
+                                      gt_boxes, gt_areas, crowd, iou_offsets, value_ptr,
+                                      &scratch, &room, bad):
+                            failed += 1
+                    free(scratch)
+            else:
+                for group in range(n_groups):
+                    if _rle_group(group, gt_start, gt_end, pred_start, pred_count, heights,
+                                  data, lengths, totals, gt_starts, gt_ends, gt_offsets,
+                                  gt_boxes, gt_areas, crowd, iou_offsets, value_ptr,
+                                  &scratch, &room, bad):
+                        failed += 1
+                free(scratch)
+        if failed:
+            raise MemoryError("group_rle_iou: no memory for a group's masks")
+        for k in range(n):
+            if bad[k]:
+                return k
+        return -1
+    finally:
+        free(data); free(lengths); free(totals); free(bad)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1000,6 +1428,75 @@ def polygons_fill(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, in
                                      &out[0] + out_offsets[i], scratch, bucket, bucket_size)
     free(scratch)
     free(bucket)
+
+
+def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, int64_t w,
+                  const int64_t[:] capacity, int64_t[:] nruns):
+    """Rasterise every polygon of the flat ``xy`` (as :func:`polygons_fill`); returns the runs
+    of all of them, packed one polygon after the other, as a new int64 array, and their
+    number per polygon in ``nruns``. ``capacity`` is :func:`polygons_capacity`'s bound.
+
+    The polygons are cut into up to 8 contiguous chunks shared by OpenMP threads; each chunk
+    writes into its own buffer (malloc'd: only the pages its runs need are touched, where a
+    NumPy buffer of the bound would be faulted in huge pages), copied into the result."""
+    cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, lo, hi, at, room, longest
+    cdef Py_ssize_t bucket_size = (w if w > 0 else 0) + 2, total = 0
+    cdef int failed = 0
+    cdef int64_t* scratch
+    cdef int64_t* bucket
+    cdef int64_t* buffer
+    cdef int64_t[::1] result
+    chunks = 8 if n >= 64 else 1
+    cdef int64_t** buffers = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef Py_ssize_t* filled = <Py_ssize_t*>calloc(chunks, sizeof(Py_ssize_t))
+    if buffers == NULL or filled == NULL:
+        free(buffers)
+        free(filled)
+        raise MemoryError("polygons: no memory to rasterise")
+    try:
+        with nogil:
+            for c in prange(chunks, schedule="static", chunksize=1):
+                lo = n * c // chunks
+                hi = n * (c + 1) // chunks
+                longest = 1
+                room = 1
+                for i in range(lo, hi):
+                    room = room + capacity[i]
+                    if capacity[i] > longest:
+                        longest = capacity[i]
+                scratch = <int64_t*>malloc(longest * sizeof(int64_t))
+                bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
+                buffer = <int64_t*>malloc(room * sizeof(int64_t))
+                buffers[c] = buffer
+                if scratch == NULL or bucket == NULL or buffer == NULL:
+                    failed += 1
+                else:
+                    at = 0
+                    for i in range(lo, hi):
+                        # the chunk's runs so far fit in the capacities of its polygons so far
+                        nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], h, w,
+                                                 buffer + at, scratch, bucket, bucket_size)
+                        at = at + nruns[i]
+                    filled[c] = at
+                free(scratch)
+                free(bucket)
+        if failed:
+            raise MemoryError("polygons: no memory to rasterise")
+        for c in range(chunks):
+            total += filled[c]
+        out = np.empty(total, dtype=np.int64)
+        if total:
+            result = out
+            at = 0
+            for c in range(chunks):
+                memcpy(&result[0] + at, buffers[c], filled[c] * sizeof(int64_t))
+                at += filled[c]
+        return out
+    finally:
+        for c in range(chunks):
+            free(buffers[c])
+        free(buffers)
+        free(filled)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -42,8 +42,11 @@ class ReplicatePlan:
     """An outcome's event lists: what each replicate's accumulation walks (built once).
 
     The events of (class k, area range a, threshold t) are the records not ignored there,
-    in accumulation order; a tie block (records of one image and class with one score) is
-    marked at its first event with its length.
+    in accumulation order, cut into segments (a run of true positives of one max-dets
+    level, or of false positives) and tie blocks (records of one image and class with one
+    score), each marked at its first event with its length (minus it for a tie block).
+    The stats of a batch of replicates are read from the kernel's arrays by the protocol's
+    own :meth:`~ioukit.evaluation.protocols.coco.COCOProtocol.stat_value`.
     """
 
     def __init__(self, outcome: MatchOutcome, image_ids: np.ndarray, protocol: COCOProtocol):
@@ -69,33 +72,28 @@ class ReplicatePlan:
             flags.append(tp[rec, at])
             sizes[k * width : (k + 1) * width] = block.sum(axis=0)
         ev_record = np.concatenate(records) if records else np.zeros(0, dtype=np.int64)
-        self.ev_tp = np.ascontiguousarray(
-            np.concatenate(flags) if flags else np.zeros(0, bool), dtype=np.uint8
-        )
+        ev_tp = np.concatenate(flags) if flags else np.zeros(0, bool)
+        self.ev_tp = np.ascontiguousarray(ev_tp, dtype=np.uint8)
         self.ev_end = np.cumsum(sizes).astype(np.int64)
         self.ev_start = (self.ev_end - sizes).astype(np.int64)
-        # tie blocks inside each cell: consecutive events of one tie block (the few events
-        # in a tie block are looked at alone)
-        ev_block = np.ones(len(ev_record), dtype=np.int32)
-        tied = np.flatnonzero(self.plan.tie_block[ev_record] >= 0)
-        if tied.size:
-            tb = self.plan.tie_block[ev_record[tied]]
-            cell = np.searchsorted(self.ev_end, tied, side="right")
-            head = np.ones(tied.size, dtype=bool)
-            head[1:] = (tied[1:] != tied[:-1] + 1) | (tb[1:] != tb[:-1]) | (cell[1:] != cell[:-1])
-            first = np.flatnonzero(head)
-            length = np.diff(np.append(first, tied.size))
-            ev_block[tied[first]] = length.astype(np.int32)
-        self.ev_block = ev_block
+        self.max_dets = np.array(protocol.max_dets, dtype=np.int64)
+        # max-dets level of each event: the smallest m with rank < max_dets[m]
+        ev_rank = np.asarray(o.rank)[ev_record]
+        self.ev_level = np.ascontiguousarray(
+            np.searchsorted(self.max_dets, ev_rank, side="right"), dtype=np.uint8
+        )
+        self.ev_head = _segments(
+            self.plan.tie_block[ev_record], ev_tp, self.ev_level, self.ev_start, sizes
+        )
+        self.ev_image = np.ascontiguousarray(self.plan.record_image[ev_record], dtype=np.int32)
         # regular ground truths per (image, cell k * A + a): image, cell, count (E,) each
         gt_cls = np.asarray(o.gt_class_row, dtype=np.int64)
         g_at, a_at = np.nonzero(np.asarray(o.gt_in_range, dtype=bool))
         key = self.plan.gt_image[g_at] * (n_k * n_a) + gt_cls[g_at] * n_a + a_at
         uniq, count = np.unique(key, return_counts=True)
-        self.gt_table = (uniq // (n_k * n_a), uniq % (n_k * n_a), count.astype(np.float64))
-        self.ev_image = np.ascontiguousarray(self.plan.record_image[ev_record], dtype=np.int32)
-        self.ev_rank = np.ascontiguousarray(np.asarray(o.rank)[ev_record], dtype=np.int32)
-        self.max_dets = np.array(protocol.max_dets, dtype=np.int64)
+        self.gt_image = np.ascontiguousarray(uniq // (n_k * n_a), dtype=np.int32)
+        self.gt_cell = np.ascontiguousarray(uniq % (n_k * n_a), dtype=np.int64)
+        self.gt_count = np.ascontiguousarray(count, dtype=np.int64)
         self.recall_thresholds = np.array(protocol.recall_thresholds, dtype=np.float64)
         self.levels = sorted(
             {m for s in self.specs if s.kind == "AP" and (m := _level(protocol, s)) >= 0}
@@ -119,53 +117,91 @@ class ReplicatePlan:
         values = np.empty((n_b, len(self.specs)))
         per_class = np.empty((n_b, n_k))
         p = self.protocol
-        for lo in range(0, n_b, _BATCH):
-            batch = draws[lo : lo + _BATCH]
-            npig = self.gt_counts(batch)
-            precision = np.full((len(batch), n_t, n_r, n_k, n_a, len(self.levels)), -1.0)
-            recall = np.full((len(batch), n_t, n_k, n_a, len(self.max_dets)), -1.0)
+        step = _BATCH
+        # every entry is written by the kernel: the buffers are reused from batch to batch
+        npig = np.empty((min(step, n_b), n_k, n_a), dtype=np.int64)
+        precision = np.empty((min(step, n_b), n_a, len(self.levels), n_t, n_r, n_k))
+        recall = np.empty((min(step, n_b), n_t, n_k, n_a, len(self.max_dets)))
+        for lo in range(0, n_b, step):
+            batch = draws[lo : lo + step]
+            size = len(batch)
             kernels.accumulate_batch(
                 self.ev_start,
                 self.ev_end,
                 self.ev_image,
-                self.ev_rank,
+                self.ev_level,
                 self.ev_tp,
-                self.ev_block,
+                self.ev_head,
+                self.gt_image,
+                self.gt_cell,
+                self.gt_count,
                 batch,
-                npig,
                 self.max_dets,
                 self.slot,
                 self.recall_thresholds,
-                precision,
-                recall,
+                npig[:size],
+                precision[:size],
+                recall[:size],
                 threads,
             )
-            has_gt = npig > 0
-            for j in range(len(batch)):
-                pj, rj = precision[j], recall[j]
-                values[lo + j] = [p._value(s, pj, rj, self.levels, has_gt[j]) for s in self.specs]
-                per_class[lo + j] = p._value(
-                    self.specs[0], pj, rj, self.levels, has_gt[j], per_class=True
-                )
+            has_gt = npig[:size] > 0
+            # pycocotools' layout [B, T, R, K, A, L], a view of the area-major buffer
+            pb, rb = precision[:size].transpose(0, 3, 4, 5, 1, 2), recall[:size]
+            for i, spec in enumerate(self.specs):
+                values[lo : lo + size, i] = p.stat_value(spec, pb, rb, self.levels, has_gt)
+            per_class[lo : lo + size] = p.stat_value(
+                self.specs[0], pb, rb, self.levels, has_gt, per_class=True
+            )
         return values, per_class
 
-    def gt_counts(self, draws: np.ndarray) -> np.ndarray:
-        """(B, K, A) int64: each replicate's regular ground truths per class and area
-        range (``ResamplePlan.gt_count`` of each row of ``draws`` (B, I)).
 
-        From the (image, cell, count) table of regular ground truths: integer sums in
-        float64 below 2**53, exact in any order.
-        """
-        n_k, n_a = self.plan.outcome.gt_count.shape
-        n_b, width = len(draws), n_k * n_a
-        image, cell, count = self.gt_table
-        index = (np.arange(n_b, dtype=np.int64)[:, None] * width + cell[None, :]).ravel()
-        weights = (np.asarray(draws, dtype=np.float64)[:, image] * count[None, :]).ravel()
-        total = np.bincount(index, weights=weights, minlength=n_b * width)[: n_b * width]
-        return np.rint(total).astype(np.int64).reshape(n_b, n_k, n_a)
+def _segments(
+    tie_block: np.ndarray,
+    tp: np.ndarray,
+    level: np.ndarray,
+    ev_start: np.ndarray,
+    sizes: np.ndarray,
+) -> np.ndarray:
+    """(E,) int32 ``ev_head`` of the kernel: at the first event of a segment its length
+    (a run of true positives of one level, or of false positives, inside one cell and
+    outside tie blocks), at the first event of a tie block (consecutive events of one tie
+    block, at least two, in one cell) minus its length, 0 elsewhere.
+
+    ``tie_block`` (E,): each event's tie block (-1 outside one), ``tp``, ``level`` (E,) the
+    events' flags and levels, ``ev_start``, ``sizes`` the cells' first events and sizes.
+    """
+    n = len(tp)
+    head = np.zeros(n, dtype=np.int32)
+    if n == 0:
+        return head
+    cell_start = np.zeros(n, dtype=bool)
+    cell_start[ev_start[sizes > 0]] = True
+    # tie blocks: runs of one block number inside a cell
+    tied = tie_block >= 0
+    new_block = np.ones(n, dtype=bool)
+    new_block[1:] = (tie_block[1:] != tie_block[:-1]) | cell_start[1:]
+    block_id = np.cumsum(new_block) - 1
+    block_size = np.bincount(block_id)[block_id]
+    in_tie = tied & (block_size > 1)
+    tie_head = in_tie & new_block
+    # plain segments: a new one where the cell, the flag or (true positives) the level
+    # changes, or after a tie block
+    flag = tp.astype(bool)
+    brk = np.ones(n, dtype=bool)
+    brk[1:] = (
+        cell_start[1:]
+        | in_tie[:-1]
+        | (flag[1:] != flag[:-1])
+        | (flag[1:] & (level[1:] != level[:-1]))
+    )
+    plain_head = ~in_tie & brk
+    starts = np.flatnonzero(plain_head | tie_head)
+    length = np.diff(np.append(starts, n))
+    head[starts] = np.where(tie_head[starts], -length, length).astype(np.int32)
+    return head
 
 
-_BATCH = 32  # replicates accumulated together (4 groups of 8 lanes)
+_BATCH = 32  # replicates accumulated together (2 groups of 16 lanes)
 
 
 def _level(protocol: COCOProtocol, spec: Any) -> int:

@@ -52,6 +52,16 @@ class ConfusionMatrix:
         Category names in category-id order, then ``"background"``.
     category_ids : ndarray of int64, shape (K,)
     iou_threshold, score_threshold : float
+    pred_gt : ndarray of int64, shape (N,), optional
+        Per prediction row of ``pred``: the row in ``gt`` of the ground truth it matched
+        (class-agnostic, whatever the two classes), -1 for none. The cell of a prediction is
+        ``(class of pred, class of gt)``, or ``(class of pred, background)`` when it is
+        kept and -1.
+    pred_kept : ndarray of bool, shape (N,), optional
+        Predictions that take part (``score > score_threshold``, a known category).
+    gt_kept : ndarray of bool, shape (G,), optional
+        Ground truths that take part (not crowd, a known category); one kept and matched by
+        no prediction is in ``(background, its class)``.
     """
 
     matrix: np.ndarray
@@ -59,6 +69,9 @@ class ConfusionMatrix:
     category_ids: np.ndarray
     iou_threshold: float
     score_threshold: float
+    pred_gt: np.ndarray | None = None
+    pred_kept: np.ndarray | None = None
+    gt_kept: np.ndarray | None = None
 
     @property
     def tp(self) -> np.ndarray:
@@ -154,10 +167,13 @@ def confusion_matrix(
     ...                          image_index=[0, 0], category_id=[0, 1])
     >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10], [50, 50, 60, 60]],
     ...                            image_index=[0, 0], category_id=[1, 1], scores=[0.9, 0.8])
-    >>> confusion_matrix(gt, pred).matrix
+    >>> cm = confusion_matrix(gt, pred)
+    >>> cm.matrix
     array([[0, 0, 0],
            [1, 0, 1],
            [0, 1, 0]])
+    >>> cm.pred_gt  # the dog prediction on the cat (a confusion), then a lone prediction
+    array([ 0, -1])
     """
     if matching not in ("confidence", "iou"):
         raise ParameterError(f"matching: expected 'confidence' or 'iou', got {matching!r}")
@@ -194,6 +210,9 @@ def confusion_matrix(
         category_ids=category_ids,
         iou_threshold=float(iou_threshold),
         score_threshold=float(score_threshold),
+        pred_gt=matched,
+        pred_kept=pred_keep,
+        gt_kept=gt_keep,
     )
 
 

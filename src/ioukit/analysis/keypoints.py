@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.errors import ParameterError
-from ioukit.evaluation.similarity.oks import OKS_EPS, box_xywh, check_sigmas
+from ioukit.evaluation.similarity.oks import OKS_EPS, check_sigmas, oks_scale
 
 if TYPE_CHECKING:
     pass
@@ -102,8 +102,7 @@ def keypoint_errors(result: Any, /, *, threshold: float = 0.5) -> KeypointErrors
     pairs = matched >= 0
     g_rows, p_rows = matched[pairs], outcome.pred_row[pairs]
     g_kp, p_kp = gt.keypoints[g_rows], pred.keypoints[p_rows]
-    xywh = box_xywh(gt, g_rows)
-    area = xywh[:, 3] * xywh[:, 2] * 0.53 if params.get("oks_area") == "box" else gt.area[g_rows]
+    area = oks_scale(gt, g_rows, str(params.get("oks_area")))
     d2 = (p_kp[:, :, 0] - g_kp[:, :, 0]) ** 2 + (p_kp[:, :, 1] - g_kp[:, :, 1]) ** 2
     e = d2 / ((sigmas * 2) ** 2) / (area[:, None] + OKS_EPS) / 2
     sim = np.exp(-e)

@@ -9,11 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ioukit.analysis import calibration as calibration_analysis
-from ioukit.analysis import label_errors as label_error_analysis
-from ioukit.analysis import trust as trust_analysis
 from ioukit.dataset import Dataset
 from ioukit.evaluation.outcome import TRUE_POSITIVE
+from ioukit.evaluation.protocols.lvis import format_summary
 from ioukit.evaluation.registry import get_similarity, similarity_input
 from ioukit.evaluation.result import ProtocolResult
 
@@ -183,8 +181,6 @@ class EvaluationResult:
 
     def summary(self) -> str:
         """The familiar text block (COCO: pycocotools' 12 lines; others: a short table)."""
-        from ioukit.evaluation.protocols.lvis import format_summary
-
         if self.protocol == "lvis":  # lvis-api's print_results block
             return format_summary(self.result)
         layout = self.result.params.get("stat_layout")
@@ -351,16 +347,22 @@ class EvaluationResult:
     def calibration(self, **options: Any) -> Any:
         """Confidence calibration (ECE, MCE, ACE, D-ECE, reliability bins) of the kept
         detections (:func:`ioukit.analysis.calibration.calibration`)."""
+        from ioukit.analysis import calibration as calibration_analysis
+
         return calibration_analysis.calibration(self, **options)
 
     def label_errors(self, **options: Any) -> Any:
         """Ranked label-error candidates from the match
         (:func:`ioukit.analysis.label_errors.label_errors`)."""
+        from ioukit.analysis import label_errors as label_error_analysis
+
         return label_error_analysis.label_errors(self, **options)
 
     def trust_notes(self) -> tuple[Any, ...]:
         """Provenance, confidence floor and detections-per-image notes, as ``Finding``
         objects (:func:`ioukit.analysis.trust.trust_notes`)."""
+        from ioukit.analysis import trust as trust_analysis
+
         return trust_analysis.trust_notes(self)
 
     def slice(self, *, image_ids: Any = None, where: Any = None) -> EvaluationResult:

@@ -17,22 +17,49 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from types import FrameType
+from typing import NamedTuple
 
+from ioukit import __version__
+from ioukit.cli._report import quiet_stdout
 from ioukit.errors import IoukitError
+from ioukit.report import escape_text
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "Command", "build_parser", "main"]
 
-COMMANDS: tuple[str, ...] = (
-    "ioukit.cli.iou_command",
-    "ioukit.cli.eval_command",
-    "ioukit.cli.convert_command",
-    "ioukit.cli.check_command",
-    "ioukit.cli.compare_command",
-    "ioukit.cli.completion_command",
-)
-"""Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
+
+class Command(NamedTuple):
+    """A subcommand: the module that defines ``register(subparsers)`` and its line in
+    ``ioukit --help``."""
+
+    module: str
+    help: str
+
+
+COMMANDS: dict[str, Command] = {
+    "iou": Command("ioukit.cli.iou_command", "overlap measures of two boxes"),
+    "eval": Command(
+        "ioukit.cli.eval_command", "evaluate detections (COCO, VOC, YOLO, LVIS protocols)"
+    ),
+    "convert": Command(
+        "ioukit.cli.convert_command", "convert datasets and predictions between COCO, YOLO and VOC"
+    ),
+    "check": Command(
+        "ioukit.cli.check_command",
+        "diagnose common mistakes in a ground truth / predictions pair",
+    ),
+    "compare": Command(
+        "ioukit.cli.compare_command",
+        "compare two models on one ground truth (delta, paired bootstrap interval)",
+    ),
+    "completion": Command(
+        "ioukit.cli.completion_command", "print a shell completion script (bash, zsh)"
+    ),
+}
+"""Command name → its module; order is the order in ``--help``. The command line's one lazy
+point: a command's module (and what it imports) loads only when that command runs, so
+``ioukit iou`` does not import ``eval``'s world."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,16 +69,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand registered."""
-    from ioukit import __version__
-
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; the subcommands in ``commands`` (default: all) fully registered,
+    the others by name and help line only (their modules are not imported)."""
     parser = _Parser(prog="ioukit", description="Intersection over union for object detection.")
     parser.add_argument("--version", action="version", version=f"ioukit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for module in COMMANDS:
-        importlib.import_module(module).register(subparsers)
+    for name, command in COMMANDS.items():
+        if commands is None or name in commands:
+            importlib.import_module(command.module).register(subparsers)
+        else:
+            subparsers.add_parser(name, help=command.help, add_help=False)
     return parser
 
 
@@ -92,20 +121,21 @@ def _one_line(text: str) -> str:
     """Messages stay on one line and print no terminal control: line breaks (a quoted file
     line), ANSI escapes and other control characters of a file name are escaped (``\\x1b``).
     """
-    from ioukit.report import escape_text
-
     return escape_text(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = build_parser()
-    if "_ARGCOMPLETE" in os.environ:  # asked by argcomplete's shell hook (ioukit[completion])
+    given = sys.argv[1:] if argv is None else list(argv)
+    completing = "_ARGCOMPLETE" in os.environ
+    # only the command that runs is imported (every one for the shell completion)
+    parser = build_parser(None if completing else given[:1])
+    if completing:  # asked by argcomplete's shell hook (ioukit[completion])
         with contextlib.suppress(ImportError):
             import argcomplete
 
             argcomplete.autocomplete(parser)
-    if not (sys.argv[1:] if argv is None else list(argv)):  # bare ``ioukit``: the help
+    if not given:  # bare ``ioukit``: the help
         parser.print_help()
         return 0
     args = parser.parse_args(argv)
@@ -116,8 +146,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("ignore", RuntimeWarning)
             status: int = args.run(args)
     except BrokenPipeError:
-        from ioukit.cli._report import quiet_stdout
-
         quiet_stdout()  # the reader of stdout went away (``| head``): stop quietly
         return 0
     except (IoukitError, ValueError, OSError) as exc:

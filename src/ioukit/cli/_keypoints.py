@@ -14,6 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ioukit.errors import ParameterError
+from ioukit.evaluation.registry import protocol_takes
+from ioukit.io import detect_format
+from ioukit.io._text import read_text
+from ioukit.io.coco_keypoints import read_crowd_index, unusual_visibility
+from ioukit.io.formats import FileFormat, keypoint_file_format, keypoint_formats
+from ioukit.report import escape_text
 
 __all__ = [
     "add_keypoint_arguments",
@@ -60,8 +66,6 @@ def parse_sigmas(value: str) -> list[float]:
     ...
     ioukit.errors.ParameterError: --sigmas: expected numbers separated by commas ..., got 'abc'
     """
-    from ioukit.io._text import read_text
-
     path = Path(value)
     where = "--sigmas"
     text = value
@@ -102,59 +106,51 @@ def keypoint_options(args: argparse.Namespace) -> dict[str, Any]:
 def read_keypoint_args(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
     """Ground truth, predictions (with keypoints) and extra evaluate() options.
 
-    The extra options hold ``crowd_index`` for ``--protocol crowdpose`` (from the ground
-    truth's ``images[].crowdIndex``).
+    The extra options hold ``crowd_index`` for a protocol that takes it (``--protocol
+    crowdpose``: from the ground truth's ``images[].crowdIndex``).
     """
-    from ioukit.io import detect_format
-    from ioukit.io.coco_keypoints import (
-        read_coco_keypoint_results,
-        read_coco_keypoints,
-        read_crowd_index,
-    )
-    from ioukit.io.yolo_pose import read_yolo_pose_ground_truth, read_yolo_pose_predictions
-
     if getattr(args, "skip_unknown", False):
         raise ParameterError("--iou-type keypoints: --skip-unknown is not supported")
-    formats = []
-    for option, path, given in (
-        ("--gt", args.gt, args.gt_format),
-        ("--pred", args.pred, args.pred_format),
-    ):
-        if not Path(path).exists():
-            raise FileNotFoundError(f"{option} {path}: no such file or folder")
-        fmt = detect_format(path) if given == "auto" else given
-        if given == "auto" and fmt == "txt" and Path(path).is_dir():
-            fmt = "yolo"  # pose lines are longer than the box lines the detection looks for
-        if fmt not in ("coco", "yolo"):
-            raise ValueError(
-                f"--iou-type keypoints: expected COCO keypoint JSON or Ultralytics pose labels "
-                f"for {option}, got {fmt} ({path})"
-            )
-        formats.append(fmt)
+    what = "--iou-type keypoints"
+    gt_format = _keypoint_format(args.gt, args.gt_format, "--gt", what)
+    pred_format = _keypoint_format(args.pred, args.pred_format, "--pred", what)
     extra: dict[str, Any] = {}
-    if formats[0] == "coco":
-        gt = read_coco_keypoints(args.gt)
-        if args.protocol == "crowdpose":
-            extra["crowd_index"] = read_crowd_index(args.gt)
-    else:
-        gt = read_yolo_pose_ground_truth(
-            args.gt, image_size=args.image_size, images_dir=args.images, classes=args.classes
-        )
-    if formats[1] == "coco":
-        pred = read_coco_keypoint_results(args.pred, gt)
-    else:
-        pred = read_yolo_pose_predictions(args.pred, gt, classes=args.classes)
+    gt = gt_format.read_ground_truth(args.gt, **_reading_options(args))
+    if Path(args.gt).is_file() and protocol_takes(args.protocol, "crowd_index"):  # COCO JSON
+        extra["crowd_index"] = read_crowd_index(args.gt)
+    pred = pred_format.read_predictions(args.pred, gt, **_reading_options(args))
     note = visibility_note(args.gt, gt)
     if note and not getattr(args, "quiet", False):
         print(note, file=sys.stderr)
     return gt, pred, extra
 
 
+def _reading_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"image_size": args.image_size, "images_dir": args.images, "classes": args.classes}
+
+
+def _keypoint_format(path: str, given: str, option: str, what: str) -> FileFormat:
+    """The keypoint format of ``path`` (``given``, or detected: a folder of text lines is
+    Ultralytics pose labels, whose lines are longer than the box lines detection looks for)."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{option} {path}: no such file or folder")
+    fmt = detect_format(path) if given == "auto" else given
+    if given == "auto" and Path(path).is_dir():
+        fmt = _POSE_FOLDERS.get(fmt, fmt)
+    if fmt not in keypoint_formats():
+        raise ValueError(
+            f"{what}: expected COCO keypoint JSON or Ultralytics pose labels for {option}, "
+            f"got {fmt} ({path})"
+        )
+    return keypoint_file_format(fmt)
+
+
+_POSE_FOLDERS = {"txt": "yolo"}
+"""Detected folder format -> keypoint format: pose lines look like plain txt to detection."""
+
+
 def visibility_note(path: str, gt: Any) -> str | None:
     """A note when ground-truth visibilities lie outside {0, 1, 2} (#23 item 21)."""
-    from ioukit.io.coco_keypoints import unusual_visibility
-    from ioukit.report import escape_text
-
     found = unusual_visibility(gt.keypoints)
     if found is None:
         return None
@@ -170,42 +166,19 @@ def visibility_note(path: str, gt: Any) -> str | None:
 def _read_keypoint_side(
     path: str, given: str, option: str, args: argparse.Namespace, gt: Any = None
 ) -> Any:
-    from ioukit.io import detect_format
-    from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
-    from ioukit.io.yolo_pose import read_yolo_pose_ground_truth, read_yolo_pose_predictions
-
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{option} {path}: no such file or folder")
-    fmt = detect_format(path) if given == "auto" else given
-    if given == "auto" and fmt == "txt" and Path(path).is_dir():
-        fmt = "yolo"
-    if fmt not in ("coco", "yolo"):
-        raise ValueError(
-            f"--keypoints: expected COCO keypoint JSON or Ultralytics pose labels for {option}, "
-            f"got {fmt} ({path})"
-        )
+    fmt = _keypoint_format(path, given, option, "--keypoints")
     if gt is None:
-        if fmt == "coco":
-            return read_coco_keypoints(path)
-        return read_yolo_pose_ground_truth(
-            path, image_size=args.image_size, images_dir=args.images, classes=args.classes
-        )
-    if fmt == "coco":
-        return read_coco_keypoint_results(path, gt)
-    return read_yolo_pose_predictions(path, gt, classes=args.classes)
+        return fmt.read_ground_truth(path, **_reading_options(args))
+    return fmt.read_predictions(path, gt, **_reading_options(args))
 
 
 def convert_keypoints(args: argparse.Namespace) -> tuple[Any, Path]:
     """``ioukit convert --keypoints``: read keypoints, write COCO keypoint JSON or YOLO pose."""
-    from ioukit.io.keypoint_writers import write_coco_keypoints, write_yolo_pose
-
-    if args.to not in ("coco", "yolo"):
+    if args.to not in keypoint_formats():
         raise ParameterError(f"--keypoints: expected --to coco or yolo, got {args.to}")
     if args.gt is None:
         dataset = _read_keypoint_side(args.src, args.src_format, "SRC", args)
     else:
         gt = _read_keypoint_side(args.gt, args.gt_format, "--gt", args)
         dataset = _read_keypoint_side(args.src, args.src_format, "SRC", args, gt)
-    if args.to == "coco":
-        return dataset, write_coco_keypoints(dataset, args.dst)
-    return dataset, write_yolo_pose(dataset, args.dst)
+    return dataset, keypoint_file_format(args.to).write(dataset, args.dst)

@@ -6,7 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ioukit.cli.eval_command import (
+from ioukit.analysis.diagnostics import diagnose
+from ioukit.analysis.trust import dataset_notes
+from ioukit.cli import COMMANDS
+from ioukit.cli._keypoints import visibility_note
+from ioukit.cli._reading import (
     add_progress_argument,
     add_reading_arguments,
     progress_enabled,
@@ -15,6 +19,12 @@ from ioukit.cli.eval_command import (
     sizes_note,
     stdin_inputs,
 )
+from ioukit.cli._report import error_findings, fail_status, say
+from ioukit.errors import DataFormatError
+from ioukit.io import Unknowns
+from ioukit.io._progress import enabled_progress
+from ioukit.io.coco_keypoints import read_coco_keypoints
+from ioukit.report import json_text
 
 __all__ = ["register", "run"]
 
@@ -33,7 +43,7 @@ def register(subparsers: Any) -> None:
     """Add the ``check`` subcommand."""
     parser = subparsers.add_parser(
         "check",
-        help="diagnose common mistakes in a ground truth / predictions pair",
+        help=COMMANDS["check"].help,
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -61,20 +71,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """``ioukit check`` once the inputs are files."""
-    from ioukit.analysis.diagnostics import diagnose
-    from ioukit.analysis.trust import dataset_notes
-    from ioukit.cli._report import error_findings, fail_status, say
-    from ioukit.io import Unknowns
-    from ioukit.io._progress import enabled_progress
-
     unknowns = Unknowns()
     with enabled_progress(progress_enabled(args)):
         gt, pred = read_pair_args(args, unknowns=unknowns)
     notes = [n for n in (sizes_note(gt), sideways_note(args, gt), _keypoint_note(args.gt)) if n]
     findings = [*diagnose(gt, pred, unknowns=unknowns), *dataset_notes(gt, pred)]
     if args.format == "json":
-        from ioukit.report import json_text
-
         document = {
             "ground_truth": {
                 "boxes": len(gt),
@@ -105,10 +107,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def _keypoint_note(path: str) -> str | None:
     """The visibility note of a COCO keypoint ground truth (the box check reads no keypoints)."""
-    from ioukit.cli._keypoints import visibility_note
-    from ioukit.errors import DataFormatError
-    from ioukit.io.coco_keypoints import read_coco_keypoints
-
     p = Path(path)
     if p.suffix.lower() != ".json" or not p.is_file():
         return None

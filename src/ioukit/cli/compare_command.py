@@ -13,6 +13,7 @@ from ioukit.analysis.bootstrap import compare
 from ioukit.engine import evaluate
 from ioukit.errors import ParameterError
 from ioukit.io import read_ground_truth
+from ioukit.report.compare_html import write_compare_html
 
 __all__ = ["register", "run"]
 
@@ -43,6 +44,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
     parser.add_argument("--csv", metavar="FILE", help="write the delta table as CSV")
     parser.add_argument("--plots", metavar="DIR", help="write compare.png (deltas, intervals)")
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write a self-contained HTML comparison (deltas, per-class intervals, PR curves)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -69,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
         Path(args.csv).write_text(buffer.getvalue(), encoding="utf-8")
     if args.plots:
         _plot(result, Path(args.plots))
+    if args.html:
+        write_compare_html(a, b, args.html, comparison=result, inputs=[args.gt, *args.pred])
     return 0
 
 

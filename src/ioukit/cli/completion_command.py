@@ -19,7 +19,7 @@ import argparse
 import shlex
 from typing import Any
 
-from ioukit.cli import build_parser
+from ioukit.cli import COMMANDS, build_parser
 from ioukit.cli._report import say
 
 __all__ = ["bash_script", "register", "run"]
@@ -95,7 +95,7 @@ def register(subparsers: Any) -> None:
     """Add the ``completion`` subcommand."""
     parser = subparsers.add_parser(
         "completion",
-        help="print a shell completion script (bash, zsh)",
+        help=COMMANDS["completion"].help,
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

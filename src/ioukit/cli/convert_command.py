@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
-from ioukit.cli.eval_command import FORMAT_CHOICES, add_progress_argument
+from ioukit.cli import COMMANDS
+from ioukit.cli._keypoints import convert_keypoints
+from ioukit.cli._outputs import check_not_input, refuse_existing
+from ioukit.cli._reading import FORMAT_CHOICES, add_progress_argument, progress_enabled
+from ioukit.errors import DataFormatError
+from ioukit.io import read_ground_truth, read_predictions, write_dataset
+from ioukit.io._build import companion_inputs
+from ioukit.io._conversion import conversion_notes
+from ioukit.io._progress import enabled_progress
+from ioukit.io.formats import file_format, writable_formats
 from ioukit.report import escape_text
 
 __all__ = ["register", "run"]
@@ -30,7 +40,7 @@ def register(subparsers: Any) -> None:
     """Add the ``convert`` subcommand."""
     parser = subparsers.add_parser(
         "convert",
-        help="convert datasets and predictions between COCO, YOLO and VOC",
+        help=COMMANDS["convert"].help,
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -39,7 +49,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--to",
         required=True,
-        choices=("coco", "yolo", "voc", "dota", "yolo_obb", "coco_rotated"),
+        choices=writable_formats(),
         help="output format (dota and yolo_obb keep the corners of oriented boxes)",
     )
     parser.add_argument("--from", dest="src_format", choices=FORMAT_CHOICES, default="auto")
@@ -70,18 +80,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit convert``."""
-    from pathlib import Path
-
-    from ioukit.cli._outputs import check_not_input, refuse_existing
-    from ioukit.io._build import companion_inputs
-
     dst = Path(args.dst)
     inputs = [Path(p) for p in (args.src, args.gt, args.classes, args.images) if p is not None]
     inputs += [c for p in list(inputs) for c in companion_inputs(p)]
     if not dst.parent.is_dir():
         raise FileNotFoundError(f"DST {dst}: folder {dst.parent} does not exist")
     check_not_input("DST", dst, inputs)
-    if args.to in ("coco", "coco_rotated"):
+    if file_format(args.to).single_file:
         if dst.is_dir():
             raise IsADirectoryError(f"DST {dst}: expected a file name for --to coco, got a folder")
         refuse_existing("DST", dst, force=args.force)
@@ -93,18 +98,14 @@ def run(args: argparse.Namespace) -> int:
         "image_size": args.image_size,
         "images_dir": args.images,
         "classes": args.classes,
-        "box_format": args.txt_box_format,
+        "fmt": args.txt_box_format,
         "one_based": args.voc_one_based,
     }
     if args.keypoints:
-        from ioukit.cli._keypoints import convert_keypoints
-
         dataset, out = convert_keypoints(args)
     else:
         dataset, out = _convert(args, options)
     if not args.quiet:
-        from ioukit.io._conversion import conversion_notes
-
         if not args.keypoints:  # what --to cannot hold (#23 items 13, 14)
             for note in conversion_notes(dataset, args.to):
                 print(f"note: --to {args.to}: {note}", file=sys.stderr)
@@ -118,10 +119,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, Any]:
-    from ioukit.cli.eval_command import progress_enabled
-    from ioukit.io import read_ground_truth, read_predictions, write_dataset
-    from ioukit.io._progress import enabled_progress
-
     with enabled_progress(progress_enabled(args)):
         if args.gt is None:
             dataset = read_ground_truth(args.src, format=args.src_format, **options)
@@ -132,11 +129,9 @@ def _convert(args: argparse.Namespace, options: dict[str, Any]) -> tuple[Any, An
                 gt,
                 format=args.src_format,
                 classes=args.classes,
-                box_format=args.txt_box_format,
+                fmt=args.txt_box_format,
                 one_based=args.voc_one_based,
             )
-    from ioukit.errors import DataFormatError
-
     try:
         return dataset, write_dataset(dataset, args.dst, format=args.to)
     except DataFormatError as exc:

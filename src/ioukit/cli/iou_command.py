@@ -6,7 +6,14 @@ import argparse
 import math
 from typing import Any, Literal
 
+import numpy as np
+
+from ioukit.boxes import box_area, box_convert
+from ioukit.cli import COMMANDS
 from ioukit.errors import BoxError
+from ioukit.io._oriented import polygon_area
+from ioukit.overlap import family
+from ioukit.overlap.rotated import probiou_elementwise, rotated_box_iou_elementwise
 
 __all__ = ["parse_box", "register", "report", "rotated_report", "run"]
 
@@ -24,7 +31,7 @@ def register(subparsers: Any) -> None:
     """Add the ``iou`` subcommand."""
     parser = subparsers.add_parser(
         "iou",
-        help="overlap measures of two boxes",
+        help=COMMANDS["iou"].help,
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -61,11 +68,6 @@ def parse_box(text: str, name: str) -> list[float]:
 
 def report(box_a: list[float], box_b: list[float], fmt: str) -> str:
     """The text block ``ioukit iou`` prints."""
-    import numpy as np
-
-    from ioukit.boxes import box_area, box_convert
-    from ioukit.overlap import family
-
     a = np.asarray([box_a])
     b = np.asarray([box_b])
     xyxy = []
@@ -115,12 +117,6 @@ def rotated_report(
     box_a: list[float], box_b: list[float], fmt: str, *, radians: bool, clockwise: bool
 ) -> str:
     """The text block ``ioukit iou`` prints for rotated boxes (5 or 8 numbers each)."""
-    import numpy as np
-
-    from ioukit.boxes import box_convert
-    from ioukit.io._oriented import polygon_area
-    from ioukit.overlap.rotated import probiou_elementwise, rotated_box_iou_elementwise
-
     unit: Literal["degrees", "radians"] = "radians" if radians else "degrees"
     corners = []
     formats = []

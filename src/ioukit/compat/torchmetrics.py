@@ -31,12 +31,14 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
+import ioukit
 from ioukit.compat.pycocotools import mask as mask_utils
 from ioukit.compat.pycocotools.coco import COCO
 from ioukit.compat.pycocotools.cocoeval import COCOeval
@@ -129,22 +131,29 @@ def _coco_format(
     annotations: list[dict[str, Any]] = []
     ann_id = 1  # torchmetrics numbers annotations from 1
     both = len(iou_type) > 1
-    for image_id, image_labels in enumerate(labels):
+    # each state's tensors as Python lists, in one conversion (the values tolist() gives
+    # image by image)
+    all_labels_ = _per_image(labels)
+    all_boxes = _per_image(boxes) if boxes is not None else None
+    all_areas = _per_image(area) if area is not None else None
+    all_crowds = _per_image(crowds) if crowds is not None else None
+    all_scores = _per_image(scores) if scores is not None else None
+    for image_id in range(len(labels)):
         image_boxes: list[Any] = []
         image_masks: tuple[Any, ...] = ()
-        if boxes is not None:
-            image_boxes = boxes[image_id].cpu().tolist()
+        if all_boxes is not None:
+            image_boxes = all_boxes[image_id]
         if masks is not None:
             image_masks = masks[image_id]
             if len(image_masks) == 0 and boxes is None:
                 continue
-        label_list = image_labels.cpu().tolist()
+        label_list = all_labels_[image_id]
         images.append({"id": image_id})
         if "segm" in iou_type and len(image_masks) > 0:
             images[-1]["height"], images[-1]["width"] = image_masks[0][0][0], image_masks[0][0][1]
-        areas = area[image_id].cpu().tolist() if area is not None else None
-        crowd = crowds[image_id].cpu().tolist() if crowds is not None else None
-        score_list = scores[image_id].cpu().tolist() if scores is not None else None
+        areas = all_areas[image_id] if all_areas is not None else None
+        crowd = all_crowds[image_id] if all_crowds is not None else None
+        score_list = all_scores[image_id] if all_scores is not None else None
         for k, label in enumerate(label_list):
             box: list[Any] = image_boxes[k] if boxes is not None else []
             rle: dict[str, Any] = {}
@@ -198,10 +207,47 @@ def _coco_format(
     return {"images": images, "annotations": annotations, "categories": categories}
 
 
+def _per_image(tensors: list[Tensor]) -> list[list[Any]]:
+    """``[t.cpu().tolist() for t in tensors]``, converted in one call where the tensors
+    share a dtype and trailing shape (the same Python values)."""
+    if not tensors:
+        return []
+    first = tensors[0]
+    if any(t.dtype != first.dtype or t.shape[1:] != first.shape[1:] for t in tensors):
+        return [t.cpu().tolist() for t in tensors]
+    flat = torch.cat(list(tensors)).cpu().tolist()
+    out, at = [], 0
+    for t in tensors:
+        n = t.shape[0]
+        out.append(flat[at : at + n])
+        at += n
+    return out
+
+
 def _classes(detection_labels: list[Tensor], groundtruth_labels: list[Tensor]) -> list[int]:
     if detection_labels or groundtruth_labels:
         return list(torch.cat(detection_labels + groundtruth_labels).unique().cpu().tolist())  # type: ignore[no-untyped-call]
     return []
+
+
+def _per_class(coco_eval: COCOeval, classes: list[int]) -> tuple[list[float], list[float]]:
+    """``stats[0]`` and ``stats[8]`` of pycocotools' run with ``params.catIds = [k]`` for each
+    class ``k``: the summary of the class's slice of ``coco_eval``'s arrays (a class is
+    matched and accumulated on its own, so the slice holds that run's values)."""
+    p = coco_eval.params
+    position = {c: n for n, c in enumerate(p.catIds)}
+    precision, recall = coco_eval.eval["precision"], coco_eval.eval["recall"]
+    one = COCOeval(iouType=p.iouType)
+    one.params = copy.copy(p)
+    map_per_class, mar_per_class = [], []
+    for class_id in classes:
+        k = position[class_id]
+        one.params.catIds = [class_id]
+        one.eval = {"precision": precision[:, :, k : k + 1], "recall": recall[:, k : k + 1]}
+        one.summarize()
+        map_per_class.append(float(one.stats[0]))
+        mar_per_class.append(float(one.stats[8]))
+    return map_per_class, mar_per_class
 
 
 def _stats_dict(stats: Sequence[float], prefix: str, max_dets: list[int]) -> dict[str, Tensor]:
@@ -242,6 +288,11 @@ class MeanAveragePrecision(Metric):
         Micro pools every class into one before matching.
     backend : {"pycocotools", "faster_coco_eval"}
         Accepted for torchmetrics' signature and ignored: the numbers are pycocotools'.
+    corrected : bool
+        ioukit's own COCO numbers instead of torchmetrics' (keyword only; not a torchmetrics
+        argument): ``map``, ``map_50``, ``map_75`` and the size APs read the last of
+        ``max_detection_thresholds`` (pycocotools reads 100 for ``map``, so it is -1 when 100
+        is not among them). Every other number is the same; see ``docs/dropin.md``.
     **kwargs
         :class:`torchmetrics.Metric`'s (``dist_sync_on_step``, ``process_group``, ...).
 
@@ -295,9 +346,14 @@ class MeanAveragePrecision(Metric):
         extended_summary: bool = False,
         average: str = "macro",
         backend: str = "pycocotools",
+        *,
+        corrected: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if not isinstance(corrected, bool):
+            raise ParameterError(f"corrected: expected True or False, got {corrected!r}")
+        self.corrected = corrected
         if box_format not in _BOX_FORMATS:
             raise ParameterError(f"box_format: expected one of {_BOX_FORMATS}, got {box_format!r}")
         self.box_format = box_format
@@ -475,24 +531,34 @@ class MeanAveragePrecision(Metric):
                 coco_eval.evaluate()
                 coco_eval.accumulate()
                 coco_eval.summarize()
-                result.update(_stats_dict(coco_eval.stats, prefix, max_dets))
+                native = self._native(coco_gt, coco_dt, i_type) if self.corrected else None
+                stats = coco_eval.stats if native is None else list(native.stats.values())
+                result.update(_stats_dict(stats, prefix, max_dets))
                 if self.extended_summary:
                     result[f"{prefix}ious"] = _ious_to_tensors(coco_eval.ious)
                     result[f"{prefix}precision"] = torch.tensor(coco_eval.eval["precision"])
                     result[f"{prefix}recall"] = torch.tensor(coco_eval.eval["recall"])
                     result[f"{prefix}scores"] = torch.tensor(coco_eval.eval["scores"])
                 if self.class_metrics:
-                    # as torchmetrics: fresh macro datasets, kept for the next iou type too
+                    # as torchmetrics: fresh macro datasets, kept for the next iou type too;
+                    # its run per class (params.catIds = [k]) has the class's slice of one
+                    # macro run's arrays, so each class is summarized from that slice
+                    same = len(self.iou_type) == 1 and self.average != "micro"
+                    macro_eval = coco_eval if same else None  # the run on equal datasets
                     coco_dt, coco_gt = self._datasets("macro")
-                    coco_eval = self._evaluator(coco_gt, coco_dt, i_type)
-                    map_per_class, mar_per_class = [], []
-                    for class_id in classes:
-                        coco_eval.params.catIds = [class_id]
-                        coco_eval.evaluate()
-                        coco_eval.accumulate()
-                        coco_eval.summarize()
-                        map_per_class.append(float(coco_eval.stats[0]))
-                        mar_per_class.append(float(coco_eval.stats[8]))
+                    if macro_eval is None:
+                        macro_eval = self._evaluator(coco_gt, coco_dt, i_type)
+                        macro_eval.evaluate()
+                        macro_eval.accumulate()
+                    map_per_class, mar_per_class = _per_class(macro_eval, classes)
+                    if self.corrected:
+                        rows = {
+                            r["category_id"]: r
+                            for r in self._native(coco_gt, coco_dt, i_type).per_class
+                        }
+                        last = f"AR{max_dets[-1]}"
+                        map_per_class = [float(rows[c]["AP"]) for c in classes]
+                        mar_per_class = [float(rows[c][last]) for c in classes]
                     map_values = torch.tensor(map_per_class, dtype=torch.float32)
                     mar_values = torch.tensor(mar_per_class, dtype=torch.float32)
                 else:
@@ -502,6 +568,17 @@ class MeanAveragePrecision(Metric):
                 result[f"{prefix}mar_{max_dets[-1]}_per_class"] = mar_values
         result["classes"] = torch.tensor(classes, dtype=torch.int32)
         return result
+
+    def _native(self, coco_gt: COCO, coco_dt: COCO, iou_type: str) -> Any:
+        # ioukit's COCO protocol (no pycocotools quirks) on the same ground truth and results
+        return ioukit.evaluate(
+            coco_gt.dataset,
+            coco_dt.dataset["annotations"],
+            iou_type=iou_type,
+            iou_thresholds=list(self.iou_thresholds),
+            recall_thresholds=list(self.rec_thresholds),
+            max_dets=list(self.max_detection_thresholds),
+        )
 
     def _apply(self, fn: Callable[..., Any], exclude_state: Sequence[str] = ()) -> Any:
         """Move or cast the tensor states, leaving the masks' RLE tuples alone."""

@@ -468,12 +468,18 @@ def _gt_records(outcome: MatchOutcome, gt_rows: np.ndarray, count: bool) -> dict
     """The per-ground-truth columns in ``gt``'s rows (a group's first block only)."""
     if not outcome.has_gt_records:
         return {}
-    keep = slice(None) if count else slice(0, 0)
+    if count:
+        return {
+            "gt_row": gt_rows[np.asarray(outcome.gt_row)],
+            "gt_class_row": np.asarray(outcome.gt_class_row),
+            "gt_image_id": np.asarray(outcome.gt_image_id),
+            "gt_in_range": np.asarray(outcome.gt_in_range),
+        }
+    # empty copies, not [0:0] views: a view keeps its block's whole [G] columns alive (every
+    # later block of a 30 000-object group held 0.4 MB that way: 360 MiB in all)
     return {
-        "gt_row": gt_rows[np.asarray(outcome.gt_row)[keep]],
-        "gt_class_row": np.asarray(outcome.gt_class_row)[keep],
-        "gt_image_id": np.asarray(outcome.gt_image_id)[keep],
-        "gt_in_range": np.asarray(outcome.gt_in_range)[keep],
+        name: np.asarray(getattr(outcome, name))[:0].copy()
+        for name in ("gt_row", "gt_class_row", "gt_image_id", "gt_in_range")
     }
 
 

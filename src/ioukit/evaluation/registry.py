@@ -22,10 +22,10 @@ ioukit.errors.ParameterError: iou_type: 'keypoints' needs protocol 'coco', ..., 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import import_module
-from inspect import Parameter, signature
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -49,6 +49,7 @@ __all__ = [
     "protocol_iou_types",
     "protocol_names",
     "protocol_options",
+    "protocol_takes",
     "register_protocol",
     "register_similarity",
     "register_variant",
@@ -70,6 +71,9 @@ PROTOCOL_MODULES: dict[str, str] = {
     "dota": _P + "rotated",
     "mmrotate": _P + "rotated",
     "crowdpose": _P + "keypoints",
+    "caltech": _P + "pedestrian",
+    "citypersons": _P + "pedestrian",
+    "crowdhuman": _P + "pedestrian",
 }
 """Protocol name -> the module that registers it (imported on first use)."""
 
@@ -77,6 +81,7 @@ SIMILARITY_MODULES: dict[str, str] = {
     "bbox": _S + "box",
     "bbox-float32": _S + "box",
     "segm": _S + "mask",
+    "boundary": _S + "boundary",
     "keypoints": _S + "oks",
     "rotated": _S + "rotated",
     "probiou": _S + "rotated",
@@ -336,6 +341,19 @@ def protocol_iou_types(name: str) -> tuple[str, ...]:
     return similarity_names() if allowed is None else allowed
 
 
+def protocol_takes(name: str, option: str) -> bool:
+    """Whether protocol ``name`` takes the option ``option`` (a keyword of its factory).
+
+    Callers ask this instead of comparing protocol names: which side data to read.
+
+    >>> protocol_takes("crowdpose", "crowd_index"), protocol_takes("coco", "crowd_index")
+    (True, False)
+    """
+    protocol_iou_types(name)  # registers it, or names the unknown protocol
+    parameters = inspect.signature(_PROTOCOLS[name][0]).parameters
+    return option in parameters and parameters[option].kind is not inspect.Parameter.VAR_KEYWORD
+
+
 def _needs_variant(iou_type: str, name: str) -> str | None:
     """The error when ``iou_type`` exists only as variants of other protocols, else None."""
     module = VARIANT_MODULES.get(iou_type)
@@ -376,6 +394,7 @@ def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) 
         iou_type = allowed[0] if _PROTOCOLS[name][1] is not None else "bbox"
     if iou_type in VARIANT_MODULES:
         import_module(VARIANT_MODULES[iou_type])
+    _provide_similarity(iou_type)  # a similarity module may register variants (boundary AP)
     variant = _VARIANTS.get((name, iou_type))
     if variant is None and iou_type not in allowed:
         raise ParameterError(
@@ -404,16 +423,29 @@ def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) 
 
 
 def _declared_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:
-    """The keyword parameters of ``factory``; None when it declares none and takes any."""
-    params = signature(factory).parameters.values()
+    """The keyword parameters of ``factory``; None when it takes any keyword.
+
+    A classmethod factory that passes ``**options`` on to the same method of a base class
+    (``KeypointProtocol.from_options`` to ``COCOProtocol.from_options``) declares its own
+    keywords and those of the base's; any other ``**`` factory takes any keyword.
+    """
+    params = inspect.signature(factory).parameters.values()
     named = tuple(
         p.name
         for p in params
-        if p.kind in (Parameter.KEYWORD_ONLY, Parameter.POSITIONAL_OR_KEYWORD)
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     )
-    if not named and any(p.kind == Parameter.VAR_KEYWORD for p in params):
+    if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
+        return named
+    owner, method = getattr(factory, "__self__", None), getattr(factory, "__name__", "")
+    base = next(
+        (b for b in owner.__mro__[1:] if method in vars(b)) if isinstance(owner, type) else (),
+        None,
+    )
+    inherited = None if base is None else _declared_options(getattr(base, method))
+    if inherited is None:
         return None
-    return named
+    return named + tuple(n for n in inherited if n not in named)
 
 
 def protocol_options(name: str, /, *, iou_type: str | None = None) -> tuple[str, ...] | None:
@@ -433,5 +465,7 @@ def protocol_options(name: str, /, *, iou_type: str | None = None) -> tuple[str,
     protocol_iou_types(name)  # imports the module, refuses an unknown name
     if iou_type is not None and iou_type in VARIANT_MODULES:
         import_module(VARIANT_MODULES[iou_type])
+    if iou_type is not None and has_similarity(iou_type):
+        _provide_similarity(iou_type)  # a similarity module may register variants (boundary)
     variant = _VARIANTS.get((name, iou_type)) if iou_type is not None else None
     return _declared_options(variant if variant is not None else _PROTOCOLS[name][0])

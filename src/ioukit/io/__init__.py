@@ -36,29 +36,22 @@ Examples
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-
+from ioukit._renamed import renamed_keyword
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
+from ioukit.io._build import VOC_DETECTION_FILE, Unknowns
 from ioukit.io._text import check_exists, iter_records, read_text
+from ioukit.io.formats import box_formats, file_format, writable_formats
 
-# pathlib and the dataset builder of the text formats load on first use: a COCO JSON
-# evaluation in a fresh process needs neither (#9)
+# a format's reader or writer module loads when it is used (ioukit.io.formats): a COCO
+# JSON evaluation in a fresh process imports no text-format reader (#9)
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from ioukit.io._build import ClassSource, Unknowns
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Unknowns":
-        from ioukit.io._build import Unknowns
-
-        return Unknowns
-    raise AttributeError(f"module 'ioukit.io' has no attribute {name!r}")
+    from ioukit.io._build import ClassSource
 
 
 __all__ = [
@@ -71,7 +64,7 @@ __all__ = [
     "write_dataset",
 ]
 
-FORMATS = ("coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated")
+FORMATS = box_formats()
 """Formats :func:`read_ground_truth` and :func:`read_predictions` understand."""
 
 Format = Literal["auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated"]
@@ -97,8 +90,6 @@ def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
     turning the whole folder into pixels). ``ambiguous``: YOLO predictions
     ``class cx cy w h conf`` and relative plain txt ``class conf cx cy w h`` look alike.
     """
-    import re
-
     class_index = re.compile(_CLASS_INDEX)
     normalized = pixel = six = 0
     for file in files[:_SNIFF_FILES]:
@@ -164,14 +155,10 @@ def detect_format(path: str | os.PathLike[str], /, *, prefer: str | None = None)
     >>> detect_format(d / "gt.json")
     'coco'
     """
-    from pathlib import Path
-
-    from ioukit.io.voc import DETECTION_FILE
-
     p = Path(path)
     if p.suffix.lower() == ".json":
         return "coco"
-    if DETECTION_FILE.match(p.name):
+    if VOC_DETECTION_FILE.match(p.name):
         return "voc"
     if p.name.startswith("Task1_") and p.suffix == ".txt":
         return "dota"
@@ -183,7 +170,7 @@ def detect_format(path: str | os.PathLike[str], /, *, prefer: str | None = None)
     entries = sorted(p.iterdir())
     if any(e.suffix.lower() == ".xml" for e in entries):
         return "voc"
-    if any(DETECTION_FILE.match(e.name) for e in entries):
+    if any(VOC_DETECTION_FILE.match(e.name) for e in entries):
         return "voc"
     if any(e.name.startswith("Task1_") and e.suffix == ".txt" for e in entries):
         return "dota"
@@ -211,8 +198,6 @@ def ambiguous_txt(path: str | os.PathLike[str], /) -> bool:
     >>> ambiguous_txt(d)
     True
     """
-    from pathlib import Path
-
     p = Path(path)
     if not p.is_dir():
         return False
@@ -222,29 +207,8 @@ def ambiguous_txt(path: str | os.PathLike[str], /) -> bool:
     return bool(files) and _sniff_txt(files) == ("yolo", True)
 
 
-def _check_unique_ids(dataset: Dataset, path: Path) -> None:
-    """Refuse repeated COCO annotation ids (pycocotools would silently mix the two objects up)."""
-    ids = dataset.annotation_id
-    if len(ids) < 2:
-        return
-    order = np.argsort(ids, kind="stable")
-    same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
-    if len(same):
-        first, second = int(order[same[0]]), int(order[same[0] + 1])
-        raise DataFormatError(
-            f"{path}: annotations[{second}].id: expected unique annotation ids, got "
-            f"{int(ids[second])} again (first at annotations[{first}])"
-        )
-
-
 def _check_format(format: str, path: Path) -> str:
-    if format == "auto":
-        return detect_format(path)
-    if format not in FORMATS:
-        raise ParameterError(
-            f"format: expected 'auto' or one of {', '.join(FORMATS)}, got {format!r}"
-        )
-    return format
+    return detect_format(path) if format == "auto" else file_format(format).name
 
 
 def read_ground_truth(
@@ -255,8 +219,9 @@ def read_ground_truth(
     image_size: str | Sequence[float] | None = None,
     images_dir: str | os.PathLike[str] | None = None,
     classes: ClassSource = None,
-    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    fmt: Literal["xywh", "xyxy", "cxcywh"] | None = None,
     one_based: bool = False,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
 ) -> Dataset:
     """Read a ground-truth dataset in any supported format.
 
@@ -272,10 +237,13 @@ def read_ground_truth(
         Images matched by stem whose headers give the sizes (read without decoding).
     classes : path, list of str or mapping, optional
         ``classes.txt``, ``data.yaml`` or names (YOLO, VOC, txt).
-    box_format : {"xywh", "xyxy", "cxcywh"}, optional
-        Plain txt only: the four numbers of a line.
+    fmt : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only: the box format of the four numbers of a line (``format`` is the file
+        format). The old name ``box_format`` still works with a DeprecationWarning.
     one_based : bool
         VOC only: shift 1-based pixel indices to 0-based continuous coordinates.
+    box_format : str, optional
+        Deprecated name of ``fmt``.
 
     Returns
     -------
@@ -298,80 +266,22 @@ def read_ground_truth(
     ('cat',)
     """
     p = check_exists(path, "ground truth")
-    fmt = _check_format(format, p)
-    if fmt in {"coco", "voc"}:
+    fmt = renamed_keyword("ioukit.io.read_ground_truth", "box_format", "fmt", box_format, fmt, None)
+    kind = file_format(_check_format(format, p))
+    if kind.sizes_in_file and (image_size is not None or images_dir is not None):
         given = "image_size" if image_size is not None else "images_dir"
-        if image_size is not None or images_dir is not None:
-            raise DataFormatError(
-                f"{given} (--image-size/--images): only for YOLO or relative txt ground truth; "
-                f"{p} is {fmt.upper()}, whose image sizes come from the file itself"
-            )
-    if fmt == "coco":
-        from ioukit.io.coco import read_coco_ground_truth
-
-        dataset = read_coco_ground_truth(p)
-        _check_unique_ids(dataset, p)
-        return dataset
-    if fmt == "yolo":
-        from ioukit.io.yolo import read_yolo_ground_truth
-
-        return read_yolo_ground_truth(
-            p, image_size=image_size, images_dir=images_dir, classes=classes
+        raise DataFormatError(
+            f"{given} (--image-size/--images): only for YOLO or relative txt ground truth; "
+            f"{p} is {kind.name.upper()}, whose image sizes come from the file itself"
         )
-    if fmt == "voc":
-        from ioukit.io.voc import read_voc_ground_truth
-
-        return read_voc_ground_truth(p, classes=classes, one_based=one_based)
-    if fmt == "coco_rotated":
-        from ioukit.io.coco_rotated import read_coco_rotated_ground_truth
-
-        return read_coco_rotated_ground_truth(p)
-    if fmt == "dota":
-        from ioukit.io.dota import read_dota_ground_truth
-
-        return read_dota_ground_truth(p, classes=classes, images_dir=images_dir)
-    if fmt == "yolo_obb":
-        from ioukit.io.yolo_obb import read_yolo_obb_ground_truth
-
-        return read_yolo_obb_ground_truth(
-            p, image_size=image_size, images_dir=images_dir, classes=classes
-        )
-    from ioukit.io.plain_txt import read_txt_ground_truth
-
-    return read_txt_ground_truth(
-        p, box_format=box_format, image_size=image_size, images_dir=images_dir, classes=classes
+    return kind.read_ground_truth(
+        p,
+        image_size=image_size,
+        images_dir=images_dir,
+        classes=classes,
+        fmt=fmt,
+        one_based=one_based,
     )
-
-
-def _load_json(path: Path) -> Any:
-    from ioukit.io.coco import _parse, _read
-
-    data = _read(str(path))
-    return _parse(data, str(path))
-
-
-def _coco_results_lenient(path: Path, ground_truth: Dataset, unknowns: Unknowns) -> Dataset:
-    """COCO results with entries for unknown images/classes counted in ``unknowns`` and left out."""
-    from ioukit.io.coco import read_coco_results
-
-    doc = _load_json(path)
-    if isinstance(doc, dict) and isinstance(doc.get("annotations"), list):
-        doc = doc["annotations"]
-    if not isinstance(doc, list):
-        return read_coco_results(path, ground_truth)
-    images = set(ground_truth.images.ids.tolist())
-    categories = set(ground_truth.categories.ids.tolist())
-    kept = []
-    for entry in doc:
-        image = entry.get("image_id") if isinstance(entry, dict) else None
-        category = entry.get("category_id") if isinstance(entry, dict) else None
-        if isinstance(image, int) and image not in images:
-            unknowns.add_image(image)
-        elif isinstance(category, int) and category not in categories:
-            unknowns.add_class(category)
-        else:
-            kept.append(entry)
-    return read_coco_results(kept, ground_truth)
 
 
 def read_predictions(
@@ -381,9 +291,10 @@ def read_predictions(
     *,
     format: Format = "auto",
     classes: ClassSource = None,
-    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
+    fmt: Literal["xywh", "xyxy", "cxcywh"] | None = None,
     one_based: bool = False,
     unknowns: Unknowns | None = None,
+    box_format: Literal["xywh", "xyxy", "cxcywh"] | None = None,
 ) -> Dataset:
     """Read predictions in any supported format against a ground truth.
 
@@ -399,13 +310,16 @@ def read_predictions(
     format : {"auto", "coco", "yolo", "voc", "txt"}
     classes : path, list of str or mapping, optional
         Names of integer class labels of the predictions.
-    box_format : {"xywh", "xyxy", "cxcywh"}, optional
-        Plain txt only.
+    fmt : {"xywh", "xyxy", "cxcywh"}, optional
+        Plain txt only: the box format (``box_format``, its old name, still works with a
+        DeprecationWarning).
     one_based : bool
         VOC only.
     unknowns : Unknowns, optional
         When given, predictions for images or classes the ground truth lacks are counted here
         and left out (for diagnostics) instead of raising.
+    box_format : str, optional
+        Deprecated name of ``fmt``.
 
     Returns
     -------
@@ -425,53 +339,14 @@ def read_predictions(
     (1, {'dog': 1})
     """
     p = check_exists(path, "predictions")
-    fmt = _check_format(format, p)
-    if fmt == "coco":
-        if unknowns is not None:
-            return _coco_results_lenient(p, ground_truth, unknowns)
-        from ioukit.io.coco import read_coco_results
-
-        return read_coco_results(p, ground_truth)
-    if fmt == "yolo":
-        from ioukit.io.yolo import read_yolo_predictions
-
-        return read_yolo_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
-    if fmt == "voc":
-        from ioukit.io.voc import DETECTION_FILE, read_voc_detections, read_voc_predictions
-
-        if p.is_dir():
-            entries = sorted(p.iterdir())
-            xml = [e for e in entries if e.suffix.lower() == ".xml"]
-            det = [e for e in entries if DETECTION_FILE.match(e.name)]
-            if xml and det:
-                raise DataFormatError(
-                    f"{p}: holds both devkit detection files ({det[0].name}) and XML files "
-                    f"({xml[0].name}): expected one kind of VOC predictions (move the other "
-                    "files away)"
-                )
-            if xml:
-                return read_voc_predictions(p, ground_truth, one_based=one_based, unknowns=unknowns)
-        if p.is_file() and not DETECTION_FILE.match(p.name):
-            raise DataFormatError(
-                f"{p}: expected a devkit detection file comp4_det_test_<class>.txt"
-            )
-        return read_voc_detections(p, ground_truth, one_based=one_based, unknowns=unknowns)
-    if fmt == "coco_rotated":
-        from ioukit.io.coco_rotated import read_coco_rotated_results
-
-        return read_coco_rotated_results(p, ground_truth)
-    if fmt == "dota":
-        from ioukit.io.dota import read_dota_predictions
-
-        return read_dota_predictions(p, ground_truth, unknowns=unknowns)
-    if fmt == "yolo_obb":
-        from ioukit.io.yolo_obb import read_yolo_obb_predictions
-
-        return read_yolo_obb_predictions(p, ground_truth, classes=classes, unknowns=unknowns)
-    from ioukit.io.plain_txt import read_txt_predictions
-
-    return read_txt_predictions(
-        p, ground_truth, box_format=box_format, classes=classes, unknowns=unknowns
+    fmt = renamed_keyword("ioukit.io.read_predictions", "box_format", "fmt", box_format, fmt, None)
+    return file_format(_check_format(format, p)).read_predictions(
+        p,
+        ground_truth,
+        classes=classes,
+        fmt=fmt,
+        one_based=one_based,
+        unknowns=unknowns,
     )
 
 
@@ -509,31 +384,9 @@ def write_dataset(
     >>> (out / "a.txt").read_text()
     '0 0.5 0.5 0.5 0.5\\n'
     """
-    if format == "coco":
-        from ioukit.io.coco_writer import write_coco
-
-        return write_coco(dataset, path)
-    if format == "yolo":
-        from ioukit.io.yolo import write_yolo
-
-        return write_yolo(dataset, path)
-    if format == "voc":
-        from ioukit.io.voc import write_voc
-
-        return write_voc(dataset, path)
-    if format == "coco_rotated":
-        from ioukit.io.coco_rotated import write_coco_rotated
-
-        return write_coco_rotated(dataset, path)
-    if format == "dota":
-        from ioukit.io.dota import write_dota
-
-        return write_dota(dataset, path)
-    if format == "yolo_obb":
-        from ioukit.io.yolo_obb import write_yolo_obb
-
-        return write_yolo_obb(dataset, path)
-    raise ParameterError(
-        "format: expected 'coco', 'yolo', 'voc', 'dota', 'yolo_obb' or 'coco_rotated', "
-        f"got {format!r}"
-    )
+    if format not in writable_formats():
+        raise ParameterError(
+            f"format: expected {', '.join(map(repr, writable_formats()[:-1]))} or "
+            f"{writable_formats()[-1]!r}, got {format!r}"
+        )
+    return file_format(format).write(dataset, path)

@@ -33,6 +33,7 @@ from ioukit.io._text import read_text
 __all__ = [
     "CLASS_FILES",
     "IMAGE_SUFFIXES",
+    "VOC_DETECTION_FILE",
     "ClassSource",
     "Columns",
     "Unknowns",
@@ -52,6 +53,8 @@ __all__ = [
 ]
 
 ClassSource = str | os.PathLike[str] | Sequence[str] | Mapping[int, str] | None
+VOC_DETECTION_FILE = re.compile(r"comp\d+_det_(?:test|val|trainval|train)_(.+)\.txt\Z")
+"""Names of Pascal VOC devkit detection files; group 1 is the class name."""
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp"})
 
 

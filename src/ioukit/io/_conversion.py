@@ -38,6 +38,7 @@ import dataclasses
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.io.formats import file_format
 
 __all__ = [
     "beyond_normalized",
@@ -48,18 +49,15 @@ __all__ = [
     "take_rows",
 ]
 
-_YOLO = ("yolo", "yolo_obb")
-
 
 def rows_kept(dataset: Dataset, format: str) -> np.ndarray:
     """Boolean mask of the rows ``format``'s writer keeps (ground truth of the YOLO family
     leaves out crowd regions and ignored boxes; YOLO also difficult ones)."""
     keep = np.ones(len(dataset), dtype=bool)
-    if format not in _YOLO or dataset.scores is not None:
+    if dataset.scores is not None:
         return keep
-    keep &= ~dataset.crowd & ~dataset.ignore
-    if format == "yolo":
-        keep &= ~dataset.difficult
+    for flag in sorted(file_format(format).leaves_out):
+        keep &= ~getattr(dataset, flag)
     return keep
 
 
@@ -132,16 +130,15 @@ def clip_beyond_normalized(dataset: Dataset) -> np.ndarray:
 def conversion_notes(dataset: Dataset, format: str) -> list[str]:
     """One line for each kind of thing ``format`` cannot hold that ``dataset`` has."""
     notes: list[str] = []
-    target = {"yolo": "YOLO", "yolo_obb": "YOLO OBB", "dota": "DOTA", "voc": "VOC"}.get(
-        format, format.upper().replace("_", " ")
-    )
+    fmt = file_format(format)
+    target = fmt.label
     truth = dataset.scores is None
     crowd, ignore, difficult = (
         int(dataset.crowd.sum()),
         int(dataset.ignore.sum()),
         int(dataset.difficult.sum()),
     )
-    if truth and format in _YOLO:
+    if truth and fmt.leaves_out:  # the YOLO family
         if crowd:
             notes.append(
                 f"{crowd} crowd region(s) left out: {target} has no crowd flag (Ultralytics' "
@@ -149,32 +146,32 @@ def conversion_notes(dataset: Dataset, format: str) -> list[str]:
             )
         if ignore:
             notes.append(f"{ignore} ignored box(es) left out: {target} has no ignore flag")
-        if difficult and format == "yolo":
+        if difficult and "difficult" in fmt.leaves_out:
             notes.append(
                 f"{difficult} difficult box(es) left out: YOLO has no difficult flag "
                 "(Ultralytics' VOC script skips them too)"
             )
-        elif difficult:
+        elif difficult and "difficult" in fmt.drops:
             notes.append(
                 f"{difficult} difficult flag(s) dropped: YOLO OBB has no difficult field; the "
                 "boxes are written as ordinary ones (as Ultralytics' DOTA converter does)"
             )
-    elif truth and format == "dota":
+    elif truth and {"crowd", "ignore"} <= fmt.drops:  # DOTA: a difficult flag only
         if crowd or ignore:
             notes.append(
                 f"{crowd + ignore} crowd or ignore flag(s) dropped: DOTA has a difficult flag "
                 "only; the boxes are written as ordinary ones"
             )
-    elif truth and format == "voc" and ignore:
+    elif truth and "ignore" in fmt.drops and ignore:  # VOC: difficult, no ignore
         notes.append(f"{ignore} ignore flag(s) dropped: VOC has difficult and no ignore flag")
-    if format in _YOLO and len(dataset):
+    if fmt.clips_to_image and len(dataset):
         kept = rows_kept(dataset, format)
         clipped = int((beyond_normalized(dataset) & kept).sum())
-        if clipped and format == "yolo":
+        if clipped:
             notes.append(
                 f"{clipped} box(es) whose centre or size lies outside the image clipped to the "
                 "image (normalized values stay in [0, 1] and read back)"
             )
-    if dataset.segmentation is not None and format not in ("coco",):
+    if dataset.segmentation is not None and not fmt.holds_masks:
         notes.append(f"masks not written: {target} holds boxes")
     return notes

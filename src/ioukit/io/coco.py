@@ -25,7 +25,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit import masks
-from ioukit._kernels.coco_json import INVALID, OK, locate_error, scan_results, top_level_members
+from ioukit._kernels import rle
+from ioukit._kernels.coco_json import (
+    INVALID,
+    OK,
+    locate_error,
+    rle_dicts,
+    scan_results,
+    scan_segm_results,
+    top_level_members,
+)
 from ioukit._kernels.number_rows import OK as ROWS_OK
 from ioukit._kernels.number_rows import fill_floats, fill_integers, fill_rows
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
@@ -35,9 +44,13 @@ from ioukit.io._text import map_bytes, read_bytes
 if TYPE_CHECKING:
     import mmap
 
+    from ioukit.io._build import Unknowns
+
 __all__ = [
     "check_segmentations",
+    "read_coco_dataset",
     "read_coco_ground_truth",
+    "read_coco_predictions",
     "read_coco_results",
 ]
 
@@ -150,7 +163,7 @@ def _describe(value: object) -> str:
 def _record_error(
     records: Sequence[Any], label: str, section: str, key: str, kind: str, offset: int = 0
 ) -> None:
-    """Walk ``records`` and raise a precise error for the first bad ``key`` (kind: int|num|bbox).
+    """Walk ``records`` and raise a precise error for the first bad ``key`` (kind: int|num|box).
 
     ``offset`` is the index of ``records[0]`` in the whole file (chunked parsing).
     """
@@ -161,7 +174,7 @@ def _record_error(
         if key not in rec:
             raise DataFormatError(f"{where}.{key}: missing")
         value = rec[key]
-        if kind == "bbox":
+        if kind == "box":  # four numbers
             if not isinstance(value, list | tuple):
                 raise DataFormatError(f"{where}.bbox: expected 4 numbers, got {_describe(value)}")
             if len(value) != 4:
@@ -287,7 +300,7 @@ def _bbox_column(records: Sequence[Any], label: str, section: str, offset: int =
                 raise TypeError("bbox")
             flat = np.fromiter(chain.from_iterable(lists), dtype=np.float64, count=4 * n)
         except (KeyError, TypeError, ValueError):
-            _record_error(records, label, section, "bbox", "bbox", offset)
+            _record_error(records, label, section, "bbox", "box", offset)
             raise  # pragma: no cover
         boxes = flat.reshape(n, 4)
     _check_boxes(boxes, label, section, offset)
@@ -481,6 +494,35 @@ def _check_one_segmentation(seg: Any, height: float, width: float, where: str) -
                 )
 
 
+def _polygons_cleared(
+    segs: tuple[Any, ...],
+    lists: list[int],
+    heights: np.ndarray,
+    widths: np.ndarray,
+    known: np.ndarray,
+) -> bool:
+    """Whether the polygon lists ``segs[lists]`` all pass :func:`_check_one_segmentation`,
+    in one pass over their coordinates; False sends them to the one-by-one checks."""
+    polygons = list(chain.from_iterable(segs[i] for i in lists))
+    if any(type(p) is not list for p in polygons):
+        return False
+    lengths = np.fromiter(map(len, polygons), dtype=np.int64, count=len(polygons))
+    if (lengths % 2).any() or not _only_types(chain.from_iterable(polygons), (int, float)):
+        return False
+    try:
+        flat = np.fromiter(chain.from_iterable(polygons), np.float64, int(lengths.sum()))
+    except OverflowError:
+        return False
+    if not np.isfinite(flat).all():
+        return False
+    per_seg = np.fromiter((len(segs[i]) for i in lists), dtype=np.int64, count=len(lists))
+    inf = np.inf
+    h = np.repeat(np.repeat(np.where(known[lists], heights[lists], inf), per_seg), lengths // 2)
+    w = np.repeat(np.repeat(np.where(known[lists], widths[lists], inf), per_seg), lengths // 2)
+    xs, ys = flat[0::2], flat[1::2]
+    return not bool(((xs < -w) | (xs > 2 * w) | (ys < -h) | (ys > 2 * h)).any())
+
+
 def check_segmentations(
     segmentation: Sequence[Any],
     image_index: np.ndarray,
@@ -503,9 +545,24 @@ def check_segmentations(
     ...
     ioukit.errors.DataFormatError: r.json: results[0].segmentation.size: expected [height, ...
     """
-    heights = images.heights[image_index].tolist()
-    widths = images.widths[image_index].tolist()
-    for i, seg in enumerate(segmentation):
+    segs = tuple(segmentation)
+    heights_all = images.heights[image_index]
+    widths_all = images.widths[image_index]
+    known = ~(np.isnan(heights_all) | np.isnan(widths_all))
+    # the common cases in compiled / vectorised passes; what they do not clear (anything odd,
+    # and every bad record) is checked one by one below, in order, so errors are unchanged
+    rows = np.arange(len(segs), dtype=np.int64)
+    plain = np.zeros(len(segs), dtype=np.uint8)
+    sizes = np.zeros((2, len(segs)), dtype=np.int64)
+    rle.plain_rle_sizes(segs, rows, plain, sizes[0], sizes[1])
+    cleared = (plain == 1) & (~known | ((sizes[0] == heights_all) & (sizes[1] == widths_all)))
+    lists = [i for i in np.flatnonzero(~cleared).tolist() if type(segs[i]) is list]
+    if lists:
+        cleared[lists] = _polygons_cleared(segs, lists, heights_all, widths_all, known)
+    heights = heights_all.tolist()
+    widths = widths_all.tolist()
+    for i in np.flatnonzero(~cleared).tolist():
+        seg = segs[i]
         if seg is None:
             if required:
                 raise DataFormatError(f"{label}: {section}[{i}].segmentation: missing")
@@ -882,6 +939,56 @@ def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _C
     return xywh, scores, rows, category_ids, None
 
 
+def _scan_segm_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _Columns | None:
+    """:func:`_scan_file` for segm results whose masks are compressed RLE dicts (the common
+    form): the columns, and the segmentation dicts built from the bytes, without the general
+    parser's objects for every record. None for any other shape, and for any record the
+    checks refuse: the general path then reads the file and words the error."""
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    # every record takes at least 82 bytes ({"image_id":1,"category_id":1,"segmentation":
+    # {"size":[1,1],"counts":""},"score":1}): an upper bound on their count
+    capacity = len(buf) // 82 + 1
+    image_ids = np.empty(capacity, dtype=np.int64)
+    category_ids = np.empty(capacity, dtype=np.int64)
+    xywh = np.empty((capacity, 4), dtype=np.float64)
+    scores = np.empty(capacity, dtype=np.float64)
+    has_bbox = np.empty(capacity, dtype=np.uint8)
+    spans = np.empty((capacity, 4), dtype=np.int64)
+    order = np.empty(capacity, dtype=np.uint8)
+    code, n = scan_segm_results(buf, image_ids, category_ids, xywh, scores, has_bbox, spans, order)
+    if code == INVALID:
+        del buf
+        error = _json_error(data, label)
+        if error is not None:
+            raise error
+    if code != OK:
+        return None
+    xywh, scores = xywh[:n], scores[:n]
+    image_ids, category_ids = image_ids[:n], category_ids[:n]
+    xywh[has_bbox[:n] == 0] = np.nan
+    try:
+        _check_boxes(xywh[has_bbox[:n] == 1], label, "results")
+        rows = _check_result_columns(
+            scores, image_ids, category_ids, label, "results", ground_truth, 0
+        )
+    except DataFormatError:
+        return None  # the general path names the record
+    # check_segmentations' rule, on the scanned sizes: an RLE has its image's size where that
+    # is known (the sides are integers in 0..2**31 by the scanner)
+    heights = ground_truth.images.heights[rows]
+    widths = ground_truth.images.widths[rows]
+    known = ~(np.isnan(heights) | np.isnan(widths))
+    if (known & ((spans[:n, 0] != heights) | (spans[:n, 1] != widths))).any():
+        return None  # the general path names the record
+    with _gc_paused():
+        segmentation = rle_dicts(buf, spans[:n], order[:n])
+    del buf  # no view of a memory map outlives the scan: the caller closes it
+    if segmentation is None:
+        return None  # a \u escape in a string: the general parser reads it
+    return xywh, scores, rows, category_ids, segmentation
+
+
 def _nonempty(value: object) -> bool:
     """A present, non-empty ``bbox`` (lists and NumPy arrays alike; a scalar counts)."""
     if value is None:
@@ -1129,13 +1236,13 @@ def read_coco_results(
     segm = iou_type == "segm"
     keep_segmentation = keep_segmentation or segm
     section = "results"
+    scanned: _Columns | None = None
     if isinstance(source, str | os.PathLike):
         label = os.fspath(source)
-        scanned = None
-        mapped = None if keep_segmentation else map_bytes(label, limit=_MAX_JSON_BYTES)
+        mapped = None if keep_segmentation and not segm else map_bytes(label, limit=_MAX_JSON_BYTES)
         if mapped is not None:  # no copy of a large file for the scanner
             with mapped:
-                scanned = _scan_file(mapped, label, ground_truth)
+                scanned = (_scan_segm_file if segm else _scan_file)(mapped, label, ground_truth)
         parts = (
             [scanned]
             if scanned is not None
@@ -1155,7 +1262,7 @@ def read_coco_results(
     segmentation = (
         tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
     )
-    if segmentation is not None:
+    if segmentation is not None and not (segm and scanned is not None):  # scanned: checked
         check_segmentations(segmentation, image_index, ground_truth.images, label, section)
     if segm and segmentation is not None:
         xywh, area = _segm_area_and_boxes(xywh, segmentation, image_index, ground_truth, label)
@@ -1178,3 +1285,81 @@ def read_coco_results(
         segmentation=segmentation,
         box_wh=xywh[:, 2:],
     )
+
+
+def read_coco_dataset(path: str | os.PathLike[str], /) -> Dataset:
+    """:func:`read_coco_ground_truth` of a file whose annotation ids must be unique.
+
+    The route of :func:`ioukit.io.read_ground_truth` (``format="coco"``): a repeated
+    annotation id is refused, since pycocotools would silently mix the two objects up.
+
+    Raises
+    ------
+    DataFormatError
+        As :func:`read_coco_ground_truth`, or naming the repeated id and both places.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gt.json"
+    >>> ann = {"id": 7, "image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 2]}
+    >>> _ = path.write_text(json.dumps({"images": [{"id": 1}], "categories": [{"id": 3}],
+    ...                                 "annotations": [ann]}))
+    >>> read_coco_dataset(path).annotation_id.tolist()
+    [7]
+    """
+    dataset = read_coco_ground_truth(path)
+    ids = dataset.annotation_id
+    if len(ids) < 2:
+        return dataset
+    order = np.argsort(ids, kind="stable")
+    same = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if len(same):
+        first, second = int(order[same[0]]), int(order[same[0] + 1])
+        raise DataFormatError(
+            f"{path}: annotations[{second}].id: expected unique annotation ids, got "
+            f"{int(ids[second])} again (first at annotations[{first}])"
+        )
+    return dataset
+
+
+def read_coco_predictions(
+    path: str | os.PathLike[str], /, ground_truth: Dataset, *, unknowns: Unknowns | None = None
+) -> Dataset:
+    """:func:`read_coco_results` of a file; with ``unknowns``, entries for images or classes
+    the ground truth lacks are counted there and left out instead of refused.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from ioukit.io import Unknowns
+    >>> gt = read_coco_ground_truth({"images": [{"id": 1}], "categories": [{"id": 3}],
+    ...     "annotations": [{"id": 1, "image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 2]}]})
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "res.json"
+    >>> _ = path.write_text(json.dumps([
+    ...     {"image_id": 1, "category_id": 3, "bbox": [0, 0, 2, 2], "score": 0.9},
+    ...     {"image_id": 2, "category_id": 3, "bbox": [0, 0, 2, 2], "score": 0.8}]))
+    >>> skipped = Unknowns()
+    >>> len(read_coco_predictions(path, gt, unknowns=skipped)), skipped.images
+    (1, {'2': 1})
+    """
+    if unknowns is None:
+        return read_coco_results(path, ground_truth)
+    doc = _parse(_read(str(path)), str(path))
+    if isinstance(doc, dict) and isinstance(doc.get("annotations"), list):
+        doc = doc["annotations"]
+    if not isinstance(doc, list):
+        return read_coco_results(path, ground_truth)
+    images = set(ground_truth.images.ids.tolist())
+    categories = set(ground_truth.categories.ids.tolist())
+    kept = []
+    for entry in doc:
+        image = entry.get("image_id") if isinstance(entry, dict) else None
+        category = entry.get("category_id") if isinstance(entry, dict) else None
+        if isinstance(image, int) and image not in images:
+            unknowns.add_image(image)
+        elif isinstance(category, int) and category not in categories:
+            unknowns.add_class(category)
+        else:
+            kept.append(entry)
+    return read_coco_results(kept, ground_truth)

@@ -4,7 +4,8 @@ One ``<stem>.txt`` per image, as used by Padilla's Object-Detection-Metrics and 
 scripts. Ground truth lines: ``class x y w h``; predictions: ``class conf x y w h``. The class
 is a name (no spaces) or an index. Coordinates are absolute pixels, or *relative* (divided
 by the image size; then the box is the YOLO-style centre form ``cx cy w h``, as Padilla's
-tool expects). ``box_format`` changes the four numbers (``"xywh"``, ``"xyxy"``, ``"cxcywh"``).
+tool expects). ``fmt`` (the box format) changes the four numbers (``"xywh"``, ``"xyxy"``,
+``"cxcywh"``).
 
 Examples
 --------
@@ -25,6 +26,7 @@ from typing import Literal
 
 import numpy as np
 
+from ioukit._renamed import renamed_keyword
 from ioukit.dataset import Dataset, ImageTable
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._build import (
@@ -107,7 +109,7 @@ def _to_xyxy(
         box = (
             (a, b, a + c, b + d) if fmt == "xywh" else (a - c / 2, b - d / 2, a + c / 2, b + d / 2)
         )
-    hint = " (are these x y w h boxes? pass box_format='xywh' / --txt-box-format xywh)"
+    hint = " (are these x y w h boxes? pass fmt='xywh' / --txt-box-format xywh)"
     check_box(box, file, f"line {line}", hint=hint if fmt == "xyxy" else "")
     sx, sy = scale
     return (box[0] * sx, box[1] * sy, box[2] * sx, box[3] * sy)
@@ -116,7 +118,7 @@ def _to_xyxy(
 def _format(box_format: BoxFormat | None, relative: bool) -> str:
     fmt = box_format or ("cxcywh" if relative else "xywh")
     if fmt not in {"xywh", "xyxy", "cxcywh"}:
-        raise ParameterError(f"box_format: expected 'xywh', 'xyxy' or 'cxcywh', got {box_format!r}")
+        raise ParameterError(f"fmt: expected 'xywh', 'xyxy' or 'cxcywh', got {box_format!r}")
     return fmt
 
 
@@ -130,11 +132,12 @@ def read_txt_ground_truth(
     path: str | os.PathLike[str],
     /,
     *,
-    box_format: BoxFormat | None = None,
+    fmt: BoxFormat | None = None,
     coordinates: Coordinates = "auto",
     image_size: str | Sequence[float] | None = None,
     images_dir: str | os.PathLike[str] | None = None,
     classes: ClassSource = None,
+    box_format: BoxFormat | None = None,
 ) -> Dataset:
     """Read a folder of ``class x y w h`` files as ground truth.
 
@@ -142,8 +145,9 @@ def read_txt_ground_truth(
     ----------
     path : path
         Folder of ``<stem>.txt`` files.
-    box_format : {"xywh", "xyxy", "cxcywh"}, optional
-        The four numbers; default ``"xywh"`` (absolute) or ``"cxcywh"`` (relative).
+    fmt : {"xywh", "xyxy", "cxcywh"}, optional
+        The box format of the four numbers; default ``"xywh"`` (absolute) or ``"cxcywh"``
+        (relative). The old name ``box_format`` still works with a DeprecationWarning.
     coordinates : {"auto", "absolute", "relative"}
         ``"auto"``: relative when every number lies in [0, 1] and some are fractional.
     image_size, images_dir
@@ -152,6 +156,8 @@ def read_txt_ground_truth(
     classes : path, list of str or mapping, optional
         Class list fixing the ids; default ids 1..K in sorted name order (integer labels keep
         their value).
+    box_format : str, optional
+        Deprecated name of ``fmt``.
 
     Returns
     -------
@@ -169,7 +175,12 @@ def read_txt_ground_truth(
     files = _txt_files(folder, "ground truth")
     records = _parse(files, prediction=False)
     relative = _relative(records, coordinates)
-    fmt = _format(box_format, relative)
+    layout = _format(
+        renamed_keyword(
+            "ioukit.io.plain_txt.read_txt_ground_truth", "box_format", "fmt", box_format, fmt, None
+        ),
+        relative,
+    )
     stems = [p.stem for p in files]
     widths, heights = resolve_image_sizes(
         stems, image_size=image_size, images_dir=images_dir if relative else None
@@ -180,7 +191,7 @@ def read_txt_ground_truth(
     for record in records:
         row = row_of[record[0].stem]
         scale = _scale(relative, float(widths[row]), float(heights[row]))
-        cols.add(row, ids[record[2]], _to_xyxy(record, fmt, scale))
+        cols.add(row, ids[record[2]], _to_xyxy(record, layout, scale))
     images = ImageTable(np.arange(1, len(stems) + 1), tuple(stems), widths, heights)
     return cols.to_dataset(images, table, predictions=False)
 
@@ -190,10 +201,11 @@ def read_txt_predictions(
     /,
     ground_truth: Dataset,
     *,
-    box_format: BoxFormat | None = None,
+    fmt: BoxFormat | None = None,
     coordinates: Coordinates = "auto",
     classes: ClassSource = None,
     unknowns: Unknowns | None = None,
+    box_format: BoxFormat | None = None,
 ) -> Dataset:
     """Read a folder of ``class conf x y w h`` files as predictions against a ground truth.
 
@@ -204,7 +216,7 @@ def read_txt_predictions(
     path : path
         Folder of ``<stem>.txt`` files matched to ``ground_truth`` by stem.
     ground_truth : Dataset
-    box_format, coordinates
+    fmt, coordinates, box_format
         As in :func:`read_txt_ground_truth`.
     classes : path, list of str or mapping, optional
         Names of integer labels.
@@ -229,7 +241,12 @@ def read_txt_predictions(
     files = _txt_files(folder, "predictions")
     records = _parse(files, prediction=True)
     relative = _relative(records, coordinates)
-    fmt = _format(box_format, relative)
+    layout = _format(
+        renamed_keyword(
+            "ioukit.io.plain_txt.read_txt_predictions", "box_format", "fmt", box_format, fmt, None
+        ),
+        relative,
+    )
     rows = stem_rows(ground_truth.images)
     lookup = prediction_category_lookup(ground_truth.categories, load_class_names(classes))
     widths, heights = ground_truth.images.widths, ground_truth.images.heights
@@ -248,5 +265,5 @@ def read_txt_predictions(
                 unknowns.add_class(label)
             continue
         scale = _scale(relative, float(widths[row]), float(heights[row]))
-        cols.add(row, category, _to_xyxy(record, fmt, scale), record[4])
+        cols.add(row, category, _to_xyxy(record, layout, scale), record[4])
     return cols.to_dataset(ground_truth.images, ground_truth.categories, predictions=True)

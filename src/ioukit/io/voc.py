@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ import numpy as np
 from ioukit.dataset import Dataset, ImageTable
 from ioukit.errors import DataFormatError
 from ioukit.io._build import (
+    VOC_DETECTION_FILE,
     ClassSource,
     Columns,
     Unknowns,
@@ -69,10 +69,11 @@ __all__ = [
     "read_voc_detections",
     "read_voc_ground_truth",
     "read_voc_predictions",
+    "read_voc_results",
     "write_voc",
 ]
 
-DETECTION_FILE = re.compile(r"comp\d+_det_(?:test|val|trainval|train)_(.+)\.txt\Z")
+DETECTION_FILE = VOC_DETECTION_FILE
 """Names of devkit detection files; group 1 is the class name."""
 
 _MAX_XML_BYTES = 64 << 20
@@ -455,6 +456,41 @@ def read_voc_detections(
 
 def _fmt(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
+
+
+def read_voc_results(
+    path: str | os.PathLike[str],
+    /,
+    ground_truth: Dataset,
+    *,
+    one_based: bool = False,
+    unknowns: Unknowns | None = None,
+) -> Dataset:
+    """VOC predictions of either kind: devkit detection files (a file or a folder of them,
+    :func:`read_voc_detections`) or a folder of XML with ``<score>``
+    (:func:`read_voc_predictions`).
+
+    Raises
+    ------
+    DataFormatError
+        A folder holding both kinds, or a file that is not a devkit detection file.
+    """
+    p = Path(path)
+    if p.is_dir():
+        entries = sorted(p.iterdir())
+        xml = [e for e in entries if e.suffix.lower() == ".xml"]
+        det = [e for e in entries if DETECTION_FILE.match(e.name)]
+        if xml and det:
+            raise DataFormatError(
+                f"{p}: holds both devkit detection files ({det[0].name}) and XML files "
+                f"({xml[0].name}): expected one kind of VOC predictions (move the other "
+                "files away)"
+            )
+        if xml:
+            return read_voc_predictions(p, ground_truth, one_based=one_based, unknowns=unknowns)
+    if p.is_file() and not DETECTION_FILE.match(p.name):
+        raise DataFormatError(f"{p}: expected a devkit detection file comp4_det_test_<class>.txt")
+    return read_voc_detections(p, ground_truth, one_based=one_based, unknowns=unknowns)
 
 
 def write_voc(dataset: Dataset, path: str | os.PathLike[str], /) -> Path:

@@ -24,8 +24,6 @@ import numpy as np
 from ioukit._array import compat_namespace
 from ioukit.overlap import _formulas
 
-_NP = compat_namespace(np)  # NumPy's array-API namespace (NumPy 1.26 lacks clip(min=))
-
 LIMITS = {
     np.dtype(np.float64): (2.0**-400, 2.0**500),
     np.dtype(np.float32): (2.0**-30, 2.0**60),
@@ -48,6 +46,9 @@ def _exponent(boxes: np.ndarray) -> np.ndarray:
 def rescaled(metric: str, a: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
     """``metric`` of the broadcast pairs of boxes ``a`` and ``b`` (..., 4), each pair scaled
     by a power of two (see the module docstring); the dtype of the boxes."""
+    # NumPy's array-API namespace (NumPy 1.26 lacks clip(min=)), taken here and not at import:
+    # importing array_api_compat.numpy costs a fresh process ~150 ms (numpy.testing and more)
+    _NP = compat_namespace(np)
     exponent = -np.maximum(_exponent(a), _exponent(b))
     with np.errstate(under="ignore", over="ignore"):
         ca = tuple(np.ldexp(a[..., k], exponent) for k in range(4))

@@ -33,10 +33,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import array_api_compat.numpy
 import numpy as np
 
-from ioukit._array import Array, float_dtype_for, host_view, namespace_of
+from ioukit._array import Array, compat_namespace, float_dtype_for, host_view, namespace_of
 from ioukit._box_formats import as_rotated, check_angle_unit, radians, to_xyxyxyxy, xywhr_to_cxcywhr
 from ioukit._kernels import rotated as kernels
 from ioukit._rotated_corners import (
@@ -52,8 +51,6 @@ from ioukit._rotated_corners import (
 )
 from ioukit.boxes import ROTATED_FORMATS, box_convert
 from ioukit.errors import BoxError, ParameterError
-
-npx: Any = array_api_compat.numpy  # NumPy's array-API namespace (``clip(min=)`` on NumPy 1.26)
 
 __all__ = [
     "convex_hull_quads",
@@ -624,7 +621,11 @@ def _safe_probiou(
         sw1, sh1, sw2, sh2 = (np.ldexp(v, -total) for v in (w1, h1, w2, h2))
         eps4 = np.ldexp(out.dtype.type(eps), -4 * total)
     zero = np.zeros_like(dx)
-    value = _probiou(npx, (dx, dy, sw1, sh1, t1), (zero, zero, sw2, sh2, t2), eps, eps4)
+    # NumPy's array-API namespace (``clip(min=)`` on NumPy 1.26), taken here: importing
+    # array_api_compat.numpy costs a fresh process ~150 ms, so not at import time
+    value = _probiou(
+        compat_namespace(np), (dx, dy, sw1, sh1, t1), (zero, zero, sw2, sh2, t2), eps, eps4
+    )
     fixed = out.copy()
     fixed[bad] = value
     return fixed

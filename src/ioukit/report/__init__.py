@@ -27,9 +27,12 @@ from ioukit.io._text import atomic_write_bytes, atomic_write_text
 # the HTML report (NumPy, the page assets) loads on first use: every command imports this
 # module for its text helpers
 if TYPE_CHECKING:
+    from ioukit.report.compare_html import compare_data, compare_html_text, write_compare_html
     from ioukit.report.html import html_text, report_data, write_html
 
 __all__ = [
+    "compare_data",
+    "compare_html_text",
     "csv_bytes",
     "escape_text",
     "format_findings",
@@ -39,6 +42,7 @@ __all__ = [
     "report_data",
     "safe_cell",
     "to_jsonable",
+    "write_compare_html",
     "write_csv",
     "write_html",
     "write_json",
@@ -256,7 +260,14 @@ def format_findings(findings: Iterable[Any]) -> str:
     return "\n".join(str(f) for f in findings)
 
 
-_HTML_NAMES = ("html_text", "report_data", "write_html")
+_HTML_NAMES = {
+    "html_text": "ioukit.report.html",
+    "report_data": "ioukit.report.html",
+    "write_html": "ioukit.report.html",
+    "compare_data": "ioukit.report.compare_html",
+    "compare_html_text": "ioukit.report.compare_html",
+    "write_compare_html": "ioukit.report.compare_html",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -264,5 +275,5 @@ def __getattr__(name: str) -> Any:
     if name in _HTML_NAMES:
         import importlib
 
-        return getattr(importlib.import_module("ioukit.report.html"), name)
+        return getattr(importlib.import_module(_HTML_NAMES[name]), name)
     raise AttributeError(f"module 'ioukit.report' has no attribute {name!r}")

@@ -9,7 +9,7 @@ statuses at the chosen IoU threshold and confidence come from the evaluation's o
 
 from __future__ import annotations
 
-__all__ = ["CSS", "JS"]
+__all__ = ["COMPARE_JS", "CSS", "JS"]
 
 CSS = r"""
 :root{--tp:#009E73;--fp:#D55E00;--fn:#0072B2;--ig:#8c8c8c;--ink:#1b1b1b;--mute:#5a5a5a;
@@ -70,23 +70,8 @@ dialog svg{width:100%;max-height:70vh;background:#e9e9e9}
 @media (prefers-reduced-motion:no-preference){html{scroll-behavior:smooth}}
 """
 
-JS = r"""
-"use strict";
-(function () {
-  performance.mark("ioukit:start");
-  const D = JSON.parse(document.getElementById("report-data").textContent);
-  performance.mark("ioukit:parsed");
+_HELPERS = r"""
   const NS = "http://www.w3.org/2000/svg";
-  const K = D.class_names.length, BG = K;
-  const P = D.pred, G = D.gt, NP = P.img.length, NG = G.img.length;
-  const NI = D.images.stem.length, HAS = D.summary.has_match;
-  const T = D.thresholds;
-  const S = {t: 0, conf: 0, norm: "none", cls: -1, outcome: "any", q: "", sel: null};
-  const predStat = new Uint8Array(NP), gtStat = new Uint8Array(NG);
-  const NAMES = ["FP", "TP", "IG", "NE", "NA", "HIDE"];
-  const WORDS = {TP: "true positive", FP: "false positive", FN: "missed (false negative)",
-    IG: "ignored", NE: "not evaluated", NA: "prediction"};
-
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
     for (const k in attrs || {}) {
@@ -104,6 +89,63 @@ JS = r"""
   }
   function fmt(v, d) { return v === null || v === undefined ? "\u2014" : v.toFixed(d ?? 3); }
   function body(id) { return document.querySelector("#" + id + " .body"); }
+  function chart(w, h, xlabel, ylabel) {
+    const svg = sv("svg", {viewBox: "0 0 " + w + " " + h, width: w, height: h, role: "img"});
+    const L = 42, B = 30, R = 10, Tp = 10, pw = w - L - R, ph = h - B - Tp;
+    for (let i = 0; i <= 5; i++) {
+      const v = i / 5, x = L + v * pw, y = Tp + (1 - v) * ph;
+      svg.append(sv("line", {x1: L, x2: L + pw, y1: y, y2: y, stroke: "#e3e3e3"}));
+      svg.append(sv("line", {x1: x, x2: x, y1: Tp, y2: Tp + ph, stroke: "#e3e3e3"}));
+      const tx = sv("text", {x: x, y: h - B + 14, "text-anchor": "middle"});
+      tx.textContent = v.toFixed(1); svg.append(tx);
+      const ty = sv("text", {x: L - 4, y: y + 4, "text-anchor": "end"});
+      ty.textContent = v.toFixed(1); svg.append(ty);
+    }
+    const xl = sv("text", {x: L + pw / 2, y: h - 2, "text-anchor": "middle"});
+    xl.textContent = xlabel; svg.append(xl);
+    const yl = sv("text", {x: 10, y: Tp + ph / 2, transform: "rotate(-90 10 " + (Tp + ph / 2) +
+      ")", "text-anchor": "middle"});
+    yl.textContent = ylabel; svg.append(yl);
+    svg.line = (xs, ys, attrs) => {
+      let d = "";
+      for (let i = 0; i < xs.length; i++) {
+        d += (i ? "L" : "M") + (L + xs[i] * pw).toFixed(1) + " " + (Tp + (1 - ys[i]) * ph)
+          .toFixed(1);
+      }
+      svg.append(sv("path", Object.assign({d: d, fill: "none"}, attrs)));
+    };
+    svg.vline = (x, attrs) => svg.append(sv("line", Object.assign({x1: L + x * pw,
+      x2: L + x * pw, y1: Tp, y2: Tp + ph}, attrs)));
+    svg.box = (x0, x1, y0, y1, attrs) => svg.append(sv("rect", Object.assign({x: L + x0 * pw,
+      y: Tp + (1 - y1) * ph, width: Math.max(0, (x1 - x0) * pw),
+      height: Math.max(0, (y1 - y0) * ph)}, attrs)));
+    return svg;
+  }
+"""
+
+
+def _page(main: str) -> str:
+    """A page's script: strict mode, one function scope, the shared helpers, then ``main``."""
+    return '"use strict";\n(function () {\n' + _HELPERS + main + "})();\n"
+
+
+JS = _page(r"""
+  performance.mark("ioukit:start");
+  const D = JSON.parse(document.getElementById("report-data").textContent);
+  performance.mark("ioukit:parsed");
+  const K = D.class_names.length, BG = K;
+  const P = D.pred, G = D.gt, NP = P.img.length, NG = G.img.length;
+  const NI = D.images.stem.length, HAS = D.summary.has_match;
+  const T = D.thresholds;
+  const AG = D.confusion && D.confusion.p ? D.confusion : null;
+  const LE = D.label_errors && D.label_errors.p ? D.label_errors : null;
+  const S = {t: 0, conf: 0, norm: "none", cls: -1, outcome: "any", q: "", sel: null,
+    cm: AG ? "agnostic" : "own"};
+  const predStat = new Uint8Array(NP), gtStat = new Uint8Array(NG);
+  const NAMES = ["FP", "TP", "IG", "NE", "NA", "HIDE"];
+  const WORDS = {TP: "true positive", FP: "false positive", FN: "missed (false negative)",
+    IG: "ignored", NE: "not evaluated", NA: "prediction"};
+
 
   // objects per image (counting sort)
   function index(img) {
@@ -123,6 +165,16 @@ JS = r"""
     P.ig.rows.forEach((r, j) => { IGB[r] = P.ig.bits[j]; });
     P.m.rows.forEach((r, j) => { GM[r] = P.m.g[j]; MB[r] = P.m.bits[j]; IOU[r] = P.m.iou[j]; });
   }
+
+  // the class-agnostic match of the confusion matrix: -2 not taking part, -1 background
+  const AGP = new Int32Array(NP).fill(-2), AGG = new Uint8Array(NG).fill(1);
+  if (AG) {
+    AG.p.forEach((r, j) => { AGP[r] = AG.g[j]; });
+    for (const g of AG.gx) AGG[g] = 0;
+    for (let p = 0; p < NP; p++) if (AGP[p] >= 0) AGG[AGP[p]] = 2;
+  }
+  const KINDS = {wrong_label: "possible wrong label", missing_annotation:
+    "possible missing annotation", loose_box: "possible loose box"};
 
   function matchedGt(p, t) {
     if (!HAS) return -1;
@@ -182,12 +234,132 @@ JS = r"""
     }
   }
 
+  // ---------------------------------------------------------------- trust
+  function table(id, caption, heads, rows) {
+    const t = el("table", {id: id}, el("caption", {text: caption}));
+    t.append(el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", {scope: "col",
+      text: h})))));
+    const tb = el("tbody");
+    rows.forEach((r) => tb.append(r));
+    t.append(tb);
+    return t;
+  }
+  function trust() {
+    const R = D.trust, b = body("trust");
+    b.append(el("h3", {text: "Notes"}));
+    const ul = el("ul", {id: "trust-notes"});
+    R.notes.forEach((n) => ul.append(el("li", {"data-code": n.code, "data-severity": n.severity},
+      el("span", {class: "badge", text: n.severity}), " " + n.message,
+      n.fix ? el("span", {class: "muted", text: " \u2014 " + n.fix}) : "")));
+    b.append(ul);
+    const I = R.intervals;
+    b.append(el("h3", {text: "Intervals"}));
+    b.append(el("p", {class: "note", id: "intervals-note", text: !I ? "No bootstrap " +
+      "intervals (write_html(..., bootstrap=N) or --html-bootstrap N)." : I.note ? I.note :
+      Math.round(100 * I.ci) + "% " + I.method + " bootstrap intervals over " + I.n +
+      " replicates by image (seed " + I.seed + "; ioukit.bootstrap, re-accumulated from the " +
+      "evaluation's match): beside each stat in the summary and each class's AP in Classes."}));
+    const SL = R.slices;
+    if (SL) {
+      b.append(el("h3", {text: "Slices"}));
+      const rows = [el("tr", {"data-slice": ""}, el("th", {scope: "row", text: "(all)"}),
+        ...SL.whole.map((v) => el("td", {text: fmt(v)})))];
+      SL.rows.forEach((r) => rows.push(el("tr", {"data-slice": r.name}, el("th", {scope: "row",
+        text: r.name}), ...r.values.map((v, j) => el("td", {"data-stat": SL.stats[j],
+        text: fmt(v) + (r.deltas[j] === null ? "" : " (" + (r.deltas[j] >= 0 ? "+" : "") +
+        fmt(r.deltas[j]) + ")")})))));
+      b.append(el("div", {class: "scroll"}, table("slices-table", "each slice re-accumulated " +
+        "from the evaluation's match (result.slices), its delta to the whole in brackets",
+        ["slice", ...SL.stats], rows)));
+    }
+    b.append(el("h3", {text: "Label-error candidates"}));
+    if (!LE) {
+      b.append(el("p", {class: "note", text: D.label_errors && D.label_errors.note ?
+        D.label_errors.note : "No label-error candidates listed."}));
+      return;
+    }
+    const cnt = Object.entries(LE.counts).map(([k, v]) => v + " " + KINDS[k]).join(", ");
+    b.append(el("p", {class: "note", text: "The " + LE.p.length + " best-scored candidates " +
+      "(result.label_errors; found: " + cnt + "): a high-score false positive on an " +
+      "unmatched object of another class, far from any object, or a loose match on a large " +
+      "object. Click one to see its objects."}));
+    const rows = LE.p.map((p, r) => el("tr", {"data-candidate": r}, el("td", {text: String(r +
+      1)}), el("td", {text: KINDS[LE.kind[r]]}), el("td", {}, el("button", {text:
+      D.images.stem[P.img[p]], onclick: () => showCandidate(r)})), el("td", {text:
+      clsName(P.cls[p])}), el("td", {text: LE.g[r] >= 0 ? clsName(G.cls[LE.g[r]]) : "\u2014"}),
+      el("td", {text: fmt(LE.score[r])}), el("td", {text: fmt(LE.iou[r])})));
+    b.append(el("div", {class: "scroll"}, table("label-errors-table", "ranked by score",
+      ["#", "kind", "image", "predicted", "ground truth", "score", "IoU"], rows)));
+  }
+  function showCandidate(r) {
+    S.outcome = "LE"; S.sel = null; S.cls = -1; S.q = "";
+    document.getElementById("gallery-outcome").value = "LE";
+    document.getElementById("gallery-class").value = -1;
+    document.getElementById("gallery-image").value = "";
+    drawConfusion(); gallery(); detail("l", r);
+  }
+
+  // ---------------------------------------------------------------- calibration
+  function calibration() {
+    const C = D.calibration, b = body("calibration");
+    if (!C) {
+      b.append(el("p", {class: "note", text: "No calibration: the evaluation keeps no match " +
+        "at IoU 0.50 (or calibration_bins=0)."}));
+      return;
+    }
+    const errs = el("p", {id: "calibration-errors", "data-ece": C.ece === null ? "" : C.ece,
+      "data-mce": C.mce === null ? "" : C.mce, text: "ECE " + fmt(C.ece, 4) + " \u00b7 MCE " +
+      fmt(C.mce, 4) + " \u00b7 ACE " + fmt(C.ace, 4) + " \u00b7 D-ECE " + fmt(C.d_ece, 4) +
+      " over " + C.num_detections + " detections (" + C.num_true_positives + " true " +
+      "positives) at IoU " + C.iou_threshold.toFixed(2)});
+    b.append(errs);
+    const f = chart(420, 300, "confidence", "precision (share of true positives)");
+    f.line([0, 1], [0, 1], {stroke: "#8c8c8c", "stroke-dasharray": "4 3"});
+    const n = C.count.length;
+    for (let i = 0; i < n; i++) {
+      if (!C.count[i]) continue;
+      f.box(C.edges[i], C.edges[i + 1], 0, C.accuracy[i], {fill: "#0072B2", "fill-opacity":
+        0.55, stroke: "#fff"});
+      const mid = (C.edges[i] + C.edges[i + 1]) / 2;
+      f.line([mid, mid], [C.accuracy_low[i], C.accuracy_high[i]], {stroke: "#1b1b1b"});
+      f.line([C.confidence[i], C.confidence[i]], [0, C.confidence[i]], {stroke: "#D55E00",
+        "stroke-width": 2});
+    }
+    const txt = "Reliability diagram at IoU " + C.iou_threshold.toFixed(2) + ": per " +
+      C.strategy + " confidence bin (" + n + " bins) the share of the detections kept by the " +
+      "evaluation's match that are true positives (blue bars, black: " +
+      Math.round(100 * C.ci) + "% Wilson interval) against the bin's mean confidence " +
+      "(orange); the dashed diagonal is perfect calibration. ECE " + fmt(C.ece, 4) +
+      ", MCE " + fmt(C.mce, 4) + " (result.calibration, netcal's definitions). The table " +
+      "below holds the same numbers.";
+    f.setAttribute("aria-label", txt);
+    b.append(el("figure", {id: "reliability-figure"}, f, el("figcaption", {text: txt})));
+    const rows = [];
+    for (let i = 0; i < n; i++) {
+      rows.push(el("tr", {"data-bin": i}, el("td", {text: "[" + C.edges[i].toFixed(2) + ", " +
+        C.edges[i + 1].toFixed(2) + ")"}), el("td", {text: String(C.count[i])}),
+        el("td", {text: fmt(C.confidence[i])}), el("td", {text: fmt(C.accuracy[i])}),
+        el("td", {text: C.count[i] ? "[" + fmt(C.accuracy_low[i]) + ", " +
+          fmt(C.accuracy_high[i]) + "]" : "\u2014"})));
+    }
+    b.append(el("details", {}, el("summary", {text: "the bins as a table"}),
+      table("calibration-table", "reliability bins", ["confidence bin", "detections",
+        "mean confidence", "precision", Math.round(100 * C.ci) + "% interval"], rows)));
+  }
+
   // ---------------------------------------------------------------- classes table
   function classes() {
     const C = D.classes, b = body("classes");
     const cols = [["name", "Class", (r) => r.name], ["gt", "GT", (r) => r.gt],
       ["pred", "Pred", (r) => r.pred]];
     C.metrics.forEach((m, j) => cols.push([m, m, (r) => r.m[j]]));
+    const CI = D.trust.intervals && D.trust.intervals.classes;
+    if (CI) {
+      // sorted by the lower end; shown as [lower, upper]
+      cols.push(["ci", "AP " + Math.round(100 * D.trust.intervals.ci) + "% interval",
+        (r, k) => CI[k] ? CI[k][0] : null,
+        (r, k) => CI[k] ? "[" + fmt(CI[k][0]) + ", " + fmt(CI[k][1]) + "]" : "\u2014"]);
+    }
     ["conf", "P", "R", "F1"].forEach((m, j) => cols.push([m, m, (r) => r.op[j]]));
     b.append(el("p", {class: "note", text: C.operating + ". \u2014 : no data; rows marked " +
       "\u201cno GT\u201d have no ground truth."}));
@@ -200,10 +372,13 @@ JS = r"""
     const rows = C.rows.map((r, k) => {
       const tr = el("tr", {"data-class": k});
       if (!r.has_gt) tr.className = "nogt";
-      cols.forEach(([name, , get], j) => {
-        const v = get(r);
+      cols.forEach(([name, , get, show], j) => {
+        const v = get(r, k);
         let td;
-        if (j === 0) {
+        if (show) {
+          td = el("td", {text: show(r, k)});
+          if (CI && CI[k]) { td.dataset.lower = CI[k][0]; td.dataset.upper = CI[k][1]; }
+        } else if (j === 0) {
           td = el("td", {}, el("button", {class: "linkish", text: r.name,
             title: "show this class in the gallery", onclick: () => showClass(k)}));
           if (!r.has_gt) td.append(el("span", {class: "badge", text: "no GT"}));
@@ -214,7 +389,7 @@ JS = r"""
         td.dataset.col = name;
         tr.append(td);
       });
-      return {tr, r};
+      return {tr, r, k};
     });
     cols.forEach(([name, label, get]) => {
       const th = el("th", {scope: "col", "data-col": name, "aria-sort": "none"});
@@ -223,7 +398,7 @@ JS = r"""
         hr.querySelectorAll("th").forEach((h) => h.setAttribute("aria-sort", "none"));
         th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
         rows.sort((a, c) => {
-          const x = get(a.r), y = get(c.r);
+          const x = get(a.r, a.k), y = get(c.r, c.k);
           if (x === null && y === null) return 0;
           if (x === null) return 1;
           if (y === null) return -1;
@@ -247,35 +422,6 @@ JS = r"""
   }
 
   // ---------------------------------------------------------------- curves
-  function chart(w, h, xlabel, ylabel) {
-    const svg = sv("svg", {viewBox: "0 0 " + w + " " + h, width: w, height: h, role: "img"});
-    const L = 42, B = 30, R = 10, Tp = 10, pw = w - L - R, ph = h - B - Tp;
-    for (let i = 0; i <= 5; i++) {
-      const v = i / 5, x = L + v * pw, y = Tp + (1 - v) * ph;
-      svg.append(sv("line", {x1: L, x2: L + pw, y1: y, y2: y, stroke: "#e3e3e3"}));
-      svg.append(sv("line", {x1: x, x2: x, y1: Tp, y2: Tp + ph, stroke: "#e3e3e3"}));
-      const tx = sv("text", {x: x, y: h - B + 14, "text-anchor": "middle"});
-      tx.textContent = v.toFixed(1); svg.append(tx);
-      const ty = sv("text", {x: L - 4, y: y + 4, "text-anchor": "end"});
-      ty.textContent = v.toFixed(1); svg.append(ty);
-    }
-    const xl = sv("text", {x: L + pw / 2, y: h - 2, "text-anchor": "middle"});
-    xl.textContent = xlabel; svg.append(xl);
-    const yl = sv("text", {x: 10, y: Tp + ph / 2, transform: "rotate(-90 10 " + (Tp + ph / 2) +
-      ")", "text-anchor": "middle"});
-    yl.textContent = ylabel; svg.append(yl);
-    svg.line = (xs, ys, attrs) => {
-      let d = "";
-      for (let i = 0; i < xs.length; i++) {
-        d += (i ? "L" : "M") + (L + xs[i] * pw).toFixed(1) + " " + (Tp + (1 - ys[i]) * ph)
-          .toFixed(1);
-      }
-      svg.append(sv("path", Object.assign({d: d, fill: "none"}, attrs)));
-    };
-    svg.vline = (x, attrs) => svg.append(sv("line", Object.assign({x1: L + x * pw,
-      x2: L + x * pw, y1: Tp, y2: Tp + ph}, attrs)));
-    return svg;
-  }
   function curves() {
     const C = D.curves, b = body("curves");
     if (!C || !C.thresholds) {
@@ -327,6 +473,13 @@ JS = r"""
   // ---------------------------------------------------------------- confusion
   function cellOf(kind, i) {
     // [predicted row, true column] of an object, or null when it is not counted
+    if (S.cm === "agnostic") {
+      if (kind === "p") {
+        const g = AGP[i];
+        return g === -2 ? null : [P.cls[i], g >= 0 ? G.cls[g] : BG];
+      }
+      return AGG[i] === 1 ? [BG, G.cls[i]] : null;
+    }
     if (kind === "p") {
       const s = predStat[i];
       if (s === 1) { const g = matchedGt(i, S.t); return [P.cls[i], g >= 0 ? G.cls[g] : P.cls[i]]; }
@@ -355,20 +508,42 @@ JS = r"""
       ["pred", "normalized per predicted class (rows sum to 1)"]].forEach(([v, t]) =>
       norm.append(el("option", {value: v, text: t})));
     norm.addEventListener("change", () => { S.norm = norm.value; drawConfusion(); });
+    const mode = el("select", {id: "cm-match", "aria-label": "which match"});
+    if (AG) {
+      mode.append(el("option", {value: "agnostic", text: "class-agnostic match (IoU > " +
+        AG.iou.toFixed(2) + ", confidence > " + AG.conf.toFixed(2) + ")"}));
+    }
+    mode.append(el("option", {value: "own", text: "the evaluation's match (within a class)"}));
+    mode.addEventListener("change", () => { S.cm = mode.value; S.sel = null; drawConfusion();
+      gallery(); });
     b.append(el("p", {class: "note", id: "cm-definition"}));
-    b.append(el("div", {class: "controls"}, el("label", {}, "show ", norm)));
+    if (D.confusion && D.confusion.note) {
+      b.append(el("p", {class: "note", text: "No class-agnostic matrix: " + D.confusion.note}));
+    }
+    b.append(el("div", {class: "controls"}, el("label", {}, "match ", mode),
+      el("label", {}, " show ", norm)));
     cmWrap = el("div", {class: "scroll"});
     b.append(cmWrap);
   }
   function drawConfusion() {
     if (!cmWrap) return;
-    document.getElementById("cm-definition").textContent = "Rows: predicted class; " +
-      "columns: true class; \u201cbackground\u201d is no match. From the evaluation's own " +
-      "match at IoU \u2265 " + T[S.t].toFixed(2) + " and confidence \u2265 " + S.conf +
-      ": the diagonal holds true positives, the background column false positives, the " +
-      "background row missed ground truths. The protocol matches within a class, so a " +
-      "prediction on an object of another class counts as a false positive of its class " +
-      "and a miss of the other (see Cls in Errors). Click a cell to list its objects.";
+    const def = document.getElementById("cm-definition");
+    def.dataset.match = S.cm;
+    def.textContent = S.cm === "agnostic" ? "Rows: predicted class; columns: true class; " +
+      "\u201cbackground\u201d is no match. Ultralytics' ConfusionMatrix " +
+      "(result.confusion_matrix): per image, predictions with confidence > " +
+      AG.conf.toFixed(2) + " in descending confidence each take the unmatched ground truth " +
+      "of highest IoU > " + AG.iou.toFixed(2) + ", whatever its class (crowds left out). " +
+      "Off the diagonal: a prediction of one class on an object of another. These " +
+      "thresholds are fixed when the report is written (the IoU and confidence controls " +
+      "apply to the evaluation's match). Click a cell to list its objects." :
+      "Rows: predicted class; columns: true class; \u201cbackground\u201d is no match. " +
+      "From the evaluation's own match at IoU \u2265 " + T[S.t].toFixed(2) +
+      " and confidence \u2265 " + S.conf + ": the diagonal holds true positives, the " +
+      "background column false positives, the background row missed ground truths. The " +
+      "protocol matches within a class, so a prediction on an object of another class " +
+      "counts as a false positive of its class and a miss of the other (see Cls in " +
+      "Errors). Click a cell to list its objects.";
     const m = confusionCounts(), n = K + 1;
     const rs = new Float64Array(n), cs = new Float64Array(n);
     let max = 0;
@@ -493,6 +668,14 @@ JS = r"""
       }
       return out;
     }
+    if (S.outcome === "LE") {
+      for (let r = 0; LE && r < LE.p.length; r++) {
+        const p = LE.p[r];
+        if ((k < 0 || P.cls[p] === k || (LE.g[r] >= 0 && G.cls[LE.g[r]] === k)) &&
+          imgOk(P.img[p])) out.push(["l", r]);
+      }
+      return out;
+    }
     if (S.outcome !== "any") {
       const want = S.outcome;
       for (let p = 0; p < NP; p++) {
@@ -536,10 +719,16 @@ JS = r"""
     let vb = [0, 0, w, h];
     if (focus && !big) {
       const box = focus[0] === "p" ? P.box : G.box, j = 4 * focus[1];
-      const m = Math.max(box[j + 2], box[j + 3]) * 0.6 + Math.max(w, h) / 50;
-      const x0 = Math.max(0, box[j] - m), y0 = Math.max(0, box[j + 1] - m);
-      const x1 = Math.min(w, box[j] + box[j + 2] + m);
-      const y1 = Math.min(h, box[j + 1] + box[j + 3] + m);
+      let bx0 = box[j], by0 = box[j + 1], bx1 = box[j] + box[j + 2], by1 = box[j + 1] + box[j + 3];
+      if (focus[2] >= 0) {  // a label-error candidate: its ground truth in the crop too
+        const q = 4 * focus[2];
+        bx0 = Math.min(bx0, G.box[q]); by0 = Math.min(by0, G.box[q + 1]);
+        bx1 = Math.max(bx1, G.box[q] + G.box[q + 2]); by1 = Math.max(by1, G.box[q + 1] +
+          G.box[q + 3]);
+      }
+      const m = Math.max(bx1 - bx0, by1 - by0) * 0.6 + Math.max(w, h) / 50;
+      const x0 = Math.max(0, bx0 - m), y0 = Math.max(0, by0 - m);
+      const x1 = Math.min(w, bx1 + m), y1 = Math.min(h, by1 + m);
       if (x1 > x0 && y1 > y0) vb = [x0, y0, x1 - x0, y1 - y0];
     }
     const svg = sv("svg", {viewBox: vb.join(" "), preserveAspectRatio: "xMidYMid meet",
@@ -557,11 +746,12 @@ JS = r"""
     }
     const counts = {TP: 0, FP: 0, FN: 0, IG: 0, NE: 0, NA: 0};
     const add = (kind, j, box) => {
-      const name = objName(kind, j);
-      if (name === "HIDE") return;
+      const mine = focus && ((focus[0] === kind && focus[1] === j) ||
+        (kind === "g" && focus[2] === j));
+      let name = objName(kind, j);
+      if (name === "HIDE") { if (!mine) return; name = "NA"; }
       counts[name]++;
       const x = box[4 * j], y = box[4 * j + 1], bw = box[4 * j + 2], bh = box[4 * j + 3];
-      const mine = focus && focus[0] === kind && focus[1] === j;
       if (focus && !big && !mine && (x > vb[0] + vb[2] || y > vb[1] + vb[3] || x + bw < vb[0] ||
         y + bh < vb[1])) return;  // outside the crop
       let cls = "box " + (name === "NE" ? "IG" : name);
@@ -580,7 +770,26 @@ JS = r"""
     for (let j = byImgP.start[i]; j < byImgP.start[i + 1]; j++) add("p", byImgP.order[j], P.box);
     return {svg, counts};
   }
+  function leCaption(r) {
+    const p = LE.p[r], g = LE.g[r];
+    return "#" + (r + 1) + " " + KINDS[LE.kind[r]] + ": predicted " + clsName(P.cls[p]) +
+      " (score " + fmt(LE.score[r]) + ")" + (g >= 0 ? " on ground truth " + clsName(G.cls[g]) +
+      " (IoU " + fmt(LE.iou[r]) + ")" : " far from every ground truth (best IoU " +
+      fmt(LE.iou[r]) + ")");
+  }
+  function focusOf(kind, i) {
+    // the object(s) a gallery item is about: [kind, row, candidate's gt row or -1]
+    if (kind === "i") return null;
+    if (kind === "l") return ["p", LE.p[i], LE.g[i]];
+    // a prediction of a class-agnostic cell: the ground truth it took, too
+    if (kind === "p" && S.sel && S.cm === "agnostic" && AGP[i] >= 0) return ["p", i, AGP[i]];
+    return [kind, i, -1];
+  }
+  function imageOf(kind, i) {
+    return kind === "i" ? i : kind === "l" ? P.img[LE.p[i]] : kind === "p" ? P.img[i] : G.img[i];
+  }
   function itemCaption(kind, i, counts) {
+    if (kind === "l") return leCaption(i) + " \u00b7 " + D.images.stem[imageOf(kind, i)];
     if (kind === "i") {
       const parts = [D.images.stem[i]];
       if (HAS) parts.push(counts.TP + " TP", counts.FP + " FP", counts.FN + " FN");
@@ -589,11 +798,12 @@ JS = r"""
       return parts.join(" \u00b7 ");
     }
     const img = kind === "p" ? P.img[i] : G.img[i];
-    return boxTitle(kind, i) + " \u00b7 " + D.images.stem[img];
+    const took = kind === "p" && S.sel && S.cm === "agnostic" && AGP[i] >= 0 ?
+      " \u00b7 on ground truth " + clsName(G.cls[AGP[i]]) + " (class-agnostic match)" : "";
+    return boxTitle(kind, i) + took + " \u00b7 " + D.images.stem[img];
   }
   function renderItem(kind, i) {
-    const img = kind === "i" ? i : kind === "p" ? P.img[i] : G.img[i];
-    const {svg, counts} = drawImage(img, kind === "i" ? null : [kind, i], false);
+    const {svg, counts} = drawImage(imageOf(kind, i), focusOf(kind, i), false);
     const cap = itemCaption(kind, i, counts);
     svg.setAttribute("aria-label", cap);
     const f = el("figure", {class: "item", tabindex: 0, "data-item": kind + ":" + i,
@@ -622,8 +832,8 @@ JS = r"""
     D.class_names.forEach((n, k) => cls.append(el("option", {value: k, text: n})));
     const out = el("select", {id: "gallery-outcome", "aria-label": "outcome"});
     [["any", "images"], ["TP", "true positives"], ["FP", "false positives"],
-      ["FN", "missed"], ["IG", "ignored"]].forEach(([v, t]) =>
-      out.append(el("option", {value: v, text: t})));
+      ["FN", "missed"], ["IG", "ignored"]].concat(LE ? [["LE", "label-error candidates"]] : [])
+      .forEach(([v, t]) => out.append(el("option", {value: v, text: t})));
     const q = el("input", {type: "search", id: "gallery-image", placeholder: "image name",
       "aria-label": "filter by image name"});
     clearBtn = el("button", {id: "gallery-clear", text: "clear cell selection", hidden: "",
@@ -671,7 +881,8 @@ JS = r"""
     galItems = galleryList();
     galShown = 0;
     gal.textContent = "";
-    let what = galItems.length + (S.sel || S.outcome !== "any" ? " objects" : " images");
+    let what = galItems.length + (S.outcome === "LE" && !S.sel ? " label-error candidates" :
+      S.sel || S.outcome !== "any" ? " objects" : " images");
     if (S.sel) {
       const label = (k) => k === BG ? "background" : D.class_names[k];
       what += " (confusion cell: predicted " + label(S.sel.pred) + ", true " +
@@ -699,9 +910,9 @@ JS = r"""
     if (!dlg) { dlg = el("dialog", {id: "detail", "aria-label": "image detail"}); document.body
       .append(dlg); }
     dlg.textContent = "";
-    const img = kind === "i" ? i : kind === "p" ? P.img[i] : G.img[i];
-    const {svg, counts} = drawImage(img, kind === "i" ? null : [kind, i], true);
-    const cap = itemCaption("i", img, counts);
+    const img = imageOf(kind, i);
+    const {svg, counts} = drawImage(img, focusOf(kind, i), true);
+    const cap = (kind === "l" ? leCaption(i) + " \u00b7 " : "") + itemCaption("i", img, counts);
     svg.setAttribute("aria-label", cap);
     const rows = el("tbody");
     const list = (start, order, kind2) => {
@@ -720,8 +931,9 @@ JS = r"""
   }
 
   function update() { recompute(); drawConfusion(); gallery(); }
-  const steps = [["controls", controls], ["summary", summary], ["classes", classes],
-    ["curves", curves], ["confusion", confusion], ["errors", errors],
+  const steps = [["controls", controls], ["summary", summary], ["trust", trust],
+    ["classes", classes], ["curves", curves], ["calibration", calibration],
+    ["confusion", confusion], ["errors", errors],
     ["gallery", gallerySetup], ["recompute", recompute], ["matrix", drawConfusion],
     ["items", gallery]];
   for (const [name, step] of steps) {
@@ -729,5 +941,158 @@ JS = r"""
     performance.mark("ioukit:" + name);
   }
   document.body.dataset.ready = "1";
-})();
-"""
+""")
+
+COMPARE_JS = _page(r"""
+  const D = JSON.parse(document.getElementById("report-data").textContent);
+  const [A, B] = D.names, COL = ["#0072B2", "#D55E00"];
+  function signed(v) { return v === null ? "\u2014" : (v >= 0 ? "+" : "") + v.toFixed(3); }
+  function bar(lower, delta, upper, span, label) {
+    // the interval as a line and the delta as a dot on an axis centred at 0
+    const w = 180, h = 14, x = (v) => w / 2 + (w / 2 - 4) * Math.max(-1, Math.min(1, v / span));
+    const svg = sv("svg", {width: w, height: h, role: "img", "aria-label": label});
+    svg.append(sv("line", {x1: w / 2, x2: w / 2, y1: 0, y2: h, stroke: "#8c8c8c"}));
+    if (lower !== null && upper !== null) {
+      svg.append(sv("line", {x1: x(lower), x2: x(upper), y1: h / 2, y2: h / 2,
+        stroke: "#1b1b1b", "stroke-width": 2}));
+    }
+    if (delta !== null) {
+      svg.append(sv("circle", {cx: x(delta), cy: h / 2, r: 4, fill: delta >= 0 ? COL[1] :
+        COL[0]}));
+    }
+    return svg;
+  }
+  function span(rows) {
+    let m = 1e-3;
+    rows.forEach((r) => [r.lower, r.upper, r.delta].forEach((v) => {
+      if (v !== null) m = Math.max(m, Math.abs(v));
+    }));
+    return m;
+  }
+
+  function summary() {
+    const m = D.summary.mcnemar, p = document.getElementById("mcnemar");
+    p.dataset.onlyA = m.only_a; p.dataset.onlyB = m.only_b;
+    p.textContent = "McNemar test at IoU " + m.iou_threshold.toFixed(2) + ", score \u2265 " +
+      m.score_threshold + ": " + m.only_a + " ground truths found only by " + A + ", " +
+      m.only_b + " only by " + B + ", " + m.both + " by both, " + m.neither + " by neither; " +
+      "p = " + (m.p_value === null ? "\u2014" : m.p_value.toPrecision(4)) +
+      " (exact two-sided binomial test on the discordant pairs).";
+  }
+  function deltas() {
+    const s = span(D.stats);
+    document.querySelectorAll("#delta-table tbody tr").forEach((tr, i) => {
+      const r = D.stats[i];
+      tr.querySelector("td.bar").append(bar(r.lower, r.delta, r.upper, s, r.stat + ": " + B +
+        " \u2212 " + A + " " + signed(r.delta) + ", interval [" + signed(r.lower) + ", " +
+        signed(r.upper) + "]"));
+    });
+  }
+  function classes() {
+    const b = body("classes"), s = span(D.classes);
+    b.append(el("p", {class: "note", text: "Per class: AP of each model, the delta " + B +
+      " \u2212 " + A + " with its paired-bootstrap interval and P(" + B + " > " + A +
+      "); the bar shows the interval (line) and the delta (dot: orange " + B + " ahead, blue " +
+      A + " ahead) on an axis centred at 0. \u2014 : no ground truth."}));
+    const cols = [["name", "Class"], ["gt", "GT"], ["a", "AP " + A], ["b", "AP " + B],
+      ["delta", "delta"], ["lower", "interval"], ["p_better", "P(" + B + " > " + A + ")"]];
+    const thead = el("thead"), tbody = el("tbody"), hr = el("tr");
+    const rows = D.classes.map((r, k) => {
+      const tr = el("tr", {"data-class": k});
+      cols.forEach(([key]) => {
+        const v = r[key];
+        let text;
+        if (key === "name") text = r.name;
+        else if (key === "gt") text = String(v);
+        else if (key === "delta") text = signed(v);
+        else if (key === "lower") text = v === null ? "\u2014" : "[" + signed(r.lower) + ", " +
+          signed(r.upper) + "]";
+        else text = fmt(v);
+        const td = el("td", {"data-col": key, text: text});
+        if (typeof v === "number") td.dataset.value = v;
+        tr.append(td);
+      });
+      tr.append(el("td", {}, bar(r.lower, r.delta, r.upper, s, r.name + ": " + signed(r.delta))));
+      return {tr, r};
+    });
+    let key = null, dir = 1;
+    cols.forEach(([name, label]) => {
+      const th = el("th", {scope: "col", "data-col": name, "aria-sort": "none"});
+      th.append(el("button", {text: label, onclick: () => {
+        dir = key === name ? -dir : (name === "name" ? 1 : -1); key = name;
+        hr.querySelectorAll("th").forEach((h) => h.setAttribute("aria-sort", "none"));
+        th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+        rows.sort((x, y) => {
+          const u = x.r[name], v = y.r[name];
+          if (u === null && v === null) return 0;
+          if (u === null) return 1;
+          if (v === null) return -1;
+          return (typeof u === "string" ? u.localeCompare(v) : u - v) * dir;
+        });
+        rows.forEach((o) => tbody.append(o.tr));
+      }}));
+      hr.append(th);
+    });
+    hr.append(el("th", {scope: "col", text: ""}));
+    thead.append(hr);
+    rows.forEach((o) => tbody.append(o.tr));
+    b.append(el("div", {class: "scroll"}, el("table", {id: "class-table"},
+      el("caption", {text: D.classes.length + " classes"}), thead, tbody)));
+  }
+  function curves() {
+    const b = body("curves"), C = D.curves;
+    if (!C[0] || !C[0].thresholds || !C[1] || !C[1].thresholds) {
+      b.append(el("p", {class: "note", text: "No curves: " + ((C[0] && C[0].note) ||
+        (C[1] && C[1].note) || "n/a")}));
+      return;
+    }
+    const tsel = el("select", {id: "curve-iou", "aria-label": "IoU threshold of the PR curves"});
+    C[0].thresholds.forEach((t, i) => tsel.append(el("option", {value: i, text: t.toFixed(2)})));
+    const csel = el("select", {id: "curve-class", "aria-label": "class"});
+    csel.append(el("option", {value: -1, text: "mean over classes"}));
+    D.class_names.forEach((n, k) => csel.append(el("option", {value: k, text: n})));
+    b.append(el("div", {class: "controls"}, el("label", {}, "PR at IoU ", tsel),
+      el("label", {}, " class ", csel)));
+    const wrap = el("div", {class: "charts"});
+    b.append(wrap);
+    const draw = () => {
+      wrap.textContent = "";
+      const t = +tsel.value, k = +csel.value;
+      const f = chart(460, 320, "recall", "precision");
+      const parts = [];
+      C.forEach((c, m) => {
+        const ys = k < 0 ? c.mean[t] : c.pr[t][k];
+        if (!ys) { parts.push(D.names[m] + ": no curve"); return; }
+        f.line(c.recall, ys, {stroke: COL[m], "stroke-width": 2.5, "data-model": m,
+          "stroke-dasharray": m ? "6 3" : "none"});
+        parts.push(D.names[m] + " (" + (m ? "orange, dashed" : "blue") + ", area " +
+          fmt(ys.reduce((x, v) => x + v, 0) / ys.length) + ")");
+      });
+      const txt = "Precision against recall at IoU " + C[0].thresholds[t].toFixed(2) + ", " +
+        (k < 0 ? "the mean over classes with ground truth" : D.class_names[k]) + ": " +
+        parts.join("; ") + ". Interpolated precision at 101 recall points, as pycocotools.";
+      f.setAttribute("aria-label", txt);
+      wrap.append(el("figure", {id: "pr-figure"}, f, el("figcaption", {text: txt})));
+    };
+    tsel.addEventListener("change", draw);
+    csel.addEventListener("change", draw);
+    draw();
+  }
+  function disagreements() {
+    const E = D.disagreements, b = body("disagreements");
+    if (E.note) { b.append(el("p", {class: "note", text: E.note})); return; }
+    b.append(el("p", {class: "note", text: "Ground truths found by one model only (TP at IoU " +
+      E.iou.toFixed(2) + ", score \u2265 " + E.score + ", from each evaluation's own match): " +
+      E.total_a + " only by " + A + ", " + E.total_b + " only by " + B + "; the " +
+      E.rows.length + " images with the most of them."}));
+    const tb = el("tbody");
+    E.rows.forEach((r) => tb.append(el("tr", {"data-image": r.id}, el("td", {text: r.image}),
+      el("td", {text: String(r.only_a)}), el("td", {text: String(r.only_b)}))));
+    b.append(el("div", {class: "scroll"}, el("table", {id: "disagreement-table"},
+      el("thead", {}, el("tr", {}, el("th", {scope: "col", text: "image"}),
+        el("th", {scope: "col", text: "only " + A}), el("th", {scope: "col", text: "only " +
+        B}))), tb)));
+  }
+  [summary, deltas, classes, curves, disagreements].forEach((step) => step());
+  document.body.dataset.ready = "1";
+""")

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 import ioukit
+from ioukit.analysis.bootstrap import bootstrap as bootstrap_intervals
 from ioukit.errors import MissingDependencyError, ParameterError
 from ioukit.io._text import atomic_write_text
 from ioukit.report._assets import CSS, JS
@@ -136,10 +137,11 @@ def _class_rows(ids: np.ndarray, category_id: np.ndarray) -> np.ndarray:
     return np.where(ok, pos, -1).astype(np.int64)
 
 
-def _optional(method: Any, **options: Any) -> tuple[Any, str | None]:
-    """``method(**options)``, or None and the reason when the result cannot provide it."""
+def _optional(method: Any, *args: Any, **options: Any) -> tuple[Any, str | None]:
+    """``method(*args, **options)``, or None and the reason when the result cannot provide
+    it."""
     try:
-        return method(**options), None
+        return method(*args, **options), None
     except (ParameterError, NotImplementedError, MissingDependencyError) as exc:
         return None, str(exc)
 
@@ -456,6 +458,120 @@ def _objects(
     return gts, preds
 
 
+def _confusion(
+    result: Any, ids: np.ndarray, iou_threshold: float, score_threshold: float
+) -> dict[str, Any]:
+    """The class-agnostic match of the confusion matrix (``result.confusion_matrix``,
+    Ultralytics' semantics): per kept prediction its matched ground truth (-1: background),
+    the ground truths left out (crowds). The page counts the cells from these."""
+    cm, note = _optional(
+        result.confusion_matrix, iou_threshold=iou_threshold, score_threshold=score_threshold
+    )
+    if cm is None or cm.pred_gt is None or cm.pred_kept is None or cm.gt_kept is None:
+        return {"note": note or "this evaluation has no class-agnostic confusion matrix"}
+    if not np.array_equal(np.asarray(cm.category_ids), ids):
+        return {"note": "the confusion matrix's classes differ from the evaluation's"}
+    kept = np.flatnonzero(cm.pred_kept)
+    return {
+        "iou": float(cm.iou_threshold),
+        "conf": float(cm.score_threshold),
+        "p": _ints(kept),
+        "g": _ints(np.asarray(cm.pred_gt)[kept]),
+        "gx": _ints(np.flatnonzero(~np.asarray(cm.gt_kept))),
+    }
+
+
+def _pairs(lower: np.ndarray, upper: np.ndarray) -> list[list[float] | None]:
+    """``[lower, upper]`` per entry (6 decimals), None where either is not finite."""
+    return [
+        [round(float(lo), 6), round(float(hi), 6)]
+        if math.isfinite(float(lo)) and math.isfinite(float(hi))
+        else None
+        for lo, hi in zip(np.asarray(lower).tolist(), np.asarray(upper).tolist(), strict=True)
+    ]
+
+
+def _intervals(result: Any, ids: np.ndarray, n: int, seed: int | None) -> dict[str, Any] | None:
+    """Bootstrap intervals (by image, from the evaluation's match) of every stat and every
+    class's AP; None when not asked (``n`` 0), a note when the protocol cannot."""
+    if n <= 0:
+        return None
+    boot, note = _optional(bootstrap_intervals, result, n=n, seed=seed)
+    if boot is None:
+        return {"note": f"no bootstrap intervals: {note}"}
+    rows = _class_rows(ids, np.asarray(boot.category_ids))
+    per_class: list[list[float] | None] = [None] * len(ids)
+    for row, pair in zip(rows.tolist(), _pairs(boot.class_lower, boot.class_upper), strict=True):
+        if row >= 0:
+            per_class[row] = pair
+    return {
+        "n": int(n),
+        "seed": seed,
+        "ci": float(boot.ci),
+        "method": str(boot.method),
+        "stats": dict(zip(boot.stat_names, _pairs(boot.lower, boot.upper), strict=True)),
+        "classes": per_class,
+    }
+
+
+def _calibration(result: Any, bins: int) -> dict[str, Any] | None:
+    """The reliability bins, ECE and MCE of the kept detections at IoU 0.50
+    (``result.calibration``); None when the evaluation's match cannot serve."""
+    if bins <= 0:
+        return None
+    found, _ = _optional(result.calibration, bins=bins, if_available=True)
+    return None if found is None else dict(found.to_dict())
+
+
+def _label_errors(result: Any, n: int) -> dict[str, Any] | None:
+    """The ``n`` best-scored label-error candidates (``result.label_errors``) by prediction
+    and ground-truth row; None when not asked or not available."""
+    if n <= 0:
+        return None
+    found, note = _optional(result.label_errors, n=n)
+    if found is None:
+        return {"note": f"no label-error candidates: {note}", "rows": []}
+    return {
+        "kind": list(found.kind),
+        "p": _ints(found.prediction_row),
+        "g": _ints(found.gt_row),
+        "score": _rounded(found.score, 4),
+        "iou": _rounded(found.iou, 3),
+        "counts": {str(k): int(v) for k, v in found.counts.items()},
+    }
+
+
+def _slices(result: Any, named: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The slices' stats and their deltas to the whole (``result.slices``)."""
+    if not named:
+        return None
+    table = result.slices(named)
+    stats = list(table.whole)
+    return {
+        "stats": stats,
+        "whole": [_num(table.whole[k]) for k in stats],
+        "rows": [
+            {
+                "name": str(row["slice"]),
+                "values": [_num(row.get(k)) for k in stats],
+                "deltas": [_num(row.get("delta_" + k)) for k in stats],
+            }
+            for row in table.rows()
+        ],
+    }
+
+
+def _notes(result: Any) -> list[dict[str, str]]:
+    """The trust notes (``result.trust_notes()``: provenance, confidence floor, detections
+    per image) as text."""
+    found, note = _optional(result.trust_notes)
+    if found is None:
+        return [{"code": "n/a", "severity": "info", "message": str(note), "fix": ""}]
+    return [
+        {"code": f.code, "severity": f.severity, "message": f.message, "fix": f.fix} for f in found
+    ]
+
+
 def report_data(
     result: Any,
     /,
@@ -465,6 +581,13 @@ def report_data(
     output: str | os.PathLike[str] | None = None,
     title: str | None = None,
     errors: bool = True,
+    bootstrap: int = 0,
+    seed: int | None = 0,
+    calibration_bins: int = 10,
+    label_errors: int = 50,
+    slices: Mapping[str, Any] | None = None,
+    confusion_iou: float = 0.45,
+    confusion_conf: float = 0.25,
 ) -> dict[str, Any]:
     """The data the HTML report embeds (a JSON-ready dict), from one evaluation result.
 
@@ -481,11 +604,28 @@ def report_data(
     title : str, optional
     errors : bool, default True
         Include TIDE's error analysis (``result.error_analysis()``).
+    bootstrap : int, default 0
+        Bootstrap replicates (``ioukit.bootstrap``, by image) for the intervals of the stats
+        and of each class's AP; 0: none.
+    seed : int or None, default 0
+        The bootstrap's seed.
+    calibration_bins : int, default 10
+        Confidence bins of the reliability diagram (``result.calibration``); 0: none.
+    label_errors : int, default 50
+        Label-error candidates listed (``result.label_errors(n=...)``); 0: none.
+    slices : mapping, optional
+        Named slices for ``result.slices`` (image ids, or ``{"image_ids": ..., "where":
+        ...}``): their stats and deltas to the whole.
+    confusion_iou, confusion_conf : float, default 0.45 and 0.25
+        The class-agnostic match of the confusion matrix (``result.confusion_matrix``:
+        ``IoU > confusion_iou``, ``score > confusion_conf``, as Ultralytics).
 
     Returns
     -------
     dict
-        ``summary``, ``classes``, ``curves``, ``errors``, ``images``, ``gt``, ``pred``.
+        ``summary``, ``classes``, ``curves``, ``errors``, ``images``, ``gt``, ``pred``,
+        ``confusion``, ``trust`` (notes, intervals, slices), ``calibration``,
+        ``label_errors``.
 
     Examples
     --------
@@ -536,6 +676,14 @@ def report_data(
         "images": image_data,
         "gt": gts,
         "pred": preds,
+        "confusion": _confusion(result, ids, confusion_iou, confusion_conf),
+        "trust": {
+            "notes": _notes(result),
+            "intervals": _intervals(result, ids, bootstrap, seed),
+            "slices": _slices(result, slices),
+        },
+        "calibration": _calibration(result, calibration_bins) if match is not None else None,
+        "label_errors": _label_errors(result, label_errors) if match is not None else None,
     }
 
 
@@ -576,20 +724,37 @@ def _json_for_script(document: Any) -> str:
     )
 
 
-def _summary_html(summary: Mapping[str, Any]) -> str:
-    """The summary section as static HTML (readable without JavaScript)."""
+def _interval_cell(pair: list[float] | None) -> str:
+    """A ``<td>`` with a bootstrap interval (``data-lower``/``data-upper`` exact)."""
+    if pair is None:
+        return '<td class="ci">—</td>'
+    lo, hi = pair
+    return f'<td class="ci" data-lower="{lo!r}" data-upper="{hi!r}">[{lo:.3f}, {hi:.3f}]</td>'
+
+
+def _summary_html(summary: Mapping[str, Any], intervals: Mapping[str, Any] | None) -> str:
+    """The summary section as static HTML (readable without JavaScript); with the bootstrap
+    interval of each stat when ``intervals`` holds them."""
     esc = html.escape
+    pairs = intervals.get("stats") if intervals else None
     rows = "".join(
         f'<tr data-stat="{esc(k)}"><th scope="row">{esc(k)}</th>'
         f'<td data-value="{"" if v is None else repr(float(v))}">'
-        f"{'—' if v is None else f'{v:.3f}'}</td></tr>"
+        f"{'—' if v is None else f'{v:.3f}'}</td>"
+        f"{_interval_cell(pairs.get(k)) if pairs is not None else ''}</tr>"
         for k, v in summary["stats"].items()
     )
+    head = ""
+    if pairs is not None and intervals is not None:
+        head = (
+            f'<thead><tr><th scope="col">stat</th><th scope="col">value</th>'
+            f'<th scope="col">{intervals["ci"]:.0%} interval</th></tr></thead>'
+        )
     ignored = "".join(f"<li>{esc(line)}</li>" for line in summary["ignored"])
     return (
         f'<p class="provenance" id="provenance">{esc(summary["provenance"])}</p>'
         f'<table class="stats"><caption>{esc(summary["protocol"])} stats (— : no data)'
-        f"</caption><tbody>{rows}</tbody></table>"
+        f"</caption>{head}<tbody>{rows}</tbody></table>"
         f'<p id="class-count">{summary["classes"]} classes, '
         f"{summary['classes_without_gt']} without ground truth</p>"
         f'<div id="ignored"><h3>Left out of the numbers</h3><ul>{ignored}</ul></div>'
@@ -604,12 +769,11 @@ def html_text(
     images: str | os.PathLike[str] | None = None,
     embed_images: bool | None = None,
     output: str | os.PathLike[str] | None = None,
-    title: str | None = None,
-    errors: bool = True,
+    **options: Any,
 ) -> str:
     """The self-contained HTML page of :func:`write_html` as text.
 
-    Parameters as :func:`report_data`.
+    Parameters as :func:`report_data` (``options``: its keyword arguments).
 
     Returns
     -------
@@ -624,22 +788,25 @@ def html_text(
     >>> "<title>&lt;b&gt;run&lt;/b&gt;</title>" in page, "<script src" in page
     (True, False)
     """
-    data = report_data(
-        result, images=images, embed_images=embed_images, output=output, title=title, errors=errors
-    )
+    data = report_data(result, images=images, embed_images=embed_images, output=output, **options)
     esc = html.escape
+    summary = _summary_html(data["summary"], data["trust"]["intervals"])
+    parts = (
+        ("summary", "Summary", summary),
+        ("trust", "Trust", ""),
+        ("classes", "Classes", ""),
+        ("curves", "Curves", ""),
+        ("calibration", "Calibration", ""),
+        ("confusion", "Confusion", ""),
+        ("errors", "Errors", ""),
+        ("images", "Images", ""),
+    )
     sections = "".join(
         f'<section id="{sid}" aria-labelledby="{sid}-h"><h2 id="{sid}-h">{heading}</h2>'
         f'<div class="body">{body}</div></section>'
-        for sid, heading, body in (
-            ("summary", "Summary", _summary_html(data["summary"])),
-            ("classes", "Classes", ""),
-            ("curves", "Curves", ""),
-            ("confusion", "Confusion", ""),
-            ("errors", "Errors", ""),
-            ("images", "Images", ""),
-        )
+        for sid, heading, body in parts
     )
+    links = "".join(f'<a href="#{sid}">{heading}</a>' for sid, heading, _ in parts)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -647,10 +814,8 @@ def html_text(
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "img-src data: file: 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
         f"<title>{esc(data['title'])}</title><style>{CSS}</style></head><body>"
-        f'<header><h1>{esc(data["title"])}</h1><nav aria-label="sections">'
-        '<a href="#summary">Summary</a><a href="#classes">Classes</a><a href="#curves">Curves</a>'
-        '<a href="#confusion">Confusion</a><a href="#errors">Errors</a>'
-        '<a href="#images">Images</a></nav><div id="controls"></div></header>'
+        f'<header><h1>{esc(data["title"])}</h1><nav aria-label="sections">{links}</nav>'
+        '<div id="controls"></div></header>'
         f"<main>{sections}</main>"
         f'<script type="application/json" id="report-data">{_json_for_script(data)}</script>'
         f"<script>{JS}</script></body></html>\n"
@@ -682,9 +847,8 @@ def write_html(
     *,
     images: str | os.PathLike[str] | None = None,
     embed_images: bool | None = None,
-    title: str | None = None,
-    errors: bool = True,
     inputs: Iterable[str | os.PathLike[str]] = (),
+    **options: Any,
 ) -> Path:
     """Write the self-contained HTML report of ``result`` to ``path`` (atomically).
 
@@ -699,11 +863,12 @@ def write_html(
     embed_images : bool, optional
         True: embed downscaled copies (needs Pillow); False: reference the files by a relative
         path; None: embed when Pillow is installed.
-    title : str, optional
-    errors : bool, default True
-        Include TIDE's error analysis.
     inputs : iterable of path
         Files and folders the evaluation read (the report may not land on them).
+    **options
+        As :func:`report_data`: ``title``, ``errors``, ``bootstrap`` (replicates of the
+        intervals; 0, the default: none), ``seed``, ``calibration_bins``, ``label_errors``,
+        ``slices``, ``confusion_iou``, ``confusion_conf``.
 
     Returns
     -------
@@ -732,7 +897,5 @@ def write_html(
     """
     target = Path(path)
     _check_output(target, images, inputs)
-    text = html_text(
-        result, images=images, embed_images=embed_images, output=target, title=title, errors=errors
-    )
+    text = html_text(result, images=images, embed_images=embed_images, output=target, **options)
     return atomic_write_text(target, text)

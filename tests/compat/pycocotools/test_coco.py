@@ -206,3 +206,44 @@ def test_init_as_pycocotools_binds_the_modules(monkeypatch: pytest.MonkeyPatch) 
     assert maskUtils is bound_mask
     assert bound.coco is ours_coco
     assert pycocotools.coco.COCO is not COCO  # the real one, imported before
+
+
+@pytest.mark.parametrize("extra", [False, True])
+def test_load_res_of_a_file_builds_pycocotools_dicts_when_read(
+    pair: Any, tmp_path: Any, extra: bool
+) -> None:
+    # a file of plain box results stays columns until read; then the dicts are pycocotools'
+    ref, ours = pair
+    rows = json.loads(VAL100_RESULTS.read_text())[:300]
+    if extra:  # another key: kept in the dicts (the evaluation reads the four)
+        rows = [{**r, "note": i} for i, r in enumerate(rows)]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(rows))
+    (a, a_text), (b, b_text) = _load_res(ref, str(path)), _load_res(ours, str(path))
+    assert a_text == b_text
+    assert ours_coco._results_columns(b) is not None
+    assert a.imgs == b.imgs and a.cats == b.cats
+    path.unlink()  # the dicts come from the bytes read at loadRes
+    assert a.dataset["annotations"] == b.dataset["annotations"]
+    assert ours_coco._results_columns(b) is None
+    assert a.anns == b.anns and a.imgToAnns == b.imgToAnns and a.catToImgs == b.catToImgs
+
+
+def test_load_res_of_a_file_errors_and_copies(pair: Any, tmp_path: Any) -> None:
+    ref, ours = pair
+    path = tmp_path / "results.json"
+    rows = json.loads(VAL100_RESULTS.read_text())[:20]
+    path.write_text(json.dumps([*rows, {**rows[0], "image_id": -7}]))
+    for coco in (ref, ours):
+        with pytest.raises(AssertionError, match="Results do not correspond"):
+            _load_res(coco, str(path))
+    with pytest.raises(AssertionError, match=r"results\[20\]\['image_id'\] = -7"):
+        _load_res(ours, str(path))
+    path.write_text(json.dumps(rows))
+    lazy, _ = _load_res(ours, str(path))
+    for clone in (copy.deepcopy(lazy), pickle.loads(pickle.dumps(lazy))):
+        assert ours_coco._results_columns(clone) is not None
+        assert clone.loadAnns([1, 2]) == lazy.loadAnns([1, 2])
+    other, _ = _load_res(ours, str(path))
+    other.dataset = {"images": [], "categories": [], "annotations": []}  # replaced: no columns
+    assert ours_coco._results_columns(other) is None and other.dataset["annotations"] == []

@@ -12,6 +12,7 @@ import pycocotools.mask
 import pytest
 
 from ioukit import synthetic
+from ioukit.compat.pycocotools import coco as ours_coco
 from ioukit.compat.pycocotools import cocoeval as ours_cocoeval
 from ioukit.compat.pycocotools import mask as ours_mask
 
@@ -43,7 +44,7 @@ def _both(gt: Any, results: Any, iou_type: str, setup: Any = None) -> tuple[Any,
 
 def test_val2014_bbox_from_files_on_the_compiled_path() -> None:
     _, ours = _both(VAL100_GT, VAL100_RESULTS, "bbox")
-    assert ours._fast is not None  # the compiled pipeline ran, not the Python stages
+    assert ours._source is not None  # the compiled pipeline ran, not the Python stages
     # the published full-precision vector (faster-coco-eval's test of the same files)
     expected = json.loads((VAL100_GT.parent / "expected.json").read_text())
     np.testing.assert_allclose(ours.stats, expected["expected_full_precision"]["stats"], atol=1e-12)
@@ -103,25 +104,30 @@ def test_val2014_segm_results_with_and_without_bbox() -> None:
     _both(gt, segm, "segm")  # with 'bbox': pycocotools keeps the box area
     no_box = [{k: v for k, v in r.items() if k != "bbox"} for r in segm]
     _, ours = _both(gt, no_box, "segm")  # without: the mask area and its box
-    assert ours._fast is not None
+    assert ours._source is not None
 
 
 def test_synthetic_segm_and_keypoints(detections: Any) -> None:
     gt, res = synthetic.add_masks(*detections)
     _, ours = _both(gt, res, "segm")
-    assert ours._fast is not None
+    assert ours._source is not None
     kgt, kres = synthetic.make_keypoints(40, seed=5)
     assert any(a["num_keypoints"] == 0 for a in kgt["annotations"])
     _, ours = _both(kgt, kres, "keypoints")
-    assert ours._fast is not None
+    assert ours._source is not None
 
 
+@pytest.mark.parametrize("form", ["list", "file"])
 @pytest.mark.parametrize(
     "name",
     ["default", "no_cats", "mmdet_max_dets", "ranges", "subsets", "id_zero", "crowd_ignore"],
 )
-def test_parameters_and_quirks(detections: Any, name: str) -> None:
+def test_parameters_and_quirks(detections: Any, name: str, form: str, tmp_path: Any) -> None:
     gt, res = copy.deepcopy(detections)
+    if form == "file":  # loadRes(path): evaluated from the file's columns
+        path = tmp_path / "results.json"
+        path.write_text(json.dumps(res))
+        res = path
 
     def setup(p: Any) -> None:
         if name == "no_cats":
@@ -143,7 +149,8 @@ def test_parameters_and_quirks(detections: Any, name: str) -> None:
         for a in gt["annotations"][::4]:
             a["ignore"] = 1
     _, ours = _both(gt, res, "bbox", setup)
-    assert ours._fast is not None
+    assert ours._source is not None
+    assert (ours_coco._results_columns(ours.cocoDt) is not None) == (form == "file")
 
 
 def test_mmdet_per_class_table(detections: Any) -> None:
@@ -193,7 +200,7 @@ def test_inputs_only_pycocotools_accepts_run_the_python_stages(detections: Any, 
         assert_same_eval(ref, ours)
     else:
         _, ours = _both(gt, res, "bbox")
-    assert ours._fast is None
+    assert ours._source is None
 
 
 def _shrink(box: list[float]) -> list[float]:
@@ -250,29 +257,54 @@ def test_evaluate_img_subclass_is_called(detections: Any) -> None:
     assert_same_eval(ref, ours)
 
 
-def _merged(classes: tuple[type, type], gt: dict[str, Any], res: list[Any], shards: int) -> Any:
-    """torchvision / DETR ``CocoEvaluator``: per-process evaluate, evalImgs merged, then
-    accumulate on the main process."""
+def _merged(
+    classes: tuple[type, type],
+    gt: dict[str, Any],
+    res: list[Any],
+    shards: int,
+    *,
+    batch: int | None = None,
+    ship: bool = False,
+    pad: bool = False,
+    edit: Any = None,
+) -> Any:
+    """torchvision / DETR ``CocoEvaluator``: each rank evaluates its images batch by batch
+    with one COCOeval (``cocoDt`` and ``params.imgIds`` replaced, ``COCO()`` for a batch
+    without results), keeps ``np.asarray(evalImgs)`` reshaped; the ranks' arrays are merged
+    (``ship``: pickled and unpickled, as ``all_gather`` does; ``pad``: a rank repeats an
+    image, as DistributedSampler pads), assigned with ``_paramsEval``, then accumulated on
+    rank 0's COCOeval. ``edit(entries)`` may change the merged entries first."""
     coco_cls, eval_cls = classes
 
     def go() -> Any:
         g = index(coco_cls, gt)
         ids = sorted(g.getImgIds())
         all_ids, all_imgs = [], []
+        final = None
         for s in range(shards):
-            mine = set(ids[s::shards])
+            mine = ids[s::shards] + (ids[:1] if pad and s == shards - 1 else [])
             ev = eval_cls(g, iouType="bbox")
-            part = [copy.deepcopy(r) for r in res if r["image_id"] in mine]
-            ev.cocoDt = coco_cls.loadRes(g, part) if part else coco_cls()
-            ev.params.imgIds = sorted(mine)
-            ev.evaluate()
-            n_areas, n_imgs = len(ev.params.areaRng), len(ev.params.imgIds)
-            all_ids.extend(ev.params.imgIds)
-            all_imgs.append(np.asarray(ev.evalImgs).reshape(-1, n_areas, n_imgs))
+            final = final or ev
+            seen, parts = [], []
+            for b in range(0, len(mine), batch or len(mine)):
+                chunk = set(mine[b : b + (batch or len(mine))])
+                part = [copy.deepcopy(r) for r in res if r["image_id"] in chunk]
+                ev.cocoDt = coco_cls.loadRes(g, part) if part else coco_cls()
+                ev.params.imgIds = sorted(chunk)
+                ev.evaluate()
+                n_areas, n_imgs = len(ev.params.areaRng), len(ev.params.imgIds)
+                seen.extend(ev.params.imgIds)
+                parts.append(np.asarray(ev.evalImgs).reshape(-1, n_areas, n_imgs))
+            shipped = (seen, np.concatenate(parts, axis=2))
+            if ship:
+                shipped = pickle.loads(pickle.dumps(shipped))
+            all_ids.extend(shipped[0])
+            all_imgs.append(shipped[1])
         merged_ids, first = np.unique(np.array(all_ids), return_index=True)
         merged = np.concatenate(all_imgs, axis=2)[..., first]
-        final = eval_cls(g, iouType="bbox")
         final.evalImgs = list(merged.flatten())
+        if edit is not None:
+            edit(final.evalImgs)
         final.params.imgIds = list(merged_ids)
         final._paramsEval = copy.deepcopy(final.params)
         final.accumulate()
@@ -282,13 +314,67 @@ def _merged(classes: tuple[type, type], gt: dict[str, Any], res: list[Any], shar
     return quiet(go)
 
 
-def test_torchvision_detr_merge_pattern(detections: Any) -> None:
-    gt, res = detections
-    (ref, ref_text), (ours, ours_text) = _merged(REF, gt, res, 3), _merged(OURS, gt, res, 3)
+def _no_python_accumulate(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("pycocotools' accumulate loop ran: the compact path was expected")
+
+    monkeypatch.setattr(ours_cocoeval.COCOeval, "_accumulate_python", refuse)
+
+
+@pytest.mark.parametrize(
+    ("shards", "batch", "ship", "pad"),
+    [(3, None, False, False), (2, 2, True, True), (4, 5, True, False)],
+)
+def test_torchvision_detr_merge_pattern(
+    monkeypatch: pytest.MonkeyPatch, shards: int, batch: int | None, ship: bool, pad: bool
+) -> None:
+    gt, res = synthetic.make_detections(60, 8, seed=4, empty_pred_images=0.1)
+    ref, ref_text = _merged(REF, gt, res, shards, batch=batch, ship=ship, pad=pad)
+    with monkeypatch.context() as m:
+        _no_python_accumulate(m)  # accumulated from the runs' compact form
+        ours, ours_text = _merged(OURS, gt, res, shards, batch=batch, ship=ship, pad=pad)
     assert_same_eval(ref, ours)
     assert ours_text == ref_text
     whole, _ = plain(REF, gt, res, "bbox")
     assert np.array_equal(whole.stats, ours.stats)
+    # the entries, read after the merge (and the pickling), are pycocotools' dicts
+    assert all(isinstance(e, dict) for e in ours.evalImgs if e is not None)
+    assert_same_evalimgs(ref.evalImgs, ours.evalImgs)
+
+
+def test_merge_pattern_with_edited_entries_runs_pycocotools_loop() -> None:
+    # an entry someone changed (read, then written) is accumulated as pycocotools would
+    gt, res = synthetic.make_detections(30, 5, seed=6)
+
+    def edit(entries: list[Any]) -> None:
+        for e in entries:
+            if e is not None and len(e["dtScores"]) > 1:
+                e["dtMatches"] = np.zeros_like(e["dtMatches"])
+                e["dtScores"] = [x / 2 for x in e["dtScores"]]
+                break
+
+    ref, ref_text = _merged(REF, gt, res, 2, batch=3, ship=True, edit=edit)
+    ours, ours_text = _merged(OURS, gt, res, 2, batch=3, ship=True, edit=edit)
+    assert_same_eval(ref, ours)
+    assert ours_text == ref_text
+    plain_ref, _ = plain(REF, gt, res, "bbox")
+    assert not np.array_equal(plain_ref.eval["precision"], ours.eval["precision"])
+
+
+def test_evalimgs_entries_stay_unbuilt_through_numpy_and_pickle(detections: Any) -> None:
+    gt, res = detections
+    ours, _ = plain(OURS, gt, res, "bbox")
+    entries = [e for e in ours.evalImgs if e is not None]
+    array = np.asarray(ours.evalImgs)  # torchvision's reshape: object array, nothing built
+    assert array.dtype == object and array.shape == (len(ours.evalImgs),)
+    again = pickle.loads(pickle.dumps(array))
+    assert all(e._ref is not None for e in entries)
+    assert all(e._ref is not None for e in again if e is not None)
+    ref, _ = plain(REF, gt, res, "bbox")
+    assert_same_evalimgs(ref.evalImgs, list(again))  # built from the pickled columns
+    assert_same_evalimgs(ref.evalImgs, ours.evalImgs)  # built from the COCO objects
+    first = entries[0]
+    assert copy.deepcopy(first).keys() == first.keys() and type(copy.copy(first)) is dict
 
 
 def test_torchmetrics_pattern_empty_index_dataset_create_index(detections: Any) -> None:
@@ -388,3 +474,19 @@ def test_errors_match_pycocotools_types(detections: Any) -> None:
             ev.summarize()
         with pytest.raises(Exception, match="iouType not supported"):
             classes[1](iouType="mask")
+
+
+def test_accumulate_twice_and_after_changed_params(detections: Any) -> None:
+    # the compiled run's arrays are handed over once; later calls read evalImgs' compact form
+    gt, res = detections
+    ref, _ = plain(REF, gt, res, "bbox")
+    ours, _ = plain(OURS, gt, res, "bbox")
+    for ev in (ref, ours):
+        quiet(ev.accumulate)
+        quiet(ev.summarize)
+    assert_same_eval(ref, ours)
+    for ev in (ref, ours):
+        ev.params.maxDets = [1, 10]
+        quiet(ev.accumulate)
+    for key in ("precision", "recall", "scores"):
+        assert ref.eval[key].tobytes() == ours.eval[key].tobytes(), key

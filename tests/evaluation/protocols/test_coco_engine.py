@@ -389,7 +389,7 @@ def test_evaluator_equals_evaluate_and_merge() -> None:
 
 def test_evaluator_torch_and_box_format() -> None:
     torch = pytest.importorskip("torch")
-    ev = Evaluator(box_format="xywh", iou_thresholds=[0.2])
+    ev = Evaluator(fmt="xywh", iou_thresholds=[0.2])
     ev.update(
         [
             {

@@ -164,7 +164,7 @@ def test_torchmetrics_docstring_single_box() -> None:
 def test_torchmetrics_box_format() -> None:
     case = CASES["box_format"]
     for fmt, want in case["published_expected"]["by_box_format"].items():
-        r = run_case(case, box_format=fmt, iou_thresholds=[0.2])
+        r = run_case(case, fmt=fmt, iou_thresholds=[0.2])
         assert r.stats["AP"] == pytest.approx(want["map"]), fmt
 
 

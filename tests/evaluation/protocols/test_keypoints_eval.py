@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ioukit
-from ioukit.errors import DataFormatError
+from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.protocols.keypoints import KeypointProtocol
 from ioukit.evaluation.registry import make_protocol
 from ioukit.evaluation.similarity.oks import CROWDPOSE_SIGMAS
@@ -123,8 +123,77 @@ def test_oks_area_box_equals_faster_coco_eval_use_area_false() -> None:
     e.evaluate()
     e.accumulate()
     e.summarize()
-    ours = ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box")
+    # faster-coco-eval scales OKS by the box but ranges by the annotation's area
+    ours = ioukit.evaluate(
+        gt, results, iou_type="keypoints", oks_area="box", range_area="annotation"
+    )
     _compare(ours, e, "faster-coco-eval use_area=False")
+
+
+def _box_area_gt(gt: dict[str, Any]) -> dict[str, Any]:
+    """``gt`` with every ``area`` replaced by xtcocotools' ``bbox[2] * bbox[3] * 0.53``."""
+    gt = copy.deepcopy(gt)
+    for ann in gt["annotations"]:
+        ann["area"] = ann["bbox"][2] * ann["bbox"][3] * 0.53
+    return gt
+
+
+@pytest.mark.parametrize("seed", [8, 9, 10, 11])
+def test_oks_area_box_ranges_as_xtcocotools_use_area_false(seed: int) -> None:
+    """xtcocotools' ``use_area=False`` scales OKS *and* assigns medium/large by the box
+    ``w * h * 0.53`` (its ``computeOks`` and ``evaluateImg``): exactly pycocotools given that
+    number as every ground truth's ``area``, which is the reference run here."""
+    gt, results = make_keypoint_set(15, seed=seed, max_people=4 + 3 * (seed % 3))
+    ref, _ = _pycocotools(_box_area_gt(gt), results)
+    ours = ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box")
+    _compare(ours, ref, "pycocotools with area = w*h*0.53")
+    assert ours.params["range_area"] == "oks"
+    # the switch changes the ranged stats only (the OKS itself is the same)
+    other = ioukit.evaluate(
+        gt, results, iou_type="keypoints", oks_area="box", range_area="annotation"
+    )
+    assert [ours.stats[k] for k in ("AP", "AP50", "AP75", "AR")] == [
+        other.stats[k] for k in ("AP", "AP50", "AP75", "AR")
+    ]
+
+
+def test_oks_area_box_ranges_differ_from_annotation_ranges() -> None:
+    """The generated areas are not w*h*0.53: the two range rules give other APm (so the
+    parity above tests the ranges, not only the OKS)."""
+    gt, results = make_keypoint_set(15, seed=8)
+    a = ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box")
+    b = ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box", range_area="annotation")
+    assert (a.stats["APm"], a.stats["ARm"]) != (b.stats["APm"], b.stats["ARm"])
+
+
+def test_oks_area_box_equals_xtcocotools_itself() -> None:
+    """xtcocotools' own ``COCOeval(..., use_area=False)`` (its wheels need NumPy < 2: run in
+    CI's oldest-versions lane)."""
+    pytest.importorskip("xtcocotools")
+    from xtcocotools.coco import COCO as XCOCO
+    from xtcocotools.cocoeval import COCOeval as XCOCOeval
+
+    for seed in (8, 9):
+        gt, results = make_keypoint_set(15, seed=seed, max_people=9)
+        with contextlib.redirect_stdout(io.StringIO()):
+            coco = XCOCO()
+            coco.dataset = copy.deepcopy(gt)
+            coco.createIndex()
+            e = XCOCOeval(coco, coco.loadRes(copy.deepcopy(results)), "keypoints", use_area=False)
+            e.evaluate()
+            e.accumulate()
+            e.summarize()
+        _compare(
+            ioukit.evaluate(gt, results, iou_type="keypoints", oks_area="box"), e, "xtcocotools"
+        )
+
+
+def test_range_area_is_checked() -> None:
+    gt, results = make_keypoint_set(2, seed=1)
+    with pytest.raises(
+        ParameterError, match="range_area: expected 'oks' or 'annotation', got 'box'"
+    ):
+        ioukit.evaluate(gt, results, iou_type="keypoints", range_area="box")
 
 
 def test_conformance_keypoints_fixture() -> None:

@@ -76,9 +76,7 @@ def test_equals_evaluate_on_json(case: str, fixed_ap: bool, tmp_path: Path) -> N
     gt_path.write_text(json.dumps(gt))
     res_path.write_text(json.dumps(results))
     ref = ioukit.evaluate(str(gt_path), str(res_path), protocol="lvis", fixed_ap=fixed_ap)
-    ev = Evaluator(
-        protocol="lvis", box_format="xywh", frequencies=frequencies(gt), fixed_ap=fixed_ap
-    )
+    ev = Evaluator(protocol="lvis", fmt="xywh", frequencies=frequencies(gt), fixed_ap=fixed_ap)
     preds, targets = per_image(gt, results)
     half = len(preds) // 2
     ev.update(preds[:half], targets[:half])
@@ -98,10 +96,10 @@ def test_equals_evaluate_on_json(case: str, fixed_ap: bool, tmp_path: Path) -> N
 def test_merge_equals_one_evaluator() -> None:
     gt, results = renumbered(5, n_images=10, n_cats=10)
     preds, targets = per_image(gt, results)
-    one = Evaluator(protocol="lvis", box_format="xywh", frequencies=frequencies(gt))
+    one = Evaluator(protocol="lvis", fmt="xywh", frequencies=frequencies(gt))
     one.update(preds, targets)
-    a = Evaluator(protocol="lvis", box_format="xywh", frequencies=frequencies(gt), sync=False)
-    b = Evaluator(protocol="lvis", box_format="xywh", frequencies=frequencies(gt), sync=False)
+    a = Evaluator(protocol="lvis", fmt="xywh", frequencies=frequencies(gt), sync=False)
+    b = Evaluator(protocol="lvis", fmt="xywh", frequencies=frequencies(gt), sync=False)
     a.update(preds[:4], targets[:4])
     b.update(preds[4:], targets[4:])
     assert a.merge(b).compute().stats == one.compute().stats
@@ -248,7 +246,7 @@ def test_image_ids_from_targets(tmp_path: Path) -> None:
     preds, targets = per_image(gt, results)
     for t, im in zip(targets, gt["images"], strict=True):
         t["image_id"] = im["id"]
-    ev = Evaluator(protocol="lvis", box_format="xywh", frequencies=frequencies(gt))
+    ev = Evaluator(protocol="lvis", fmt="xywh", frequencies=frequencies(gt))
     ev.update(preds, targets)
     got = ev.compute()
     assert got.stats == ref.stats

@@ -9,6 +9,7 @@ from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import ParameterError
 from ioukit.evaluation.protocols.yolo import evaluate_yolo
 from ioukit.synthetic import make_detections, to_datasets
+from tests.twins import trapezoid
 
 IOUV = np.linspace(0.5, 0.95, 10)
 
@@ -85,7 +86,7 @@ def _oracle(gt: Dataset, pred: Dataset) -> dict[str, float]:
             mpre = np.concatenate(([1.0], precision[:, j], [0.0, 0.0]))
             mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
             grid = np.linspace(0, 1, 101)
-            ap[ci, j] = np.trapezoid(np.interp(grid, mrec, mpre), grid)
+            ap[ci, j] = trapezoid(np.interp(grid, mrec, mpre), grid)
     f1 = 2 * p_curve * r_curve / (p_curve + r_curve + 1e-16)
     mean = f1.mean(0)
     nf = round(len(mean) * 0.1 * 2) // 2 + 1

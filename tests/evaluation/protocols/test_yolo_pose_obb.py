@@ -22,6 +22,7 @@ from ioukit.evaluation.similarity.ultralytics import (
     ultralytics_probiou,
     ultralytics_sigmas,
 )
+from tests.twins import trapezoid
 
 IOUV = np.linspace(0.5, 0.95, 10)
 COCO_SIGMA = np.array(
@@ -143,7 +144,7 @@ def twin_yolo(
             mpre = np.concatenate(([1.0], precision[:, j], [0.0, 0.0]))
             mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
             grid = np.linspace(0, 1, 101)
-            ap[ci, j] = np.trapezoid(np.interp(grid, mrec, mpre), grid)
+            ap[ci, j] = trapezoid(np.interp(grid, mrec, mpre), grid)
     f1 = 2 * p_curve * r_curve / (p_curve + r_curve + 1e-16)
     mean = f1.mean(0)
     nf = round(len(mean) * 0.1 * 2) // 2 + 1

@@ -264,6 +264,58 @@ def test_segm_kernels_equal_twins(monkeypatch: pytest.MonkeyPatch) -> None:
         np.testing.assert_array_equal(fast.arrays[key], slow.arrays[key])
 
 
+def group_rle_iou_twin(*args: Any) -> int:
+    """Plain-Python twin of kernels.group_rle_iou: each prediction decoded by pycocotools'
+    own ``decode`` (column-major), each ground truth rebuilt from its intervals."""
+    (segs, p_kept, _image_h, _image_w, g_start, g_end, p_start, p_count, _sizes) = args[:9]
+    (gs, ge, go, _gb, _ga, crowd, iou_offsets, out) = args[9:]
+    for k in range(len(g_start)):
+        n_p, n_g = int(p_count[k]), int(g_end[k] - g_start[k])
+        if n_p == 0 or n_g == 0:
+            continue
+        block = out[iou_offsets[k] : iou_offsets[k] + n_p * n_g].reshape(n_p, n_g)
+        for d in range(n_p):
+            seg = segs[p_kept[p_start[k] + d]]
+            counts = seg["counts"]
+            rle = {
+                "size": seg["size"],
+                "counts": counts.encode() if isinstance(counts, str) else counts,
+            }
+            a = mask_utils.decode(rle).T.reshape(-1).astype(bool)
+            for j in range(n_g):
+                g = g_start[k] + j
+                b = _dense(gs, ge, go, g, a.size)
+                inter = float(np.sum(a & b))
+                union = float(a.sum()) if crowd[g] else float(np.sum(a | b))
+                block[d, j] = inter / union if inter > 0 else 0.0
+    return -1
+
+
+@pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # pycocotools
+def test_plain_rle_kernel_equals_twin(monkeypatch: pytest.MonkeyPatch) -> None:
+    # RLE-string results (the common case) take group_rle_iou: compare it with its twin
+    gt, res = generate(12, n_images=6, crowd=0.3, empty_masks=0.1)
+    gt_ds = read_coco_ground_truth(gt, keep_segmentation=True)
+    pred_ds = read_coco_results(res, gt_ds, iou_type="segm")
+    options: dict[str, Any] = {"iou_type": "segm", "max_dets": [1, 2, 4]}
+    fast = evaluate_coco(gt_ds, pred_ds, **options)
+    from ioukit.evaluation.similarity import mask as _segm
+
+    compiled = _segm._rle_kernel
+    calls: list[str] = []
+
+    def kernel(name: str) -> Any:
+        calls.append(name)
+        return group_rle_iou_twin if name == "group_rle_iou" else compiled(name)
+
+    monkeypatch.setattr(_segm, "_rle_kernel", kernel)
+    slow = evaluate_coco(gt_ds, pred_ds, **options)
+    assert calls == ["group_rle_iou"]  # the plain path ran (and not the general one)
+    assert fast.stats == slow.stats
+    for key in ("precision", "recall", "scores"):
+        np.testing.assert_array_equal(fast.arrays[key], slow.arrays[key])
+
+
 # ------------------------------------------------------------------------------ reader, errors
 def _tiny() -> tuple[dict[str, Any], dict[str, Any]]:
     mask = np.zeros((6, 8), dtype=bool)
@@ -380,3 +432,81 @@ def test_cli_eval_segm(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> Non
     bad = ["eval", "--gt", str(tmp_path / "labels"), "--pred", str(tmp_path / "labels")]
     assert main([*bad, "--iou-type", "segm", "--quiet"]) == 2
     assert "expected COCO JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("seg", "message"),
+    [
+        ({"size": [6, 8], "counts": "1!2"}, r"results\[1\]\.segmentation\[0\]\.counts: expected a "
+         r"compressed RLE string \(characters '0' to 'o', last one below 'P'\), got b'1!2'"),
+        ({"size": [6, 8], "counts": "0`"}, r"results\[1\]\.segmentation\[0\]\.counts: expected a "
+         r"compressed RLE string"),
+        ({"size": [6, 8], "counts": "05"}, r"results\[1\]\.segmentation\[0\]\.counts: expected run "
+         r"lengths summing to height \* width = 6 \* 8 = 48, got 5"),
+        ({"size": [6, 8], "counts": "0;Q"}, r"results\[1\]\.segmentation\[0\]\.counts: expected a "
+         r"compressed RLE string"),
+        ({"size": [6, 8], "counts": "0\u00e9"},
+         r"results\[1\]\.segmentation\[0\]\.counts: expected a compressed RLE string "
+         r"\(characters '0' to 'o'\), got '0\u00e9'"),
+    ],
+)  # fmt: skip
+def test_bad_rle_string_in_results_is_named(seg: dict[str, Any], message: str) -> None:
+    # every result has a bbox, so the reader does not decode the masks: the evaluation does,
+    # by the compiled plain-RLE path, and a string it refuses is worded by the general path
+    gt, rle = _tiny()
+    res = [
+        {"image_id": 1, "category_id": 1, "segmentation": rle, "score": 0.9, "bbox": [0, 0, 2, 2]},
+        {"image_id": 1, "category_id": 1, "segmentation": seg, "score": 0.5, "bbox": [0, 0, 1, 1]},
+    ]
+    with pytest.raises(DataFormatError, match=message):
+        evaluate(gt, res, iou_type="segm")
+
+
+def test_plain_rle_variants_evaluate_alike() -> None:
+    # bytes counts, a tuple size and a dict subclass are read as the plain str/list form
+    gt, rle = _tiny()
+
+    class Seg(dict):  # type: ignore[type-arg]
+        pass
+
+    def run(seg: Any) -> list[float]:
+        res = [
+            {
+                "image_id": 1,
+                "category_id": 1,
+                "segmentation": rle,
+                "score": 0.9,
+                "bbox": [0, 0, 2, 2],
+            },
+            {
+                "image_id": 1,
+                "category_id": 1,
+                "segmentation": seg,
+                "score": 0.5,
+                "bbox": [0, 0, 1, 1],
+            },
+        ]
+        return list(evaluate(gt, res, iou_type="segm").stats.values())
+
+    plain = run(dict(rle))
+    assert run({"size": rle["size"], "counts": rle["counts"].encode()}) == plain
+    assert run({"size": tuple(rle["size"]), "counts": rle["counts"]}) == plain
+    assert run(Seg(rle)) == plain
+    assert run({"counts": rle["counts"], "size": rle["size"]}) == plain
+
+
+def test_masks_of_differing_sizes_on_an_image_without_size() -> None:
+    gt, _ = _tiny()
+    gt["images"].append({"id": 2})
+    five, four = _rle(np.ones((5, 8), dtype=bool)), _rle(np.ones((4, 8), dtype=bool))
+    gt["annotations"].append(dict(gt["annotations"][0], id=2, image_id=2, segmentation=five))
+    res = [
+        {"image_id": 2, "category_id": 1, "segmentation": five, "score": 0.9, "bbox": [0, 0, 2, 2]},
+        {"image_id": 2, "category_id": 1, "segmentation": four, "score": 0.5, "bbox": [0, 0, 1, 1]},
+    ]
+    with pytest.raises(
+        DataFormatError,
+        match=r"results\[1\]\.segmentation\.size: expected the size of the other masks of its "
+        r"image, \[5, 8\], got \[4, 8\]",
+    ):
+        evaluate(gt, res, iou_type="segm")

@@ -32,6 +32,7 @@ from ioukit.compat.lvis.lvis import LVIS
 from ioukit.compat.lvis.results import LVISResults
 from ioukit.errors import ParameterError
 from ioukit.evaluation.protocols.lvis import evaluate_lvis
+from ioukit.evaluation.registry import similarity_input
 from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 
 __all__ = ["LVISEval", "Params"]
@@ -132,7 +133,9 @@ class LVISEval:
         p = self.params
         self._check_params()
         p.img_ids = list(np.unique(p.img_ids))
-        gt = read_lvis_ground_truth(self.lvis_gt.dataset, keep_segmentation=p.iou_type == "segm")
+        gt = read_lvis_ground_truth(
+            self.lvis_gt.dataset, keep_segmentation=similarity_input(p.iou_type) == "segmentation"
+        )
         raw = getattr(self.lvis_dt, "_raw_results", None)
         if raw is None:
             raw = self.lvis_dt.dataset["annotations"]

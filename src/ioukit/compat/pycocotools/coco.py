@@ -28,7 +28,9 @@ index created!
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import itertools
 import json
 import os
@@ -39,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ioukit import MissingDependencyError
+from ioukit._kernels import coco_json
 from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 
 __all__ = ["COCO"]
@@ -72,12 +75,15 @@ class COCO:
     """
 
     def __init__(self, annotation_file: str | os.PathLike[str] | None = None) -> None:
-        self.dataset: dict[str, Any] = {}
-        self.anns: dict[Any, dict[str, Any]] = {}
+        self._results: _Results | None = None  # a results file not yet turned into dicts
+        self._index: dict[str, Any] = {
+            "dataset": {},
+            "anns": {},
+            "imgToAnns": defaultdict(list),
+            "catToImgs": defaultdict(list),
+        }
         self.cats: dict[Any, dict[str, Any]] = {}
         self.imgs: dict[Any, dict[str, Any]] = {}
-        self.imgToAnns: defaultdict[Any, list[dict[str, Any]]] = defaultdict(list)
-        self.catToImgs: defaultdict[Any, list[Any]] = defaultdict(list)
         if annotation_file is not None:
             print("loading annotations into memory...")
             tic = time.time()
@@ -89,6 +95,37 @@ class COCO:
             )
             print(f"Done (t={time.time() - tic:0.2f}s)")
             self.dataset = dataset
+            self.createIndex()
+
+    # the annotation dicts of a results file are built when someone reads them: ``loadRes``
+    # of a file keeps its bytes and its columns, which COCOeval evaluates directly
+    def _lazy(self, name: str) -> Any:
+        if self._results is not None:
+            self._materialize()
+        return self._index[name]
+
+    def _set(self, name: str, value: Any) -> None:
+        if self._results is not None:
+            self._materialize()
+        self._index[name] = value
+
+    dataset = property(lambda self: self._lazy("dataset"), lambda self, v: self._set("dataset", v))
+    anns = property(lambda self: self._lazy("anns"), lambda self, v: self._set("anns", v))
+    imgToAnns = property(  # noqa: N815 - pycocotools' name
+        lambda self: self._lazy("imgToAnns"), lambda self, v: self._set("imgToAnns", v)
+    )
+    catToImgs = property(  # noqa: N815
+        lambda self: self._lazy("catToImgs"), lambda self, v: self._set("catToImgs", v)
+    )
+
+    def _materialize(self) -> None:
+        # pycocotools' loadRes of the file, silently (its prints came out at loadRes)
+        results, self._results = self._results, None
+        assert results is not None
+        anns = json.loads(results.raw)
+        _complete_boxes(anns)
+        self._index["dataset"]["annotations"] = anns
+        with contextlib.redirect_stdout(io.StringIO()):
             self.createIndex()
 
     def createIndex(self) -> None:  # noqa: N802
@@ -289,8 +326,12 @@ class COCO:
         print("Loading and preparing results...")
         tic = time.time()
         if isinstance(resFile, str | os.PathLike):
-            with open(resFile) as f:
-                anns = json.load(f)
+            with open(resFile, "rb") as fb:
+                raw = fb.read()
+            results = _Results.scan(raw)
+            if results is not None and self._columnar(res, results, tic):
+                return res
+            anns = json.loads(raw)
         elif type(resFile) is np.ndarray:
             anns = self.loadNumpyAnnotations(resFile)
         else:
@@ -320,6 +361,32 @@ class COCO:
         res.createIndex()
         return res
 
+    def _columnar(self, res: COCO, results: _Results, tic: float) -> bool:
+        # a file of plain box results: kept as columns (dicts built when read); False when
+        # the dict path must run (it raises pycocotools' errors)
+        try:
+            ids = np.asarray(list(self.imgs), dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        on_gt = np.isin(results.image_id, ids)
+        if not on_gt.all():
+            i = int(np.flatnonzero(~on_gt)[0])
+            raise AssertionError(
+                "Results do not correspond to current coco set "
+                f"(results[{i}]['image_id'] = {int(results.image_id[i])!r} is not an image id "
+                "of the ground truth)"
+            )
+        res.dataset["categories"] = _copy_records(self.dataset["categories"])
+        print(f"DONE (t={time.time() - tic:0.2f}s)")
+        print("creating index...")
+        dataset = res._index["dataset"]
+        dataset["annotations"] = None  # built from the bytes when read
+        res.imgs = {img["id"]: img for img in dataset["images"]}
+        res.cats = {cat["id"]: cat for cat in dataset["categories"]}
+        res._results = results
+        print("index created!")
+        return True
+
     def _complete_results(self, res: COCO, anns: list[dict[str, Any]]) -> None:
         # pycocotools' loadRes: the first result decides the kind of all of them
         first = anns[0]
@@ -330,17 +397,10 @@ class COCO:
                 ann["id"] = i + 1
             return
         if "bbox" in first and first["bbox"] != []:
-            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
-            for i, ann in enumerate(anns):
-                bb = _field(ann, "bbox", i)
-                x1, x2, y1, y2 = bb[0], bb[0] + bb[2], bb[1], bb[1] + bb[3]
-                if "segmentation" not in ann:
-                    ann["segmentation"] = [[x1, y1, x1, y2, x2, y2, x2, y1]]
-                ann["area"] = bb[2] * bb[3]
-                ann["id"] = i + 1
-                ann["iscrowd"] = 0
+            res.dataset["categories"] = _copy_records(self.dataset["categories"])
+            _complete_boxes(anns)
         elif "segmentation" in first:
-            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+            res.dataset["categories"] = _copy_records(self.dataset["categories"])
             for i, ann in enumerate(anns):
                 seg = _field(ann, "segmentation", i)
                 ann["area"] = maskUtils.area(seg)
@@ -349,7 +409,7 @@ class COCO:
                 ann["id"] = i + 1
                 ann["iscrowd"] = 0
         elif "keypoints" in first:
-            res.dataset["categories"] = copy.deepcopy(self.dataset["categories"])
+            res.dataset["categories"] = _copy_records(self.dataset["categories"])
             for i, ann in enumerate(anns):
                 s = _field(ann, "keypoints", i)
                 x, y = s[0::3], s[1::3]
@@ -418,6 +478,76 @@ class COCO:
     def annToMask(self, ann: dict[str, Any]) -> np.ndarray:  # noqa: N802
         """The annotation's binary mask, shape (H, W) uint8."""
         return maskUtils.decode(self.annToRLE(ann))  # type: ignore[no-any-return]
+
+
+_SCALARS = (str, int, float, type(None))
+
+
+def _complete_boxes(anns: list[dict[str, Any]]) -> None:
+    """pycocotools' ``loadRes`` on box results: ``segmentation`` (the box as a polygon) where
+    missing, ``area = w * h``, ``id`` 1..N, ``iscrowd`` 0, written into the dicts."""
+    for i, ann in enumerate(anns, 1):
+        try:
+            bb = ann["bbox"]
+        except KeyError:
+            bb = _field(ann, "bbox", i - 1)
+        x1, y1, w, h = bb[0], bb[1], bb[2], bb[3]
+        if "segmentation" not in ann:
+            x2, y2 = x1 + w, y1 + h
+            ann["segmentation"] = [[x1, y1, x1, y2, x2, y2, x2, y1]]
+        ann["area"] = w * h
+        ann["id"] = i
+        ann["iscrowd"] = 0
+
+
+class _Results:
+    """A results file of plain box records (``image_id, category_id, bbox, score``), as
+    its bytes and the compiled scanner's columns, in file order (record ``i`` is the
+    annotation ``id = i + 1`` of ``loadRes``)."""
+
+    __slots__ = ("bbox", "category_id", "image_id", "raw", "score")
+
+    def __init__(self, raw: bytes, image_id: Any, category_id: Any, bbox: Any, score: Any):
+        self.raw, self.image_id, self.category_id = raw, image_id, category_id
+        self.bbox, self.score = bbox, score
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.raw, self.image_id, self.category_id, self.bbox, self.score)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.raw, self.image_id, self.category_id, self.bbox, self.score = state
+
+    @classmethod
+    def scan(cls, raw: bytes) -> _Results | None:
+        """The columns of ``raw``; None where the file holds anything else (other keys,
+        non-integer ids, not JSON...): the dict path reads those."""
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        capacity = len(buf) // 57 + 1  # a record takes at least 57 bytes
+        image_id = np.empty(capacity, dtype=np.int64)
+        category_id = np.empty(capacity, dtype=np.int64)
+        bbox = np.empty((capacity, 4), dtype=np.float64)
+        score = np.empty(capacity, dtype=np.float64)
+        code, n = coco_json.scan_results(buf, image_id, category_id, bbox, score)
+        if code != coco_json.OK or n == 0:
+            return None
+        return cls(
+            raw, image_id[:n].copy(), category_id[:n].copy(), bbox[:n].copy(), score[:n].copy()
+        )
+
+
+def _results_columns(coco: Any) -> _Results | None:
+    """The columns of a ``loadRes`` file whose dicts nobody has built yet, else None."""
+    return getattr(coco, "_results", None)
+
+
+def _copy_records(records: Any) -> Any:
+    """``copy.deepcopy(records)``, cheaply for a list of dicts of plain scalars (COCO's
+    categories: ``id``, ``name``, ``supercategory``)."""
+    if type(records) is list and all(
+        type(r) is dict and all(type(v) in _SCALARS for v in r.values()) for r in records
+    ):
+        return [dict(r) for r in records]
+    return copy.deepcopy(records)
 
 
 def _field(ann: dict[str, Any], name: str, index: int) -> Any:

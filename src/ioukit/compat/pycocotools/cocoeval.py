@@ -43,8 +43,12 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
+import io
+import itertools
+import operator
 import time
 from collections import defaultdict
 from typing import Any
@@ -52,7 +56,11 @@ from typing import Any
 import numpy as np
 
 import ioukit
+from ioukit.compat.pycocotools import coco as _coco
 from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
+from ioukit.evaluation.accumulate import coco_accumulate, coco_accumulate_active
+from ioukit.evaluation.outcome import MatchOutcome
+from ioukit.evaluation.registry import make_protocol, similarity_input
 
 __all__ = ["COCOeval", "Params", "maskUtils"]
 
@@ -117,6 +125,13 @@ class Params:
         self.useCats = 1
         self.kpt_oks_sigmas = _COCO_SIGMAS.copy()
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Params:
+        # copy.deepcopy's result, without its per-element recursion over the id lists
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update({k: _deep(v, memo) for k, v in self.__dict__.items()})
+        return new
+
     def __init__(self, iouType: str = "segm") -> None:
         if iouType in ("segm", "bbox"):
             self.setDetParams()
@@ -138,7 +153,43 @@ _COCO_SIGMAS = np.array(
 ) / 10.0
 # fmt: on
 
+_ATOMS = (int, float, str, bool, type(None), np.generic)
+
+
+def _deep(value: Any, memo: dict[int, Any]) -> Any:
+    """``copy.deepcopy(value, memo)``; lists of immutable scalars (or of such lists) and
+    numeric arrays copied directly."""
+    kind = type(value)
+    if kind in _ATOMS or isinstance(value, np.generic):
+        return value
+    if kind is list:
+        if all(type(v) in _ATOMS or isinstance(v, np.generic) for v in value):
+            return list(value)
+        if all(type(v) is list for v in value):
+            return [_deep(v, memo) for v in value]
+    if kind is np.ndarray and value.dtype != object:
+        return value.copy()
+    return copy.deepcopy(value, memo)
+
+
 _LAZY = ("evalImgs", "ious", "_gts", "_dts")
+
+
+class _Unbuilt:
+    """The value of a lazy attribute the compiled run has not built (one object, also
+    through copies and pickles)."""
+
+    def __reduce__(self) -> str:
+        return "_UNBUILT"
+
+    def __copy__(self) -> _Unbuilt:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Unbuilt:
+        return self
+
+
+_UNBUILT = _Unbuilt()
 
 
 def _overridden(obj: object, name: str) -> bool:
@@ -183,9 +234,9 @@ class COCOeval:
             "_gts": defaultdict(list),
             "_dts": defaultdict(list),
         }
-        self._pending = False  # the lazy attributes are still to be built
+        self._source: _EvalSource | None = None  # the compiled run's compact outcome
         self._external_evalimgs = False  # evalImgs assigned from outside since evaluate()
-        self._fast: Any = None  # (precision, recall, scores) of the compiled run
+        self._fast: Any = None  # the compiled run's precision / recall / scores (a mapping)
         self.eval: dict[str, Any] = {}
         self.params = Params(iouType=iouType)
         self._paramsEval: Any = {}
@@ -197,9 +248,23 @@ class COCOeval:
     # -- lazily built pycocotools attributes ---------------------------------------------------
 
     def _get(self, name: str) -> Any:
-        if self._pending:
-            self._materialize()
-        return self._store[name]
+        value = self._store[name]
+        if value is _UNBUILT:
+            assert self._source is not None
+            if name == "evalImgs":
+                value = self._store[name] = self._source.items()
+            else:
+                built = self._source.stages()
+                for key in ("ious", "_gts", "_dts"):
+                    if self._store[key] is _UNBUILT:
+                        self._store[key] = getattr(built, key)
+                value = self._store[name]
+        return value
+
+    @property
+    def _pending(self) -> bool:
+        """Whether some of ``evalImgs``, ``ious``, ``_gts``, ``_dts`` is still to be built."""
+        return any(self._store[k] is _UNBUILT for k in _LAZY)
 
     @property
     def evalImgs(self) -> Any:  # noqa: N802
@@ -234,22 +299,6 @@ class COCOeval:
     def _dts(self, value: Any) -> None:
         self._store["_dts"] = value
 
-    def _materialize(self) -> None:
-        # build evalImgs / ious / _gts / _dts with the Python stages, under the parameters
-        # of the evaluate() call, keeping eval and an evalImgs assigned from outside
-        self._pending = False
-        current, kept_eval = self.params, self.eval
-        external = self._external_evalimgs
-        outside = self._store["evalImgs"]
-        self.params = copy.deepcopy(self._paramsEval)
-        try:
-            self._run_stages()
-        finally:
-            self.params, self.eval = current, kept_eval
-        if external:
-            self._store["evalImgs"] = outside
-        self._external_evalimgs = external
-
     # -- pycocotools' stages ----------------------------------------------------------------
 
     def _prepare(self) -> None:
@@ -280,6 +329,11 @@ class COCOeval:
         self._store["evalImgs"] = defaultdict(list)
         self.eval = {}
 
+    def _built(self) -> None:
+        # a stage called after a compiled evaluate() reads the groups and IoUs it would have
+        if self._store["ious"] is _UNBUILT:
+            self._get("ious")
+
     def _group(self, img_id: Any, cat_id: Any) -> tuple[list[Any], list[Any]]:
         p = self.params
         gts, dts = self._store["_gts"], self._store["_dts"]
@@ -297,6 +351,7 @@ class COCOeval:
     def computeIoU(self, imgId: Any, catId: Any) -> Any:  # noqa: N802
         """IoU [D, G] of the image's top ``maxDets[-1]`` detections with its ground truth."""
         p = self.params
+        self._built()
         gt, dt = self._group(imgId, catId)
         if len(gt) == 0 and len(dt) == 0:
             return []
@@ -315,6 +370,7 @@ class COCOeval:
     def computeOks(self, imgId: Any, catId: Any) -> Any:  # noqa: N802
         """Object keypoint similarity [D, G] (pycocotools' formula, term for term)."""
         p = self.params
+        self._built()
         gts = self._store["_gts"][imgId, catId]
         dts = self._top(self._store["_dts"][imgId, catId])
         if len(gts) == 0 or len(dts) == 0:
@@ -350,6 +406,7 @@ class COCOeval:
         ``image_id, category_id, aRng, maxDet, dtIds, gtIds, dtMatches [T,D], gtMatches [T,G],
         dtScores, gtIgnore [G], dtIgnore [T,D]``); None without ground truth and detections."""
         p = self.params
+        self._built()
         gt, dt = self._group(imgId, catId)
         if len(gt) == 0 and len(dt) == 0:
             return None
@@ -434,29 +491,37 @@ class COCOeval:
             p.iouType = "segm" if p.useSegm == 1 else "bbox"
             print(f"useSegm (deprecated) is not None. Running {p.iouType} evaluation")
         print(f"Evaluate annotation type *{p.iouType}*")
-        p.imgIds = list(np.unique(p.imgIds))
+        p.imgIds = list(_unique(p.imgIds))
         if p.useCats:
-            p.catIds = list(np.unique(p.catIds))
+            p.catIds = list(_unique(p.catIds))
         p.maxDets = sorted(p.maxDets)
         self.params = p
         self._fast = None
-        self._pending = False
+        self._source = None
         self._external_evalimgs = False
-        fast = None
+        run = None
         if not any(
             _overridden(self, n) for n in ("_prepare", "computeIoU", "computeOks", "evaluateImg")
         ):
             try:
-                fast = _compiled_run(self.cocoGt, self.cocoDt, p)
+                run = _compiled_run(self.cocoGt, self.cocoDt, p)
             except _Fallback:
-                fast = None
-        if fast is None:
+                run = None
+        if run is None:
+            for name, empty in (("evalImgs", []), ("ious", {}), ("_gts", {}), ("_dts", {})):
+                if self._store[name] is _UNBUILT:
+                    self._store[name] = defaultdict(list) if name != "ious" else empty
             self._run_stages()
         else:
-            self._fast = fast
+            self._fast, outcome, presence, payload = run
             self.eval = {}
-            self._pending = True
+            for name in _LAZY:
+                self._store[name] = _UNBUILT
         self._paramsEval = copy.deepcopy(self.params)
+        if run is not None:  # the run's parameters are _paramsEval's (assigned, never edited)
+            self._source = _EvalSource(
+                self.cocoGt, self.cocoDt, self._paramsEval, outcome, presence, payload
+            )
         print(f"DONE (t={time.time() - tic:0.2f}s).")
 
     def _fast_applies(self, p: Any) -> bool:
@@ -473,14 +538,20 @@ class COCOeval:
             p = self.params
         if self._fast_applies(p):
             p.catIds = p.catIds if p.useCats == 1 else [-1]
-            precision, recall, scores = (a.copy() for a in self._fast)
-            counts = list(precision.shape)
+            # handed over, not copied: a later accumulate() reads evalImgs' compact form
+            arrays, self._fast = self._fast, None
+            precision, recall, scores = (
+                np.asarray(arrays[k]) for k in ("precision", "recall", "scores")
+            )
         else:
             if not self.evalImgs:
                 print("Please run evaluate() first")
             p.catIds = p.catIds if p.useCats == 1 else [-1]
-            precision, recall, scores = self._accumulate_python(p)
-            counts = list(precision.shape)
+            arrays = _accumulate_merged(self.evalImgs, p, self._paramsEval)
+            if arrays is None:  # pycocotools' dicts (or modified entries): its own loop
+                arrays = self._accumulate_python(p)
+            precision, recall, scores = arrays
+        counts = list(precision.shape)
         self.eval = {
             "params": p,
             "counts": counts,
@@ -498,17 +569,7 @@ class COCOeval:
         precision = -np.ones((n_t, n_r, n_k, n_a, n_m))
         recall = -np.ones((n_t, n_k, n_a, n_m))
         scores = -np.ones((n_t, n_r, n_k, n_a, n_m))
-        pe = self._paramsEval
-        set_k = set(pe.catIds if pe.useCats else [-1])
-        set_a = {tuple(a) for a in pe.areaRng}
-        set_m = set(pe.maxDets)
-        set_i = set(pe.imgIds)
-        # pycocotools' index lists: positions in p for k, a, i; values for maxDets
-        k_list = [n for n, k in enumerate(p.catIds) if k in set_k]
-        m_list = [m for m in p.maxDets if m in set_m]
-        a_list = [n for n, a in enumerate(p.areaRng) if tuple(a) in set_a]
-        i_list = [n for n, i in enumerate(p.imgIds) if i in set_i]
-        n_i0, n_a0 = len(pe.imgIds), len(pe.areaRng)
+        k_list, m_list, a_list, i_list, n_a0, n_i0 = _index_lists(p, self._paramsEval)
         evals = self.evalImgs
         rec_thr = np.asarray(p.recThrs)
         for k, k0 in enumerate(k_list):
@@ -643,6 +704,21 @@ class COCOeval:
         self.__dict__.update(state)
 
 
+def _index_lists(p: Any, pe: Any) -> tuple[list[int], list[int], list[int], list[int], int, int]:
+    """pycocotools' ``accumulate`` index lists: positions in ``p`` of the categories, area
+    ranges and images ``_paramsEval`` (``pe``) evaluated, the max-dets values it has, and
+    ``pe``'s numbers of area ranges and images (``evalImgs``' layout)."""
+    set_k = set(pe.catIds if pe.useCats else [-1])
+    set_a = {tuple(a) for a in pe.areaRng}
+    set_m = set(pe.maxDets)
+    set_i = set(pe.imgIds)
+    k_list = [n for n, k in enumerate(p.catIds) if k in set_k]
+    m_list = [m for m in p.maxDets if m in set_m]
+    a_list = [n for n, a in enumerate(p.areaRng) if tuple(a) in set_a]
+    i_list = [n for n, i in enumerate(p.imgIds) if i in set_i]
+    return k_list, m_list, a_list, i_list, len(pe.areaRng), len(pe.imgIds)
+
+
 # ----------------------------------------------------------------------------------------------
 # the compiled run
 # ----------------------------------------------------------------------------------------------
@@ -669,98 +745,125 @@ def _missing(kind: str, ann: Any, name: str) -> KeyError:
     return KeyError(f"{kind} annotation ({where}): missing field {name!r}")
 
 
-def _rows(coco: Any, img_ids: list[Any], cat_ids: list[Any]) -> list[dict[str, Any]]:
+def _unique(values: Any) -> np.ndarray:
+    """``np.unique(values)`` (sorted, flattened, same dtype), by a sort: NumPy 2's hash-based
+    ``unique`` is many times slower on large integer arrays."""
+    a = np.sort(np.asarray(values).ravel())
+    if a.size < 2:
+        return a
+    keep = np.empty(a.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def _position(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """(N,) index of each value in ``table`` (distinct values), -1 where absent."""
+    if len(table) == 0:
+        return np.full(len(values), -1, dtype=np.int64)
+    if len(table) > 1 and np.all(table[1:] > table[:-1]):
+        at = np.minimum(np.searchsorted(table, values), len(table) - 1)
+        return np.where(table[at] == values, at, -1)
+    order = np.argsort(table, kind="stable")
+    at = order[np.minimum(np.searchsorted(table[order], values), len(table) - 1)]
+    return np.where(table[at] == values, at, -1)
+
+
+def _pluck(anns: list[dict[str, Any]], name: str, kind: str) -> list[Any]:
+    try:
+        return [a[name] for a in anns]
+    except KeyError:
+        bad = next(a for a in anns if name not in a)
+        raise _missing(kind, bad, name) from None
+
+
+def _rows(
+    coco: Any,
+    img_ids: list[Any],
+    cat_ids: list[Any],
+    image_ids: np.ndarray,
+    category_ids: Any,
+    kind: str,
+) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
     """The annotations pycocotools' ``_prepare`` gathers, in its per-group order: image by
-    image, category by category (``cat_ids`` order), file order within."""
+    image, category by category (``cat_ids`` order), file order within; with their image
+    positions (in ``img_ids``) and category ids."""
     index = coco.imgToAnns
+    get = index.get if hasattr(index, "get") else index.__getitem__
+    groups = [get(i) or () for i in img_ids]
+    flat = list(itertools.chain.from_iterable(groups))
+    if not flat:
+        return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    try:
+        cat = np.array(_pluck(flat, "category_id", kind), dtype=np.int64)
+        img = np.array(_pluck(flat, "image_id", kind), dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        raise _Fallback from None
+    img_pos = np.repeat(np.arange(len(img_ids)), [len(g) for g in groups])
+    if not np.array_equal(img, image_ids[img_pos]):
+        raise _Fallback  # an index entry under another image's id
+    cat_pos = _position(cat, np.asarray(category_ids, dtype=np.int64))
+    kept = np.flatnonzero(cat_pos >= 0)
+    order = kept[np.argsort(img_pos[kept] * len(cat_ids) + cat_pos[kept], kind="stable")]
+    out = [flat[i] for i in order.tolist()]
+    ids = _pluck(out, "id", kind)
     anns = coco.anns
-    wanted = {c: n for n, c in enumerate(cat_ids)}
-    out: list[dict[str, Any]] = []
-    for img in img_ids:
-        here = index.get(img) if hasattr(index, "get") else index[img]
-        if not here:
-            continue
-        by_cat: list[list[dict[str, Any]]] = [[] for _ in cat_ids]
-        for ann in here:
-            n = wanted.get(ann["category_id"])
-            if n is not None:
-                by_cat[n].append(ann)
-        for group in by_cat:
-            out.extend(group)
-    ids = [a["id"] for a in out]
-    if len(set(ids)) != len(ids) or any(
-        anns.get(i) is not a for i, a in zip(ids, out, strict=True)
-    ):
+    if len(set(ids)) != len(ids) or any(map(operator.is_not, map(anns.get, ids), out)):
         raise _Fallback  # loadAnns(getAnnIds()) would read another annotation for an id
-    return out
+    return out, img_pos[order], cat[order]
 
 
 def _columns(
     anns: list[dict[str, Any]], kind: str, iou_type: str, *, prediction: bool
 ) -> dict[str, Any]:
+    # the Dataset columns of the annotations; which ones the similarity reads, the registry says
+    reads = similarity_input(iou_type)
     n = len(anns)
-    needed = ("id", "area") if prediction else ("id", "area", "iscrowd")
-    for name in needed:
-        if any(name not in a for a in anns):
-            raise _missing(kind, next(a for a in anns if name not in a), name)
+    ids_list = _pluck(anns, "id", kind)
+    area_list = _pluck(anns, "area", kind)
+    crowd_list = None if prediction else _pluck(anns, "iscrowd", kind)
     try:
-        ids = np.array([a["id"] for a in anns], dtype=np.int64).reshape(n)
-        area = np.array([a["area"] for a in anns], dtype=np.float64).reshape(n)
+        ids = np.array(ids_list, dtype=np.int64).reshape(n)
+        area = np.array(area_list, dtype=np.float64).reshape(n)
         crowd = (
             np.zeros(n, dtype=bool)
-            if prediction
-            else np.array([bool(a["iscrowd"]) for a in anns], dtype=bool).reshape(n)
+            if crowd_list is None
+            else np.array([bool(c) for c in crowd_list], dtype=bool).reshape(n)
         )
     except (TypeError, ValueError, OverflowError):
         raise _Fallback from None
     out: dict[str, Any] = {"annotation_id": ids, "area": area, "crowd": crowd}
     if prediction:
+        scores = _pluck(anns, "score", kind)
         try:
-            out["scores"] = np.array([a["score"] for a in anns], dtype=np.float64).reshape(n)
-        except KeyError:
-            bad = next(a for a in anns if "score" not in a)
-            raise _missing(kind, bad, "score") from None
+            out["scores"] = np.array(scores, dtype=np.float64).reshape(n)
         except (TypeError, ValueError):
             raise _Fallback from None
         if n and ids.min() <= 0:
             raise _Fallback  # pycocotools reads a detection id 0 as "unmatched"
-    if iou_type == "keypoints":
+    if reads == "keypoints":
+        points = _pluck(anns, "keypoints", kind)
         try:
-            kp = np.array([a["keypoints"] for a in anns], dtype=np.float64)
-        except KeyError:
-            bad = next(a for a in anns if "keypoints" not in a)
-            raise _missing(kind, bad, "keypoints") from None
+            kp = np.array(points, dtype=np.float64)
         except (TypeError, ValueError):
             raise _Fallback from None
         if kp.ndim != 2 or kp.shape[1] % 3:
             raise _Fallback
         out["keypoints"] = kp.reshape(n, -1, 3)
         if not prediction:
-            try:
-                out["ignore"] = np.array([a["num_keypoints"] == 0 for a in anns], dtype=bool)
-            except KeyError:
-                bad = next(a for a in anns if "num_keypoints" not in a)
-                raise _missing(kind, bad, "num_keypoints") from None
-    name = "segmentation" if iou_type == "segm" else "bbox"
-    if iou_type == "segm":
-        try:
-            out["segmentation"] = [a["segmentation"] for a in anns]
-        except KeyError:
-            bad = next(a for a in anns if "segmentation" not in a)
-            raise _missing(kind, bad, "segmentation") from None
-    boxes = [a.get("bbox") for a in anns] if iou_type != "bbox" else None
-    if iou_type == "bbox":
-        try:
-            boxes = [a["bbox"] for a in anns]
-        except KeyError:
-            bad = next(a for a in anns if "bbox" not in a)
-            raise _missing(kind, bad, name) from None
-    assert boxes is not None
-    if iou_type != "bbox" and any(b is None for b in boxes):
-        if iou_type == "keypoints" and not prediction:
-            bad = next(a for a in anns if a.get("bbox") is None)
-            raise _missing(kind, bad, "bbox")
-        boxes = [[0.0, 0.0, 0.0, 0.0] if b is None else b for b in boxes]
+            visible = _pluck(anns, "num_keypoints", kind)
+            out["ignore"] = np.array([v == 0 for v in visible], dtype=bool)
+    if reads == "segmentation":
+        out["segmentation"] = _pluck(anns, "segmentation", kind)
+    if reads == "boxes":
+        boxes = _pluck(anns, "bbox", kind)
+    else:
+        boxes = [a.get("bbox") for a in anns]
+        if any(b is None for b in boxes):
+            if reads == "keypoints" and not prediction:
+                bad = next(a for a in anns if a.get("bbox") is None)
+                raise _missing(kind, bad, "bbox")
+            boxes = [[0.0, 0.0, 0.0, 0.0] if b is None else b for b in boxes]
     try:
         xywh = np.array(boxes, dtype=np.float64).reshape(n, 4)
     except (TypeError, ValueError):
@@ -770,10 +873,43 @@ def _columns(
     return out
 
 
-def _compiled_run(coco_gt: Any, coco_dt: Any, p: Params) -> tuple[np.ndarray, ...] | None:
-    """``(precision, recall, scores)`` of pycocotools' evaluation of ``p`` on the compiled
-    pipeline; raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
-    if coco_gt is None or coco_dt is None or p.iouType not in ("bbox", "segm", "keypoints"):
+def _result_columns(
+    results: Any, image_ids: np.ndarray, category_ids: np.ndarray
+) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray]]:
+    """What :func:`_columns` gives for the dicts ``loadRes`` would build from the results
+    file ``results`` (``ioukit.compat.pycocotools.coco``'s columns), in :func:`_rows`' order
+    (image by image in ``image_ids`` order, category by category in ``category_ids`` order,
+    file order within), and their (image positions, category ids)."""
+
+    img_pos = _position(results.image_id, image_ids)
+    cat_pos = _position(results.category_id, category_ids)
+    kept = np.flatnonzero((img_pos >= 0) & (cat_pos >= 0))
+    rows = kept[np.argsort(img_pos[kept] * len(category_ids) + cat_pos[kept], kind="stable")]
+    xywh = results.bbox[rows]
+    cols = {
+        "annotation_id": rows.astype(np.int64) + 1,
+        "area": xywh[:, 2] * xywh[:, 3],
+        "crowd": np.zeros(len(rows), dtype=bool),
+        "scores": results.score[rows],
+        "box_wh": xywh[:, 2:],
+        "boxes": np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1),
+    }
+    return cols, (img_pos[rows], results.category_id[rows])
+
+
+def _compiled_run(
+    coco_gt: Any, coco_dt: Any, p: Params
+) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
+    """pycocotools' evaluation of ``p`` on the compiled pipeline: ``(arrays, outcome, groups,
+    payload)``: ``arrays`` maps ``precision, recall, scores`` (computed on first read);
+    ``groups`` the increasing keys ``k * I + i`` (category and image positions in ``p``;
+    ``k = 0`` when classes are pooled) of the groups with a ground truth or a detection (those
+    pycocotools' ``evaluateImg`` does not return None for); ``payload`` the annotation
+    columns the pycocotools dicts can be rebuilt from (``gt``, ``dt``: (columns, (image
+    positions, category ids)); ``images``: height and width, segm only).
+    Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
+    reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
+    if coco_gt is None or coco_dt is None or reads not in ("boxes", "segmentation", "keypoints"):
         raise _Fallback
     img_ids = list(p.imgIds)
     cat_ids = list(p.catIds)
@@ -800,10 +936,21 @@ def _compiled_run(coco_gt: Any, coco_dt: Any, p: Params) -> tuple[np.ndarray, ..
         or (image_ids != np.array(img_ids)).any()
     ):
         raise _Fallback
-    gt_rows = _rows(coco_gt, img_ids, cat_ids)
-    dt_rows = _rows(coco_dt, img_ids, cat_ids)
+    gt_rows, gt_pos, gt_cat = _rows(
+        coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth"
+    )
     gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
-    dt_cols = _columns(dt_rows, "result", p.iouType, prediction=True)
+    sides: list[tuple[dict[str, Any], Any]] = [(gt_cols, (gt_pos, gt_cat))]
+    columnar = _coco._results_columns(coco_dt) if reads == "boxes" else None
+    if columnar is not None:  # a results file nobody has read as dicts: its columns
+        dt_cols, dt_placed = _result_columns(columnar, image_ids, category_ids)
+    else:
+        dt_rows, dt_pos, dt_cat = _rows(
+            coco_dt, img_ids, cat_ids, image_ids, category_ids, "result"
+        )
+        dt_cols = _columns(dt_rows, "result", p.iouType, prediction=True)
+        dt_placed = (dt_pos, dt_cat)
+    sides.append((dt_cols, dt_placed))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
     nan = float("nan")
@@ -817,10 +964,15 @@ def _compiled_run(coco_gt: Any, coco_dt: Any, p: Params) -> tuple[np.ndarray, ..
         categories = ioukit.CategoryTable.from_lists(
             category_ids.tolist(), [str(c) for c in cat_ids]
         )
-        datasets = []
-        for rows, cols in ((gt_rows, gt_cols), (dt_rows, dt_cols)):
-            index = images.lookup(np.array([a["image_id"] for a in rows], dtype=np.int64))
-            cat = np.array([a["category_id"] for a in rows], dtype=np.int64)
+        datasets, keys, columns = [], [], []
+        cat_order = np.argsort(category_ids, kind="stable")
+        for cols, (index, cat) in sides:
+            columns.append((index, cat))
+            if p.useCats:
+                k = cat_order[np.searchsorted(category_ids[cat_order], cat)]
+                keys.append(k * len(img_ids) + index)
+            else:
+                keys.append(np.asarray(index, dtype=np.int64))
             datasets.append(
                 ioukit.Dataset.from_arrays(
                     images, categories, image_index=index, category_id=cat, **cols
@@ -834,19 +986,361 @@ def _compiled_run(coco_gt: Any, coco_dt: Any, p: Params) -> tuple[np.ndarray, ..
             "use_cats": bool(p.useCats),
             "compat": "pycocotools",
         }
-        if p.iouType == "keypoints":
+        if reads == "keypoints":
             options["sigmas"] = np.asarray(p.kpt_oks_sigmas, dtype=np.float64)
-        result = ioukit.evaluate(datasets[0], datasets[1], iou_type=p.iouType, **options)
+        protocol = make_protocol("coco", iou_type=p.iouType, **options)
+        match = getattr(protocol, "match", None)
+        if match is not None:  # the outcome alone: accumulated when accumulate() asks
+            _, outcome = match(datasets[0], datasets[1], iou_type=p.iouType)
+            arrays: Any = coco_accumulate_active(
+                outcome, recall_thresholds=rec_thr, max_dets=np.asarray(max_dets)
+            )
+        else:
+            result = ioukit.evaluate(datasets[0], datasets[1], iou_type=p.iouType, **options)
+            outcome, arrays = result.outcome, result.result.arrays
     except ioukit.IoukitError:
         raise _Fallback from None
-    arrays = (result.precision, result.recall, result.scores)
-    shape = (
-        len(iou_thr),
-        len(rec_thr),
-        len(cat_ids) if p.useCats else 1,
-        len(ranges),
-        len(max_dets),
-    )
-    if any(a is None for a in arrays) or arrays[0].shape != shape:  # type: ignore[union-attr]
+    if (
+        outcome is None
+        or not {"precision", "recall", "scores"} <= set(arrays)  # keys only: nothing computed
+        or len(outcome.thresholds) != len(iou_thr)
+        or outcome.gt_count.shape != (len(cat_ids) if p.useCats else 1, len(ranges))
+    ):
         raise _Fallback
-    return arrays  # type: ignore[return-value]
+    payload: dict[str, Any] = {"gt": (gt_cols, columns[0]), "dt": (dt_cols, columns[1])}
+    if reads == "segmentation":
+        payload["images"] = [{k: v for k, v in s.items() if k in ("height", "width")} for s in size]
+    return arrays, outcome, _unique(np.concatenate(keys)), payload
+
+
+# ----------------------------------------------------------------------------------------------
+# evalImgs from the compiled run: compact, merged and accumulated without pycocotools' dicts
+# ----------------------------------------------------------------------------------------------
+
+
+class _EvalSource:
+    """One compiled ``evaluate()``, as what pycocotools' ``evalImgs`` of it would hold.
+
+    ``items()`` gives pycocotools' list layout ([category, area range, image], None where a
+    group has neither ground truth nor detection) of :class:`_EvalImg` entries, which build
+    their dict when read. The compact form (per group: its detections' scores, ranks and
+    status bits, its regular ground truths per area range) is what :func:`_accumulate_merged`
+    reads when entries of several runs are merged and assigned back (torchvision, DETR);
+    pickling keeps it and the annotation fields the dicts are built from, not the COCO
+    objects.
+    """
+
+    def __init__(
+        self,
+        coco_gt: Any,
+        coco_dt: Any,
+        p: Params,
+        outcome: MatchOutcome,
+        groups: np.ndarray,
+        payload: dict[str, Any],
+    ) -> None:
+        self.params = p
+        self.coco: tuple[Any, Any] | None = (coco_gt, coco_dt)  # None once pickled
+        self.payload = payload  # what a pickled copy rebuilds the annotations from
+        self.n_areas = len(self.params.areaRng)
+        self.group_key = groups  # (G,) k * I + i, increasing
+        self._outcome: MatchOutcome | None = outcome  # until the compact form is built
+        self._built: Any = None  # the COCOeval whose Python stages built the dicts
+
+    def compact(self) -> None:
+        """Build the compact form (per group, in rank order: ``score``, ``rank``,
+        ``tp_bits``, ``ignored_bits`` from ``start[g]`` to ``start[g + 1]``; ``regular``
+        (G, A) ground truths) from the outcome, once."""
+        outcome = self._outcome
+        if outcome is None:
+            return
+        groups, n_i = self.group_key, len(self.params.imgIds)
+        img_ids = np.asarray(self.params.imgIds, dtype=np.int64)
+        self.thresholds = np.asarray(outcome.thresholds, dtype=np.float64)
+        rec_g = np.searchsorted(
+            groups,
+            outcome.class_row.astype(np.int64) * n_i + np.searchsorted(img_ids, outcome.image_id),
+        )
+        order = np.lexsort((outcome.rank, rec_g))
+        self.score = np.ascontiguousarray(outcome.score[order])
+        self.rank = np.ascontiguousarray(outcome.rank[order])
+        self.tp_bits = np.ascontiguousarray(outcome.tp_bits[order])
+        self.ignored_bits = np.ascontiguousarray(outcome.ignored_bits[order])
+        self.start = np.searchsorted(rec_g[order], np.arange(len(groups) + 1)).astype(np.int64)
+        # regular ground truths per group and area range (pycocotools' npig terms)
+        self.regular = np.zeros((len(groups), self.n_areas), dtype=np.int64)
+        if outcome.gt_image_id is not None and len(outcome.gt_image_id):
+            assert outcome.gt_class_row is not None and outcome.gt_in_range is not None
+            gt_g = np.searchsorted(
+                groups,
+                outcome.gt_class_row.astype(np.int64) * n_i
+                + np.searchsorted(img_ids, outcome.gt_image_id),
+            )
+            np.add.at(self.regular, gt_g, outcome.gt_in_range.astype(np.int64))
+        self._outcome = None
+
+    def items(self) -> list[Any]:
+        """pycocotools' ``evalImgs`` list of this run (entries built when read)."""
+        self.compact()
+        p = self.params
+        n_i, n_a = len(p.imgIds), self.n_areas
+        n_k = len(p.catIds) if p.useCats else 1
+        k, i = np.divmod(self.group_key, n_i)
+        where = (k * n_a * n_i + i)[:, None] + np.arange(n_a) * n_i  # (G, A) positions
+        out = np.full(n_k * n_a * n_i, None, dtype=object)
+        refs = [(self, g, a) for g in range(len(self.group_key)) for a in range(n_a)]
+        out[where.ravel()] = [_EvalImg(r) for r in refs]
+        return out.tolist()
+
+    def stages(self) -> Any:
+        """A plain COCOeval that ran pycocotools' Python stages on this run's inputs (its
+        ``evalImgs``, ``ious``, ``_gts``, ``_dts``), built once."""
+        if self._built is None:
+            if self.coco is not None:
+                coco_gt, coco_dt = self.coco
+            else:
+                coco_gt, coco_dt = _rebuild(self.params, self.payload)
+            ev = COCOeval(coco_gt, coco_dt, self.params.iouType)
+            ev.params = copy.deepcopy(self.params)
+            ev._run_stages()
+            self._built = ev
+        return self._built
+
+    def entry(self, g: int, a: int) -> dict[str, Any]:
+        """pycocotools' dict for group ``g`` at area range ``a``."""
+        p = self.params
+        n_i = len(p.imgIds)
+        k, i = divmod(int(self.group_key[g]), n_i)
+        built = self.stages()._store["evalImgs"]
+        return built[k * self.n_areas * n_i + a * n_i + i]  # type: ignore[no-any-return]
+
+    def __getstate__(self) -> dict[str, Any]:
+        self.compact()
+        state = self.__dict__.copy()
+        state["coco"] = None
+        state["_built"] = None
+        return state
+
+
+def _rebuild(p: Params, payload: dict[str, Any]) -> tuple[Any, Any]:
+    """COCO indexes of the annotations a compiled run evaluated, from their columns (a
+    pickled run's): the fields pycocotools' Python stages read, with the run's values."""
+    img_ids = list(p.imgIds)
+    sizes = payload.get("images") or [{} for _ in img_ids]
+    images = [{"id": i, **s} for i, s in zip(img_ids, sizes, strict=True)]
+    out = []
+    for kind in ("gt", "dt"):
+        cols, (index, cat) = payload[kind]
+        n = len(cols["annotation_id"])
+        xy, wh = cols["boxes"][:, :2], cols["box_wh"]
+        fields: dict[str, list[Any]] = {
+            "id": cols["annotation_id"].tolist(),
+            "image_id": [img_ids[i] for i in np.asarray(index).tolist()],
+            "category_id": np.asarray(cat).tolist(),
+            "area": cols["area"].tolist(),
+            "bbox": np.concatenate([xy, wh], axis=1).tolist(),
+        }
+        if kind == "gt":
+            fields["iscrowd"] = cols["crowd"].astype(np.int64).tolist()
+        else:
+            fields["score"] = cols["scores"].tolist()
+        if "segmentation" in cols:
+            fields["segmentation"] = list(cols["segmentation"])
+        if "keypoints" in cols:
+            fields["keypoints"] = cols["keypoints"].reshape(n, -1).tolist()
+            if kind == "gt":
+                fields["num_keypoints"] = (~cols["ignore"]).astype(np.int64).tolist()
+        names = list(fields)
+        anns = [dict(zip(names, row, strict=True)) for row in zip(*fields.values(), strict=True)]
+        out.append(_index(images, anns))
+    return out[0], out[1]
+
+
+def _index(images: list[Any], anns: list[Any]) -> Any:
+    coco = _coco.COCO()
+    cats = sorted({a["category_id"] for a in anns})
+    coco.dataset = {"images": images, "categories": [{"id": c} for c in cats], "annotations": anns}
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco.createIndex()
+    return coco
+
+
+class _EvalImg(dict[str, Any]):
+    """One ``evalImgs`` entry of a compiled run: pycocotools' dict, built on first read.
+
+    A dict (NumPy and ``isinstance`` see one), empty until read: any read or write fills it
+    from :meth:`_EvalSource.entry` (pycocotools' Python stages), after which it is a plain
+    dict. Unread, it pickles as a reference to its run's compact form, and
+    :func:`_accumulate_merged` accumulates it from there.
+    """
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, ref: tuple[_EvalSource, int, int]) -> None:
+        self._ref: tuple[_EvalSource, int, int] | None = ref  # None once filled
+
+    def _fill(self) -> None:
+        ref = self._ref
+        if ref is not None:
+            self._ref = None
+            dict.update(self, ref[0].entry(ref[1], ref[2]))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if self._ref is None:
+            return (dict, (dict(dict.items(self)),))
+        return (_EvalImg, (self._ref,))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        self._fill()
+        return copy.deepcopy(dict(dict.items(self)), memo)
+
+    def __copy__(self) -> Any:
+        self._fill()
+        return dict(dict.items(self))
+
+
+def _filling(name: str) -> Any:
+    method = getattr(dict, name)
+
+    def call(self: _EvalImg, *args: Any, **kwargs: Any) -> Any:
+        self._fill()
+        return method(self, *args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+for _name in ("__getitem__", "__setitem__", "__delitem__", "__iter__", "__len__",
+              "__contains__", "__repr__", "__eq__", "__ne__", "__or__", "__ror__", "__ior__",
+              "__reversed__", "__sizeof__", "keys", "values", "items", "get", "copy",
+              "setdefault", "pop", "popitem", "update", "clear"):  # fmt: skip
+    setattr(_EvalImg, _name, _filling(_name))
+
+
+def _accumulate_merged(evals: Any, p: Any, pe: Any) -> tuple[np.ndarray, ...] | None:
+    """pycocotools' ``accumulate`` of ``evals`` (``evalImgs`` in ``pe``'s layout, ``p`` the
+    accumulation's parameters) when every entry it reads is an unread :class:`_EvalImg`
+    (any run's, in any merge), computed from the runs' compact forms; None otherwise (the
+    caller runs pycocotools' loop over the dicts)."""
+    try:
+        k_list, m_list, a_list, i_list, n_a0, n_i0 = _index_lists(p, pe)
+        n_t = len(p.iouThrs)
+        thresholds = np.asarray(p.iouThrs, dtype=np.float64)
+        rec_thr = np.asarray(p.recThrs, dtype=np.float64)
+        n_areas = len(p.areaRng)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    n_k = len(p.catIds) if p.useCats else 1
+    n_m = len(p.maxDets)
+    if (
+        not isinstance(evals, list | tuple)
+        or not k_list
+        or not i_list
+        or a_list != list(range(n_areas))
+        or not m_list
+        or any(b <= a for a, b in itertools.pairwise(m_list))
+        or len(evals) < len(pe.catIds if pe.useCats else [-1]) * n_a0 * n_i0
+    ):
+        return None
+    k0 = np.asarray(k_list, dtype=np.int64)
+    i0 = np.asarray(i_list, dtype=np.int64)
+    a0 = np.asarray(a_list, dtype=np.int64)
+    positions = (k0[:, None, None] * n_a0 * n_i0 + a0[None, :, None] * n_i0 + i0).ravel()
+    try:
+        picked = [evals[q] for q in positions.tolist()]
+    except (IndexError, TypeError):
+        return None
+    n_cells = len(k_list) * n_areas
+    present = [j for j, e in enumerate(picked) if e is not None]
+    if not present:
+        return None
+    sources: dict[int, int] = {}
+    runs: list[_EvalSource] = []
+    src = np.full(len(picked), -1, dtype=np.int64)
+    grp = np.full(len(picked), -1, dtype=np.int64)
+    area = np.full(len(picked), -1, dtype=np.int64)
+    s_list, g_list, a_list2 = [], [], []
+    for j in present:
+        e = picked[j]
+        ref = e._ref if type(e) is _EvalImg else None
+        if ref is None:  # a dict (pycocotools', or an entry someone read): pycocotools' loop
+            return None
+        run, g, a = ref
+        n = sources.get(id(run))
+        if n is None:
+            n = sources[id(run)] = len(runs)
+            runs.append(run)
+        s_list.append(n)
+        g_list.append(g)
+        a_list2.append(a)
+    at = np.asarray(present, dtype=np.int64)
+    src[at], grp[at], area[at] = s_list, g_list, a_list2
+    for run in runs:
+        if run.n_areas != n_areas or not np.array_equal(run.thresholds, thresholds):
+            return None
+    # the same group at every area range of an (image, category), at its own area index
+    shape = (len(k_list), n_areas, len(i_list))
+    src, grp, area = src.reshape(shape), grp.reshape(shape), area.reshape(shape)
+    if (
+        (src != src[:, :1]).any()
+        or (grp != grp[:, :1]).any()
+        or ((src >= 0) & (area != a0[None, :, None])).any()
+    ):
+        return None
+    del n_cells
+    entry_src, entry_grp = src[:, 0].ravel(), grp[:, 0].ravel()  # (K' * I') in (k, i) order
+    entry_k = np.repeat(np.arange(len(k_list)), len(i_list))
+    used = entry_src >= 0
+    entry_src, entry_grp, entry_k = entry_src[used], entry_grp[used], entry_k[used]
+    # every run's records one after the other; an entry's are start[g]:start[g + 1] of its run
+    offset = np.cumsum([0, *(len(r.score) for r in runs)])[:-1]
+    begin = np.concatenate([r.start[:-1] for r in runs])
+    end = np.concatenate([r.start[1:] for r in runs])
+    group_base = np.cumsum([0, *(len(r.group_key) for r in runs)])[:-1]
+    flat = group_base[entry_src] + entry_grp
+    lo = begin[flat] + offset[entry_src]
+    count = end[flat] - begin[flat]
+    total = int(count.sum())
+    record = np.repeat(lo - np.cumsum(count) + count, count) + np.arange(total)
+    score = np.concatenate([r.score for r in runs])[record]
+    rank = np.concatenate([r.rank for r in runs])[record]
+    tp_bits = np.concatenate([r.tp_bits for r in runs])[record]
+    ignored_bits = np.concatenate([r.ignored_bits for r in runs])[record]
+    class_row = np.repeat(entry_k, count).astype(np.int32)
+    gt_count = np.zeros((len(k_list), n_areas), dtype=np.int64)
+    np.add.at(gt_count, entry_k, np.concatenate([r.regular for r in runs])[flat])
+    # pycocotools' order: category, descending score, ties in entry (image) then rank order
+    order = np.lexsort((-score, class_row))
+    n = len(order)
+    zeros = np.zeros(n, dtype=np.int64)
+    outcome = MatchOutcome(
+        pred_row=zeros,
+        score=np.ascontiguousarray(score[order]),
+        class_row=np.ascontiguousarray(class_row[order]),
+        category_id=zeros,
+        image_id=zeros,
+        rank=np.ascontiguousarray(rank[order]),
+        tp_bits=np.ascontiguousarray(tp_bits[order]),
+        ignored_bits=np.ascontiguousarray(ignored_bits[order]),
+        first_gt=zeros,
+        first_iou=np.zeros(n),
+        same_bits=np.zeros((n, (n_t + 7) // 8), dtype=np.uint8),
+        other_row=np.zeros(0, dtype=np.int64),
+        other_gt=np.zeros((0, n_t), dtype=np.int64),
+        other_iou=np.zeros((0, n_t)),
+        gt_count=gt_count,
+        category_ids=np.arange(len(k_list), dtype=np.int64),
+        thresholds=thresholds,
+        area_names=tuple(str(a) for a in range(n_areas)),
+    )
+    got = coco_accumulate(
+        outcome, recall_thresholds=rec_thr, max_dets=np.asarray(m_list, dtype=np.int64)
+    )
+    n_r, kk, mm = len(rec_thr), len(k_list), len(m_list)
+    precision = -np.ones((n_t, n_r, n_k, n_areas, n_m))
+    recall = -np.ones((n_t, n_k, n_areas, n_m))
+    scores = -np.ones((n_t, n_r, n_k, n_areas, n_m))
+    precision[:, :, :kk, :, :mm] = got[0]
+    recall[:, :kk, :, :mm] = got[1]
+    scores[:, :, :kk, :, :mm] = got[2]
+    return precision, recall, scores

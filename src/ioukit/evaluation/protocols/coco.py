@@ -27,7 +27,7 @@ import numpy as np
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
 from ioukit.evaluation.accumulate import coco_accumulate_active, coco_accumulate_levels
-from ioukit.evaluation.groups import Groups
+from ioukit.evaluation.groups import Groups, Similarity
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.registry import (
@@ -77,6 +77,37 @@ def _summarize(
         s = s[t_index]
     valid = s[..., classes].ravel()
     return -1.0 if valid.size == 0 else float(np.mean(valid))
+
+
+def _summarize_batch(s: np.ndarray, t_index: np.ndarray | None, classes: np.ndarray) -> np.ndarray:
+    # _summarize of each replicate of s [B, T, R, K] (precision at one area range and level)
+    # or [B, T, K] (recall) whose classes with ground truth are ``classes``: each row of the
+    # copy holds that replicate's values in _summarize's order, and a mean along the
+    # contiguous last axis sums each row as the mean of that row alone does (the same
+    # pairwise summation)
+    if t_index is not None:
+        s = s[:, t_index]
+    if classes.size == 0 or s[0].size == 0:
+        return np.full(len(s), -1.0)
+    if classes.size == s.shape[-1]:  # every class: the rows as they are (a view if they can)
+        return np.asarray(np.mean(s.reshape(len(s), -1), axis=1))
+    valid = np.ascontiguousarray(s[..., classes]).reshape(len(s), -1)
+    return np.asarray(np.mean(valid, axis=1))
+
+
+def _class_means(
+    s: np.ndarray, t_index: np.ndarray | None, classes: np.ndarray, n_k: int
+) -> np.ndarray:
+    # each class's mean over its cells, as np.mean(s[s > -1]) of that class alone: s
+    # [B, T, R, K] or [B, T, K] -> [B, K] (-1 outside ``classes``)
+    if t_index is not None:
+        s = s[:, t_index]
+    n_b = len(s)
+    out = np.full((n_b, n_k), -1.0)
+    cells = s.reshape(n_b, -1, n_k)[:, :, classes]  # [B, T*R, K'] or [B, T, K']
+    if cells.shape[1] and classes.size:
+        out[:, classes] = np.mean(np.ascontiguousarray(cells.transpose(0, 2, 1)), axis=2)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +230,11 @@ class COCOProtocol:
         specs += [StatSpec("AR" + _SHORT.get(n, "_" + n), "AR", None, n, second) for n in extra]
         return tuple(specs)
 
+    def similarity_for(self, iou_type: str) -> Similarity:
+        """The similarity this protocol matches ``iou_type`` with (the registered one; a variant
+        with similarity options, e.g. boundary AP's ``dilation_ratio``, gives its own)."""
+        return get_similarity(iou_type)
+
     def evaluate(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> ProtocolResult:
         """Run the pipeline; ``ProtocolResult`` with the 12 stats, per-class rows, arrays."""
         groups, outcome = self.match(gt, pred, iou_type=iou_type)
@@ -212,7 +248,7 @@ class COCOProtocol:
         check_pair(gt, pred)
         pyco = self.compat == "pycocotools"
         groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
-        matrices = get_similarity(iou_type).matrices(gt, pred, groups)
+        matrices = self.similarity_for(iou_type).matrices(gt, pred, groups)
         outcome = match_groups(
             gt,
             pred,
@@ -256,7 +292,7 @@ class COCOProtocol:
             outcome, recall_thresholds=rec_thr, max_dets=dets, levels=levels
         )
         has_gt = np.asarray(outcome.gt_count)[active] > 0
-        stats = {s.key: self._value(s, precision, recall, levels, has_gt) for s in specs}
+        stats = {s.key: self.stat_value(s, precision, recall, levels, has_gt) for s in specs}
         rows = self._per_class(
             gt, pred, layout, outcome, specs, precision, recall, levels, has_gt, active=active
         )
@@ -305,6 +341,101 @@ class COCOProtocol:
         # the index of spec's max_dets in self.max_dets (-1: absent)
         return next((i for i, d in enumerate(self.max_dets) if d == spec.max_dets), -1)
 
+    def stat_value(
+        self,
+        spec: StatSpec,
+        precision: np.ndarray,
+        recall: np.ndarray,
+        levels: Sequence[int],
+        has_gt: np.ndarray,
+        *,
+        per_class: bool = False,
+    ) -> Any:
+        """One summary stat (or its per-class values) from accumulated arrays, as
+        pycocotools' ``COCOeval.summarize`` computes it: the mean of the entries > -1.
+
+        The public per-level stat function: :meth:`summarize` and the bootstrap
+        (:func:`ioukit.bootstrap`, a batch of replicates at once) read the stats through it,
+        so a replicate's stats equal those of the evaluation of its resampled dataset, bit
+        for bit.
+
+        Parameters
+        ----------
+        spec : StatSpec
+            One entry of :meth:`stat_specs` (kind, IoU threshold or all, area range,
+            max dets).
+        precision : ndarray, shape (..., T, R, K, A, L)
+            Precision at the max-dets levels ``levels`` (pycocotools' ``eval["precision"]``
+            with its last axis reduced to those levels), -1 where a class has no regular
+            ground truth; leading axes (e.g. replicates) are optional.
+        recall : ndarray, shape (..., T, K, A, M)
+            Recall at every max-dets level.
+        levels : sequence of int, (L,)
+            The indices into ``max_dets`` of precision's last axis.
+        has_gt : ndarray of bool, shape (..., K, A)
+            Where a class has regular ground truth (elsewhere precision and recall are -1).
+        per_class : bool
+            Each class's mean over its own entries instead of the mean over all classes.
+
+        Returns
+        -------
+        float or ndarray
+            A float (-1 without data) for arrays without leading axes; otherwise an array of
+            the leading shape. With ``per_class``, one more last axis of K values (-1 for a
+            class without ground truth). A spec whose max dets is not among ``max_dets`` or
+            ``levels`` gives -1.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> p = COCOProtocol(iou_thresholds=(0.5,), recall_thresholds=(0.0, 1.0),
+        ...                  max_dets=(1,), area_ranges=(("all", 0.0, 1e10),))
+        >>> spec = p.stat_specs()[0]
+        >>> precision = np.array([1.0, 0.5]).reshape(1, 2, 1, 1, 1)  # [T, R, K, A, L]
+        >>> recall = np.full((1, 1, 1, 1), 1.0)                       # [T, K, A, M]
+        >>> p.stat_value(spec, precision, recall, [0], np.ones((1, 1), bool))
+        0.75
+        >>> p.stat_value(spec, precision[None], recall[None], [0], np.ones((1, 1, 1), bool))
+        array([0.75])
+        """
+        names = [a[0] for a in self.area_ranges]
+        ap = spec.kind == "AP"
+        lead = precision.shape[:-5]
+        n_k = precision.shape[-3]
+        a = names.index(spec.area)
+        m = self._level(spec)
+        if m < 0 or (ap and m not in levels) or (per_class and n_k == 0):
+            shape = (*lead, n_k) if per_class else lead
+            return np.full(shape, -1.0) if per_class or lead else -1.0
+        thr = np.array(self.iou_thresholds)
+        t_index = None
+        if spec.iou is not None:
+            if self.compat == "pycocotools":
+                t_index = np.flatnonzero(spec.iou == thr)
+            else:
+                t_index = np.flatnonzero(np.isclose(thr, spec.iou, rtol=0.0, atol=1e-12))
+        array, column = (precision, list(levels).index(m)) if ap else (recall, m)
+        if not lead:
+            classes = np.flatnonzero(has_gt[:, a])
+            if not per_class:
+                return _summarize(array, t_index, a, column, classes)
+            return _class_means(array[None, ..., a, column], t_index, classes, n_k)[0]
+        # leading axes: the replicates that share their classes with ground truth together
+        n_b = int(np.prod(lead))
+        flat = array.reshape(n_b, *array.shape[len(lead) :])[..., a, column]
+        present = np.asarray(has_gt, dtype=bool).reshape(n_b, *has_gt.shape[len(lead) :])
+        patterns, which = np.unique(present[:, :, a], axis=0, return_inverse=True)
+        out = np.full((n_b, n_k) if per_class else n_b, -1.0)
+        for p_index, pattern in enumerate(patterns):
+            rows = np.flatnonzero(which.reshape(-1) == p_index)
+            classes = np.flatnonzero(pattern)
+            part = flat if rows.size == n_b else flat[rows]
+            if per_class:
+                out[rows] = _class_means(part, t_index, classes, n_k)
+            else:
+                out[rows] = _summarize_batch(part, t_index, classes)
+        return out.reshape(*lead, n_k) if per_class else out.reshape(lead)
+
     def _value(
         self,
         spec: StatSpec,
@@ -315,33 +446,8 @@ class COCOProtocol:
         *,
         per_class: bool = False,
     ) -> Any:
-        # precision [T, R, K, A, L] at the max-dets levels ``levels``, recall [T, K, A, M];
-        # has_gt [K, A]: where a class has regular ground truth (elsewhere both are -1)
-        names = [a[0] for a in self.area_ranges]
-        n_k = precision.shape[2]
-        a = names.index(spec.area)
-        m = self._level(spec)
-        if m < 0 or (per_class and n_k == 0):
-            return np.full(n_k, -1.0) if per_class else -1.0
-        thr = np.array(self.iou_thresholds)
-        t_index = None
-        if spec.iou is not None:
-            if self.compat == "pycocotools":
-                t_index = np.flatnonzero(spec.iou == thr)
-            else:
-                t_index = np.flatnonzero(np.isclose(thr, spec.iou, rtol=0.0, atol=1e-12))
-        ap = spec.kind == "AP"
-        array, column = (precision, list(levels).index(m)) if ap else (recall, m)
-        classes = np.flatnonzero(has_gt[:, a])
-        if not per_class:
-            return _summarize(array, t_index, a, column, classes)
-        # each class's mean over its cells, as np.mean(s[s > -1]) of that class alone
-        s = (array if t_index is None else array[t_index])[..., a, column]
-        cells = np.ascontiguousarray(s.reshape(-1, n_k)[:, classes].T)  # [K', T*R] or [K', T]
-        out = np.full(n_k, -1.0)
-        if cells.shape[1]:
-            out[classes] = np.mean(cells, axis=1)
-        return out
+        # the former name of stat_value
+        return self.stat_value(spec, precision, recall, levels, has_gt, per_class=per_class)
 
     def _per_class(
         self,
@@ -374,7 +480,7 @@ class COCOProtocol:
         ar_spec = StatSpec(f"AR{self.max_dets[-1]}", "AR", None, "all", second)
         class_values: dict[str, list[float]] = {}
         for s in (*specs[:3], ar_spec):
-            values = self._value(s, precision, recall, levels, has_gt, per_class=True)
+            values = self.stat_value(s, precision, recall, levels, has_gt, per_class=True)
             if active is not None:
                 full = np.full(n_k, -1.0)
                 full[active] = values

@@ -31,7 +31,13 @@ from ioukit.evaluation.protocols.coco import COCOProtocol
 from ioukit.evaluation.protocols.yolo import yolo_protocol
 from ioukit.evaluation.registry import StatSpec, check_pair, register_protocol, register_variant
 from ioukit.evaluation.result import ProtocolResult
-from ioukit.evaluation.similarity.oks import CROWDPOSE_SIGMAS, OKS, check_sigmas
+from ioukit.evaluation.similarity.oks import (
+    CROWDPOSE_SIGMAS,
+    OKS,
+    RANGE_AREAS,
+    check_sigmas,
+    oks_scale,
+)
 from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS
 
 if TYPE_CHECKING:
@@ -76,6 +82,13 @@ class KeypointProtocol(COCOProtocol):
         Per-keypoint sigmas (default the 17 COCO ones).
     oks_area : {"annotation", "box"}
         See :class:`OKS`.
+    range_area : {"oks", "annotation"}
+        What the area ranges (medium, large) compare with a ground truth's range: its OKS scale
+        (default; with ``oks_area="box"`` the box ``w * h * 0.53``, as xtcocotools'
+        ``use_area=False``, the CrowdPose / mmpose reference), or its ``area`` column whatever
+        the OKS scale (faster-coco-eval's ``use_area=False``). Equal with
+        ``oks_area="annotation"``. Predictions are ranged by their own area (the keypoint
+        extent) either way, as both references do.
 
     Examples
     --------
@@ -88,6 +101,7 @@ class KeypointProtocol(COCOProtocol):
     area_ranges: tuple[tuple[str, float, float], ...] = KEYPOINT_AREA_RANGES
     sigmas: tuple[float, ...] | None = None
     oks_area: str = "annotation"
+    range_area: str = "oks"
 
     @classmethod
     def from_options(
@@ -95,6 +109,7 @@ class KeypointProtocol(COCOProtocol):
         *,
         sigmas: Sequence[float] | np.ndarray | None = None,
         oks_area: str = "annotation",
+        range_area: str = "oks",
         max_dets: Sequence[int] = (20,),
         area_ranges: Mapping[str, Sequence[float]] | None = None,
         **options: Any,
@@ -112,7 +127,11 @@ class KeypointProtocol(COCOProtocol):
             ),
         )
         similarity = OKS(None if sigmas is None else tuple(check_sigmas(sigmas).tolist()), oks_area)
-        return dataclasses.replace(base, sigmas=similarity.sigmas, oks_area=similarity.oks_area)
+        if range_area not in RANGE_AREAS:
+            raise ParameterError(f"range_area: expected 'oks' or 'annotation', got {range_area!r}")
+        return dataclasses.replace(
+            base, sigmas=similarity.sigmas, oks_area=similarity.oks_area, range_area=range_area
+        )
 
     def stat_specs(self) -> tuple[StatSpec, ...]:
         """AP, AP50, AP75, AP per extra area range, AR, AR50, AR75, AR per extra area range."""
@@ -143,6 +162,8 @@ class KeypointProtocol(COCOProtocol):
         pyco = self.compat == "pycocotools"
         groups = Groups.build(gt, pred, use_cats=self.use_cats, max_det=self.max_dets[-1])
         matrices = self.similarity().matrices(gt, pred, groups)
+        # the area ranges see the OKS scale (xtcocotools' use_area=False) unless told otherwise
+        by_oks = self.range_area == "oks" and self.oks_area != "annotation"
         outcome = match_groups(
             gt,
             pred,
@@ -154,6 +175,7 @@ class KeypointProtocol(COCOProtocol):
             # pycocotools: ignore = iscrowd or num_keypoints == 0 (the readers' ignore)
             gt_ignore=gt.crowd | gt.ignore if pyco else gt.crowd | gt.ignore | gt.difficult,
             gt_never_matches=(gt.annotation_id == 0) if pyco else None,
+            gt_area=oks_scale(gt, np.arange(len(gt)), self.oks_area) if by_oks else None,
         )
         return groups, outcome
 
@@ -213,6 +235,7 @@ class KeypointProtocol(COCOProtocol):
             "iou_type": "keypoints",
             "sigmas": None if self.sigmas is None else list(self.sigmas),
             "oks_area": self.oks_area,
+            "range_area": self.range_area,
             "stat_layout": [s.to_dict() for s in specs],
         }
 
@@ -339,12 +362,8 @@ class CrowdPoseProtocol(KeypointProtocol):
 
 
 def _yolo_keypoints(
-    *, iou_thresholds: object = None, stable_ties: bool = False, sigmas: object = None, **bad: Any
+    *, iou_thresholds: object = None, stable_ties: bool = False, sigmas: object = None
 ) -> Any:
-    if bad:
-        raise ParameterError(
-            f"options of protocol 'yolo' (keypoints): unexpected {', '.join(sorted(bad))}"
-        )
     sig = None if sigmas is None else tuple(check_sigmas(sigmas).tolist())
     base = yolo_protocol(iou_thresholds=iou_thresholds, stable_ties=stable_ties)
     return dataclasses.replace(base, similarity=UltralyticsOKS(sig))

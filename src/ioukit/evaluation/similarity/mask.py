@@ -7,7 +7,8 @@ and every group's [P_i, G_i] matrix is filled by one kernel call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -95,69 +96,43 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
         raise DataFormatError(f"{where}: {exc}") from None
 
 
-def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> Any:
-    """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
-
-    lengths = np.zeros(n, dtype=np.int64)
-    heights = np.zeros(n, dtype=np.int64)
-    widths = np.zeros(n, dtype=np.int64)
-    for pos, runs in parts:
-        lengths[pos] = np.diff(runs.offsets)
-        heights[pos] = runs.heights
-        widths[pos] = runs.widths
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    counts = np.empty(int(offsets[-1]), dtype=np.int64)
-    for pos, runs in parts:
-        total = int(runs.offsets[-1] - runs.offsets[0])
-        shift = np.repeat(offsets[pos] - runs.offsets[:-1], np.diff(runs.offsets))
-        counts[np.arange(runs.offsets[0], runs.offsets[0] + total) + shift] = runs.counts[
-            runs.offsets[0] : runs.offsets[-1]
-        ]
-    return masks.RunLengths(counts, offsets, heights, widths)
-
-
-def _mask_runs(
-    ds: Dataset, rows: np.ndarray, where: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Intervals (starts, ends, offsets), boxes, areas and heights of ``ds``'s masks ``rows``.
-
-    Every mask must have its image's size (taken from the first mask where the image table
-    does not know it).
-    """
-
-    segs = ds.segmentation
-    if segs is None:  # pragma: no cover - checked by evaluate_coco
-        raise DataFormatError(f"{where}: no segmentation")
-    img = ds.image_index[rows]
-    heights = ds.images.heights[img]
-    widths = ds.images.widths[img]
-    # single polygons on images of known size: rasterised in one batch per image size;
-    # everything else (RLE dicts, several polygons) as pycocotools' annToRLE, one by one
-    n = len(rows)
+def _slow_runs(
+    segs: tuple[Any, ...],
+    rows: np.ndarray,
+    ks: list[int],
+    heights: np.ndarray,
+    widths: np.ndarray,
+    where: str,
+) -> list[tuple[np.ndarray, masks.RunLengths]]:
+    """Masks ``ks`` (positions in ``rows``) that are not plain compressed RLE dicts: single
+    polygons on images of known size rasterised in one batch per image size, everything else
+    (uncompressed RLE, several polygons, odd dicts) as pycocotools' ``annToRLE``, one by one.
+    Returns ``(positions, runs)`` parts."""
     single: dict[tuple[int, int], list[int]] = {}
     others: list[int] = []
-    for k, (r, h, w) in enumerate(
-        zip(rows.tolist(), heights.tolist(), widths.tolist(), strict=True)
-    ):
-        seg = segs[r]
+    row_list, h_list, w_list = rows.tolist(), heights.tolist(), widths.tolist()
+    for k in ks:
+        seg = segs[row_list[k]]
+        h, w = h_list[k], w_list[k]
         if (
             isinstance(seg, list)
             and len(seg) == 1
             and isinstance(seg[0], list)
-            and not (np.isnan(h) or np.isnan(w))
+            and not (math.isnan(h) or math.isnan(w))
         ):
             single.setdefault((int(h), int(w)), []).append(k)
         else:
             others.append(k)
     parts: list[tuple[np.ndarray, masks.RunLengths]] = []
-    for (h, w), ks in single.items():
+    for (h, w), group in single.items():
         try:
-            runs = masks.polygon_runs([segs[rows[k]][0] for k in ks], h, w, name=where)
+            runs = masks.polygon_runs([segs[row_list[k]][0] for k in group], h, w, name=where)
         except DataFormatError:
-            others.extend(ks)  # the one-by-one path names the bad record
+            others.extend(group)  # the one-by-one path names the bad record
             continue
-        parts.append((np.array(ks, dtype=np.int64), runs))
+        parts.append((np.array(group, dtype=np.int64), runs))
+    if not others:
+        return parts
     others.sort()
     dicts = [
         _rle_of(segs[rows[k]], heights[k], widths[k], f"{where}[{rows[k]}].segmentation")
@@ -169,28 +144,123 @@ def _mask_runs(
         for k, d in zip(others, dicts, strict=True):
             masks.parse_rles([d], name=f"{where}[{rows[k]}].segmentation")
         raise
-    runs = _combine_runs(n, parts)
+    return parts
+
+
+def _mask_runs(
+    ds: Dataset, rows: np.ndarray, where: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Intervals (starts, ends, offsets), boxes, areas and sizes of ``ds``'s masks ``rows``.
+
+    Plain compressed RLE dicts (the COCO results' form) are decoded straight into intervals by
+    the kernels; the rest go through :class:`masks.RunLengths` (see :func:`_slow_runs`). Every
+    mask must have its image's size (taken from the first mask where the image table does not
+    know it).
+    """
+
+    segs = ds.segmentation
+    if segs is None:  # pragma: no cover - checked by evaluate_coco
+        raise DataFormatError(f"{where}: no segmentation")
+    segs = tuple(segs)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    img = ds.image_index[rows]
+    heights = ds.images.heights[img]
+    widths = ds.images.widths[img]
+    n = len(rows)
+    plain = np.zeros(n, dtype=np.uint8)
+    mask_h = np.zeros(n, dtype=np.int64)
+    mask_w = np.zeros(n, dtype=np.int64)
+    rle.plain_rle_sizes(segs, rows, plain, mask_h, mask_w)
+    nint = np.zeros(n, dtype=np.int64)
+    if rle.plain_rle_count(segs, rows, plain, nint) >= 0:
+        plain[:] = 0  # a refused string: the Python path names it and says why
+    parts = _slow_runs(segs, rows, np.flatnonzero(plain == 0).tolist(), heights, widths, where)
+    for pos, runs in parts:
+        mask_h[pos] = runs.heights
+        mask_w[pos] = runs.widths
+        counted = np.empty(len(pos), dtype=np.int64)
+        rle.interval_count(runs.counts, runs.offsets, counted)
+        nint[pos] = counted
     known = ~(np.isnan(heights) | np.isnan(widths))
-    bad = known & ((runs.heights != heights) | (runs.widths != widths))
+    bad = known & ((mask_h != heights) | (mask_w != widths))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise DataFormatError(
             f"{where}[{rows[i]}].segmentation.size: expected the image size "
-            f"[{int(heights[i])}, {int(widths[i])}], got [{runs.heights[i]}, {runs.widths[i]}]"
+            f"[{int(heights[i])}, {int(widths[i])}], got [{mask_h[i]}, {mask_w[i]}]"
         )
-    nint = np.empty(n, dtype=np.int64)
-    rle.interval_count(runs.counts, runs.offsets, nint)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(nint, out=offsets[1:])
     starts = np.empty(int(offsets[-1]), dtype=np.int64)
     ends = np.empty(int(offsets[-1]), dtype=np.int64)
-    rle.interval_fill(runs.counts, runs.offsets, offsets, starts, ends)
+    rle.plain_rle_fill(segs, rows, plain, offsets, starts, ends)
+    for pos, runs in parts:
+        rle.interval_fill(runs.counts, runs.offsets, offsets[pos], starts, ends)
     boxes = np.empty((n, 4), dtype=np.int64)
-    _rle_kernel("mask_boxes")(starts, ends, offsets, runs.heights, boxes)
+    rle.mask_boxes(starts, ends, offsets, mask_h, boxes)
     areas = np.empty(n, dtype=np.int64)
-    rle.area(runs.counts, runs.offsets, areas)
-    sizes = runs.heights * (1 << 32) + runs.widths
+    rle.interval_area(starts, ends, offsets, areas)
+    sizes = mask_h * (1 << 32) + mask_w
     return starts, ends, offsets, boxes, areas, sizes
+
+
+def _check_group_sizes(
+    both: np.ndarray,
+    group_size: np.ndarray,
+    g_count: np.ndarray,
+    kept: np.ndarray,
+    g_sizes: np.ndarray,
+    p_sizes: np.ndarray,
+    g_rows: np.ndarray,
+    p_rows: np.ndarray,
+) -> None:
+    """Refuse a mask of a group (both sides non-empty: ``both``) whose packed size differs
+    from its group's ``group_size``, naming its row; ``g_count`` / ``kept`` masks per group."""
+    g_group = np.repeat(np.arange(len(g_count)), g_count)
+    p_group = np.repeat(np.arange(len(kept)), kept)
+    for group_of, own, label, rows in (
+        (g_group, g_sizes, "annotations", g_rows),
+        (p_group, p_sizes, "results", p_rows),
+    ):
+        wrong = both[group_of] & (own != group_size[group_of])
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            want, got = int(group_size[group_of[i]]), int(own[i])
+            raise DataFormatError(
+                f"{label}[{rows[i]}].segmentation.size: expected the size of the other masks "
+                f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
+                f"[{got >> 32}, {got & 0xFFFFFFFF}]"
+            )
+
+
+def _plain_group_ious(
+    predictions: Dataset,
+    p_kept: np.ndarray,
+    kept: np.ndarray,
+    group_size: np.ndarray,
+    g_runs: tuple[np.ndarray, ...],
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    sub_start: np.ndarray,
+    gt_crowd: np.ndarray,
+    iou_offsets: np.ndarray,
+    iou_values: np.ndarray,
+) -> bool:
+    """Fill ``iou_values`` when every kept prediction is a plain compressed RLE dict of the
+    right size: each group's predictions are decoded by the kernel into a per-thread scratch
+    (no intervals of all predictions at once). False when anything is odd (polygons, sizes
+    that differ, a bad string): then the general path runs and words the error."""
+    segs = predictions.segmentation
+    if segs is None:  # pragma: no cover - checked by matrices
+        return False
+    img = predictions.image_index[p_kept]
+    code = _rle_kernel("group_rle_iou")(
+        tuple(segs), p_kept, np.ascontiguousarray(predictions.images.heights[img]),
+        np.ascontiguousarray(predictions.images.widths[img]), gt_start, gt_end, sub_start,
+        kept, group_size, g_runs[0], g_runs[1], g_runs[2], g_runs[3], g_runs[4], gt_crowd,
+        iou_offsets, iou_values,
+    )  # fmt: skip
+    return bool(code == -1)
 
 
 def _group_mask_ious(
@@ -216,7 +286,6 @@ def _group_mask_ious(
     rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
     needed = rank < max_det
     g_runs = _mask_runs(ground_truth, g_rows, "annotations")
-    p_sub = _mask_runs(predictions, p_rows[needed], "results")
     # kept predictions of a group are contiguous in p_sub: group i starts at sub_start[i]
     sub_start = np.zeros(len(kept), dtype=np.int64)
     np.cumsum(kept[:-1], out=sub_start[1:])
@@ -224,21 +293,14 @@ def _group_mask_ious(
     both = (kept > 0) & (g_count > 0)
     group_size = np.zeros(len(g_count), dtype=np.int64)
     group_size[both] = g_runs[5][gt_start[both]]
-    g_group = np.repeat(np.arange(len(g_count)), g_count)
-    p_group = np.repeat(np.arange(len(kept)), kept)
-    for group_of, own, label, rows in (
-        (g_group, g_runs[5], "annotations", g_rows),
-        (p_group, p_sub[5], "results", p_rows[needed]),
-    ):
-        wrong = both[group_of] & (own != group_size[group_of])
-        if wrong.any():
-            i = int(np.flatnonzero(wrong)[0])
-            want, got = int(group_size[group_of[i]]), int(own[i])
-            raise DataFormatError(
-                f"{label}[{rows[i]}].segmentation.size: expected the size of the other masks "
-                f"of its image, [{want >> 32}, {want & 0xFFFFFFFF}], got "
-                f"[{got >> 32}, {got & 0xFFFFFFFF}]"
-            )
+    p_kept = np.ascontiguousarray(p_rows[needed], dtype=np.int64)
+    if _plain_group_ious(
+        predictions, p_kept, kept, group_size, g_runs, gt_start, gt_end, sub_start,
+        np.ascontiguousarray(gt_crowd), iou_offsets, iou_values,
+    ):  # fmt: skip
+        return iou_values, iou_offsets
+    p_sub = _mask_runs(predictions, p_kept, "results")
+    _check_group_sizes(both, group_size, g_count, kept, g_runs[5], p_sub[5], g_rows, p_rows[needed])
     _rle_kernel("group_mask_iou")(
         gt_start,
         gt_end,
@@ -260,3 +322,179 @@ def _group_mask_ious(
         iou_values,
     )
     return iou_values, iou_offsets
+
+
+# ---- boundary AP: the masks as run lengths, parsed once for the mask IoU and a derived
+# ---- mask (the boundary) of each; the general path (no fused decoding) serves both
+
+
+def _combine_runs(n: int, parts: list[tuple[np.ndarray, Any]]) -> masks.RunLengths:
+    """One batch of ``n`` run-length encodings from parts ``(positions, masks.RunLengths)``."""
+
+    lengths = np.zeros(n, dtype=np.int64)
+    heights = np.zeros(n, dtype=np.int64)
+    widths = np.zeros(n, dtype=np.int64)
+    for pos, runs in parts:
+        lengths[pos] = np.diff(runs.offsets)
+        heights[pos] = runs.heights
+        widths[pos] = runs.widths
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    counts = np.empty(int(offsets[-1]), dtype=np.int64)
+    for pos, runs in parts:
+        total = int(runs.offsets[-1] - runs.offsets[0])
+        shift = np.repeat(offsets[pos] - runs.offsets[:-1], np.diff(runs.offsets))
+        counts[np.arange(runs.offsets[0], runs.offsets[0] + total) + shift] = runs.counts[
+            runs.offsets[0] : runs.offsets[-1]
+        ]
+    return masks.RunLengths(counts, offsets, heights, widths)
+
+
+def _mask_run_lengths(ds: Dataset, rows: np.ndarray, where: str) -> masks.RunLengths:
+    """The run lengths of ``ds``'s masks ``rows``.
+
+    Every mask must have its image's size (taken from the first mask where the image table
+    does not know it).
+    """
+
+    segs = ds.segmentation
+    if segs is None:  # pragma: no cover - checked by evaluate_coco
+        raise DataFormatError(f"{where}: no segmentation")
+    img = ds.image_index[rows]
+    heights = ds.images.heights[img]
+    widths = ds.images.widths[img]
+    n = len(rows)
+    parts = _slow_runs(tuple(segs), rows, list(range(n)), heights, widths, where)
+    runs = _combine_runs(n, parts)
+    known = ~(np.isnan(heights) | np.isnan(widths))
+    bad = known & ((runs.heights != heights) | (runs.widths != widths))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(
+            f"{where}[{rows[i]}].segmentation.size: expected the image size "
+            f"[{int(heights[i])}, {int(widths[i])}], got [{runs.heights[i]}, {runs.widths[i]}]"
+        )
+    return runs
+
+
+MaskIntervals = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Foreground intervals (starts, ends, offsets), boxes, areas and packed sizes of N masks."""
+
+
+def _intervals(runs: masks.RunLengths) -> MaskIntervals:
+    """The interval form the group kernel reads, of every mask of ``runs``."""
+    n = len(runs)
+    nint = np.empty(n, dtype=np.int64)
+    rle.interval_count(runs.counts, runs.offsets, nint)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(nint, out=offsets[1:])
+    starts = np.empty(int(offsets[-1]), dtype=np.int64)
+    ends = np.empty(int(offsets[-1]), dtype=np.int64)
+    rle.interval_fill(runs.counts, runs.offsets, offsets, starts, ends)
+    boxes = np.empty((n, 4), dtype=np.int64)
+    _rle_kernel("mask_boxes")(starts, ends, offsets, runs.heights, boxes)
+    areas = np.empty(n, dtype=np.int64)
+    rle.area(runs.counts, runs.offsets, areas)
+    sizes = runs.heights * (1 << 32) + runs.widths
+    return starts, ends, offsets, boxes, areas, sizes
+
+
+def _group_derived_ious(
+    ground_truth: Dataset,
+    predictions: Dataset,
+    g_rows: np.ndarray,
+    p_rows: np.ndarray,
+    gt_start: np.ndarray,
+    gt_end: np.ndarray,
+    pred_start: np.ndarray,
+    pred_end: np.ndarray,
+    max_det: int,
+    gt_crowd: np.ndarray,
+    *,
+    derived: Callable[[masks.RunLengths], masks.RunLengths] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Mask IoU matrices [P_i, G_i] of every group, flat, and their offsets.
+
+    With ``derived`` (a function of a batch of run lengths to as many masks of the same
+    sizes, e.g. their boundaries), also the plain IoU (no crowd rule) of the derived masks of
+    every pair, laid out as the first; the masks are parsed once for both.
+    """
+    kept = np.minimum(pred_end - pred_start, max_det)
+    g_count = gt_end - gt_start
+    sizes = np.where(g_count > 0, kept * g_count, 0)
+    iou_offsets = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=iou_offsets[1:])
+    # only the first max_det predictions of each group are evaluated: parse only those
+    rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
+    needed = rank < max_det
+    g_masks = _mask_run_lengths(ground_truth, g_rows, "annotations")
+    p_masks = _mask_run_lengths(predictions, p_rows[needed], "results")
+    g_runs = _intervals(g_masks)
+    p_sub = _intervals(p_masks)
+    # kept predictions of a group are contiguous in p_sub: group i starts at sub_start[i]
+    sub_start = np.zeros(len(kept), dtype=np.int64)
+    np.cumsum(kept[:-1], out=sub_start[1:])
+    # one size per group: every kept prediction must have its ground truths' size
+    both = (kept > 0) & (g_count > 0)
+    group_size = np.zeros(len(g_count), dtype=np.int64)
+    group_size[both] = g_runs[5][gt_start[both]]
+    _check_group_sizes(both, group_size, g_count, kept, g_runs[5], p_sub[5], g_rows, p_rows[needed])
+
+    def fill(g: MaskIntervals, p: MaskIntervals, crowd: np.ndarray) -> np.ndarray:
+        values = np.zeros(int(sizes.sum()), dtype=np.float64)
+        _rle_kernel("group_mask_iou")(
+            gt_start,
+            gt_end,
+            sub_start,
+            kept,
+            np.ascontiguousarray(group_size >> 32),
+            *p[:5],
+            *g[:5],
+            np.ascontiguousarray(crowd),
+            iou_offsets,
+            values,
+        )
+        return values
+
+    iou_values = fill(g_runs, p_sub, gt_crowd)
+    if derived is None:
+        return iou_values, iou_offsets, None
+    # the derived masks of the masks in a pair of positive IoU with a regular ground truth
+    # only (the others stand for empty masks: callers take min(IoU, derived IoU) there, and 0
+    # against a crowd it is not read)
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    local = np.arange(len(iou_values), dtype=np.int64) - iou_offsets[group]
+    g_of = g_count[group]
+    gi = gt_start[group] + local % np.maximum(g_of, 1)
+    pi = sub_start[group] + local // np.maximum(g_of, 1)
+    live = (iou_values > 0) & ~np.asarray(gt_crowd, dtype=bool)[gi]
+    g_need = np.zeros(len(g_masks), dtype=bool)
+    g_need[gi[live]] = True
+    p_need = np.zeros(len(p_masks), dtype=bool)
+    p_need[pi[live]] = True
+    no_crowd = np.zeros(len(gt_crowd), dtype=np.asarray(gt_crowd).dtype)
+    extra = fill(
+        _intervals(derived(_emptied(g_masks, g_need))),
+        _intervals(derived(_emptied(p_masks, p_need))),
+        no_crowd,
+    )
+    return iou_values, iou_offsets, extra
+
+
+def _emptied(runs: masks.RunLengths, keep: np.ndarray) -> masks.RunLengths:
+    """``runs`` with every mask not in ``keep`` replaced by the empty mask of its size."""
+    if keep.all():
+        return runs
+    lengths = np.where(keep, np.diff(runs.offsets), 1)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    counts = np.empty(int(offsets[-1]), dtype=np.int64)
+    counts[offsets[:-1][~keep]] = (runs.heights * runs.widths)[~keep]
+    src_len = np.diff(runs.offsets)[keep]
+    src = np.repeat(runs.offsets[:-1][keep] - offsets[:-1][keep], src_len)
+    dst = np.repeat(offsets[:-1][keep], src_len) + (
+        np.arange(int(src_len.sum()), dtype=np.int64)
+        - np.repeat(np.cumsum(src_len) - src_len, src_len)
+    )
+    counts[dst] = runs.counts[dst + src]
+    return masks.RunLengths(counts, offsets, runs.heights, runs.widths)

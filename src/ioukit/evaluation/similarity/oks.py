@@ -44,11 +44,13 @@ __all__ = [
     "OKS",
     "OKS_AREAS",
     "OKS_EPS",
+    "RANGE_AREAS",
     "box_xywh",
     "check_sigmas",
     "concat_keypoints",
     "dataset_keypoints",
     "keypoint_similarity",
+    "oks_scale",
     "streamed_keypoints",
 ]
 
@@ -570,6 +572,47 @@ def box_xywh(ds: Dataset, rows: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([boxes[:, :2], wh], axis=1))
 
 
+RANGE_AREAS = ("oks", "annotation")
+
+
+"""What the keypoint area ranges compare: the OKS scale, or the ``area`` column."""
+
+
+def oks_scale(gt: Dataset, rows: np.ndarray, oks_area: str) -> np.ndarray:
+    """The OKS scale of the ground truths ``rows``: ``area``, or ``h * w * 0.53`` of the box.
+
+    Parameters
+    ----------
+    gt : Dataset
+        Ground truth.
+    rows : ndarray of intp, shape (G,)
+        Rows of ``gt``.
+    oks_area : {"annotation", "box"}
+        See :class:`OKS`.
+
+    Returns
+    -------
+    ndarray of float64, shape (G,)
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> gt = Dataset.from_arrays(ImageTable.from_lists([1], ["a"]),
+    ...                          CategoryTable.from_lists([1], ["person"]),
+    ...                          boxes=[[0, 0, 10, 20]], image_index=[0], category_id=[1],
+    ...                          area=[150.0])
+    >>> oks_scale(gt, np.array([0]), "box").tolist(), oks_scale(gt, np.array([0]), "annotation")
+    ([106.0], array([150.]))
+    """
+    if oks_area != "box":
+        return np.asarray(gt.area[rows], dtype=np.float64)
+    xywh = box_xywh(gt, rows)
+    # faster-coco-eval's / xtcocotools' gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
+    # (xtcocotools' area-range test multiplies w * h first: the same double)
+    scale: np.ndarray = xywh[:, 3] * xywh[:, 2] * 0.53
+    return scale
+
+
 @dataclass(frozen=True, slots=True)
 class OKS:
     """Object keypoint similarity as a similarity of the evaluation pipeline.
@@ -615,8 +658,7 @@ class OKS:
         variances = (check_sigmas(self.sigmas, None if k is None else int(k)) * 2) ** 2
         g_rows = groups.gt_rows
         xywh = box_xywh(gt, g_rows)
-        # "box": faster-coco-eval's gt["bbox"][3] * gt["bbox"][2] * 0.53, in that order
-        area = xywh[:, 3] * xywh[:, 2] * 0.53 if self.oks_area == "box" else gt.area[g_rows]
+        area = np.ascontiguousarray(oks_scale(gt, g_rows, self.oks_area))
         # only the kept predictions (max_dets per group) of groups with ground truth are read
         # (crowded images keep ~1/6 of the results; gathering all cost more than the OKS)
         count = np.where(groups.gt_end > groups.gt_start, groups.kept_count, 0).astype(np.intp)
