@@ -576,3 +576,94 @@ def test_keypoint_sharded_slices_equal_one_process() -> None:
     pred = read_coco_keypoint_results(results, gt)
     merged = _sharded(gt, _shards(pred, 4, 3), "coco", "keypoints", {})
     assert_same_analysis(merged, ioukit.evaluate(gt, pred, iou_type="keypoints"), 3)
+
+
+@pytest.mark.parametrize("options", [{}, {"dilation_ratio": 0.1, "compat": "faster_coco_eval"}])
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 6), n_shards=st.integers(1, 4))
+def test_boundary_merges_bit_for_bit(
+    options: dict[str, Any], seed: int, n_images: int, n_shards: int
+) -> None:
+    """Boundary AP (iou_type="boundary", a COCO variant registered by its similarity) shards
+    as COCO does; its ``dilation_ratio`` is in the merged params as in one process's."""
+    gt, pred = _dataset(seed, n_images, segm=True)
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "coco", "boundary", options)
+    single = ioukit.evaluate(gt, pred, iou_type="boundary", **options)
+    _assert_same(merged, single)
+    assert merged.params["dilation_ratio"] == options.get("dilation_ratio", 0.02)
+    assert merged.summary() == single.summary()
+
+
+def test_boundary_shard_files(tmp_path: Any) -> None:
+    import json
+
+    gt, pred = _dataset(3, 9)
+
+    def rle(box: np.ndarray) -> dict[str, Any]:  # the box's rectangle as a mask
+        mask = np.zeros((1, 24, 24), dtype=bool)
+        x1, y1, x2, y2 = box.astype(int).tolist()
+        mask[0, y1:y2, x1:x2] = True
+        m = ioukit.masks.encode(mask)[0]
+        counts = m["counts"]
+        return {"size": [24, 24], "counts": counts if isinstance(counts, str) else counts.decode()}
+
+    ids = gt.images.ids.tolist()
+    gt_dict = {
+        "images": [{"id": i, "width": 24, "height": 24, "file_name": f"{i}.png"} for i in ids],
+        "categories": [{"id": c, "name": str(c)} for c in gt.categories.ids.tolist()],
+        "annotations": [
+            {
+                "id": j + 1,
+                "image_id": ids[int(gt.image_index[j])],
+                "category_id": int(gt.category_id[j]),
+                "bbox": np.concatenate(
+                    [gt.boxes[j, :2], gt.boxes[j, 2:] - gt.boxes[j, :2]]
+                ).tolist(),
+                "area": float(gt.area[j]),
+                "iscrowd": int(gt.crowd[j]),
+                "segmentation": rle(gt.boxes[j]),
+            }
+            for j in range(len(gt))
+        ],
+    }
+    results = [
+        {
+            "image_id": ids[int(pred.image_index[j])],
+            "category_id": int(pred.category_id[j]),
+            "segmentation": rle(pred.boxes[j]),
+            "score": float(pred.scores[j]),
+        }
+        for j in range(len(pred))
+    ]
+    gt_path = tmp_path / "gt.json"
+    gt_path.write_text(json.dumps(gt_dict))
+    paths = []
+    for s in range(3):
+        path = tmp_path / f"shard{s}.json"
+        path.write_text(json.dumps([r for r in results if r["image_id"] % 3 == s]))
+        paths.append(str(path))
+    read, runner = _prepared(gt_path, "coco", "boundary")
+    partials = [_shard_partial((read, runner), p, p, "boundary") for p in paths]
+    merged = _merge(runner, read, partials, paths, "boundary")
+    single = ioukit.evaluate(str(gt_path), results, iou_type="boundary")
+    assert single.stats["AP"] > 0
+    _assert_same(merged, single)
+
+
+@pytest.mark.parametrize("protocol", ["citypersons", "crowdhuman", "caltech"])
+def test_pedestrian_protocols_are_refused_naming_the_protocol(protocol: str) -> None:
+    """The pedestrian miss-rate protocols do not shard: refused before any work (no cluster
+    is started), naming the protocol; ``sharded_pairs`` does not list them."""
+    from ioukit.distributed import sharded_pairs
+
+    assert not any(p == protocol for p, _ in sharded_pairs())
+    with pytest.raises(ValueError, match="evaluate_sharded supports") as info:
+        ioukit.evaluate_sharded({"images": []}, [], protocol=protocol)
+    message = str(info.value)
+    assert message.startswith("protocol, iou_type: evaluate_sharded supports coco/bbox, ")
+    assert message.endswith(
+        f"got {protocol}/bbox (protocol {protocol!r} with iou_type 'bbox' evaluates in one "
+        "process: ioukit.evaluate)"
+    )
+    assert ("coco", "boundary") in sharded_pairs()

@@ -194,7 +194,9 @@ def _check_can_shard(runner: Any, protocol: str, iou_type: str) -> None:
     if not can_shard(runner):
         raise ParameterError(
             f"protocol, iou_type: evaluate_sharded supports "
-            f"{', '.join(f'{p}/{t}' for p, t in sharded_pairs())}, got {protocol}/{iou_type}"
+            f"{', '.join(f'{p}/{t}' for p, t in sharded_pairs())}, got {protocol}/{iou_type} "
+            f"(protocol {protocol!r} with iou_type {iou_type!r} evaluates in one process: "
+            "ioukit.evaluate)"
         )
     check = getattr(runner, "check_shardable", None)
     if check is not None:  # e.g. LVIS' Fixed AP: a per-class cap over the whole dataset
@@ -547,11 +549,13 @@ def evaluate_sharded(
         Number of worker processes of the local cluster made when ``client`` is None.
     protocol : str
         A protocol that can shard (:func:`sharded_pairs`: every protocol of
-        :func:`ioukit.evaluate` but CrowdPose, DOTA and mmrotate).
-    iou_type : {"bbox", "segm", "keypoints", "rotated", "probiou", "bbox-float32"}
+        :func:`ioukit.evaluate` but CrowdPose, DOTA, mmrotate and the pedestrian protocols
+        ``citypersons``, ``crowdhuman`` and ``caltech``, which are refused naming the protocol).
+    iou_type : {"bbox", "segm", "boundary", "keypoints", "rotated", "probiou", "bbox-float32"}
         Protocol ``"coco"`` takes all of them (keypoints: the shards are COCO keypoint results;
-        rotated/probiou: Datasets with a ``rotated`` column), ``"yolo"`` bbox, keypoints,
-        rotated and probiou, ``"lvis"`` bbox and segm; the others ``"bbox"``.
+        rotated/probiou: Datasets with a ``rotated`` column; boundary: boundary AP, as segm
+        results), ``"yolo"`` bbox, keypoints, rotated and probiou, ``"lvis"`` bbox and segm;
+        the others ``"bbox"``.
     **options
         Protocol options, as for :func:`ioukit.evaluate`.
 

@@ -438,10 +438,8 @@ def _declared_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:
     if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
         return named
     owner, method = getattr(factory, "__self__", None), getattr(factory, "__name__", "")
-    base = next(
-        (b for b in owner.__mro__[1:] if method in vars(b)) if isinstance(owner, type) else (),
-        None,
-    )
+    bases = owner.__mro__[1:] if isinstance(owner, type) else ()
+    base = next((b for b in bases if method in vars(b)), None)
     inherited = None if base is None else _declared_options(getattr(base, method))
     if inherited is None:
         return None
