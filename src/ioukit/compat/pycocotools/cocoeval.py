@@ -926,6 +926,15 @@ def _result_columns(
     return cols, (img_pos[rows], results.category_id[rows])
 
 
+def _reads(p: Params) -> str:
+    """The Dataset column ``p.iouType``'s similarity reads; raises ``_Fallback`` for a type
+    the compiled run does not take."""
+    reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
+    if reads not in ("boxes", "segmentation", "keypoints"):
+        raise _Fallback
+    return reads
+
+
 def _checked(p: Params) -> tuple[np.ndarray, np.ndarray, list[int], list[Any], Any, Any]:
     """``p``'s IoU and recall thresholds, max-dets, area ranges, image and category ids as
     the compiled pipeline takes them; raises ``_Fallback`` where it cannot take them."""
@@ -968,9 +977,9 @@ def _compiled_run(
     columns the pycocotools dicts can be rebuilt from (``gt``, ``dt``: (columns, (image
     positions, category ids)); ``images``: height and width, segm only).
     Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
-    reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
-    if coco_gt is None or coco_dt is None or reads not in ("boxes", "segmentation", "keypoints"):
+    if coco_gt is None or coco_dt is None:
         raise _Fallback
+    reads = _reads(p)
     img_ids, cat_ids = list(p.imgIds), list(p.catIds)
     _, _, _, _, image_ids, category_ids = _checked(p)
     gt_rows, gt_pos, gt_cat = _rows(
@@ -1001,9 +1010,7 @@ def _run_columns(
     category ids)), in :func:`_rows`' order; ``size`` each image's dict (``height``,
     ``width``, may be empty). Raises ``_Fallback`` where only the Python stages reproduce
     pycocotools."""
-    reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
-    if reads not in ("boxes", "segmentation", "keypoints"):
-        raise _Fallback
+    reads = _reads(p)
     img_ids, cat_ids = list(p.imgIds), list(p.catIds)
     iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids = _checked(p)
     nan = float("nan")
