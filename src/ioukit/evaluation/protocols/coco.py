@@ -481,7 +481,7 @@ class COCOProtocol:
         return tuple(rows)
 
 
-register_protocol("coco", COCOProtocol.from_options, iou_types=None)
+register_protocol("coco", COCOProtocol.from_options, iou_types=None, traits=("error_analysis",))
 
 
 def evaluate_coco(

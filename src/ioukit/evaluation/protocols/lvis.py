@@ -793,4 +793,6 @@ def lvis_box_area(raw: np.ndarray, box_format: str, xyxy: np.ndarray) -> np.ndar
     return np.asarray((xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1]))
 
 
-register_protocol("lvis", LVISProtocol.from_options, iou_types=("bbox", "segm"))
+register_protocol(
+    "lvis", LVISProtocol.from_options, iou_types=("bbox", "segm"), traits=("federated",)
+)

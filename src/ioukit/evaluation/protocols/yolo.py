@@ -159,7 +159,12 @@ def yolo_protocol(*, iou_thresholds: object = None, stable_ties: bool = False) -
     return YOLOProtocol(thr, bool(stable_ties))
 
 
-register_protocol("yolo", yolo_protocol, iou_types=("bbox", "rotated", "probiou", "keypoints"))
+register_protocol(
+    "yolo",
+    yolo_protocol,
+    iou_types=("bbox", "rotated", "probiou", "keypoints"),
+    traits=("unlisted_classes",),
+)
 
 
 DEFAULT_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
