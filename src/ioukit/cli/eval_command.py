@@ -42,6 +42,8 @@ from ioukit.cli._select import missing_as, read_image_ids, select, table_rows
 from ioukit.engine import evaluate
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import (
+    make_protocol,
+    protocol_has,
     protocol_iou_types,
     protocol_names,
     protocol_takes,
@@ -413,8 +415,11 @@ def _run(args: argparse.Namespace) -> int:
     plan.add_file("--per-image", _file(per_image_path))
     plan.add_file("--html", getattr(args, "html", None))
     plan.add_file("--label-errors", getattr(args, "label_errors", None))
-    if getattr(args, "errors", False) and args.protocol != "coco":
-        raise ParameterError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
+    if getattr(args, "errors", False) and not protocol_has(args.protocol, "error_analysis"):
+        raise ParameterError(
+            f"--errors: expected --protocol {_having('error_analysis')}, got --protocol "
+            f"{args.protocol}"
+        )
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
     # evaluation's own match or rematch with its similarity (EvaluationResult._similarity)
     if args.plots is not None:
@@ -424,38 +429,34 @@ def _run(args: argparse.Namespace) -> int:
     unknowns = Unknowns() if args.skip_unknown else None
     lvis_gt: Any = None
     if args.fixed_ap and not protocol_takes(args.protocol, "fixed_ap"):
-        raise ParameterError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
-    if args.protocol == "lvis" and args.plots is not None:  # the curves would match again
         raise ParameterError(
-            "--plots: not available with --protocol lvis yet (the figures would match again "
-            "without LVIS's federated filter); --per-image reads the LVIS match"
+            f"--fixed-ap: expected --protocol {_taking('fixed_ap')}, got {args.protocol}"
+        )
+    federated = protocol_has(args.protocol, "federated")
+    if federated and args.plots is not None:  # the curves would match again
+        raise ParameterError(
+            f"--plots: not available with --protocol {args.protocol} yet (the figures would "
+            "match again without its federated filter); --per-image reads its match"
         )
     iou_type = args.iou_type or protocol_iou_types(args.protocol)[0]
     args.iou_type = iou_type  # the readers below ask the namespace
-    keypoints = similarity_input(iou_type) == "keypoints"
     # the evaluation flags as the protocol's own options, refused by the protocol as
     # ioukit.evaluate would refuse them (before any file is read)
     options: dict[str, Any] = protocol_options(args, args.protocol, iou_type)
     if args.workers is not None:
         return _report_sharded(args, plan, evaluate_shards(args, options), on_stdout)
+    reader = _READERS.get(similarity_input(iou_type) or "", _read_boxes)
+    keypoints = reader is _read_keypoints
     with enabled_progress(progress_enabled(args)):
-        if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
+        if federated:  # LVIS JSON: federated labels and frequency groups
             if args.skip_unknown:
-                raise ParameterError("--protocol lvis: --skip-unknown is not supported")
+                raise ParameterError(f"--protocol {args.protocol}: --skip-unknown is not supported")
             segm = similarity_input(iou_type) == "segmentation"
             lvis_gt = read_lvis_ground_truth(args.gt, keep_segmentation=segm)
             gt = lvis_gt.dataset
             pred = read_lvis_results(args.pred, lvis_gt, iou_type=iou_type)
-        elif keypoints:
-            options.update(keypoint_options(args))
-            gt, pred, extra = read_keypoint_args(args)
-            options.update(extra)
-        elif args.sigmas is not None or args.oks_area is not None:
-            raise ParameterError("--sigmas, --oks-area: need --iou-type keypoints")
-        elif similarity_input(iou_type) == "segmentation":
-            gt, pred = read_segm_args(args)
         else:
-            gt, pred = read_pair_args(args, unknowns=unknowns)
+            gt, pred = reader(args, options, unknowns)
     gt, pred = _selected(args, gt, pred, lvis=lvis_gt is not None)
     if lvis_gt is not None:
         result = evaluate(
@@ -471,7 +472,7 @@ def _run(args: argparse.Namespace) -> int:
     # LVIS's cap of 300 per image (Fixed AP: none). --quiet hides them, not the exit status
     # they give (#23 item 24)
     lvis = lvis_gt is not None
-    outcome = result.outcome if iou_type == "bbox" and not lvis else None
+    outcome = result.outcome if similarity_input(iou_type) == "boxes" and not lvis else None
     cap = {"max_dets": 10**9 if args.fixed_ap else 300} if lvis else {}
     findings = tuple(diagnose(gt, pred, unknowns=unknowns, outcome=outcome, **cap))
     if findings and not args.quiet:
@@ -562,6 +563,65 @@ def _run(args: argparse.Namespace) -> int:
     if args.plots and not args.quiet:
         print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
+
+
+def _read_keypoints(
+    args: argparse.Namespace, options: dict[str, Any], unknowns: Any
+) -> tuple[Any, Any]:
+    """Keypoint ground truth and predictions (COCO keypoints JSON, Ultralytics pose labels);
+    ``options`` gains the keypoint options (sigmas, OKS area, CrowdPose's crowd index)."""
+    options.update(keypoint_options(args))
+    gt, pred, extra = read_keypoint_args(args)
+    options.update(extra)
+    return gt, pred
+
+
+def _no_keypoint_options(args: argparse.Namespace) -> None:
+    if args.sigmas is not None or args.oks_area is not None:
+        raise ParameterError(f"--sigmas, --oks-area: need --iou-type {_reading('keypoints')}")
+
+
+def _read_masks(
+    args: argparse.Namespace, options: dict[str, Any], unknowns: Any
+) -> tuple[Any, Any]:
+    """Ground truth and predictions with their masks (COCO JSON ``segmentation``)."""
+    _no_keypoint_options(args)
+    return read_segm_args(args)
+
+
+def _read_boxes(
+    args: argparse.Namespace, options: dict[str, Any], unknowns: Any
+) -> tuple[Any, Any]:
+    """Boxes (axis-aligned or oriented) in any file format; a protocol with its own ground
+    truth reader (CityPersons' heights and visibilities) reads ``--gt`` with it, as
+    :func:`ioukit.evaluate` does."""
+    _no_keypoint_options(args)
+    protocol = make_protocol(args.protocol, iou_type=args.iou_type, **options)
+    own_reader = getattr(protocol, "read_ground_truth", None)
+    if own_reader is None:
+        return read_pair_args(args, unknowns=unknowns)
+    gt = own_reader(args.gt)
+    return gt, read_predictions_arg(args, gt, unknowns=unknowns)
+
+
+_READERS = {"keypoints": _read_keypoints, "segmentation": _read_masks}
+"""The reader of each Dataset column a similarity compares (``similarity_input``); the
+others (boxes, oriented boxes) are read by :func:`_read_boxes`."""
+
+
+def _reading(column: str) -> str:
+    """The similarities that compare Dataset column ``column``, for messages."""
+    return " or ".join(n for n in similarity_names() if similarity_input(n) == column)
+
+
+def _having(trait: str) -> str:
+    """The protocols that declare ``trait``, for messages."""
+    return " or ".join(n for n in protocol_names() if protocol_has(n, trait))
+
+
+def _taking(option: str) -> str:
+    """The protocols that take ``option``, for messages."""
+    return " or ".join(n for n in protocol_names() if protocol_takes(n, option))
 
 
 def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, on_stdout: str | None) -> int:
