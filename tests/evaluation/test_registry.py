@@ -60,6 +60,7 @@ def test_traits_are_declared_capabilities() -> None:
         "error_analysis": ["coco"],
         "unlisted_classes": ["yolo"],
         "federated": ["lvis"],
+        "own_files": ["panoptic"],
     }
     with pytest.raises(ParameterError, match="trait: expected one of error_analysis"):
         protocol_has("coco", "tide")

@@ -16,7 +16,19 @@ flag                   API option                           e.g.
                        integer where it takes one)
 ``--area-ranges``      ``area_ranges``                      ``small=0:1024,large=9216:inf``
 ``--class-agnostic``   ``use_cats=False``
+``--dilation-ratio``   ``dilation_ratio`` (boundary AP)     ``0.02``
+``--compat``           ``compat`` (boundary AP: the tool    ``faster_coco_eval``,
+                       reproduced; coco: ``pycocotools``;   ``ultrafast``
+                       dota / mmrotate)
+``--range-area``       ``range_area`` (keypoints: area      ``annotation``
+                       ranges by the OKS scale or the
+                       annotation's ``area``)
 =====================  ===================================  =========================
+
+Which protocol takes which option is the protocol's declaration
+(:func:`ioukit.evaluation.registry.protocol_options`): adding a flag here is one line of
+:data:`FLAG_OPTIONS` and one ``add_argument``; the refusals and the value checks are the
+protocol's.
 
 Examples
 --------
@@ -40,7 +52,14 @@ import numpy as np
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import make_protocol
 
-__all__ = ["FLAG_OPTIONS", "area_ranges", "float_list", "int_list", "protocol_options"]
+__all__ = [
+    "FLAG_OPTIONS",
+    "area_ranges",
+    "finite_number",
+    "float_list",
+    "int_list",
+    "protocol_options",
+]
 
 
 def _items(text: str) -> list[str]:
@@ -82,6 +101,21 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def finite_number(text: str) -> float:
+    """One finite number (``--dilation-ratio 0.02``).
+
+    >>> finite_number("0.05")
+    0.05
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
 def area_ranges(text: str) -> dict[str, tuple[float, float]]:
     """``"small=0:1024,medium=1024:9216"``: NAME=LOW:HIGH pairs (``inf`` for no bound)."""
     ranges: dict[str, tuple[float, float]] = {}
@@ -109,6 +143,9 @@ FLAG_OPTIONS: tuple[tuple[str, str, str, Callable[[Any], Any] | None, str | None
     ("--max-dets", "max_dets", "max_dets", None, "max_dets"),
     ("--area-ranges", "area_ranges", "area_ranges", None, None),
     ("--class-agnostic", "class_agnostic", "use_cats", lambda on: not on, None),
+    ("--dilation-ratio", "dilation_ratio", "dilation_ratio", None, None),
+    ("--compat", "compat", "compat", None, None),
+    ("--range-area", "range_area", "range_area", None, None),
 )
 """(flag, argparse dest, API option, value transform, option for a single value)."""
 
@@ -118,6 +155,10 @@ def _shown(value: Any) -> str:
         return ",".join(f"{k}={lo:g}:{hi:g}" for k, (lo, hi) in value.items())
     if isinstance(value, list):
         return ",".join(f"{v:g}" for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str):
+        return value
     return ""
 
 

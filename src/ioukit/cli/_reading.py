@@ -383,7 +383,7 @@ def input_paths(args: argparse.Namespace) -> list[str]:
     The reading options, the files a ``--pred`` glob expands to, and what the readers find by
     themselves next to a folder (``classes.txt``, ``data.yaml``, an ``images/`` sibling).
     """
-    names = ("gt", "pred", "classes", "images")
+    names = ("gt", "pred", "classes", "images", "gt_masks", "pred_masks")
     given = [str(getattr(args, n)) for n in names if getattr(args, n, None) is not None]
     found: list[str] = []
     for path in given:

@@ -18,7 +18,13 @@ import numpy as np
 from ioukit.analysis.diagnostics import diagnose
 from ioukit.cli import COMMANDS
 from ioukit.cli._keypoints import add_keypoint_arguments, keypoint_options, read_keypoint_args
-from ioukit.cli._options import area_ranges, float_list, int_list, protocol_options
+from ioukit.cli._options import (
+    area_ranges,
+    finite_number,
+    float_list,
+    int_list,
+    protocol_options,
+)
 from ioukit.cli._outputs import OutputPlan
 from ioukit.cli._reading import (
     FORMAT_CHOICES,
@@ -132,6 +138,26 @@ def add_protocol_option_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="match predictions to ground truth of any class (pycocotools useCats=0; coco)",
     )
+    group.add_argument(
+        "--dilation-ratio",
+        type=finite_number,
+        metavar="X",
+        help="--iou-type boundary: the boundary's width as a fraction of the image diagonal "
+        "(default 0.02, as boundary-iou-api)",
+    )
+    group.add_argument(
+        "--compat",
+        metavar="TOOL",
+        help="reproduce another tool where the protocol has the switch: --iou-type boundary: "
+        "faster_coco_eval or ultrafast (default: boundary-iou-api); coco: pycocotools; "
+        "dota/mmrotate: devkit",
+    )
+    group.add_argument(
+        "--range-area",
+        metavar="WHICH",
+        help="--iou-type keypoints: area ranges by the OKS scale ('oks', default; xtcocotools) "
+        "or the annotation's area ('annotation'; faster-coco-eval)",
+    )
 
 
 def _conf(text: str) -> float:
@@ -221,6 +247,20 @@ def register(subparsers: Any) -> None:
         "'segmentation' fields; keypoints: OKS of COCO keypoints or Ultralytics pose labels; "
         "rotated: exact IoU of oriented boxes (DOTA, YOLO OBB files); probiou: Ultralytics' "
         "Gaussian approximation",
+    )
+    masks = parser.add_argument_group(
+        "files of their own (--protocol panoptic: COCO panoptic JSON files and their PNGs)"
+    )
+    masks.add_argument(
+        "--gt-masks",
+        metavar="DIR",
+        help="folder of the ground truth's PNG id maps (default: the --gt path without .json, "
+        "as panopticapi)",
+    )
+    masks.add_argument(
+        "--pred-masks",
+        metavar="DIR",
+        help="folder of the predictions' PNG id maps (default: the --pred path without .json)",
     )
     add_protocol_option_arguments(parser)
     add_selection_arguments(parser)
@@ -415,6 +455,14 @@ def _run(args: argparse.Namespace) -> int:
     plan.add_file("--per-image", _file(per_image_path))
     plan.add_file("--html", getattr(args, "html", None))
     plan.add_file("--label-errors", getattr(args, "label_errors", None))
+    if protocol_has(args.protocol, "own_files"):  # panoptic: JSON files and PNG folders
+        return _run_own_files(args, plan, on_stdout)
+    for option, value in (("--gt-masks", args.gt_masks), ("--pred-masks", args.pred_masks)):
+        if value is not None:
+            raise ParameterError(
+                f"{option}: expected --protocol {_having('own_files')} (its PNG folders), got "
+                f"--protocol {args.protocol}"
+            )
     if getattr(args, "errors", False) and not protocol_has(args.protocol, "error_analysis"):
         raise ParameterError(
             f"--errors: expected --protocol {_having('error_analysis')}, got --protocol "
@@ -563,6 +611,73 @@ def _run(args: argparse.Namespace) -> int:
     if args.plots and not args.quiet:
         print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
+
+
+_NOT_WITH_OWN_FILES = (
+    ("--plots", "plots"),
+    ("--html", "html"),
+    ("--errors", "errors"),
+    ("--per-image", "per_image"),
+    ("--label-errors", "label_errors"),
+    ("--workers", "workers"),
+    ("--skip-unknown", "skip_unknown"),
+    ("--classes-only", "classes_only"),
+    ("--image-ids", "image_ids"),
+    ("--conf", "conf"),
+    ("--image-size", "image_size"),
+    ("--images", "images"),
+    ("--classes", "classes"),
+    ("--txt-box-format", "txt_box_format"),
+    ("--voc-one-based", "voc_one_based"),
+    ("--fixed-ap", "fixed_ap"),
+    ("--sigmas", "sigmas"),
+    ("--oks-area", "oks_area"),
+    ("--html-bootstrap", "html_bootstrap"),
+    ("--all-plots", "all_plots"),
+)
+"""Options of the Dataset route that a protocol evaluating its own files has no use for."""
+
+
+def _run_own_files(args: argparse.Namespace, plan: OutputPlan, on_stdout: str | None) -> int:
+    """``--protocol panoptic``: the protocol evaluates its files (each side's JSON and PNG
+    folder) and gives its rows and JSON document; the same outputs as the other protocols
+    (text report, ``--json``, ``--csv``, ``--format json``, ``-`` for stdout)."""
+    for flag, dest in _NOT_WITH_OWN_FILES:
+        if getattr(args, dest, None) not in (None, False, 0):
+            raise ParameterError(
+                f"{flag}: not available with --protocol {args.protocol} (it evaluates its own "
+                "files: --gt, --pred, --gt-masks, --pred-masks)"
+            )
+    for flag, value in (("--gt-format", args.gt_format), ("--pred-format", args.pred_format)):
+        if value != "auto":
+            raise ParameterError(
+                f"{flag} {value}: not available with --protocol {args.protocol} (it reads COCO "
+                "panoptic JSON files and their PNGs)"
+            )
+    iou_type = args.iou_type or protocol_iou_types(args.protocol)[0]
+    options = protocol_options(args, args.protocol, iou_type)
+    protocol = make_protocol(args.protocol, iou_type=iou_type, **options)
+    result = protocol.evaluate_files(
+        args.gt, args.pred, gt_folder=args.gt_masks, pred_folder=args.pred_masks
+    )
+    document = protocol.document(result)
+    rows = protocol.rows(result)
+    if args.hide_empty:  # a category without a TP, FP or FN
+        rows = [r for r in rows if r.get("tp") or r.get("fp") or r.get("fn")]
+    shown = table_rows(rows, sort=args.sort)
+    text = json_text({**document, "per_class": shown})
+    with plan:
+        if _file(args.json) is not None:
+            plan.write_text("--json", text)
+        if _file(args.csv) is not None:
+            plan.write_bytes("--csv", csv_bytes(shown))
+    if on_stdout == "--csv":
+        say(csv_bytes(shown).decode("utf-8").rstrip("\n"))
+    elif on_stdout is not None:
+        say(text.rstrip("\n"))
+    else:
+        say(f"{result.summary()}\n\n{per_class_table(shown)}")
+    return 0
 
 
 def _read_keypoints(

@@ -76,6 +76,7 @@ PROTOCOL_MODULES: dict[str, str] = {
     "caltech": _P + "pedestrian",
     "citypersons": _P + "pedestrian",
     "crowdhuman": _P + "pedestrian",
+    "panoptic": _P + "panoptic",
 }
 """Protocol name -> the module that registers it (imported on first use)."""
 
@@ -102,6 +103,9 @@ TRAITS: dict[str, str] = {
     "federated": "its ground truth carries per-image label lists (LVIS's negative and "
     "not-exhaustive classes): read by its own reader, no class or image selection, no figures "
     "from a rematch",
+    "own_files": "it evaluates files of its own (evaluate_files: each side's file and folder, "
+    "COCO panoptic JSON and PNGs), not a Dataset pair; rows() and document() give its table and "
+    "JSON",
 }
 """The capabilities a protocol may declare (``register_protocol(..., traits=...)``), asked
 with :func:`protocol_has` by the callers that would otherwise compare protocol names."""
