@@ -290,7 +290,8 @@ def register(subparsers: Any) -> None:
         metavar="OUT",
         help="write a self-contained HTML report (curves, confusion, calibration, label-error "
         "candidates, boxes; with --images: the images, found by file stem, embedded when "
-        "Pillow is installed; COCO/VOC ground truth too)",
+        "Pillow is installed; COCO/VOC ground truth too); '-': print it on stdout instead of "
+        "the text report",
     )
     parser.add_argument(
         "--html-bootstrap",
@@ -453,8 +454,19 @@ def _run(args: argparse.Namespace) -> int:
     plan.add_folder("--plots", args.plots)
     per_image_path = getattr(args, "per_image", None)
     plan.add_file("--per-image", _file(per_image_path))
-    plan.add_file("--html", getattr(args, "html", None))
+    html_path = _file(getattr(args, "html", None))
+    plan.add_file("--html", html_path)
     plan.add_file("--label-errors", getattr(args, "label_errors", None))
+    bootstrap = getattr(args, "html_bootstrap", 0)
+    if bootstrap < 0:
+        raise ParameterError(
+            f"--html-bootstrap {bootstrap}: expected a number of replicates >= 0, got {bootstrap}"
+        )
+    if bootstrap and getattr(args, "html", None) is None:
+        raise ParameterError(
+            f"--html-bootstrap {bootstrap}: expected --html too (the intervals are a section "
+            "of the HTML report), got no --html"
+        )
     if protocol_has(args.protocol, "own_files"):  # panoptic: JSON files and PNG folders
         return _run_own_files(args, plan, on_stdout)
     for option, value in (("--gt-masks", args.gt_masks), ("--pred-masks", args.pred_masks)):
@@ -512,6 +524,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
+    _table(args, result.per_class)  # a bad --sort is refused before any note or output
     note = sizes_note(gt)
     if note and not args.quiet:
         print(note, file=sys.stderr)
@@ -545,6 +558,7 @@ def _run(args: argparse.Namespace) -> int:
         if (calibrated := result.calibration(if_available=True)) is not None:
             document["calibration"] = calibrated.to_dict()
         document_text = json_text(document)
+    page = ""  # the --html page
     with plan:
         if document_text is not None and json_path is not None:
             plan.write_text("--json", document_text)
@@ -560,11 +574,12 @@ def _run(args: argparse.Namespace) -> int:
             page = html_text(
                 result,
                 images=args.images,
-                output=args.html,
+                output=html_path,
                 errors=args.errors,
                 bootstrap=args.html_bootstrap,
             )
-            plan.write_text("--html", page)
+            if html_path is not None:
+                plan.write_text("--html", page)
         if args.plots:
             from ioukit.plots import write_plots
 
@@ -580,6 +595,8 @@ def _run(args: argparse.Namespace) -> int:
             say(document_text.rstrip("\n"))
         elif on_stdout == "--csv":
             say(csv_bytes(_table(args, result.per_class, csv=True)).decode("utf-8").rstrip("\n"))
+        elif on_stdout == "--html":
+            say(page.rstrip("\n"))
         else:
             assert per_image_table is not None
             say(csv_bytes(per_image_table.rows()).decode("utf-8").rstrip("\n"))
@@ -774,7 +791,12 @@ def stdout_output(args: argparse.Namespace) -> str | None:
     >>> stdout_output(argparse.Namespace(json=None, csv="-", per_image=None, format="text"))
     '--csv'
     """
-    given = (("--json", args.json), ("--csv", args.csv), ("--per-image", args.per_image))
+    given = (
+        ("--json", args.json),
+        ("--csv", args.csv),
+        ("--per-image", args.per_image),
+        ("--html", getattr(args, "html", None)),
+    )
     dashes = [option for option, value in given if value == "-"]
     if args.format == "json" and "--json" not in dashes:
         dashes.insert(0, "--format json")
