@@ -131,3 +131,17 @@ def test_bad_files_give_the_apis_one_line(
         assert not out.exists()  # no partial output
     assert "setup 'Reasonable'" in _api_error(tmp_path / "gt.json", pred, "citypersons")
     assert "bad.odgt:2" in _api_error(bad_odgt, pred, "crowdhuman")
+
+
+@pytest.mark.parametrize("sampling", ["pedestron", "caltech", "brambox"])
+def test_setups_and_sampling_flags_are_the_api_options(
+    files: tuple[Path, Path], sampling: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt, pred = files
+    setups = ["Reasonable_small", "All"]
+    expected = ioukit.evaluate(gt, pred, protocol="citypersons", setups=setups, sampling=sampling)
+    argv = ["--gt", str(gt), "--pred", str(pred), "--protocol", "citypersons", "--format", "json"]
+    code, out, _ = _cli([*argv, "--setups", ",".join(setups), "--sampling", sampling], capsys)
+    assert code == 0
+    assert json.loads(out)["stats"] == expected.stats
+    assert list(expected.stats) == setups

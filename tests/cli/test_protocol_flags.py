@@ -108,3 +108,19 @@ def test_bad_values_are_one_line(
         _error(["--gt", str(GT), "--pred", str(SEGM), *extra, "--json", str(out)], capsys) == line
     )
     assert not out.exists()
+
+
+def test_every_declared_option_has_a_flag_or_a_reason() -> None:
+    """A protocol option (``registry.protocol_options``, variants included) is a flag of
+    ``FLAG_OPTIONS`` or listed in ``NOT_FLAGS`` with its reason: a new option cannot be left
+    without either."""
+    from ioukit.cli._options import FLAG_OPTIONS, NOT_FLAGS
+    from ioukit.evaluation.registry import protocol_iou_types, protocol_names, protocol_options
+
+    declared: set[str] = set()
+    for name in protocol_names():
+        for iou_type in protocol_iou_types(name):
+            declared |= set(protocol_options(name, iou_type=iou_type) or ())
+    flagged = {api for _, _, api, _, _ in FLAG_OPTIONS} | {s for *_, s in FLAG_OPTIONS if s}
+    assert declared - flagged == set(NOT_FLAGS), sorted(declared - flagged ^ set(NOT_FLAGS))
+    assert not set(NOT_FLAGS) & flagged

@@ -23,6 +23,7 @@ from ioukit.cli._options import (
     finite_number,
     float_list,
     int_list,
+    name_list,
     protocol_options,
 )
 from ioukit.cli._outputs import OutputPlan
@@ -151,6 +152,19 @@ def add_protocol_option_arguments(parser: argparse.ArgumentParser) -> None:
         help="reproduce another tool where the protocol has the switch: --iou-type boundary: "
         "faster_coco_eval or ultrafast (default: boundary-iou-api); coco: pycocotools; "
         "dota/mmrotate: devkit",
+    )
+    group.add_argument(
+        "--setups",
+        type=name_list,
+        metavar="NAMES",
+        help="caltech/citypersons/crowdhuman: the setups evaluated (e.g. Reasonable,All; "
+        "default: the protocol's own list)",
+    )
+    group.add_argument(
+        "--sampling",
+        metavar="HOW",
+        help="caltech/citypersons/crowdhuman: how MR-2 samples the curve: pedestron, caltech "
+        "or brambox (default: the protocol's reference)",
     )
     group.add_argument(
         "--range-area",
