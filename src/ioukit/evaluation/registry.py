@@ -107,8 +107,10 @@ TRAITS: dict[str, str] = {
     "COCO panoptic JSON and PNGs), not a Dataset pair; rows() and document() give its table and "
     "JSON",
 }
-"""The capabilities a protocol may declare (``register_protocol(..., traits=...)``), asked
-with :func:`protocol_has` by the callers that would otherwise compare protocol names."""
+"""The capabilities a protocol may declare, asked with :func:`protocol_has` by the callers
+that would otherwise compare protocol names. A protocol declares one with a true class
+attribute of that name (``federated: ClassVar[bool] = True``), as a similarity declares the
+column it ``reads``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +191,6 @@ def check_pair(gt: Dataset, pred: Dataset) -> None:
 _PROTOCOLS: dict[str, tuple[Callable[..., EvaluationProtocol], tuple[str, ...] | None]] = {}
 _VARIANTS: dict[tuple[str, str], Callable[..., EvaluationProtocol]] = {}
 _SIMILARITIES: dict[str, Callable[..., Similarity]] = {}
-_TRAITS: dict[str, frozenset[str]] = {}
 
 
 def _check_name(name: object, table: dict[Any, Any], replace: bool) -> None:
@@ -205,7 +206,6 @@ def register_protocol(
     /,
     *,
     iou_types: Sequence[str] | None = ("bbox",),
-    traits: Sequence[str] = (),
     replace: bool = False,
 ) -> None:
     """Make ``protocol=name`` build ``factory(**options)``.
@@ -219,8 +219,6 @@ def register_protocol(
     iou_types : sequence of str or None
         Similarities the protocol accepts (the first is its own); None accepts every registered
         one.
-    traits : sequence of str
-        Capabilities of :data:`TRAITS` the protocol has (:func:`protocol_has`).
     replace : bool
         Allow replacing an existing registration.
 
@@ -234,11 +232,7 @@ def register_protocol(
     if isinstance(name, str):
         _provide_protocol(name)
     _check_name(name, _PROTOCOLS, replace)
-    unknown = sorted(set(traits) - set(TRAITS))
-    if unknown:
-        raise ParameterError(f"traits: expected names of {', '.join(TRAITS)}, got {unknown[0]!r}")
     _PROTOCOLS[name] = (factory, None if iou_types is None else tuple(iou_types))
-    _TRAITS[name] = frozenset(traits)
 
 
 def register_variant(
@@ -380,63 +374,6 @@ def protocol_takes(name: str, option: str) -> bool:
     return option in parameters and parameters[option].kind is not inspect.Parameter.VAR_KEYWORD
 
 
-def protocol_has(name: str, trait: str) -> bool:
-    """Whether protocol ``name`` declares the capability ``trait`` (a key of :data:`TRAITS`).
-
-    Callers ask this instead of comparing protocol names: ``--errors`` asks
-    ``"error_analysis"``, the LVIS route ``"federated"``.
-
-    Raises
-    ------
-    ParameterError
-        An unknown protocol or trait.
-
-    Examples
-    --------
-    >>> protocol_has("coco", "error_analysis"), protocol_has("voc07", "error_analysis")
-    (True, False)
-    >>> protocol_has("yolo", "unlisted_classes"), protocol_has("lvis", "federated")
-    (True, True)
-    """
-    if trait not in TRAITS:
-        raise ParameterError(f"trait: expected one of {', '.join(TRAITS)}, got {trait!r}")
-    protocol_iou_types(name)  # registers it, or names the unknown protocol
-    return trait in _TRAITS.get(name, frozenset())
-
-
-def _declared_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:
-    """The keyword parameters of ``factory``; None when it declares none and takes any."""
-    params = inspect.signature(factory).parameters.values()
-    named = tuple(
-        p.name
-        for p in params
-        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    )
-    if not named and any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    return named
-
-
-def protocol_options(name: str, /, *, iou_type: str | None = None) -> tuple[str, ...] | None:
-    """The options protocol ``name`` declares (for ``iou_type``'s variant where it has one):
-    its factory's keyword parameters; None when the factory takes any keyword.
-
-    Examples
-    --------
-    >>> protocol_options("voc10")
-    ('iou_threshold', 'pixel_inclusive', 'strict_threshold', 'exact_grid')
-    >>> protocol_options("coco", iou_type="boundary")
-    ('dilation_ratio', 'compat')
-    """
-    protocol_iou_types(name)  # imports the module, refuses an unknown name
-    if iou_type is not None:
-        if iou_type in VARIANT_MODULES:
-            import_module(VARIANT_MODULES[iou_type])
-        _provide_similarity(iou_type)  # a similarity module may register variants
-    variant = _VARIANTS.get((name, iou_type)) if iou_type is not None else None
-    return _declared_options(variant if variant is not None else _PROTOCOLS[name][0])
-
-
 def _needs_variant(iou_type: str, name: str) -> str | None:
     """The error when ``iou_type`` exists only as variants of other protocols, else None."""
     module = VARIANT_MODULES.get(iou_type)
@@ -494,3 +431,59 @@ def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) 
         return (factory if variant is None else variant)(**options)
     except TypeError as exc:
         raise ParameterError(f"options of protocol {label}: {exc}") from None
+
+
+def protocol_has(name: str, trait: str) -> bool:
+    """Whether protocol ``name`` declares the capability ``trait`` (a key of :data:`TRAITS`).
+
+    Callers ask this instead of comparing protocol names: ``--errors`` asks
+    ``"error_analysis"``, the LVIS route ``"federated"``.
+
+    Raises
+    ------
+    ParameterError
+        An unknown protocol or trait.
+
+    Examples
+    --------
+    >>> protocol_has("coco", "error_analysis"), protocol_has("voc07", "error_analysis")
+    (True, False)
+    >>> protocol_has("yolo", "unlisted_classes"), protocol_has("lvis", "federated")
+    (True, True)
+    """
+    if trait not in TRAITS:
+        raise ParameterError(f"trait: expected one of {', '.join(TRAITS)}, got {trait!r}")
+    return bool(getattr(make_protocol(name), trait, False))
+
+
+def _declared_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The keyword parameters of ``factory``; None when it declares none and takes any."""
+    params = inspect.signature(factory).parameters.values()
+    named = tuple(
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
+    if not named and any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return named
+
+
+def protocol_options(name: str, /, *, iou_type: str | None = None) -> tuple[str, ...] | None:
+    """The options protocol ``name`` declares (for ``iou_type``'s variant where it has one):
+    its factory's keyword parameters; None when the factory takes any keyword.
+
+    Examples
+    --------
+    >>> protocol_options("voc10")
+    ('iou_threshold', 'pixel_inclusive', 'strict_threshold', 'exact_grid')
+    >>> protocol_options("coco", iou_type="boundary")
+    ('dilation_ratio', 'compat')
+    """
+    protocol_iou_types(name)  # imports the module, refuses an unknown name
+    if iou_type is not None:
+        if iou_type in VARIANT_MODULES:
+            import_module(VARIANT_MODULES[iou_type])
+        _provide_similarity(iou_type)  # a similarity module may register variants
+    variant = _VARIANTS.get((name, iou_type)) if iou_type is not None else None
+    return _declared_options(variant if variant is not None else _PROTOCOLS[name][0])

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -130,6 +130,9 @@ class COCOProtocol:
     rule : MatchRule
         ``>=``, last-gt ties, crowd, clamp ``1 - 1e-10``.
     """
+
+    error_analysis: ClassVar[bool] = True
+    """TIDE error analysis (:mod:`ioukit.analysis.errors`) reads its match (``--errors``)."""
 
     iou_thresholds: tuple[float, ...] = tuple(np.linspace(0.5, 0.95, 10).tolist())
     recall_thresholds: tuple[float, ...] = tuple(np.linspace(0.0, 1.0, 101).tolist())
@@ -481,7 +484,7 @@ class COCOProtocol:
         return tuple(rows)
 
 
-register_protocol("coco", COCOProtocol.from_options, iou_types=None, traits=("error_analysis",))
+register_protocol("coco", COCOProtocol.from_options, iou_types=None)
 
 
 def evaluate_coco(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -281,6 +281,9 @@ class CrowdPoseProtocol(KeypointProtocol):
     >>> p.oks_area, len(p.sigmas), [s.key for s in p.stat_specs()]
     ('box', 14, ['AP', 'AP50', 'AP75', 'AR', 'AR50', 'AR75'])
     """
+
+    error_analysis: ClassVar[bool] = False
+    """TIDE's error classes are defined on COCO's box and mask matches, not CrowdPose's."""
 
     sigmas: tuple[float, ...] | None = tuple(CROWDPOSE_SIGMAS.tolist())
     oks_area: str = "box"

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -367,6 +367,10 @@ class LVISProtocol:
     >>> p.name, p.max_dets, p.stat_keys()[-1]
     ('lvis', 10000, 'ARl@10000/cat')
     """
+
+    federated: ClassVar[bool] = True
+    """Its ground truth carries per-image label lists (negative and not-exhaustive classes),
+    read by :mod:`ioukit.io.lvis`: no class or image selection, no figures from a rematch."""
 
     fixed_ap: bool = False
     max_dets: int = 300
@@ -793,6 +797,4 @@ def lvis_box_area(raw: np.ndarray, box_format: str, xyxy: np.ndarray) -> np.ndar
     return np.asarray((xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1]))
 
 
-register_protocol(
-    "lvis", LVISProtocol.from_options, iou_types=("bbox", "segm"), traits=("federated",)
-)
+register_protocol("lvis", LVISProtocol.from_options, iou_types=("bbox", "segm"))

@@ -4,10 +4,10 @@ Panoptic quality compares the segments of two PNG id maps per image, not a pair 
 :class:`~ioukit.dataset.Dataset` rows, so this protocol evaluates *files*
 (:meth:`PanopticProtocol.evaluate_files`: a JSON file and a folder of PNGs for each side) with
 :func:`ioukit.panoptic.panoptic_quality`, which equals panopticapi's ``pq_compute``. It declares
-the ``own_files`` trait: the command line (``ioukit eval --protocol panoptic --gt G.json
---gt-masks DIR --pred P.json --pred-masks DIR``) asks it for the evaluation, the per-class rows
-and the JSON document. :func:`ioukit.evaluate` and :class:`ioukit.Evaluator` refuse it with a
-message naming the file route.
+the ``own_files`` trait (a class attribute): the command line (``ioukit eval --protocol
+panoptic --gt G.json --gt-masks DIR --pred P.json --pred-masks DIR``) asks it for the
+evaluation, the per-class rows and the JSON document. :func:`ioukit.evaluate` and
+:class:`ioukit.Evaluator` refuse it with a message naming the file route.
 
 Examples
 --------
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
@@ -54,6 +54,9 @@ class PanopticProtocol:
     workers : int or None
         Threads decoding the PNGs (the result does not depend on it).
     """
+
+    own_files: ClassVar[bool] = True
+    """It evaluates its own files (:meth:`evaluate_files`), not a Dataset pair."""
 
     name: str = "panoptic"
     workers: int | None = None
@@ -118,6 +121,4 @@ class PanopticProtocol:
         }
 
 
-register_protocol(
-    "panoptic", PanopticProtocol.from_options, iou_types=("segm",), traits=("own_files",)
-)
+register_protocol("panoptic", PanopticProtocol.from_options, iou_types=("segm",))

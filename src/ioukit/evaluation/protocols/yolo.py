@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -77,6 +77,10 @@ class YOLOProtocol:
     float32
     box IoU, pose OKS, OBB probiou, or the exact rotated IoU).
     """
+
+    unlisted_classes: ClassVar[bool] = True
+    """A prediction of a class without ground truth is a false positive of a class that gets
+    no AP (Ultralytics' ``ap_per_class``): the class list may come from the predictions."""
 
     iou_thresholds: tuple[float, ...] | None = None
     stable_ties: bool = False
@@ -159,12 +163,7 @@ def yolo_protocol(*, iou_thresholds: object = None, stable_ties: bool = False) -
     return YOLOProtocol(thr, bool(stable_ties))
 
 
-register_protocol(
-    "yolo",
-    yolo_protocol,
-    iou_types=("bbox", "rotated", "probiou", "keypoints"),
-    traits=("unlisted_classes",),
-)
+register_protocol("yolo", yolo_protocol, iou_types=("bbox", "rotated", "probiou", "keypoints"))
 
 
 DEFAULT_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
