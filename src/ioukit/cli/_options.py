@@ -178,6 +178,8 @@ NOT_FLAGS: dict[str, str] = {
     "height_ratio": "the pedestrian scripts' 1.25, part of each setup's definition",
     "category_id": "the pedestrian scripts evaluate category 1; --classes-only selects",
     "workers": "panoptic's decoding threads (the result does not depend on it)",
+    "group_of_weight": "set by openimages (0) / openimages_challenge (1), their definitions",
+    "image_labels": "read from the Open Images files themselves",
     "crowd_index": "read from the CrowdPose file itself",
     "sigmas": "--sigmas (keypoint options, ioukit.cli._keypoints)",
     "oks_area": "--oks-area (keypoint options, ioukit.cli._keypoints)",
