@@ -389,7 +389,9 @@ def _exclude_gt(outcome: MatchOutcome, keep: np.ndarray) -> MatchOutcome:
     # in every area range; the dropped ground truths leave the records and the counts
     n, n_a, n_t = len(outcome), len(outcome.area_names), len(outcome.thresholds)
     matched = np.asarray(outcome.matched_gt)
-    flip = (matched >= 0) & ~keep[np.where(matched >= 0, matched, 0)]  # [N, T]
+    flip = np.zeros(matched.shape, dtype=bool)  # [N, T]: matched to a dropped ground truth
+    at = matched >= 0
+    flip[at] = ~keep[matched[at]]
     tp_bits, ign_bits = outcome.tp_bits, outcome.ignored_bits
     if flip.any():
         width = n_a * n_t
