@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import re
 from typing import Any
 
 import numpy as np
@@ -316,3 +317,28 @@ def test_keypoint_slices_equal_pycocotools_reruns(seed: int) -> None:
     one = gt["categories"][0]["id"]
     s = r.slice(where=r.ground_truth.category_id != one)
     _assert_same_all(s, _pycocotools_on(_without_category(gt, one), res, "keypoints"))
+
+
+@pytest.mark.parametrize(
+    ("where", "got"),
+    [
+        (lambda g: np.ones(len(g) - 1, bool), "dtype bool and shape ({n1},)"),
+        (lambda g: np.ones(len(g), np.int64), "dtype int64 and shape ({n},)"),
+        (lambda g: np.ones((len(g), 1), bool), "dtype bool and shape ({n}, 1)"),
+        (lambda g: [1.0] * len(g), "dtype float64 and shape ({n},)"),
+    ],
+)
+def test_slice_where_of_the_wrong_length_or_dtype_names_it(where: Any, got: str) -> None:
+    gt, res = _data(13)
+    r = ioukit.evaluate(gt, res)
+    n = len(r.ground_truth)
+    message = (
+        f"where: expected {n} booleans (one per ground-truth row) or a callable returning "
+        "them, got " + got.format(n=n, n1=n - 1)
+    )
+    with pytest.raises(ParameterError, match="^" + re.escape(message) + "$"):
+        r.slice(where=where(r.ground_truth))  # the array itself
+    with pytest.raises(ParameterError, match="^" + re.escape(message) + "$"):
+        r.slice(where=where)  # a callable returning it
+    with pytest.raises(ParameterError, match=r"^image_ids: expected a sequence of integer"):
+        r.slice(image_ids=[1.5, 2.0])

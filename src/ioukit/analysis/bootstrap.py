@@ -33,7 +33,14 @@ from ioukit.evaluation.protocols.coco import COCOProtocol
 if TYPE_CHECKING:
     from ioukit.analysis.result import EvaluationResult
 
-__all__ = ["BootstrapResult", "CompareResult", "ReplicatePlan", "bootstrap", "compare"]
+__all__ = [
+    "BootstrapResult",
+    "CompareResult",
+    "ReplicatePlan",
+    "bootstrap",
+    "check_options",
+    "compare",
+]
 
 METHODS = ("percentile", "bca")
 
@@ -215,12 +222,37 @@ def _draws(n_images: int, n: int, seed: int | None) -> np.ndarray:
     return rng.multinomial(n_images, np.full(n_images, 1.0 / n_images), size=n).astype(np.int64)
 
 
-def _check(n: int, ci: float, method: str) -> None:
+def check_options(
+    *, n: int = 1000, seed: Any = 0, ci: float = 0.95, method: str = "percentile"
+) -> None:
+    """Refuse a bad option of :func:`bootstrap` / :func:`compare` before any work.
+
+    The CLI calls it on its flags (``--bootstrap``, ``--seed``, ``--html-bootstrap``) and puts
+    the flag before the message, so both routes say the same.
+
+    Raises
+    ------
+    ParameterError
+        ``n`` not a positive integer, ``seed`` not a non-negative integer or None, ``ci``
+        outside (0, 1), ``method`` not one of :data:`METHODS`; the message names the option.
+
+    Examples
+    --------
+    >>> check_options(n=10, seed=None)
+    >>> check_options(seed=-1)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: seed: expected a non-negative integer or None, got -1
+    """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ParameterError(f"n: expected a positive integer, got {n!r}")
-    if not (isinstance(ci, float | int) and 0.0 < float(ci) < 1.0):
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+    ):
+        raise ParameterError(f"seed: expected a non-negative integer or None, got {seed!r}")
+    if isinstance(ci, bool) or not (isinstance(ci, float | int) and 0.0 < float(ci) < 1.0):
         raise ParameterError(f"ci: expected a number in (0, 1), got {ci!r}")
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ParameterError(f"method: expected 'percentile' or 'bca', got {method!r}")
 
 
@@ -410,7 +442,8 @@ def bootstrap(
     >>> bool(lo <= b.estimate[0] <= hi), b.replicates.shape
     (True, (50, 12))
     """
-    _check(n, ci, method)
+    check_options(n=n, seed=seed, ci=ci, method=method)
+    _check_result(result, "result")
     (plan,), _, (estimate,) = _plans([result])
     draws = _given(counts, n, plan.n_images) if counts is not None else None
     if draws is None:
@@ -459,26 +492,39 @@ def _given(counts: np.ndarray, n: int, n_images: int) -> np.ndarray:
 # ---------------------------------------------------------------- paired comparison
 
 
-def _gt_digest(result: EvaluationResult) -> str:
+def _gt_parts(result: EvaluationResult) -> dict[str, str]:
+    """A digest of each part of the ground truth, by the name an error gives it."""
     gt = result.ground_truth
-    h = hashlib.sha1()
-    for array in (
-        gt.images.ids,
-        gt.image_index,
-        gt.category_id,
-        gt.boxes,
-        gt.area,
-        gt.crowd,
-        gt.ignore,
-        gt.difficult,
-        gt.annotation_id,
-        np.sort(gt.categories.ids),
-    ):
-        h.update(np.ascontiguousarray(array).tobytes())
-    return h.hexdigest()
+    parts = {
+        "image ids": (gt.images.ids,),
+        "category ids": (np.sort(gt.categories.ids),),
+        "number of annotations": (np.int64(len(gt)),),
+        "annotations' images": (gt.image_index,),
+        "annotations' categories": (gt.category_id,),
+        "annotations' boxes": (gt.boxes,),
+        "annotations' areas": (gt.area,),
+        "annotations' crowd/ignore/difficult flags": (gt.crowd, gt.ignore, gt.difficult),
+        "annotation ids": (gt.annotation_id,),
+    }
+    out = {}
+    for name, arrays in parts.items():
+        h = hashlib.sha1()
+        for array in arrays:
+            h.update(np.ascontiguousarray(array).tobytes())
+        out[name] = h.hexdigest()
+    return out
+
+
+def _check_result(result: Any, name: str) -> None:
+    if not all(hasattr(result, a) for a in ("protocol", "params", "ground_truth", "outcome")):
+        raise ParameterError(
+            f"{name}: expected an EvaluationResult (ioukit.evaluate), got {type(result).__name__}"
+        )
 
 
 def _same_setup(a: EvaluationResult, b: EvaluationResult) -> None:
+    _check_result(a, "result_a")
+    _check_result(b, "result_b")
     if a.protocol != b.protocol:
         raise ParameterError(
             f"result_b: expected the protocol of result_a ({a.protocol!r}), got {b.protocol!r}"
@@ -492,10 +538,14 @@ def _same_setup(a: EvaluationResult, b: EvaluationResult) -> None:
                 f"result_b: expected the same {key} as result_a, got {pb.get(key)!r} against "
                 f"{pa.get(key)!r}"
             )
-    if a.ground_truth is not b.ground_truth and _gt_digest(a) != _gt_digest(b):
+    if a.ground_truth is b.ground_truth:
+        return
+    parts_a, parts_b = _gt_parts(a), _gt_parts(b)
+    differ = [k for k in parts_a if parts_a[k] != parts_b[k]]
+    if differ:
         raise ParameterError(
             "result_b: expected the ground truth of result_a (same images, annotations and "
-            "categories), got a different one"
+            f"categories), got a different one: its {differ[0]} differ"
         )
 
 
@@ -686,7 +736,7 @@ def compare(
     >>> float(c.delta[0]), float(c.lower[0]), float(c.upper[0])
     (0.0, 0.0, 0.0)
     """
-    _check(n, ci, "percentile")
+    check_options(n=n, seed=seed, ci=ci)
     if len(names) != 2:
         raise ParameterError(f"names: expected two labels, got {list(names)!r}")
     _same_setup(result_a, result_b)

@@ -62,10 +62,14 @@ def result_protocol(result: EvaluationResult, /) -> COCOProtocol:
     Raises
     ------
     ParameterError
-        The protocol is not of the COCO family (``coco`` with bbox, segm, keypoints or another
-        registered similarity), or the result has no per-ground-truth records (a sharded
-        evaluation's partials do not carry them).
+        ``result`` is not an evaluation result, the protocol is not of the COCO family
+        (``coco`` with bbox, segm, keypoints or another registered similarity), or the result
+        has no per-ground-truth records (a sharded evaluation's partials do not carry them).
     """
+    if not all(hasattr(result, a) for a in ("protocol", "params", "ground_truth", "outcome")):
+        raise ParameterError(
+            f"result: expected an EvaluationResult (ioukit.evaluate), got {type(result).__name__}"
+        )
     params = dict(result.params)
     options = {k: v for k, v in params.items() if k not in _NOT_OPTIONS}
     try:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ioukit.analysis.bootstrap import compare
+from ioukit.analysis.bootstrap import check_options, compare
 from ioukit.engine import evaluate
 from ioukit.errors import ParameterError
 from ioukit.io import read_ground_truth
@@ -59,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     names = [n.strip() for n in str(args.names).split(",")]
     if len(names) != 2 or not all(names):
         raise ParameterError(f"--names: expected two comma-separated labels, got {args.names!r}")
+    for flag, option in (("--bootstrap", "n"), ("--seed", "seed")):
+        value = getattr(args, flag[2:])
+        try:  # before the evaluations: compare()'s own check, the flag named first
+            check_options(**{option: value})
+        except ParameterError as exc:
+            raise ParameterError(f"{flag} {value}: {exc}") from None
     gt = read_ground_truth(args.gt)
     a = evaluate(gt, args.pred[0], iou_type=args.iou_type)
     b = evaluate(gt, args.pred[1], iou_type=args.iou_type)

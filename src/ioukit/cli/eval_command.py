@@ -52,6 +52,7 @@ from ioukit.io import Unknowns
 from ioukit.io._progress import enabled_progress
 from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 from ioukit.report import csv_bytes, escape_text, format_findings, json_text, per_class_table
+from ioukit.report.html import check_bootstrap
 
 __all__ = [
     "FORMAT_CHOICES",
@@ -391,6 +392,20 @@ def _quiet_workers() -> Iterator[None]:
         yield
 
 
+def check_html_bootstrap(args: argparse.Namespace) -> None:
+    """``--html-bootstrap N``: with ``--html``, N a count the report takes (its message after
+    the flag), refused before the evaluation."""
+    n = getattr(args, "html_bootstrap", 0)
+    if n and getattr(args, "html", None) is None:
+        raise ParameterError(
+            f"--html-bootstrap {n}: needs --html (the intervals are a section of the report)"
+        )
+    try:
+        check_bootstrap(n)
+    except ParameterError as exc:
+        raise ParameterError(f"--html-bootstrap {n}: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``ioukit eval`` (``--gt -`` / ``--pred -``: stdin)."""
     with stdin_inputs(args):
@@ -413,6 +428,7 @@ def _run(args: argparse.Namespace) -> int:
     plan.add_file("--per-image", _file(per_image_path))
     plan.add_file("--html", getattr(args, "html", None))
     plan.add_file("--label-errors", getattr(args, "label_errors", None))
+    check_html_bootstrap(args)
     if getattr(args, "errors", False) and args.protocol != "coco":
         raise ParameterError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the

@@ -39,11 +39,12 @@ import numpy as np
 
 import ioukit
 from ioukit.analysis.bootstrap import bootstrap as bootstrap_intervals
+from ioukit.analysis.bootstrap import check_options
 from ioukit.errors import MissingDependencyError, ParameterError
 from ioukit.io._text import atomic_write_text
 from ioukit.report._assets import CSS, JS
 
-__all__ = ["html_text", "report_data", "write_html"]
+__all__ = ["check_bootstrap", "html_text", "report_data", "write_html"]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 """Files of ``images`` looked up by the ground truth's image stems."""
@@ -572,6 +573,32 @@ def _notes(result: Any) -> list[dict[str, str]]:
     ]
 
 
+def check_bootstrap(bootstrap: Any, seed: Any = 0) -> None:
+    """Refuse a bad ``bootstrap`` (replicates, 0: none) or ``seed`` of the report.
+
+    Raises
+    ------
+    ParameterError
+        ``bootstrap`` not a non-negative integer, or (with replicates) a seed
+        :func:`ioukit.bootstrap` refuses; the message names the option.
+
+    Examples
+    --------
+    >>> check_bootstrap(0), check_bootstrap(100, seed=None)
+    (None, None)
+    >>> check_bootstrap(-1)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: bootstrap: expected a non-negative integer (0: none), got -1
+    """
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int | np.integer) or bootstrap < 0:
+        raise ParameterError(
+            f"bootstrap: expected a non-negative integer (0: none), got {bootstrap!r}"
+        )
+    if bootstrap:
+        check_options(n=int(bootstrap), seed=seed)
+
+
 def report_data(
     result: Any,
     /,
@@ -636,6 +663,7 @@ def report_data(
     >>> data["summary"]["protocol"], len(data["classes"]["rows"])
     ('coco', 2)
     """
+    check_bootstrap(bootstrap, seed)
     ids, names = _class_order(result)
     match = _read_match(result)
     gt, pred = result.ground_truth, result.predictions
