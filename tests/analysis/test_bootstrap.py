@@ -87,6 +87,10 @@ def test_seeded_and_reproducible() -> None:
     assert lo <= hi
     bca = bootstrap(r, n=40, seed=7, method="bca")
     assert np.all(np.isfinite(bca.lower[:3]))
+    # the draws are numpy's one multinomial stream, whatever the batches they are drawn in
+    n_images = len(gt["images"])
+    want = np.random.default_rng(7).multinomial(n_images, np.full(n_images, 1 / n_images), 75)
+    assert np.array_equal(bootstrap(r, n=75, seed=7).counts, want)
 
 
 def test_compare_with_itself_is_exactly_zero() -> None:
