@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -42,7 +41,8 @@ from ioukit.analysis.bootstrap import bootstrap as bootstrap_intervals
 from ioukit.analysis.bootstrap import check_options
 from ioukit.errors import MissingDependencyError, ParameterError
 from ioukit.io._text import atomic_write_text
-from ioukit.report._assets import CSS, JS
+from ioukit.report._assets import JS
+from ioukit.report._page import check_output, page_html
 
 __all__ = ["check_bootstrap", "html_text", "report_data", "write_html"]
 
@@ -715,43 +715,6 @@ def report_data(
     }
 
 
-def _plain(value: Any) -> Any:
-    """``json.dumps`` fallback: arrays as lists, NaN as None."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f" and np.isnan(value).any():
-            return [_plain(v) for v in value]
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-def _json_text(document: Any) -> str:
-    """Compact JSON of ``document`` (NumPy arrays included; orjson when installed)."""
-    try:
-        import orjson  # optional: ioukit[fast-json]
-    except ImportError:
-        return json.dumps(
-            document, separators=(",", ":"), allow_nan=False, ensure_ascii=False, default=_plain
-        )
-    option = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-    return str(orjson.dumps(document, option=option).decode("utf-8"))
-
-
-def _json_for_script(document: Any) -> str:
-    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>``, ``&`` raw."""
-    return (
-        _json_text(document)
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
-
-
 def _interval_cell(pair: list[float] | None) -> str:
     """A ``<td>`` with a bootstrap interval (``data-lower``/``data-upper`` exact)."""
     if pair is None:
@@ -817,7 +780,6 @@ def html_text(
     (True, False)
     """
     data = report_data(result, images=images, embed_images=embed_images, output=output, **options)
-    esc = html.escape
     summary = _summary_html(data["summary"], data["trust"]["intervals"])
     parts = (
         ("summary", "Summary", summary),
@@ -829,43 +791,14 @@ def html_text(
         ("errors", "Errors", ""),
         ("images", "Images", ""),
     )
-    sections = "".join(
-        f'<section id="{sid}" aria-labelledby="{sid}-h"><h2 id="{sid}-h">{heading}</h2>'
-        f'<div class="body">{body}</div></section>'
-        for sid, heading, body in parts
+    return page_html(
+        data["title"],
+        parts,
+        data,
+        JS,
+        header_extra='<div id="controls"></div>',
+        img_src="data: file: 'self'",
     )
-    links = "".join(f'<a href="#{sid}">{heading}</a>' for sid, heading, _ in parts)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "img-src data: file: 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
-        f"<title>{esc(data['title'])}</title><style>{CSS}</style></head><body>"
-        f'<header><h1>{esc(data["title"])}</h1><nav aria-label="sections">{links}</nav>'
-        '<div id="controls"></div></header>'
-        f"<main>{sections}</main>"
-        f'<script type="application/json" id="report-data">{_json_for_script(data)}</script>'
-        f"<script>{JS}</script></body></html>\n"
-    )
-
-
-def _check_output(path: Path, images: str | os.PathLike[str] | None, inputs: Iterable[Any]) -> None:
-    """Refuse an output that is an input file or lies inside an input folder."""
-    target = Path(os.path.realpath(path))
-    sources = [Path(p) for p in inputs if p is not None]
-    if images is not None:
-        sources.append(Path(images))
-    for source in sources:
-        src = Path(os.path.realpath(source))
-        if target == src:
-            raise ParameterError(f"path {path}: refusing to write onto the input {source}")
-        if src.is_dir() and src in target.parents:
-            raise ParameterError(f"path {path}: refusing to write inside the input folder {source}")
-    if path.is_dir():
-        raise IsADirectoryError(f"path {path}: expected a file name, got a folder")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"path {path}: folder {path.parent} does not exist")
 
 
 def write_html(
@@ -924,6 +857,6 @@ def write_html(
     ioukit.errors.ParameterError: path .../r.html: refusing to write onto the input .../r.html
     """
     target = Path(path)
-    _check_output(target, images, inputs)
+    check_output(target, images, inputs)
     text = html_text(result, images=images, embed_images=embed_images, output=target, **options)
     return atomic_write_text(target, text)
