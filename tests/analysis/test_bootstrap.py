@@ -152,7 +152,7 @@ def test_compare_refuses_different_setups() -> None:
 def test_bad_bootstrap_options() -> None:
     gt, res = _data(6)
     r = ioukit.evaluate(gt, res)
-    with pytest.raises(ParameterError, match="n: expected a positive integer"):
+    with pytest.raises(ParameterError, match="n: expected a positive number of replicates"):
         bootstrap(r, n=0)
     with pytest.raises(ParameterError, match="ci: expected"):
         bootstrap(r, ci=1.5)
@@ -165,10 +165,10 @@ def test_bad_bootstrap_options() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"n": 0}, "n: expected a positive integer, got 0"),
-        ({"n": -5}, "n: expected a positive integer, got -5"),
-        ({"n": 2.0}, "n: expected a positive integer, got 2.0"),
-        ({"n": True}, "n: expected a positive integer, got True"),
+        ({"n": 0}, "n: expected a positive number of replicates, got 0"),
+        ({"n": -5}, "n: expected a positive number of replicates, got -5"),
+        ({"n": 2.0}, "n: expected a positive number of replicates, got 2.0"),
+        ({"n": True}, "n: expected a positive number of replicates, got True"),
         ({"seed": -1}, "seed: expected a non-negative integer or None, got -1"),
         ({"seed": 1.5}, "seed: expected a non-negative integer or None, got 1.5"),
         ({"seed": "0"}, "seed: expected a non-negative integer or None, got '0'"),

@@ -309,7 +309,7 @@ def check_options(
     ioukit.errors.ParameterError: seed: expected a non-negative integer or None, got -1
     """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ParameterError(f"n: expected a positive integer, got {n!r}")
+        raise ParameterError(f"n: expected a positive number of replicates, got {n!r}")
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
     ):

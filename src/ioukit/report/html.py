@@ -589,12 +589,10 @@ def check_bootstrap(bootstrap: Any, seed: Any = 0) -> None:
     >>> check_bootstrap(-1)
     Traceback (most recent call last):
     ...
-    ioukit.errors.ParameterError: bootstrap: expected a non-negative integer (0: none), got -1
+    ioukit.errors.ParameterError: bootstrap: expected a number of replicates >= 0, got -1
     """
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int | np.integer) or bootstrap < 0:
-        raise ParameterError(
-            f"bootstrap: expected a non-negative integer (0: none), got {bootstrap!r}"
-        )
+        raise ParameterError(f"bootstrap: expected a number of replicates >= 0, got {bootstrap!r}")
     if bootstrap:
         check_options(n=int(bootstrap), seed=seed)
 
