@@ -156,6 +156,19 @@ def _page(main: str) -> str:
 JS = _page(r"""
   performance.mark("ioukit:start");
   const D = JSON.parse(document.getElementById("report-data").textContent);
+  // the long columns arrive packed (base64 of little-endian integers, times a scale)
+  const TYPED = {i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array,
+    i4: Int32Array};
+  function unpack(c) {
+    const s = atob(c.b64), bytes = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+    const ints = new TYPED[c.t](bytes.buffer);
+    if (c.scale === 1) return ints;
+    const out = new Float64Array(ints.length);
+    for (let i = 0; i < ints.length; i++) out[i] = ints[i] / c.scale;
+    return out;
+  }
+  for (const [part, key] of D.packed || []) D[part][key] = unpack(D[part][key]);
   performance.mark("ioukit:parsed");
   const K = D.class_names.length, BG = K;
   const P = D.pred, G = D.gt, NP = P.img.length, NG = G.img.length;

@@ -44,7 +44,7 @@ from ioukit.io._text import atomic_write_text
 from ioukit.report._assets import JS
 from ioukit.report._page import check_output, page_html
 
-__all__ = ["check_bootstrap", "html_text", "report_data", "write_html"]
+__all__ = ["check_bootstrap", "html_text", "packed_data", "report_data", "write_html"]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 """Files of ``images`` looked up by the ground truth's image stems."""
@@ -713,6 +713,68 @@ def report_data(
     }
 
 
+_PACK_MIN = 1024
+"""Columns at least this long travel packed (base64 of little-endian integers)."""
+
+_PACK_TYPES = (("i1", np.int8), ("u1", np.uint8), ("i2", np.int16), ("u2", np.uint16),
+               ("i4", np.int32))  # fmt: skip
+
+
+def _pack(values: np.ndarray) -> dict[str, Any] | None:
+    """A column as ``{"b64", "t", "scale"}``: the integers ``values * scale`` in the smallest
+    of :data:`_PACK_TYPES` holding them (``scale`` 1, or 100 / 10 000 for values rounded to 2 /
+    4 decimals: the page's ``k / scale`` is the double the JSON number would parse to, the one
+    nearest ``k / scale``); None for a column that is neither."""
+    if values.dtype.kind in "iu":
+        ints, scale = values, 1
+    elif values.dtype.kind == "f" and np.all(np.isfinite(values)):
+        for scale in (1, 100, 10_000):
+            ints = np.rint(values * scale)
+            if np.array_equal(ints / scale, values) and np.all(np.abs(ints) < 2**31):
+                break
+        else:
+            return None
+    else:
+        return None
+    low, high = (int(ints.min()), int(ints.max())) if len(ints) else (0, 0)
+    for name, dtype in _PACK_TYPES:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            raw = np.ascontiguousarray(ints, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+            return {"b64": base64.b64encode(raw).decode("ascii"), "t": name, "scale": scale}
+    return None
+
+
+def packed_data(data: dict[str, Any]) -> dict[str, Any]:
+    """The report data as the page embeds it: the long columns of ``gt``, ``pred`` and
+    ``confusion`` packed (``_pack``; the script unpacks the ``packed`` paths into typed
+    arrays after ``JSON.parse``). A 5 000-image report parses in a fraction of the time of
+    the same numbers as JSON text, and is smaller.
+
+    Examples
+    --------
+    >>> d = packed_data({"pred": {"img": np.arange(2000), "box": np.full(2000, 1.25)}})
+    >>> d["packed"], d["pred"]["img"]["t"], d["pred"]["box"]["t"], d["pred"]["box"]["scale"]
+    ([['pred', 'img'], ['pred', 'box']], 'i2', 'i1', 100)
+    """
+    out = dict(data)
+    paths: list[list[str]] = []
+    for section in ("gt", "pred", "confusion"):
+        part = data.get(section)
+        if not isinstance(part, dict):
+            continue
+        part = dict(part)
+        for key, value in part.items():
+            if isinstance(value, np.ndarray) and value.ndim == 1 and len(value) >= _PACK_MIN:
+                column = _pack(value)
+                if column is not None:
+                    part[key] = column
+                    paths.append([section, key])
+        out[section] = part
+    out["packed"] = paths
+    return out
+
+
 def _interval_cell(pair: list[float] | None) -> str:
     """A ``<td>`` with a bootstrap interval (``data-lower``/``data-upper`` exact)."""
     if pair is None:
@@ -792,7 +854,7 @@ def html_text(
     return page_html(
         data["title"],
         parts,
-        data,
+        packed_data(data),
         JS,
         header_extra='<div id="controls"></div>',
         img_src="data: file: 'self'",
