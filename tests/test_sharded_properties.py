@@ -558,7 +558,15 @@ def test_slices_resampling_bootstrap_of_sharded_coco_equal_one_process(
     assert_same_analysis(merged, ioukit.evaluate(gt, pred, iou_type=iou_type), seed)
 
 
-@pytest.mark.parametrize("options", [{"use_cats": False}, {"compat": "pycocotools"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"use_cats": False},
+        {"compat": "pycocotools"},
+        {"max_dets": [1, 2]},  # predictions cut by max_dets stay on the workers
+        {"use_cats": False, "max_dets": [1, 3]},
+    ],
+)
 def test_slices_resampling_of_sharded_coco_options(options: dict[str, Any]) -> None:
     for seed in range(4):
         gt, pred = _dataset(seed, 7)
