@@ -601,6 +601,7 @@ def test_boundary_merges_bit_for_bit(
     _assert_same(merged, single)
     assert merged.params["dilation_ratio"] == options.get("dilation_ratio", 0.02)
     assert merged.summary() == single.summary()
+    assert_same_analysis(merged, single, seed)  # slices, resampling, bootstrap, compare
 
 
 def test_boundary_shard_files(tmp_path: Any) -> None:
