@@ -660,10 +660,15 @@ def test_boundary_shard_files(tmp_path: Any) -> None:
     _assert_same(merged, single)
 
 
-@pytest.mark.parametrize("protocol", ["citypersons", "crowdhuman", "caltech"])
-def test_pedestrian_protocols_are_refused_naming_the_protocol(protocol: str) -> None:
-    """The pedestrian miss-rate protocols do not shard: refused before any work (no cluster
-    is started), naming the protocol; ``sharded_pairs`` does not list them."""
+@pytest.mark.parametrize(
+    ("protocol", "iou_type"),
+    [("citypersons", "bbox"), ("crowdhuman", "bbox"), ("caltech", "bbox"), ("panoptic", "segm")],
+)
+def test_protocols_that_do_not_shard_are_refused_naming_the_protocol(
+    protocol: str, iou_type: str
+) -> None:
+    """The pedestrian miss-rate protocols and panoptic quality do not shard: refused before any
+    work (no cluster is started), naming the protocol; ``sharded_pairs`` does not list them."""
     from ioukit.distributed import sharded_pairs
 
     assert not any(p == protocol for p, _ in sharded_pairs())
@@ -672,7 +677,7 @@ def test_pedestrian_protocols_are_refused_naming_the_protocol(protocol: str) -> 
     message = str(info.value)
     assert message.startswith("protocol, iou_type: evaluate_sharded supports coco/bbox, ")
     assert message.endswith(
-        f"got {protocol}/bbox (protocol {protocol!r} with iou_type 'bbox' evaluates in one "
-        "process: ioukit.evaluate)"
+        f"got {protocol}/{iou_type} (protocol {protocol!r} with iou_type {iou_type!r} evaluates "
+        "in one process: ioukit.evaluate)"
     )
     assert ("coco", "boundary") in sharded_pairs()

@@ -556,8 +556,9 @@ def evaluate_sharded(
         Number of worker processes of the local cluster made when ``client`` is None.
     protocol : str
         A protocol that can shard (:func:`sharded_pairs`: every protocol of
-        :func:`ioukit.evaluate` but CrowdPose, DOTA, mmrotate and the pedestrian protocols
-        ``citypersons``, ``crowdhuman`` and ``caltech``, which are refused naming the protocol).
+        :func:`ioukit.evaluate` but CrowdPose, DOTA, mmrotate, panoptic and the pedestrian
+        protocols ``citypersons``, ``crowdhuman`` and ``caltech``, which are refused naming the
+        protocol).
     iou_type : {"bbox", "segm", "boundary", "keypoints", "rotated", "probiou", "bbox-float32"}
         Protocol ``"coco"`` takes all of them (keypoints: the shards are COCO keypoint results;
         rotated/probiou: Datasets with a ``rotated`` column; boundary: boundary AP, as segm
