@@ -103,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
             f"--bootstrap {args.bootstrap}: expected a positive number of replicates, got "
             f"{args.bootstrap}"
         )
+    if args.seed < 0:  # bootstrap()'s own rule, before the evaluations
+        raise ParameterError(
+            f"--seed {args.seed}: expected a non-negative integer, got {args.seed}"
+        )
     on_stdout = _stdout_output(args)
     plan = OutputPlan(inputs=[args.gt, *args.pred], force=args.force)
     plan.add_file("--json", _file(args.json))
