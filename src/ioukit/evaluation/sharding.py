@@ -303,7 +303,8 @@ def merge_outcomes(
             same = all(np.array_equal(a.reshape(-1)[:1], first, equal_nan=True) for a in arrays)
             if same and first.size:
                 return np.broadcast_to(first[0], (rows.size, *arrays[0].shape[1:]))
-        return joined(name)[rows]
+        gathered: np.ndarray = joined(name)[rows]
+        return gathered
 
     other = np.concatenate(
         [np.asarray(p.other_row, dtype=np.int64) + s for p, s in zip(parts, starts, strict=True)]
