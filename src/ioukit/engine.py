@@ -17,7 +17,6 @@ from ioukit._evaluate_inputs import (
     ground_truth_dataset,
     make_runner,
     predictions_dataset,
-    resolve_iou_type,
 )
 from ioukit.analysis.result import EvaluationResult
 from ioukit.dataset import Dataset
@@ -25,7 +24,12 @@ from ioukit.errors import ParameterError
 from ioukit.evaluation.protocols.lvis import (
     evaluate_lvis,
 )
-from ioukit.evaluation.registry import similarity_input
+from ioukit.evaluation.registry import (
+    protocol_iou_types,
+    protocol_traits,
+    resolve_iou_type,
+    similarity_reads,
+)
 from ioukit.io.coco_keypoints import read_crowd_index
 from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_results
 
@@ -93,26 +97,17 @@ def evaluate(
         return run_lvis(gt, predictions, iou_type=iou_type, **options)
     iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)
-    compat = options.get("compat")
-    segm = similarity_input(iou_type) == "segmentation"
-    keypoints = similarity_input(iou_type) == "keypoints"
+    strict = protocol_traits(protocol).strict_compat  # iscrowd on every annotation
     own_reader = getattr(runner, "read_ground_truth", None)  # a protocol with its own columns
     if own_reader is not None and isinstance(gt, str | os.PathLike | Mapping):
         gt_ds = own_reader(gt)
     else:
         gt_ds = ground_truth_dataset(
             gt,
-            require_iscrowd=protocol == "coco" and compat == "pycocotools",
-            segm=segm,
-            keypoints=keypoints,
+            require_iscrowd=strict is not None and options.get("compat") == strict,
+            iou_type=iou_type,
         )
-    pred_ds = predictions_dataset(
-        predictions,
-        gt_ds,
-        iou_type=iou_type
-        if similarity_input(iou_type) in ("segmentation", "keypoints")
-        else "bbox",
-    )
+    pred_ds = predictions_dataset(predictions, gt_ds, iou_type=iou_type)
     if getattr(runner, "crowd_index", False) is None and isinstance(
         gt, str | os.PathLike | Mapping
     ):
@@ -158,9 +153,11 @@ def run_lvis(
     """
     import os
 
-    if iou_type not in ("bbox", "segm"):
-        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    segm = similarity_input(iou_type) == "segmentation"
+    allowed = protocol_iou_types("lvis")
+    if iou_type not in allowed:
+        listed = " or ".join(repr(t) for t in allowed)
+        raise ParameterError(f"iou_type: expected {listed}, got {iou_type!r}")
+    segm = similarity_reads(iou_type).masks
     if isinstance(gt, LVISGroundTruth):
         lvis_gt = gt
     elif isinstance(gt, Dataset):

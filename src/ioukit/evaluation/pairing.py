@@ -23,6 +23,7 @@ from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation import Groups, MatchRule, get_similarity
 from ioukit.evaluation.match import match_groups
+from ioukit.evaluation.registry import protocol_traits
 
 __all__ = [
     "FALSE_POSITIVE",
@@ -245,22 +246,23 @@ def resolve_pair(
             )
         params = dict(getattr(gt, "params", {}) or {})
         kind = iou_type or str(params.get("iou_type") or "bbox")
+        traits = protocol_traits(getattr(gt, "protocol", None))
         reusable = (
-            getattr(gt, "protocol", None) == "coco"
+            traits.coco_pairing
             and params.get("compat") is None
             and params.get("use_cats", True)
             and kind == params.get("iou_type", "bbox")
             and list(params.get("area_ranges", {}).get("all", [])) == [0.0, 1e10]
         )
         outcome = getattr(gt, "outcome", None)
-        if getattr(gt, "protocol", None) == "lvis" and outcome is not None:
+        if traits.federated and outcome is not None:
             # LVIS: the only match with its rules (cap, federated filter, not exhaustive)
             if kind != params.get("iou_type", "bbox"):
                 raise ParameterError(
                     f"iou_type: expected the LVIS evaluation's {params.get('iou_type')!r}, "
                     f"got {kind!r} (matching again would drop LVIS's federated rules)"
                 )
-            return ground_truth, preds, kind, (outcome, _EVERY_RESULT, "lvis")
+            return ground_truth, preds, kind, (outcome, _EVERY_RESULT, True)
         dets = params.get("max_dets") or [0]
         return (
             ground_truth,
@@ -311,7 +313,7 @@ def coco_outcome(
         The pipeline's similarity: box IoU, or mask IoU of the ``segmentation`` columns.
     rule : MatchRule, optional
         Default: COCO's (``>=``, last of equal IoUs, crowds absorb, ``1 - 1e-10`` clamp).
-    reuse : (MatchOutcome, int) or (MatchOutcome, int, "lvis"), optional
+    reuse : (MatchOutcome, int) or (MatchOutcome, int, True), optional
         An evaluation's outcome (COCO rule, area range "all" first) and its ``max_dets``: read
         instead of matching again when it holds ``iou_threshold``, only "all" is asked for and
         its ``max_dets`` is at least ``max_dets``. An LVIS evaluation's outcome (from
@@ -358,7 +360,7 @@ def coco_outcome(
     lo = np.array([float(ranges[n][0]) for n in names])
     hi = np.array([float(ranges[n][1]) for n in names])
 
-    lvis = reuse is not None and tuple(reuse[2:]) == ("lvis",)
+    lvis = reuse is not None and tuple(reuse[2:]) == (True,)  # federated: read, never rematch
     if reuse is not None and (rule is None or lvis) and names == ("all",):
         outcome, evaluated = reuse[0], int(reuse[1])
         table = (
