@@ -236,7 +236,7 @@ def name_branches() -> list[str]:
 def test_protocol_and_iou_type_names_are_compared_only_in_the_registries() -> None:
     found = name_branches()
     # from 162; the front end (cli/, io/) reads ioukit.io.formats and the registry
-    assert len(found) <= 81, "\n".join(found)
+    assert len(found) <= 68, "\n".join(found)
 
 
 def test_what_counts_as_a_name_branch() -> None:

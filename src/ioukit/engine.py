@@ -93,7 +93,7 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
-    if protocol == "lvis":  # LVIS files carry federated labels: read by ioukit.io.lvis
+    if protocol_traits(protocol).federated:  # LVIS files carry federated labels: io.lvis
         return run_lvis(gt, predictions, iou_type=iou_type, **options)
     iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)
@@ -151,7 +151,6 @@ def run_lvis(
     >>> round(r.stats["APc"], 3), r.per_class[0]["frequency"]
     (0.9, 'c')
     """
-    import os
 
     allowed = protocol_iou_types("lvis")
     if iou_type not in allowed:

@@ -23,7 +23,12 @@ from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation import Groups, MatchRule, get_similarity
 from ioukit.evaluation.match import match_groups
-from ioukit.evaluation.registry import protocol_traits
+from ioukit.evaluation.registry import (
+    SimilarityReads,
+    protocol_traits,
+    similarity_names,
+    similarity_reads,
+)
 
 __all__ = [
     "FALSE_POSITIVE",
@@ -33,9 +38,11 @@ __all__ = [
     "coco_outcome",
     "image_pairs",
     "image_rank_of",
+    "require_columns",
     "resolve_pair",
     "run_matcher",
     "subset",
+    "table_reads",
 ]
 
 
@@ -204,6 +211,41 @@ class MatchTable:
         return np.bincount(self.gt_class[keep], minlength=len(self.cat_ids))[: len(self.cat_ids)]
 
 
+def table_reads(iou_type: object) -> SimilarityReads:
+    """What a one-threshold table (TIDE, per image, thresholds, LRP) matches with: a
+    similarity of boxes or masks (box IoU, mask IoU, boundary IoU...), else ParameterError.
+
+    >>> table_reads("boundary").masks
+    True
+    >>> table_reads("keypoints")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: iou_type: expected a similarity of boxes or masks ('bbox', ...
+    """
+    reads = similarity_reads(iou_type)
+    if not (reads.column == "boxes" or reads.masks):
+        names = [n for n in similarity_names() if similarity_reads(n) in _TABLE_READS]
+        raise ParameterError(
+            f"iou_type: expected a similarity of boxes or masks ({', '.join(map(repr, names))}), "
+            f"got {iou_type!r}"
+        )
+    return reads
+
+
+_TABLE_READS = (SimilarityReads("boxes"), SimilarityReads("segmentation"))
+
+
+def require_columns(reads: SimilarityReads, iou_type: str, gt: Dataset, pred: Dataset) -> None:
+    """DataFormatError unless both sides carry the masks a mask similarity compares."""
+    if not reads.masks:
+        return
+    for ds, name in ((gt, "gt"), (pred, "results")):
+        if ds.segmentation is None:
+            raise DataFormatError(
+                f"{name}: expected masks ('segmentation') for iou_type={iou_type!r}, got none"
+            )
+
+
 def _check(gt: Dataset, pred: Dataset) -> None:
     if gt.is_prediction:
         raise DataFormatError("gt: expected ground truth (no scores), got predictions")
@@ -345,14 +387,7 @@ def coco_outcome(
         raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     if int(max_dets) < 1:
         raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
-    if iou_type not in ("bbox", "segm"):
-        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    if iou_type == "segm":
-        for ds, name in ((gt, "gt"), (pred, "results")):
-            if ds.segmentation is None:
-                raise DataFormatError(
-                    f"{name}: expected masks ('segmentation') for iou_type='segm', got none"
-                )
+    require_columns(table_reads(iou_type), iou_type, gt, pred)
     ranges = {"all": _DEFAULT_RANGES["all"]} if area_ranges is None else dict(area_ranges)
     if "all" not in ranges:
         ranges = {"all": _DEFAULT_RANGES["all"], **ranges}
