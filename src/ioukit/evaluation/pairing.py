@@ -223,8 +223,8 @@ def table_reads(iou_type: object) -> SimilarityReads:
     ioukit.errors.ParameterError: iou_type: expected a similarity of boxes or masks ('bbox', ...
     """
     reads = similarity_reads(iou_type)
-    if not (reads.column == "boxes" or reads.masks):
-        names = [n for n in similarity_names() if similarity_reads(n) in _TABLE_READS]
+    if not _boxes_or_masks(reads):
+        names = [n for n in similarity_names() if _boxes_or_masks(similarity_reads(n))]
         raise ParameterError(
             f"iou_type: expected a similarity of boxes or masks ({', '.join(map(repr, names))}), "
             f"got {iou_type!r}"
@@ -232,7 +232,8 @@ def table_reads(iou_type: object) -> SimilarityReads:
     return reads
 
 
-_TABLE_READS = (SimilarityReads("boxes"), SimilarityReads("segmentation"))
+def _boxes_or_masks(reads: SimilarityReads) -> bool:
+    return reads.column == "boxes" or reads.masks
 
 
 def require_columns(reads: SimilarityReads, iou_type: str, gt: Dataset, pred: Dataset) -> None:
