@@ -197,6 +197,15 @@ def _evaluate_all(protocol: str, gt_path: str, shards: list[str]) -> dict[str, f
     return r.stats
 
 
+def _records(packed: Any) -> int:
+    """Records in a packed part (its ``score`` column; VOC / YOLO: the outcome's)."""
+    fields = dict(packed.fields)
+    if "outcome" in fields:
+        return _records(fields["outcome"])
+    score = fields["score"]
+    return int(score.shape[0])
+
+
 def _peak_rss() -> int:
     try:  # peak resident set size of this process (Linux)
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -296,36 +305,15 @@ def main(argv: list[str] | None = None) -> None:
         if cluster is not None:
             cluster.close()
 
-    from ioukit.distributed import _shard_partial
+    from ioukit.distributed import _prepare, _shard_partial
+    from ioukit.evaluation.registry import make_protocol
 
-    gt_ds = (
-        gt.dataset
-        if hasattr(gt, "dataset")
-        else ioukit.engine._ground_truth(gt, require_iscrowd=False)
-    )
-    opts = (
-        {"image_labels": gt.image_labels} if getattr(gt, "image_labels", None) is not None else {}
-    )
-    images, part = _shard_partial((gt_ds, opts), shards[0], str(shards[0]), args.protocol, "bbox")
-    n_records = len(part)
-    bytes_ = (
-        part.nbytes
-        if hasattr(part, "nbytes")
-        else sum(
-            getattr(part, f).nbytes
-            for f in (
-                "boxes",
-                "scores",
-                "image_index",
-                "category_id",
-                "area",
-                "crowd",
-                "ignore",
-                "difficult",
-                "annotation_id",
-            )
-        )
-    )
+    # what shard 0 ships: its packed match outcome (the protocol's shard_match on a worker)
+    runner = make_protocol(args.protocol)
+    shared = _prepare(gt, runner, args.protocol, "bbox", {})
+    images, _, part = _shard_partial(shared, shards[0], str(shards[0]), "bbox")
+    n_records = _records(part)
+    bytes_ = part.nbytes
     print(f"single process : {single_s:8.2f} s, peak RSS {single_rss / 2**30:.2f} GiB")
     print(
         f"sharded        : {sharded_s:8.2f} s ({sharded_s / single_s:.2f}x), peak RSS per worker "

@@ -1,5 +1,6 @@
-"""What every rank runs after the all_gather of a synced COCO ``Evaluator.compute`` (compact
-partial results), without processes: ranks in a scrambled order, empty ranks, image_id."""
+"""What every rank runs around the two all_gathers of a synced ``Evaluator.compute`` (the
+ranks' ground truths, then their packed outcomes), without processes: ranks in a scrambled
+order, empty ranks, image_id; COCO (bbox, segm, rotated), VOC and YOLO."""
 
 from __future__ import annotations
 
@@ -9,7 +10,32 @@ import numpy as np
 import pytest
 
 import ioukit
-from ioukit.distributed import _merge_ranks, _rank_state
+from ioukit.distributed import (
+    _merge_ranks,
+    _merged_ground_truth,
+    _rank_part,
+    _rank_state,
+    _renumbered,
+)
+from ioukit.evaluation.registry import make_protocol
+
+
+def _synced(
+    pairs: list[tuple[ioukit.Dataset, ioukit.Dataset]],
+    image_id: bool,
+    protocol: str,
+    iou_type: str,
+    options: dict[str, Any],
+) -> ioukit.EvaluationResult:
+    """``synced_evaluate`` of every rank's (gt, pred), rank by rank, without processes."""
+    runner = make_protocol(protocol, iou_type=iou_type, **options)
+    states = [_rank_state(gt, pred, image_id) for gt, pred in pairs]  # first all_gather
+    merged, by_id = _merged_ground_truth(states)
+    parts = [  # second all_gather
+        _rank_part(runner, merged, by_id, states, rank, pred, iou_type)
+        for rank, (_, pred) in enumerate(pairs)
+    ]
+    return _merge_ranks(runner, merged, states, parts, iou_type)
 
 
 def _image(
@@ -58,7 +84,7 @@ def _check(iou_type: str, image_id: bool, **options: Any) -> None:
     ]
     order = rng.permutation(n)
     dealt = [order[:5], order[5:5], order[5:6], order[6:]]  # an empty rank, a one-image rank
-    states, single = [], ioukit.Evaluator(iou_type=iou_type, sync=False, **options)
+    pairs, single = [], ioukit.Evaluator(iou_type=iou_type, sync=False, **options)
     for rows in dealt if not image_id else [np.arange(n)]:
         for r in rows:
             single.update([images[r][0]], [images[r][1]])
@@ -66,9 +92,8 @@ def _check(iou_type: str, image_id: bool, **options: Any) -> None:
         ev = ioukit.Evaluator(iou_type=iou_type, sync=False, **options)
         for r in rows:
             ev.update([images[r][0]], [images[r][1]])
-        gt, pred = ev.datasets()
-        states.append(_rank_state(gt, pred, image_id, iou_type, options))
-    got = _merge_ranks(states, iou_type, options)
+        pairs.append(ev.datasets())
+    got = _synced(pairs, image_id, "coco", iou_type, options)
     want = single.compute()
     assert want.stats["AP"] > 0
     assert got.stats == want.stats
@@ -136,7 +161,6 @@ def test_image_id_sets_the_image_table() -> None:
 def test_matched_ranks_equal_the_gathered_datasets(protocol: str, image_id: bool) -> None:
     """VOC / YOLO ranks ship their packed match; the result is that of the old route (every
     rank's datasets gathered, renumbered, evaluated), ties in input order included."""
-    from ioukit.distributed import _matched_state, _merge_matched_ranks, _renumbered
 
     rng = np.random.default_rng(11)
     n = 14
@@ -144,15 +168,13 @@ def test_matched_ranks_equal_the_gathered_datasets(protocol: str, image_id: bool
     images = [_image(rng, ids[i] if image_id else None, False) for i in range(n)]
     order = rng.permutation(n)
     dealt = [order[:5], order[5:5], order[5:6], order[6:]]  # an empty rank, a one-image rank
-    states, pairs = [], []
+    pairs = []
     for rows in dealt:
         ev = ioukit.Evaluator(protocol=protocol, sync=False)
         for r in rows:
             ev.update([images[r][0]], [images[r][1]])
-        gt, pred = ev.datasets()
-        pairs.append((gt, pred))
-        states.append(_matched_state(gt, pred, image_id, protocol, "bbox", {}))
-    got = _merge_matched_ranks(states, protocol, "bbox", {})
+        pairs.append(ev.datasets())
+    got = _synced(pairs, image_id, protocol, "bbox", {})
     want = ioukit.evaluate(*_renumbered(pairs, by_image_id=image_id), protocol=protocol)
     assert max(want.stats.values()) > 0
     assert got.stats == want.stats

@@ -15,15 +15,17 @@ from hypothesis import strategies as st
 import ioukit
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.distributed import (
-    CocoPartial,
-    _coco_match,
     _merge,
+    _nbytes,
     _shard_partial,
     concat_predictions,
     merge_order,
+    pack,
+    unpack,
 )
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.protocols.openimages import ImageLabels
+from ioukit.evaluation.registry import make_protocol
 from tests.sharded_analysis import assert_same_analysis
 
 
@@ -119,10 +121,31 @@ def _sharded(
 ) -> ioukit.EvaluationResult:
     names = [f"shards[{i}]" for i in range(len(shards))]
     results = [
-        _shard_partial((gt, options), s, n, protocol, iou_type)
-        for s, n in zip(shards, names, strict=True)
+        _worker(gt, s, n, protocol, iou_type, options) for s, n in zip(shards, names, strict=True)
     ]
-    return _merge(gt, results, names, protocol, iou_type, options)
+    return _merge(_runner(protocol, iou_type, options), gt, results, names, iou_type)
+
+
+def _runner(protocol: str, iou_type: str, options: dict[str, Any]) -> Any:
+    return make_protocol(protocol, iou_type=iou_type, **options)
+
+
+def _prepared(gt: Any, protocol: str, iou_type: str) -> tuple[Any, Any]:
+    """The ground truth as :func:`ioukit.evaluate_sharded` reads it, and the protocol."""
+    from ioukit.distributed import _prepare
+
+    return _prepare(gt, _runner(protocol, iou_type, {}), protocol, iou_type, {})
+
+
+def _worker(
+    gt: Any, shard: Any, name: str, protocol: str, iou_type: str, options: dict[str, Any]
+) -> tuple[np.ndarray, int, Any]:
+    """What a Dask worker runs on one shard (the protocol object travels with the ground
+    truth); its packed outcome through pickle, as Dask ships it."""
+    import pickle
+
+    shared = (gt, _runner(protocol, iou_type, options))
+    return pickle.loads(pickle.dumps(_shard_partial(shared, shard, name, iou_type)))
 
 
 def _assert_same(a: ioukit.EvaluationResult, b: ioukit.EvaluationResult) -> None:
@@ -183,16 +206,16 @@ def test_image_in_two_shards_names_both() -> None:
     gt, pred = _dataset(7, 4)
     rows = np.flatnonzero(pred.image_index == pred.image_index[0])
     names = ["a.json", "b.json"]
-    results = [_shard_partial((gt, {}), _subset(pred, rows), n, "coco", "bbox") for n in names]
+    results = [_worker(gt, _subset(pred, rows), n, "coco", "bbox", {}) for n in names]
     with pytest.raises(DataFormatError, match=r"a\.json, b\.json: image 'im\d' \(id \d+\)"):
-        _merge(gt, results, names, "coco", "bbox", {})
+        _merge(_runner("coco", "bbox", {}), gt, results, names, "bbox")
 
 
 def test_no_shards_and_empty_shards() -> None:
     gt, pred = _dataset(11, 3)
     empty = _subset(pred, np.zeros(0, dtype=np.int64))
     for protocol in ("coco", "openimages"):
-        none = _merge(gt, [], [], protocol, "bbox", {})
+        none = _merge(_runner(protocol, "bbox", {}), gt, [], [], "bbox")
         want = ioukit.evaluate(gt, empty, protocol=protocol)
         _assert_same(none, want)
         _assert_same(_sharded(gt, [empty, empty], protocol, "bbox", {}), want)
@@ -217,27 +240,42 @@ def test_concat_predictions_checks_tables() -> None:
         concat_predictions([pred, moved])
 
 
-def test_coco_partial_is_compact_and_round_trips() -> None:
+def test_coco_outcome_travels_compact_and_round_trips() -> None:
     gt, pred = _dataset(21, 6)
-    part = CocoPartial.from_match(gt, pred, "bbox", {})
+    images, n_pred, packed = _worker(gt, pred, "shard", "coco", "bbox", {})
+    assert n_pred == len(pred) and images.tolist() == np.unique(pred.image_index).tolist()
+    part = unpack(packed, np.sort(gt.images.ids))
     assert len(part) > 0
-    # 8 score + 2 category row + 2 image rank (6 images) + 1 rank + 2 x 5 status bytes, and
-    # the matches: 2 matched ground-truth row (int16 here) + 2 same-match bits (10 thresholds)
-    assert part.other_row is not None and part.other_gt is not None
-    extra = part.other_row.nbytes + part.other_gt.nbytes
-    assert part.nbytes == 27 * len(part) + 8 * part.num_pred.size + extra
-    _, _, outcome = _coco_match(gt, pred, "bbox", {})
+    # 8 score + 1 class row + 1 category id + 1 image rank (6 images) + 1 rank + 2 x 5 status
+    # bytes, and the matches: 1 matched ground-truth row (uint8/int8 here) + 2 same-match
+    # bits (10 thresholds); prediction rows and IoUs stay on the worker (constant: 0 bytes)
+    per_class = ("other_row", "other_gt", "gt_count", "category_ids", "thresholds", "pred_count")
+    extra = sum(_nbytes(value) for name, value in packed.fields if name in per_class)
+    assert packed.nbytes == 25 * len(part) + extra
+    groups, outcome = make_protocol("coco").match(gt, pred)
     # rows of the ground truth given (the worker matched only its images' ground truth)
-    np.testing.assert_array_equal(part.first_gt, outcome.first_gt)
-    np.testing.assert_array_equal(part.same_bits, outcome.same_bits)
-    np.testing.assert_array_equal(part.other_gt, outcome.other_gt)
-    np.testing.assert_array_equal(part.status(), outcome.status)
-    np.testing.assert_array_equal(part.score, outcome.score)
-    np.testing.assert_array_equal(part.rank, outcome.rank)
-    np.testing.assert_array_equal(gt.categories.ids[part.category_row], outcome.category_id)
-    np.testing.assert_array_equal(np.sort(gt.images.ids)[part.image_rank], outcome.image_id)
-    np.testing.assert_array_equal(part.tp_bits, outcome.tp_bits)
-    np.testing.assert_array_equal(part.ignored_bits, outcome.ignored_bits)
+    for name in ("first_gt", "same_bits", "other_gt", "other_row", "status", "score", "rank"):
+        np.testing.assert_array_equal(getattr(part, name), getattr(outcome, name), err_msg=name)
+    for name in ("category_id", "image_id", "class_row", "tp_bits", "ignored_bits"):
+        got, want = getattr(part, name), getattr(outcome, name)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        assert got.dtype == want.dtype, name
+    assert (part.pred_row == -1).all() and np.isnan(part.first_iou).all()
+    np.testing.assert_array_equal(part.pred_count, np.bincount(groups.pred_class, minlength=3)[:3])
+
+
+def test_pack_round_trips_bit_for_bit() -> None:
+    gt, pred = _dataset(5, 4)
+    _, outcome = make_protocol("coco").match(gt, pred)
+    ids = np.sort(gt.images.ids)
+    back = unpack(pack(outcome, ids), ids)
+    for f in dataclasses.fields(outcome):
+        got, want = getattr(back, f.name), getattr(outcome, f.name)
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype and got.shape == want.shape, f.name
+            np.testing.assert_array_equal(got, want, err_msg=f.name)
+        else:
+            assert got == want, f.name
 
 
 def _runs(seed: int, n_shards: int, ties: bool) -> tuple[np.ndarray, ...]:
@@ -349,7 +387,6 @@ def test_keypoints_merge_bit_for_bit(
 def test_keypoint_shard_files(tmp_path: Any) -> None:
     import json
 
-    from ioukit.distributed import _ground_truth
     from tests.keypoints_data import make_keypoint_set
 
     gt_dict, results = make_keypoint_set(12, num_classes=2, min_people=1, max_people=5, seed=3)
@@ -361,10 +398,9 @@ def test_keypoint_shard_files(tmp_path: Any) -> None:
         mine = [r for r in results if (r["image_id"] // 7) % 3 == s]
         path.write_text(json.dumps(mine))
         paths.append(str(path))
-    gt, options = _ground_truth(gt_path, "coco", "keypoints", {})
-    names = [str(p) for p in paths]
-    partials = [_shard_partial((gt, options), p, p, "coco", "keypoints") for p in paths]
-    merged = _merge(gt, partials, names, "coco", "keypoints", options)
+    gt, runner = _prepared(gt_path, "coco", "keypoints")
+    partials = [_shard_partial((gt, runner), p, p, "keypoints") for p in paths]
+    merged = _merge(runner, gt, partials, paths, "keypoints")
     single = ioukit.evaluate(gt_path, results, iou_type="keypoints")
     _assert_same(merged, single)
     assert merged.stats["AP"] > 0
@@ -392,10 +428,9 @@ def test_lvis_merge_bit_for_bit(
     shards = _shards(pred, seed + 1, n_shards)
     names = [f"shards[{i}]" for i in range(n_shards)]
     partials = [
-        _shard_partial((gt, options), s, n, "lvis", "bbox")
-        for s, n in zip(shards, names, strict=True)
+        _worker(gt, s, n, "lvis", "bbox", options) for s, n in zip(shards, names, strict=True)
     ]
-    merged = _merge(gt, partials, names, "lvis", "bbox", options)
+    merged = _merge(_runner("lvis", "bbox", options), gt, partials, names, "bbox")
     single = ioukit.evaluate(gt, pred, protocol="lvis", **options)
     _assert_same(merged, single)
     assert merged.summary() == single.summary()
@@ -410,7 +445,6 @@ def test_lvis_segm_shard_files(tmp_path: Any) -> None:
     import json
 
     mask_utils = pytest.importorskip("pycocotools.mask")
-    from ioukit.distributed import _ground_truth
     from tests.evaluation.protocols.test_lvis_api import _ellipse
     from tests.lvis_reference import generate
 
@@ -430,9 +464,9 @@ def test_lvis_segm_shard_files(tmp_path: Any) -> None:
         path = tmp_path / f"shard{s}.json"
         path.write_text(json.dumps([r for r in results if r["image_id"] % 3 == s]))
         paths.append(str(path))
-    gt, options = _ground_truth(gt_path, "lvis", "segm", {})
-    partials = [_shard_partial((gt, options), p, p, "lvis", "segm") for p in paths]
-    merged = _merge(gt, partials, paths, "lvis", "segm", options)
+    gt, runner = _prepared(gt_path, "lvis", "segm")
+    partials = [_shard_partial((gt, runner), p, p, "segm") for p in paths]
+    merged = _merge(runner, gt, partials, paths, "segm")
     single = ioukit.evaluate(str(gt_path), results, protocol="lvis", iou_type="segm")
     assert single.stats["AP"] > 0
     _assert_same(merged, single)
@@ -468,16 +502,22 @@ def test_voc_yolo_options_merge_bit_for_bit(
     _assert_same(merged, single)
 
 
-def test_matched_partial_is_compact() -> None:
-    from ioukit.distributed import MatchedPartial
-
+def test_matched_outcome_travels_compact() -> None:
     gt, pred = _dataset(21, 6)
-    for protocol, per_record in (("voc10", 8 + 2 + 2 + 1 + 1 + 2), ("yolo", 8 + 2 + 2 + 1 + 1 + 4)):
-        part = MatchedPartial.from_match(gt, pred, protocol, "bbox", {})
-        assert len(part) == len(pred) > 0  # every prediction of a ground-truth category
-        # score, class row, image rank, row and rank in the shard (1 byte each here), 2 bit
-        # planes of 1 (VOC: one threshold) or 2 bytes (YOLO: ten)
-        assert part.nbytes == per_record * len(part)
+    for protocol, bits in (("voc10", 1), ("yolo", 2)):
+        _, _, packed = _worker(gt, pred, "shard", protocol, "bbox", {})
+        outcome = dict(packed.fields)["outcome"]
+        n = len(pred)
+        assert len(unpack(outcome, np.sort(gt.images.ids))) == n > 0  # every prediction
+        # score; class row, category id, image rank, row and rank in the shard (1 byte each
+        # here); the TRUE_POSITIVE plane of 1 (VOC: one threshold) or 2 bytes (YOLO: ten), the
+        # IGNORED one costs nothing (constant: no difficult ground truth); no matches or IoUs
+        per_record_arrays = sum(
+            _nbytes(v)
+            for name, v in outcome.fields
+            if name not in ("gt_count", "category_ids", "thresholds", "other_row", "other_gt")
+        )
+        assert per_record_arrays == (8 + 5 + bits) * n
 
 
 @pytest.mark.parametrize("iou_type", ["rotated", "probiou"])
@@ -536,3 +576,94 @@ def test_keypoint_sharded_slices_equal_one_process() -> None:
     pred = read_coco_keypoint_results(results, gt)
     merged = _sharded(gt, _shards(pred, 4, 3), "coco", "keypoints", {})
     assert_same_analysis(merged, ioukit.evaluate(gt, pred, iou_type="keypoints"), 3)
+
+
+@pytest.mark.parametrize("options", [{}, {"dilation_ratio": 0.1, "compat": "faster_coco_eval"}])
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_images=st.integers(1, 6), n_shards=st.integers(1, 4))
+def test_boundary_merges_bit_for_bit(
+    options: dict[str, Any], seed: int, n_images: int, n_shards: int
+) -> None:
+    """Boundary AP (iou_type="boundary", a COCO variant registered by its similarity) shards
+    as COCO does; its ``dilation_ratio`` is in the merged params as in one process's."""
+    gt, pred = _dataset(seed, n_images, segm=True)
+    shards = _shards(pred, seed + 1, n_shards)
+    merged = _sharded(gt, shards, "coco", "boundary", options)
+    single = ioukit.evaluate(gt, pred, iou_type="boundary", **options)
+    _assert_same(merged, single)
+    assert merged.params["dilation_ratio"] == options.get("dilation_ratio", 0.02)
+    assert merged.summary() == single.summary()
+
+
+def test_boundary_shard_files(tmp_path: Any) -> None:
+    import json
+
+    gt, pred = _dataset(3, 9)
+
+    def rle(box: np.ndarray) -> dict[str, Any]:  # the box's rectangle as a mask
+        mask = np.zeros((1, 24, 24), dtype=bool)
+        x1, y1, x2, y2 = box.astype(int).tolist()
+        mask[0, y1:y2, x1:x2] = True
+        m = ioukit.masks.encode(mask)[0]
+        counts = m["counts"]
+        return {"size": [24, 24], "counts": counts if isinstance(counts, str) else counts.decode()}
+
+    ids = gt.images.ids.tolist()
+    gt_dict = {
+        "images": [{"id": i, "width": 24, "height": 24, "file_name": f"{i}.png"} for i in ids],
+        "categories": [{"id": c, "name": str(c)} for c in gt.categories.ids.tolist()],
+        "annotations": [
+            {
+                "id": j + 1,
+                "image_id": ids[int(gt.image_index[j])],
+                "category_id": int(gt.category_id[j]),
+                "bbox": np.concatenate(
+                    [gt.boxes[j, :2], gt.boxes[j, 2:] - gt.boxes[j, :2]]
+                ).tolist(),
+                "area": float(gt.area[j]),
+                "iscrowd": int(gt.crowd[j]),
+                "segmentation": rle(gt.boxes[j]),
+            }
+            for j in range(len(gt))
+        ],
+    }
+    results = [
+        {
+            "image_id": ids[int(pred.image_index[j])],
+            "category_id": int(pred.category_id[j]),
+            "segmentation": rle(pred.boxes[j]),
+            "score": float(pred.scores[j]),
+        }
+        for j in range(len(pred))
+    ]
+    gt_path = tmp_path / "gt.json"
+    gt_path.write_text(json.dumps(gt_dict))
+    paths = []
+    for s in range(3):
+        path = tmp_path / f"shard{s}.json"
+        path.write_text(json.dumps([r for r in results if r["image_id"] % 3 == s]))
+        paths.append(str(path))
+    read, runner = _prepared(gt_path, "coco", "boundary")
+    partials = [_shard_partial((read, runner), p, p, "boundary") for p in paths]
+    merged = _merge(runner, read, partials, paths, "boundary")
+    single = ioukit.evaluate(str(gt_path), results, iou_type="boundary")
+    assert single.stats["AP"] > 0
+    _assert_same(merged, single)
+
+
+@pytest.mark.parametrize("protocol", ["citypersons", "crowdhuman", "caltech"])
+def test_pedestrian_protocols_are_refused_naming_the_protocol(protocol: str) -> None:
+    """The pedestrian miss-rate protocols do not shard: refused before any work (no cluster
+    is started), naming the protocol; ``sharded_pairs`` does not list them."""
+    from ioukit.distributed import sharded_pairs
+
+    assert not any(p == protocol for p, _ in sharded_pairs())
+    with pytest.raises(ValueError, match="evaluate_sharded supports") as info:
+        ioukit.evaluate_sharded({"images": []}, [], protocol=protocol)
+    message = str(info.value)
+    assert message.startswith("protocol, iou_type: evaluate_sharded supports coco/bbox, ")
+    assert message.endswith(
+        f"got {protocol}/bbox (protocol {protocol!r} with iou_type 'bbox' evaluates in one "
+        "process: ioukit.evaluate)"
+    )
+    assert ("coco", "boundary") in sharded_pairs()

@@ -1,7 +1,8 @@
 """Evaluator.compute() under torch.distributed: two gloo processes, each with its own images,
 both return the result of one Evaluator that saw rank 0's images and then rank 1's, or (targets
 with image_id, images dealt to the ranks in a scrambled order) of ioukit.evaluate on the same
-data written as COCO JSON. COCO bbox/segm ship compact partial results (CocoPartial)."""
+data written as COCO JSON. Every rank matches its own images and ships its packed match
+outcome (COCO, VOC, YOLO); a rank may have no image at all (#23 item 2)."""
 
 from __future__ import annotations
 
@@ -105,6 +106,15 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
             ev = ioukit.Evaluator(protocol=protocol)  # #23 item 5: dealt otherwise, same ids
             ev.update(*_dealt(rank, True, seed=14, first=7))
             results[f"{protocol}-redealt"] = ev.compute().stats
+        for empty in (0, 1):  # #23 item 2: one rank got no image (an IterableDataset split)
+            for protocol in ("coco", "voc10", "yolo"):
+                ev = ioukit.Evaluator(protocol=protocol)
+                if rank != empty:
+                    ev.update(*_dealt(0, True, first=N_DEALT))
+                r = ev.compute()
+                results[f"empty{empty}-{protocol}"] = r.stats
+                if protocol == "coco":
+                    Path(out, f"rank{rank}-empty{empty}.pkl").write_bytes(pickle.dumps(r))
         ev = ioukit.Evaluator()  # the same image_id on both ranks: both ranks raise
         preds, targets = _dealt(0, True)
         ev.update(preds[:1], [{**targets[0], "image_id": 5 + 0 * rank}])
@@ -138,7 +148,7 @@ def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     )
     out = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
     for r, both in enumerate(out):
-        for key in ("sync", "dealtTrue", "dealtFalse"):
+        for key in ("sync", "dealtTrue", "dealtFalse", "empty0", "empty1"):
             both[f"{key}-result"] = pickle.loads((tmp_path / f"rank{r}-{key}.pkl").read_bytes())
     return out
 
@@ -291,6 +301,26 @@ def test_a_rank_without_images_agrees_with_any_image_id_mode() -> None:
     assert _check_same_mode([False, False], [0, 0]) is False
     with pytest.raises(DataFormatError, match=r"given on rank 2 but not on rank 1"):
         _check_same_mode([False, False, True], [0, 4, 1])
+
+
+@pytest.mark.parametrize("empty", [0, 1])
+@pytest.mark.parametrize("protocol", ["coco", "voc10", "yolo"])
+def test_a_real_rank_without_images(
+    ranks: list[dict[str, Any]], empty: int, protocol: str, tmp_path: Path
+) -> None:
+    # #23 item 2 on two gloo processes: the rank without images has no image ids to give, the
+    # other gives them; both ranks return the numbers of evaluate() on the same data
+    want = ioukit.evaluate(
+        *_as_coco_json(tmp_path, *_id_ordered(*_all_images())), protocol=protocol
+    )
+    assert max(want.stats.values()) > 0
+    for both in ranks:
+        assert both[f"empty{empty}-{protocol}"] == want.stats
+    if protocol == "coco":
+        single = ioukit.Evaluator(sync=False)
+        single.update(*_dealt(0, True, first=N_DEALT))
+        for seed, both in enumerate(ranks):
+            assert_same_analysis(both[f"empty{empty}-result"], single.compute(), seed)
 
 
 def _id_ordered(

@@ -77,6 +77,25 @@ def _to_numpy(value: object, name: str, dtype: type, width: int | None = None) -
     return array
 
 
+def _same_k(
+    seen: tuple[int, str] | None, keypoints: np.ndarray, name: str, place: str = ""
+) -> tuple[int, str] | None:
+    """``seen`` (K and where it was first seen), or ``keypoints``' (seen at ``place``, default
+    ``name``) when it is the first; a DataFormatError naming both places when ``keypoints``
+    (N, K, 3) has another K."""
+    if not len(keypoints):
+        return seen
+    k = int(keypoints.shape[1])
+    if seen is None:
+        return k, place or name
+    if k != seen[0]:
+        raise DataFormatError(
+            f"{name}: expected {seen[0]} keypoints per instance as in {seen[1]}, got {k}; "
+            "every image must have the same keypoints"
+        )
+    return seen
+
+
 class _Masks:
     """One image's masks, run-length encoded on arrival (bounded memory)."""
 
@@ -258,6 +277,9 @@ class Evaluator:
         # targets' image_id (None: not given) and where each id arrived, for the error
         self._image_ids: list[int | None] = []
         self._id_where: dict[int, str] = {}
+        # keypoints: K of the first person seen and where it came from (every image's K must
+        # be it; refused at update, so that compute never fails for good)
+        self._keypoints_k: tuple[int, str] | None = None
         self._updates = 0
         # update/merge/reset/datasets are atomic: one image's predictions and targets are
         # appended together even when several threads update one Evaluator
@@ -285,6 +307,7 @@ class Evaluator:
             self._sizes.clear()
             self._image_ids.clear()
             self._id_where.clear()
+            self._keypoints_k = None
 
     def _boxes(self, value: object, name: str) -> np.ndarray:
         boxes = _to_numpy(value, name, np.float64, 4)
@@ -331,6 +354,7 @@ class Evaluator:
         gt_rles: list[list[dict[str, Any]]] = []
         sizes: list[tuple[float, float]] = []
         image_ids = [_image_id(t, f"targets[{i}].image_id") for i, t in enumerate(targets)]
+        k_seen = self._keypoints_k
         for i, (p, t) in enumerate(zip(predictions, targets, strict=True)):
             for key, where, d in (
                 *(("boxes", "predictions", p) for _ in box_key if not kp),
@@ -353,6 +377,9 @@ class Evaluator:
             elif kp:
                 p_kp, boxes, p_area = streamed_keypoints(p, f"predictions[{i}]", self._boxes)
                 t_kp, gt_boxes, _ = streamed_keypoints(t, f"targets[{i}]", self._boxes)
+                for side, kps in (("targets", t_kp), ("predictions", p_kp)):
+                    name = f"{side}[{i}].keypoints"
+                    k_seen = _same_k(k_seen, kps, name, f"update call {self._updates}, {name}")
             elif self._oriented:
                 fmt = None if self.fmt == "xyxy" else self.fmt
                 p_rot, boxes, p_area = streamed_rotated(p["boxes"], f"predictions[{i}].boxes", fmt)
@@ -414,7 +441,10 @@ class Evaluator:
             gt_rows.append((gt_boxes, gt_labels, crowd, area, *extra))
         with self._lock:
             where = f"update call {self._updates}, targets"
+            if k_seen is not None and self._keypoints_k is not None:  # another thread's K
+                _same_k(self._keypoints_k, np.zeros((1, k_seen[0], 3)), k_seen[1])
             self._check_ids(image_ids, [f"{where}[{i}]" for i in range(len(image_ids))])
+            self._keypoints_k = self._keypoints_k or k_seen
             self._updates += 1
             self._pred.extend(pred_rows)
             self._gt.extend(gt_rows)
@@ -488,8 +518,12 @@ class Evaluator:
                 list(other._sizes),
             )
             ids = list(other._image_ids)
+            other_k = other._keypoints_k
         with self._lock:
+            if other_k is not None and self._keypoints_k is not None:
+                _same_k(self._keypoints_k, np.zeros((1, other_k[0], 3)), f"other ({other_k[1]})")
             self._check_ids(ids, [f"other's image {k}" for k in range(len(ids))])
+            self._keypoints_k = self._keypoints_k or other_k
             self._pred.extend(parts[0])
             self._gt.extend(parts[1])
             self._pred_rles.extend(parts[2])

@@ -1,5 +1,7 @@
-"""The YOLO prediction reader's one-pass NumPy path (#29 item 5) gives bit for bit what the
-line-by-line reader gives, and leaves every unusual file to it (its messages unchanged)."""
+"""The YOLO prediction reader's compiled one-pass path (#29 item 5: ``text_rows.parse_rows``
+and one pass of NumPy over every file) gives bit for bit what the line-by-line reader gives,
+and leaves every unusual file to it (its messages unchanged, the first problem in file order
+named)."""
 
 from __future__ import annotations
 
@@ -38,10 +40,16 @@ def _random_files(seed: int, n: int = 30) -> dict[str, str]:
     return files
 
 
+def _no_rows(data: object, offsets: object, ncols: int, out: object, counts: np.ndarray) -> int:
+    """``parse_rows`` falling back on every file: the line-by-line reader reads them all."""
+    counts[:] = yolo.ROWS_FALLBACK
+    return 0
+
+
 def _both(pred: Path, gt: object, **kwargs: object) -> tuple[object, object]:
     fast = read_predictions(pred, gt, format="yolo", **kwargs)  # type: ignore[arg-type]
     slow_path = pytest.MonkeyPatch()
-    slow_path.setattr(yolo, "_fast_block", lambda *a: None)
+    slow_path.setattr(yolo, "parse_rows", _no_rows)
     try:
         slow = read_predictions(pred, gt, format="yolo", **kwargs)  # type: ignore[arg-type]
     finally:
@@ -121,3 +129,32 @@ def test_unknown_classes_and_images_are_counted(tmp_path: Path) -> None:
     _same(fast, slow)
     assert len(fast) == 1
     assert seen.classes == {"3": 2} and seen.images == {"b": 2}  # counted by both reads
+
+
+def test_files_read_fast_and_slow_keep_file_order(tmp_path: Path) -> None:
+    gt_files = {s: "0 0.5 0.5 0.1 0.1\n" for s in ("a", "b", "c", "d")}
+    gt = read_ground_truth(_write(tmp_path / "gt", gt_files), image_size="100x50")
+    files = {
+        "a": "0 0.5 0.5 0.1 0.1 0.9\n",
+        "b": "0,0.25,0.5,0.1,0.1,0.8\n",  # commas: the line reader
+        "c": "0 0.75 0.5 0.1 0.1 0.7\n0 0.5 0.5 0.2 0.1 0.6\n",
+        "d": "0 1.0005 0.5 0.1 0.1 0.5\n",  # within the tolerance: the line reader
+    }
+    fast, slow = _both(_write(tmp_path / "pred", files), gt)
+    _same(fast, slow)
+    assert fast.scores.tolist() == [0.9, 0.8, 0.7, 0.6, 0.5]
+
+
+def test_the_first_problem_in_file_order_is_named(tmp_path: Path) -> None:
+    gt = read_ground_truth(
+        _write(tmp_path / "gt", {s: "0 0.5 0.5 0.1 0.1\n" for s in ("a", "b", "c")})
+    )
+    pred = _write(
+        tmp_path / "pred", {"a": "0 0.5 0.5 0.1 0.1 0.9\n", "b": "0 0.5 0.5 0.1\n", "c": ""}
+    )
+    (pred / "c.txt").write_bytes(b"\xff\n")  # undecodable, after b's bad line
+    with pytest.raises(DataFormatError, match=r"b\.txt: line 1: expected 6 values"):
+        read_predictions(pred, gt, format="yolo")
+    (pred / "b.txt").write_text("0 0.5 0.5 0.1 0.1 0.9\n")
+    with pytest.raises(DataFormatError, match=r"c\.txt: line 1: expected UTF-8 text, got byte"):
+        read_predictions(pred, gt, format="yolo")

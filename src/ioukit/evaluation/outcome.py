@@ -106,6 +106,10 @@ class MatchOutcome:
     gt_in_range : ndarray of bool, shape (G, A), or None
         Whether each lies in area range ``a``: ``gt_count[k, a]`` is the number of rows of
         class ``k`` inside range ``a``.
+    pred_count : ndarray of int64, shape (K,), or None
+        Predictions per class the matcher saw before any ``max_dets`` cut (the per-class
+        tables' ``num_pred``); None when not recorded. Merging adds them up (sharded
+        evaluation ships it with each shard's outcome).
 
     Examples
     --------
@@ -145,6 +149,7 @@ class MatchOutcome:
     gt_class_row: np.ndarray | None = None
     gt_image_id: np.ndarray | None = None
     gt_in_range: np.ndarray | None = None
+    pred_count: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.pred_row.shape[0])
@@ -422,6 +427,7 @@ class MatchOutcome:
             thresholds=first.thresholds,
             area_names=first.area_names,
             **_merged_gt_records(parts, g_off),
+            pred_count=_summed_pred_count(parts),
         )
         return joined.take(joined.sort_key())
 
@@ -454,6 +460,7 @@ class MatchOutcome:
             gt_class_row=self.gt_class_row,
             gt_image_id=self.gt_image_id,
             gt_in_range=self.gt_in_range,
+            pred_count=self.pred_count,
         )
 
 
@@ -473,6 +480,14 @@ def _merged_gt_records(
         "gt_image_id": np.concatenate([np.asarray(p.gt_image_id) for p in parts]).astype(np.int64),
         "gt_in_range": np.concatenate([np.asarray(p.gt_in_range) for p in parts]).astype(bool),
     }
+
+
+def _summed_pred_count(parts: Sequence[MatchOutcome]) -> np.ndarray | None:
+    # the parts' predictions per class added up, when every part has them
+    if not all(p.pred_count is not None for p in parts):
+        return None
+    total: np.ndarray = np.sum([np.asarray(p.pred_count) for p in parts], axis=0)
+    return total.astype(np.int64)
 
 
 def _replace(outcome: MatchOutcome, **changes: np.ndarray) -> MatchOutcome:

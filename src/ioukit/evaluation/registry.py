@@ -50,6 +50,7 @@ __all__ = [
     "make_protocol",
     "protocol_iou_types",
     "protocol_names",
+    "protocol_options",
     "protocol_takes",
     "protocol_traits",
     "register_protocol",
@@ -547,7 +548,63 @@ def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) 
             f"iou_type: expected one of {', '.join(similarity_names())}, got {iou_type!r}"
         )
     label = repr(name) if variant is None else f"{name!r} ({iou_type})"
+    chosen = factory if variant is None else variant
+    declared = _declared_options(chosen)
+    unknown = [key for key in options if declared is not None and key not in declared]
+    if unknown:  # name the option and list the protocol's own (the CLI reads the wording)
+        assert declared is not None
+        raise ParameterError(
+            f"options of protocol {label}: unexpected keyword argument {unknown[0]!r}; its "
+            f"options are {', '.join(declared) or 'none'}"
+        )
     try:
-        return (factory if variant is None else variant)(**options)
+        return chosen(**options)
     except TypeError as exc:
         raise ParameterError(f"options of protocol {label}: {exc}") from None
+
+
+def _declared_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The keyword parameters of ``factory``; None when it takes any keyword.
+
+    A classmethod factory that passes ``**options`` on to the same method of a base class
+    (``KeypointProtocol.from_options`` to ``COCOProtocol.from_options``) declares its own
+    keywords and those of the base's; any other ``**`` factory takes any keyword.
+    """
+    params = inspect.signature(factory).parameters.values()
+    named = tuple(
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
+    if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params):
+        return named
+    owner, method = getattr(factory, "__self__", None), getattr(factory, "__name__", "")
+    bases = owner.__mro__[1:] if isinstance(owner, type) else ()
+    base = next((b for b in bases if method in vars(b)), None)
+    inherited = None if base is None else _declared_options(getattr(base, method))
+    if inherited is None:
+        return None
+    return named + tuple(n for n in inherited if n not in named)
+
+
+def protocol_options(name: str, /, *, iou_type: str | None = None) -> tuple[str, ...] | None:
+    """The options protocol ``name`` declares (for ``iou_type``'s variant where it has one):
+    its factory's keyword parameters; None when the factory takes any keyword.
+
+    Examples
+    --------
+    >>> protocol_options("voc10")
+    ('iou_threshold', 'pixel_inclusive', 'strict_threshold', 'exact_grid')
+    >>> make_protocol("voc10", tie="first")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: options of protocol 'voc10': unexpected keyword argument \
+'tie'; its options are iou_threshold, pixel_inclusive, strict_threshold, exact_grid
+    """
+    protocol_iou_types(name)  # imports the module, refuses an unknown name
+    if iou_type is not None and iou_type in VARIANT_MODULES:
+        import_module(VARIANT_MODULES[iou_type])
+    if iou_type is not None and has_similarity(iou_type):
+        _provide_similarity(iou_type)  # a similarity module may register variants (boundary)
+    variant = _VARIANTS.get((name, iou_type)) if iou_type is not None else None
+    return _declared_options(variant if variant is not None else _PROTOCOLS[name][0])

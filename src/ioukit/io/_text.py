@@ -179,7 +179,20 @@ def read_text(path: Path) -> str:
     OSError
         The file cannot be read (the message names it).
     """
-    data = read_bytes(path)
+    return decode_text(read_bytes(path), path)
+
+
+def decode_text(data: bytes, path: str | os.PathLike[str]) -> str:
+    """``data`` (the bytes of ``path``) as text: UTF-8 with an optional BOM; NUL bytes or
+    undecodable bytes raise :class:`DataFormatError` naming the file and line.
+
+    >>> decode_text(b"\\xef\\xbb\\xbfa 1\\n", "a.txt")
+    'a 1\\n'
+    >>> decode_text(b"a\\n\\xff", "a.txt")
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: a.txt: line 2: expected UTF-8 text, got byte 0xff
+    """
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1

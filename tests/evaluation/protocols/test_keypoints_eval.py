@@ -351,10 +351,14 @@ def test_evaluator_errors() -> None:
                   [{"keypoints": bad, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
     ev.update([{"keypoints": kp, "scores": [1.0], "labels": [1]}],
               [{"keypoints": kp, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
-    ev.update([{"keypoints": np.ones((1, 5, 3)), "scores": [1.0], "labels": [1]}],
-              [{"keypoints": kp, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
-    with pytest.raises(DataFormatError, match=r"predictions\[1\].keypoints: expected 17"):
-        ev.compute()
+    # another K is refused at update, naming where the first K came from (#23 item 25);
+    # nothing is added, so compute keeps working
+    with pytest.raises(DataFormatError, match=r"predictions\[0\].keypoints: expected 17 "
+                       r"keypoints per instance as in update call 0, targets\[0\]"):  # fmt: skip
+        ev.update([{"keypoints": np.ones((1, 5, 3)), "scores": [1.0], "labels": [1]}],
+                  [{"keypoints": kp, "labels": [1], "boxes": [[0, 0, 2, 2]]}])  # fmt: skip
+    assert len(ev) == 1
+    assert ev.compute().stats["AP"] == pytest.approx(1.0)
 
 
 def test_keypoint_errors_find_the_bad_joint(tmp_path: Path) -> None:

@@ -349,7 +349,10 @@ def test_yolo_pose_custom_sigmas_and_bad_options() -> None:
 
     got = ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints", sigmas=sig)
     assert got.stats["mAP50-95"] == pytest.approx(twin_yolo(gt, pred, sim)["mAP50-95"], abs=1e-12)
-    with pytest.raises(ValueError, match="unexpected oks_area"):
+    with pytest.raises(
+        ValueError,
+        match="unexpected keyword argument 'oks_area'; its options are iou_thresholds, stable_",
+    ):
         ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints", oks_area="box")
     with pytest.raises(Exception, match="sigmas"):
         ioukit.evaluate(gt, pred, protocol="yolo", iou_type="keypoints", sigmas=[0.1, 0.2])

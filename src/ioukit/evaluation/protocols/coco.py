@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from ioukit.evaluation.registry import (
     register_protocol,
 )
 from ioukit.evaluation.result import ProtocolResult
+from ioukit.evaluation.sharding import coco_shard_match, coco_shard_summarize
 
 __all__ = ["DEFAULT_AREA_RANGES", "COCOProtocol", "evaluate_coco", "format_summary", "rematch"]
 
@@ -143,6 +144,9 @@ class COCOProtocol:
     compat: str | None = None
     rule: MatchRule = field(default_factory=MatchRule)
     name: str = "coco"
+
+    can_shard: ClassVar[bool] = True
+    """Sharded evaluation (Dask, torch.distributed) runs :meth:`shard_match` on the workers."""
 
     @classmethod
     def from_options(
@@ -315,6 +319,25 @@ class COCOProtocol:
             outcome=outcome,
             stat_specs=specs,
         )
+
+    def shard_match(self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox") -> MatchOutcome:
+        """On a worker: :meth:`match` of some images' predictions, as the shard ships it
+        (:func:`ioukit.evaluation.sharding.shard_outcome`, with the predictions per class)."""
+        return coco_shard_match(self, gt, pred, iou_type)
+
+    def shard_summarize(
+        self,
+        gt: Dataset,
+        parts: Sequence[MatchOutcome],
+        /,
+        *,
+        iou_type: str = "bbox",
+        pred_row_offsets: Sequence[int] = (),
+        n_predictions: int = 0,
+        names: Sequence[str] = (),
+    ) -> ProtocolResult:
+        """On the client: the shards' outcomes merged and summarized (the one-process numbers)."""
+        return coco_shard_summarize(self, gt, parts, iou_type)
 
     def _level(self, spec: StatSpec) -> int:
         # the index of spec's max_dets in self.max_dets (-1: absent)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -286,6 +286,7 @@ class CrowdPoseProtocol(KeypointProtocol):
     oks_area: str = "box"
     crowd_index: tuple[tuple[int, float], ...] | None = None
     name: str = "crowdpose"
+    can_shard: ClassVar[bool] = False  # the crowd index of the whole file: one process
 
     @classmethod
     def from_options(
@@ -361,12 +362,8 @@ class CrowdPoseProtocol(KeypointProtocol):
 
 
 def _yolo_keypoints(
-    *, iou_thresholds: object = None, stable_ties: bool = False, sigmas: object = None, **bad: Any
+    *, iou_thresholds: object = None, stable_ties: bool = False, sigmas: object = None
 ) -> Any:
-    if bad:
-        raise ParameterError(
-            f"options of protocol 'yolo' (keypoints): unexpected {', '.join(sorted(bad))}"
-        )
     sig = None if sigmas is None else tuple(check_sigmas(sigmas).tolist())
     base = yolo_protocol(iou_thresholds=iou_thresholds, stable_ties=stable_ties)
     return dataclasses.replace(base, similarity=UltralyticsOKS(sig))

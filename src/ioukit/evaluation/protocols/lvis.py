@@ -31,9 +31,10 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,8 +43,16 @@ from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.accumulate import coco_accumulate_levels
 from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.match import MatchRule, match_groups
+from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.registry import ProtocolTraits, get_similarity, register_protocol
 from ioukit.evaluation.result import ProtocolResult
+from ioukit.evaluation.sharding import (
+    empty_predictions,
+    merge_outcomes,
+    shard_gt_rows,
+    shard_outcome,
+    take_rows,
+)
 from ioukit.io.lvis import (
     FREQUENCY_GROUPS,
     LVISGroundTruth,
@@ -377,6 +386,10 @@ class LVISProtocol:
     )
     rule: MatchRule = field(default_factory=lambda: MatchRule(crowd=False))
     name: str = "lvis"
+    can_shard: ClassVar[bool] = True
+    """Sharded evaluation runs :meth:`shard_match` on the workers (not with ``fixed_ap``)."""
+    input_format: ClassVar[str] = "lvis-json"
+    """What sharded evaluation reads: an LVIS ground truth and LVIS (COCO-format) results."""
 
     @classmethod
     def from_options(
@@ -475,7 +488,7 @@ class LVISProtocol:
         )
         return self._result(
             gt,
-            pred,
+            len(pred),
             n_evaluated,
             cat_ids,
             num_pred,
@@ -486,10 +499,74 @@ class LVISProtocol:
             cols,
         )
 
+    def check_shardable(self) -> None:
+        """Raise ValueError where shards of images cannot give the one-process numbers."""
+        if self.fixed_ap:
+            raise ValueError(
+                "fixed_ap: Fixed AP keeps the top results of each class over the whole dataset, "
+                "which no shard of images can apply on its own; evaluate it in one process"
+            )
+
+    def shard_match(
+        self, gt: LVISGroundTruth, pred: Dataset, /, *, iou_type: str = "bbox"
+    ) -> MatchOutcome:
+        """On a worker: :meth:`evaluate` of some images' results, its outcome as the shard
+        ships it. lvis-api's cap, the positive-area rule, the federated filter and the match
+        are all per image, so a worker holding whole images applies them exactly."""
+        rows = shard_gt_rows(gt.dataset, pred)
+        shard_gt = dataclasses.replace(gt, dataset=take_rows(gt.dataset, rows))
+        result = self.evaluate(shard_gt, pred, iou_type=iou_type)
+        assert result.outcome is not None
+        num_pred = np.array([row["num_pred"] for row in result.per_class], dtype=np.int64)
+        return shard_outcome(result.outcome, rows, pred_count=num_pred)
+
+    def shard_summarize(
+        self,
+        gt: LVISGroundTruth,
+        parts: Sequence[MatchOutcome],
+        /,
+        *,
+        iou_type: str = "bbox",
+        pred_row_offsets: Sequence[int] = (),
+        n_predictions: int = 0,
+        names: Sequence[str] = (),
+    ) -> ProtocolResult:
+        """On the client: the shards' outcomes merged, accumulated and summarized once."""
+        data = gt.dataset
+        # ground-truth counts (positive areas, crowds not read), records and category ids
+        base = self.evaluate(gt, empty_predictions(data), iou_type=iou_type)
+        assert base.outcome is not None
+        category_ids = np.asarray(base.params["category_ids"], dtype=np.int64)
+        empty = dataclasses.replace(
+            base.outcome, pred_count=np.zeros(len(category_ids), dtype=np.int64)
+        )
+        outcome = merge_outcomes(parts, empty, np.sort(data.images.ids))
+        assert outcome.pred_count is not None
+        # every result of an (image, class) is evaluated: the largest group is the only cut
+        largest = max([int(np.max(p.rank)) + 1 for p in parts if len(p)] + [1])
+        cols, precision, recall = coco_accumulate_levels(
+            outcome,
+            recall_thresholds=np.array(self.recall_thresholds),
+            max_dets=np.array([largest], dtype=np.int64),
+            levels=[0],
+        )
+        return self._result(
+            gt,
+            int(n_predictions),
+            int(outcome.pred_count.sum()),
+            category_ids,
+            outcome.pred_count,
+            outcome,
+            iou_type,
+            precision[..., 0],
+            recall[..., 0],
+            cols,
+        )
+
     def _result(
         self,
         gt: LVISGroundTruth,
-        pred: Dataset,
+        n_read: int,
         n_evaluated: int,
         cat_ids: np.ndarray,
         num_pred: np.ndarray,
@@ -580,7 +657,7 @@ class LVISProtocol:
             "area_ranges": {n: [lo, hi] for n, lo, hi in self.area_ranges},
             "category_ids": cat_ids.tolist(),
             "frequency_groups": list(FREQUENCY_GROUPS),
-            "num_results_read": len(pred),
+            "num_results_read": n_read,
             "num_results_evaluated": n_evaluated,
         }
         return ProtocolResult(

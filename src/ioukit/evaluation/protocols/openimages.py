@@ -41,9 +41,10 @@ numbers. Merged partials give the single-process result bit for bit.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from ioukit.evaluation.ap import voc10_ap
 from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.registry import register_protocol
 from ioukit.evaluation.result import ProtocolResult
+from ioukit.evaluation.sharding import empty_predictions
 
 __all__ = [
     "ImageLabels",
@@ -619,6 +621,10 @@ class OpenImagesProtocol:
     image_labels: ImageLabels | None = None
     max_dets: int = 10000
     name: str = "openimages"
+    can_shard: ClassVar[bool] = True
+    """Sharded evaluation runs :meth:`shard_match` on the workers."""
+    input_format: ClassVar[str] = "openimages-csv"
+    """What sharded evaluation reads: Open Images predictions CSV files."""
 
     @classmethod
     def from_options(
@@ -657,11 +663,48 @@ class OpenImagesProtocol:
             max_dets=self.max_dets,
         )
 
+    def shard_match(
+        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox"
+    ) -> OpenImagesPartial:
+        """On a worker: :func:`match_openimages` of some images' predictions."""
+        return match_openimages(gt, pred, images=np.unique(pred.image_index), **self._kwargs())
+
+    def shard_summarize(
+        self,
+        gt: Dataset,
+        parts: Sequence[OpenImagesPartial],
+        /,
+        *,
+        iou_type: str = "bbox",
+        pred_row_offsets: Sequence[int] = (),
+        n_predictions: int = 0,
+        names: Sequence[str] = (),
+    ) -> ProtocolResult:
+        """On the client: :func:`accumulate_openimages` of the shards' partials."""
+        if not parts:
+            parts = [match_openimages(gt, empty_predictions(gt), **self._kwargs())]
+            names = ["no shards"]
+        return accumulate_openimages(gt, parts, names=list(names) or None)
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {
+            "challenge": self.challenge,
+            "group_of_weight": self.group_of_weight,
+            "iou_threshold": self.iou_threshold,
+            "image_labels": self.image_labels,
+            "max_dets": self.max_dets,
+        }
+
 
 def _openimages(challenge: bool) -> Callable[..., Any]:
     def factory(**options: Any) -> Any:
         return OpenImagesProtocol.from_options(challenge=challenge, **options)
 
+    # its options: those of from_options but ``challenge`` (the registry lists them)
+    own = inspect.signature(OpenImagesProtocol.from_options)
+    factory.__signature__ = own.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in own.parameters.values() if p.name != "challenge"]
+    )
     return factory
 
 

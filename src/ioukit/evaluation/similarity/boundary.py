@@ -36,6 +36,7 @@ from ioukit.boundary import COMPATS, boundary_runs, check_boundary_options
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation.groups import GroupMatrices, Groups, Similarity
+from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.protocols.coco import COCOProtocol
 from ioukit.evaluation.registry import register_similarity, register_variant
 from ioukit.evaluation.result import ProtocolResult
@@ -164,11 +165,19 @@ class BoundaryProtocol(COCOProtocol):
         compat = self.compat if self.compat in BOUNDARY_COMPATS else None
         return cast(Similarity, BoundaryIoU(self.dilation_ratio, compat))
 
-    def evaluate(
-        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "boundary"
+    def summarize(
+        self,
+        gt: Dataset,
+        pred: Dataset | None,
+        layout: Any,
+        outcome: MatchOutcome,
+        /,
+        *,
+        iou_type: str = "boundary",
     ) -> ProtocolResult:
-        """COCO's evaluation with :meth:`similarity_for`; ``params`` adds ``dilation_ratio``."""
-        result = COCOProtocol.evaluate(self, gt, pred, iou_type=iou_type)
+        """COCO's summary of the :meth:`similarity_for` match; ``params`` adds
+        ``dilation_ratio`` (one place for :meth:`evaluate` and sharded evaluation)."""
+        result = COCOProtocol.summarize(self, gt, pred, layout, outcome, iou_type=iou_type)
         return dataclasses.replace(
             result, params={**result.params, "dilation_ratio": self.dilation_ratio}
         )
