@@ -484,6 +484,33 @@ class COCOeval:
     def evaluate(self) -> None:
         """Match every image (compiled pipeline unless a stage is overridden); prints as
         pycocotools."""
+        self._evaluate(None)
+
+    def _evaluate_columns(
+        self,
+        gt: tuple[dict[str, Any], Any],
+        dt: tuple[dict[str, Any], Any],
+        images: list[dict[str, Any]],
+    ) -> bool:
+        """:meth:`evaluate` on annotation columns instead of ``cocoGt`` / ``cocoDt`` (the
+        columns :func:`_columns` gives for the annotations pycocotools' ``_prepare`` would
+        gather, with their (image positions in ``params.imgIds``, category ids); ``images``
+        each image's ``height`` / ``width`` dict): the compiled run only, whose lazy
+        ``evalImgs`` / ``ious`` are built from the columns. False (nothing changed) where
+        only pycocotools' Python stages, on COCO objects, reproduce it."""
+        p = copy.copy(self.params)
+        p.imgIds = list(_unique(p.imgIds))
+        p.catIds = list(_unique(p.catIds)) if p.useCats else p.catIds
+        p.maxDets = sorted(p.maxDets)
+        try:
+            run = _run_columns(p, [gt, dt], images)
+        except _Fallback:
+            return False
+        self.params = p
+        self._evaluate(run)
+        return True
+
+    def _evaluate(self, columns_run: Any) -> None:
         tic = time.time()
         print("Running per image evaluation...")
         p = self.params
@@ -499,8 +526,8 @@ class COCOeval:
         self._fast = None
         self._source = None
         self._external_evalimgs = False
-        run = None
-        if not any(
+        run = columns_run
+        if run is None and not any(
             _overridden(self, n) for n in ("_prepare", "computeIoU", "computeOks", "evaluateImg")
         ):
             try:
@@ -522,6 +549,8 @@ class COCOeval:
             self._source = _EvalSource(
                 self.cocoGt, self.cocoDt, self._paramsEval, outcome, presence, payload
             )
+            if columns_run is not None:  # no COCO objects: dicts rebuilt from the columns
+                self._source.coco = None
         print(f"DONE (t={time.time() - tic:0.2f}s).")
 
     def _fast_applies(self, p: Any) -> bool:
@@ -897,20 +926,18 @@ def _result_columns(
     return cols, (img_pos[rows], results.category_id[rows])
 
 
-def _compiled_run(
-    coco_gt: Any, coco_dt: Any, p: Params
-) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
-    """pycocotools' evaluation of ``p`` on the compiled pipeline: ``(arrays, outcome, groups,
-    payload)``: ``arrays`` maps ``precision, recall, scores`` (computed on first read);
-    ``groups`` the increasing keys ``k * I + i`` (category and image positions in ``p``;
-    ``k = 0`` when classes are pooled) of the groups with a ground truth or a detection (those
-    pycocotools' ``evaluateImg`` does not return None for); ``payload`` the annotation
-    columns the pycocotools dicts can be rebuilt from (``gt``, ``dt``: (columns, (image
-    positions, category ids)); ``images``: height and width, segm only).
-    Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
+def _reads(p: Params) -> str:
+    """The Dataset column ``p.iouType``'s similarity reads; raises ``_Fallback`` for a type
+    the compiled run does not take."""
     reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
-    if coco_gt is None or coco_dt is None or reads not in ("boxes", "segmentation", "keypoints"):
+    if reads not in ("boxes", "segmentation", "keypoints"):
         raise _Fallback
+    return reads
+
+
+def _checked(p: Params) -> tuple[np.ndarray, np.ndarray, list[int], list[Any], Any, Any]:
+    """``p``'s IoU and recall thresholds, max-dets, area ranges, image and category ids as
+    the compiled pipeline takes them; raises ``_Fallback`` where it cannot take them."""
     img_ids = list(p.imgIds)
     cat_ids = list(p.catIds)
     if not img_ids or not cat_ids or len(set(cat_ids)) != len(cat_ids):
@@ -936,6 +963,25 @@ def _compiled_run(
         or (image_ids != np.array(img_ids)).any()
     ):
         raise _Fallback
+    return iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids
+
+
+def _compiled_run(
+    coco_gt: Any, coco_dt: Any, p: Params
+) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
+    """pycocotools' evaluation of ``p`` on the compiled pipeline: ``(arrays, outcome, groups,
+    payload)``: ``arrays`` maps ``precision, recall, scores`` (computed on first read);
+    ``groups`` the increasing keys ``k * I + i`` (category and image positions in ``p``;
+    ``k = 0`` when classes are pooled) of the groups with a ground truth or a detection (those
+    pycocotools' ``evaluateImg`` does not return None for); ``payload`` the annotation
+    columns the pycocotools dicts can be rebuilt from (``gt``, ``dt``: (columns, (image
+    positions, category ids)); ``images``: height and width, segm only).
+    Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
+    if coco_gt is None or coco_dt is None:
+        raise _Fallback
+    reads = _reads(p)
+    img_ids, cat_ids = list(p.imgIds), list(p.catIds)
+    _, _, _, _, image_ids, category_ids = _checked(p)
     gt_rows, gt_pos, gt_cat = _rows(
         coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth"
     )
@@ -953,6 +999,20 @@ def _compiled_run(
     sides.append((dt_cols, dt_placed))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
+    return _run_columns(p, sides, size)
+
+
+def _run_columns(
+    p: Params, sides: list[tuple[dict[str, Any], Any]], size: list[dict[str, Any]]
+) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
+    """:func:`_compiled_run` on the annotation columns: ``sides`` the ground truth's and the
+    results' (columns as :func:`_columns` gives them, (image positions in ``p.imgIds``,
+    category ids)), in :func:`_rows`' order; ``size`` each image's dict (``height``,
+    ``width``, may be empty). Raises ``_Fallback`` where only the Python stages reproduce
+    pycocotools."""
+    reads = _reads(p)
+    img_ids, cat_ids = list(p.imgIds), list(p.catIds)
+    iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids = _checked(p)
     nan = float("nan")
     try:
         images = ioukit.ImageTable(
@@ -1007,7 +1067,7 @@ def _compiled_run(
         or outcome.gt_count.shape != (len(cat_ids) if p.useCats else 1, len(ranges))
     ):
         raise _Fallback
-    payload: dict[str, Any] = {"gt": (gt_cols, columns[0]), "dt": (dt_cols, columns[1])}
+    payload: dict[str, Any] = {"gt": sides[0], "dt": sides[1]}
     if reads == "segmentation":
         payload["images"] = [{k: v for k, v in s.items() if k in ("height", "width")} for s in size]
     return arrays, outcome, _unique(np.concatenate(keys)), payload
