@@ -26,6 +26,7 @@ from ioukit.evaluation.protocols.lvis import (
 )
 from ioukit.evaluation.registry import (
     protocol_iou_types,
+    protocol_names,
     protocol_traits,
     resolve_iou_type,
     similarity_reads,
@@ -35,7 +36,8 @@ from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_re
 
 __all__ = ["PROTOCOLS", "evaluate", "run_lvis"]
 
-PROTOCOLS = ("coco", "voc07", "voc10", "yolo", "lvis")
+PROTOCOLS = protocol_names()
+"""The protocol names :func:`evaluate` takes (the registry's; imports no protocol module)."""
 
 
 def evaluate(
@@ -56,8 +58,9 @@ def evaluate(
     predictions : Dataset, list of dict or path
         Detections: a Dataset sharing ``gt``'s image table, a list of COCO result dicts
         (``image_id``, ``category_id``, ``bbox`` xywh, ``score``) or a path to such a file.
-    protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
-        ``"lvis"``: ``gt`` is an LVIS file, dict or
+    protocol : str
+        A name of :data:`PROTOCOLS` (``"coco"``, ``"voc07"``, ``"voc10"``, ``"yolo"``,
+        ``"lvis"``, ``"dota"``...). ``"lvis"``: ``gt`` is an LVIS file, dict or
         :class:`~ioukit.io.lvis.LVISGroundTruth`; see
         :func:`ioukit.evaluation.protocols.lvis.evaluate_lvis`
         (options ``fixed_ap``, ``max_dets``).
