@@ -25,6 +25,7 @@ from ioukit.evaluation.protocols.lvis import (
     evaluate_lvis,
 )
 from ioukit.evaluation.registry import (
+    protocol_has,
     protocol_iou_types,
     protocol_names,
     protocol_traits,
@@ -96,7 +97,7 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
-    if protocol_traits(protocol).federated:  # LVIS files carry federated labels: io.lvis
+    if protocol_has(protocol, "federated"):  # LVIS files carry federated labels: io.lvis
         return run_lvis(gt, predictions, iou_type=iou_type, **options)
     iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)

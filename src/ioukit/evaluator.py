@@ -31,8 +31,8 @@ from ioukit.evaluation.protocols.lvis import (
     lvis_box_area,
 )
 from ioukit.evaluation.registry import (
+    protocol_has,
     protocol_iou_types,
-    protocol_traits,
     resolve_iou_type,
     similarity_reads,
 )
@@ -236,7 +236,7 @@ class Evaluator:
     ):
         fmt = renamed_keyword("ioukit.Evaluator", "box_format", "fmt", box_format, fmt, "xyxy")
         self._frequencies: dict[int, str] | None = None  # protocol="lvis": the vocabulary
-        if protocol_traits(protocol).federated:  # LVIS: the vocabulary, federated labels
+        if protocol_has(protocol, "federated"):  # LVIS: the vocabulary, federated labels
             options = dict(options)
             self._frequencies = check_frequencies(options.pop("frequencies", None))
             allowed = protocol_iou_types(protocol)

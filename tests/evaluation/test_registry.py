@@ -103,3 +103,33 @@ def test_similarity_reads_answers_for_every_similarity() -> None:
         assert reads.column == registry.similarity_input(name)
         assert [reads.masks, reads.keypoints, reads.oriented].count(True) <= 1
     assert registry.similarity_reads("cosine") == registry.SimilarityReads(None)
+
+
+def test_traits_are_declared_capabilities() -> None:
+    """``protocol_has``: what the callers ask instead of comparing protocol names (#22)."""
+    from ioukit.evaluation.registry import TRAITS, protocol_has, protocol_names
+
+    having = {t: [n for n in protocol_names() if protocol_has(n, t)] for t in TRAITS}
+    assert having == {
+        "error_analysis": ["coco"],
+        "unlisted_classes": ["yolo"],
+        "federated": ["lvis"],
+        "own_files": ["panoptic"],
+    }
+    with pytest.raises(ParameterError, match="trait: expected one of error_analysis"):
+        protocol_has("coco", "tide")
+    with pytest.raises(ParameterError, match="protocol: expected one of coco"):
+        protocol_has("cocoa", "federated")
+    # declared by the protocol's class, as a similarity declares what it reads
+    from ioukit.evaluation.protocols.lvis import LVISProtocol
+
+    assert LVISProtocol.federated is True
+
+
+def test_protocol_options_are_the_factorys_keywords() -> None:
+    from ioukit.evaluation.registry import protocol_options
+
+    boundary = protocol_options("coco", iou_type="boundary") or ()
+    assert boundary[:2] == ("dilation_ratio", "compat") and "iou_thresholds" in boundary
+    assert "range_area" in (protocol_options("coco", iou_type="keypoints") or ())
+    assert protocol_options("citypersons")[:2] == ("setups", "iou_threshold")  # type: ignore[index]

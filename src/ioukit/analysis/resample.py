@@ -62,10 +62,14 @@ def result_protocol(result: EvaluationResult, /) -> COCOProtocol:
     Raises
     ------
     ParameterError
-        The protocol is not of the COCO family (``coco`` with bbox, segm, keypoints or another
-        registered similarity), or the result has no per-ground-truth records (a sharded
-        evaluation's partials do not carry them).
+        ``result`` is not an evaluation result, the protocol is not of the COCO family
+        (``coco`` with bbox, segm, keypoints or another registered similarity), or the result
+        has no per-ground-truth records (a sharded evaluation's partials do not carry them).
     """
+    if not all(hasattr(result, a) for a in ("protocol", "params", "ground_truth", "outcome")):
+        raise ParameterError(
+            f"result: expected an EvaluationResult (ioukit.evaluate), got {type(result).__name__}"
+        )
     params = dict(result.params)
     options = {k: v for k, v in params.items() if k not in _NOT_OPTIONS}
     try:
@@ -389,7 +393,9 @@ def _exclude_gt(outcome: MatchOutcome, keep: np.ndarray) -> MatchOutcome:
     # in every area range; the dropped ground truths leave the records and the counts
     n, n_a, n_t = len(outcome), len(outcome.area_names), len(outcome.thresholds)
     matched = np.asarray(outcome.matched_gt)
-    flip = (matched >= 0) & ~keep[np.where(matched >= 0, matched, 0)]  # [N, T]
+    flip = np.zeros(matched.shape, dtype=bool)  # [N, T]: matched to a dropped ground truth
+    at = matched >= 0
+    flip[at] = ~keep[matched[at]]
     tp_bits, ign_bits = outcome.tp_bits, outcome.ignored_bits
     if flip.any():
         width = n_a * n_t

@@ -25,6 +25,8 @@ from ioukit.evaluation import Groups, MatchRule, get_similarity
 from ioukit.evaluation.match import match_groups
 from ioukit.evaluation.registry import (
     SimilarityReads,
+    protocol_has,
+    protocol_names,
     protocol_traits,
     similarity_names,
     similarity_reads,
@@ -289,7 +291,9 @@ def resolve_pair(
             )
         params = dict(getattr(gt, "params", {}) or {})
         kind = iou_type or str(params.get("iou_type") or "bbox")
-        traits = protocol_traits(getattr(gt, "protocol", None))
+        protocol = getattr(gt, "protocol", None)
+        traits = protocol_traits(protocol)
+        federated = protocol in protocol_names() and protocol_has(protocol, "federated")
         reusable = (
             traits.coco_pairing
             and params.get("compat") is None
@@ -298,7 +302,7 @@ def resolve_pair(
             and list(params.get("area_ranges", {}).get("all", [])) == [0.0, 1e10]
         )
         outcome = getattr(gt, "outcome", None)
-        if traits.federated and outcome is not None:
+        if federated and outcome is not None:
             # LVIS: the only match with its rules (cap, federated filter, not exhaustive)
             if kind != params.get("iou_type", "bbox"):
                 raise ParameterError(
