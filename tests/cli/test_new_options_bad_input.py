@@ -5,6 +5,7 @@ or none, ``--force``, ``-`` for stdout), ``eval --html -``, ``--html-bootstrap``
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -143,3 +144,34 @@ def test_eval_selection_and_sort_are_refused_before_any_note(
     assert line.startswith("ioukit eval: error: --sort: expected a column of the per-class table")
     assert line.endswith("got 'nope'")
     assert not report.exists()
+
+
+def test_label_errors_on_stdout_and_one_stdin(
+    files: tuple[Path, Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gt, a, _ = files
+    base = ["eval", "--gt", str(gt), "--pred", str(a)]
+    assert main([*base, "--label-errors", str(tmp_path / "l.csv"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--label-errors", "-", "--quiet"]) == 0
+    assert capsys.readouterr().out == (tmp_path / "l.csv").read_text().rstrip("\n") + "\n"
+    assert not Path("-").exists()
+    line = _fails([*base, "--label-errors", "-", "--csv", "-"], capsys)
+    assert line.endswith(
+        "--csv -, --label-errors -: expected at most one output on stdout, got 2 (write the "
+        "others to files)"
+    )
+    line = _fails([*base, "--workers", "2", "--label-errors", str(tmp_path / "w.csv")], capsys)
+    assert line == (
+        "ioukit eval: error: --label-errors: not available with --workers (the predictions "
+        "stay on the workers)"
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(gt.read_text()))
+    line = _fails(["eval", "--gt", "-", "--pred", str(a), "--image-ids", "-"], capsys)
+    assert line == (
+        "ioukit eval: error: --gt, --image-ids: expected at most one of them to be '-' (stdin), "
+        "got both"
+    )

@@ -524,6 +524,56 @@ def match_groups(
 
 
 @cython.cdivision(True)
+cdef inline void _envelope(
+    const int32_t* fb,
+    const double* sb,
+    Py_ssize_t n_tp,
+    Py_ssize_t n,
+    double first_score,
+    const int64_t[::1] first_index,
+    const double[::1] recall_thresholds,
+    double[:, :, :, :, ::1] precision,
+    double[:, :, :, :, ::1] score_out,
+    Py_ssize_t t,
+    Py_ssize_t k,
+    Py_ssize_t a,
+    Py_ssize_t p,
+    bint with_scores,
+) noexcept nogil:
+    # precision tp / (fp + tp + eps) at the true positives (``fb[j]``: the false positives
+    # before the j-th), its envelope (maximum from there on) read at the recall thresholds,
+    # walking backwards. Inside a run of true positives with no false positive between (same
+    # fp) precision never decreases (rounding is monotonic), so only a run's last one is
+    # divided.
+    cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
+    cdef Py_ssize_t idx = n_tp - 1, r = n_rec - 1, j
+    cdef double env = 0.0, target, tpv, value, eps = _EPS
+    while r >= 0:
+        target = recall_thresholds[r]
+        if n > 0 and target <= 0.0:
+            j = 0
+        elif first_index[r] < n_tp:
+            j = first_index[r]
+        else:
+            precision[t, r, k, a, p] = 0.0
+            if with_scores:
+                score_out[t, r, k, a, p] = 0.0
+            r -= 1
+            continue
+        while idx >= j:
+            if idx == n_tp - 1 or fb[idx + 1] != fb[idx]:
+                tpv = <double>(idx + 1)
+                value = tpv / (<double>fb[idx] + tpv + eps)
+                if value > env:
+                    env = value
+            idx -= 1
+        precision[t, r, k, a, p] = env
+        if with_scores:
+            score_out[t, r, k, a, p] = first_score if n > 0 and target <= 0.0 else sb[j]
+        r -= 1
+
+
+@cython.cdivision(True)
 cdef void _accumulate_class(
     Py_ssize_t k,
     const int64_t[::1] class_start,
@@ -541,36 +591,50 @@ cdef void _accumulate_class(
     const int64_t[::1] level_slot,
     bint with_scores,
     int64_t[:, ::1] members,
-    int64_t[::1] fb,
-    double[::1] sb,
+    int32_t[::1] fb_buf,
+    double[::1] sb_buf,
     int64_t[::1] level_n,
     int64_t[::1] source,
     int64_t[::1] first_index,
+    uint8_t[::1] level_of,
+    int64_t[::1] tp_at,
 ) noexcept nogil:
-    # one class; members/fb/sb/... are this thread's scratch buffers
+    # one class; members/fb_buf/sb_buf/... are this thread's scratch buffers
     cdef Py_ssize_t n_a = num_regular_gt.shape[1]
     cdef Py_ssize_t n_thr = precision.shape[0]
     cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
     cdef Py_ssize_t n_m = max_dets.shape[0]
     cdef Py_ssize_t s0 = class_start[k]
     cdef Py_ssize_t s1 = class_end[k]
-    cdef Py_ssize_t a, t, m, i, j, q, r, n, n_tp, bit, byte, longest, src, idx, p, ps, run_end
-    cdef int64_t npig, rk, n_fp
-    cdef uint8_t mask, is_tp, is_ign
-    cdef double target, tpv, value, env, first_score, eps = _EPS
+    cdef Py_ssize_t n_all = s1 - s0
+    cdef Py_ssize_t a, t, m, i, j, q, r, n, n_tp, bit, byte, longest, src, p, ps, run_end
+    cdef Py_ssize_t whole, row_tp, row_ign
+    cdef int64_t npig, rk, n_fp, total
+    cdef uint8_t mask, x, y
+    cdef double target, first_score
+    cdef int32_t* fb = &fb_buf[0]
+    cdef double* sb = &sb_buf[0]
+    cdef const uint8_t* tp0
+    cdef const uint8_t* ign0
+    cdef const uint8_t* lv = &level_of[0]
+    cdef const double* sc
+    cdef int64_t* cnt = &tp_at[0]
     # the records of each max-dets level (nested sets, in order): a run of levels with as
     # many records is one sequence, computed once, at its first level whose precision is
-    # stored (else its first level: ``source``), and copied to the others; a level holding
-    # the whole class is read in place. ``level_slot[m]``: where level m's precision (and
+    # stored (else its first level: ``source``), and copied to the others. ``level_of[q]``:
+    # the first level holding the class's q-th record (n_m: none), so one pass over the class
+    # counts every level's true positives. ``level_slot[m]``: where level m's precision (and
     # scores) go on the last axis, -1: recall only
     for m in range(n_m):
         level_n[m] = 0
     for i in range(s0, s1):
         rk = rank[i]
-        for m in range(n_m):
+        level_of[i - s0] = <uint8_t>n_m
+        for m in range(n_m - 1, -1, -1):
             if rk < max_dets[m]:
                 members[m, level_n[m]] = i
                 level_n[m] += 1
+                level_of[i - s0] = <uint8_t>m
     longest = 0
     m = 0
     while m < n_m:
@@ -587,6 +651,18 @@ cdef void _accumulate_class(
         if level_n[m] > longest:
             longest = level_n[m]
         m = run_end
+    # the stored level holding the whole class (read in place, in the counting pass)
+    whole = -1
+    for m in range(n_m):
+        if source[m] == m and level_slot[m] >= 0 and level_n[m] == n_all:
+            whole = m
+            break
+    if n_all > 0:
+        tp0 = &tp_bits[s0, 0]
+        ign0 = &ign_bits[s0, 0]
+        sc = &scores[s0]
+    row_tp = tp_bits.strides[0]
+    row_ign = ign_bits.strides[0]
     for a in range(n_a):
         npig = num_regular_gt[k, a]
         if npig == 0:
@@ -603,67 +679,54 @@ cdef void _accumulate_class(
             bit = a * n_thr + t
             byte = bit >> 3
             mask = <uint8_t>(0x80 >> (bit & 7))
-            for m in range(n_m):
-                if source[m] != m:
-                    continue  # copied below, from its run's computed level
-                p = level_slot[m]
-                n = level_n[m]
-                # each true positive's count of false positives before it, and its score
-                # (branch-free: the slot after the last true positive is written, not kept)
+            for m in range(n_m + 1):
+                cnt[m] = 0
+            # one pass over the class: the true positives of each first level and, for the
+            # whole level, each true positive's count of false positives before it and its
+            # score (branch-free: the slot after the last true positive is written, not kept)
+            if whole >= 0:
                 n_tp = 0
                 n_fp = 0
-                if n == s1 - s0:
-                    for i in range(s0, s1):
-                        is_tp = (tp_bits[i, byte] & mask) != 0
-                        is_ign = (ign_bits[i, byte] & mask) != 0
-                        fb[n_tp] = n_fp
-                        sb[n_tp] = scores[i]
-                        n_tp += is_tp
-                        n_fp += 1 - (is_tp | is_ign)
-                else:
-                    for q in range(n):
-                        i = members[m, q]
-                        is_tp = (tp_bits[i, byte] & mask) != 0
-                        is_ign = (ign_bits[i, byte] & mask) != 0
-                        fb[n_tp] = n_fp
-                        sb[n_tp] = scores[i]
-                        n_tp += is_tp
-                        n_fp += 1 - (is_tp | is_ign)
-                first_score = scores[members[m, 0]] if n > 0 else 0.0
-                recall[t, k, a, m] = (<double>n_tp) / npig if n > 0 else 0.0
-                if p < 0:
-                    continue
-                # precision tp / (fp + tp + eps) at the true positives, its envelope (maximum
-                # from there on) read at the recall thresholds, walking backwards. Inside a run
-                # of true positives with no false positive between (same fp) precision never
-                # decreases (rounding is monotonic), so only a run's last one is divided.
-                env = 0.0
-                idx = n_tp - 1
-                r = n_rec - 1
-                while r >= 0:
-                    target = recall_thresholds[r]
-                    if n > 0 and target <= 0.0:
-                        j = 0
-                    elif first_index[r] < n_tp:
-                        j = first_index[r]
-                    else:
-                        precision[t, r, k, a, p] = 0.0
-                        if with_scores:
-                            score_out[t, r, k, a, p] = 0.0
-                        r -= 1
-                        continue
-                    while idx >= j:
-                        if idx == n_tp - 1 or fb[idx + 1] != fb[idx]:
-                            tpv = <double>(idx + 1)
-                            value = tpv / (<double>fb[idx] + tpv + eps)
-                            if value > env:
-                                env = value
-                        idx -= 1
-                    precision[t, r, k, a, p] = env
+                for q in range(n_all):
+                    x = tp0[q * row_tp + byte] & mask
+                    y = ign0[q * row_ign + byte] & mask
+                    fb[n_tp] = <int32_t>n_fp
                     if with_scores:
-                        score_out[t, r, k, a, p] = (
-                            first_score if n > 0 and target <= 0.0 else sb[j])
-                    r -= 1
+                        sb[n_tp] = sc[q]
+                    n_tp += x != 0
+                    n_fp += (x | y) == 0
+                    cnt[lv[q]] += x != 0
+                first_score = scores[s0] if n_all > 0 else 0.0
+                _envelope(fb, sb, n_tp, n_all, first_score, first_index, recall_thresholds,
+                          precision, score_out, t, k, a, level_slot[whole], with_scores)
+            else:
+                for q in range(n_all):
+                    cnt[lv[q]] += (tp0[q * row_tp + byte] & mask) != 0
+            total = 0
+            for m in range(n_m):
+                total += cnt[m]
+                if source[m] != m:
+                    continue  # copied below, from its run's computed level
+                n = level_n[m]
+                recall[t, k, a, m] = (<double>total) / npig if n > 0 else 0.0
+                p = level_slot[m]
+                if p < 0 or m == whole:
+                    continue
+                # a stored level without the whole class: its own pass over its records
+                n_tp = 0
+                n_fp = 0
+                for q in range(n):
+                    i = members[m, q]
+                    x = tp_bits[i, byte] & mask
+                    y = ign_bits[i, byte] & mask
+                    fb[n_tp] = <int32_t>n_fp
+                    if with_scores:
+                        sb[n_tp] = scores[i]
+                    n_tp += x != 0
+                    n_fp += (x | y) == 0
+                first_score = scores[members[m, 0]] if n > 0 else 0.0
+                _envelope(fb, sb, n_tp, n, first_score, first_index, recall_thresholds,
+                          precision, score_out, t, k, a, p, with_scores)
             for m in range(n_m):
                 src = source[m]
                 if src == m:
@@ -726,13 +789,19 @@ def accumulate_coco(
     cdef int n_threads = _thread_count(tp_bits.shape[0], threads) if n_k > 1 else 1
     cdef Py_ssize_t n_rec = recall_thresholds.shape[0]
     cdef int64_t[:, :, ::1] members = np.empty((n_threads, n_m, longest), dtype=np.int64)
-    cdef int64_t[:, ::1] fb = np.empty((n_threads, longest + 1), dtype=np.int64)
-    cdef double[:, ::1] sb = np.empty((n_threads, longest + 1))
+    cdef bint with_scores = score_out.shape[0] != 0
+    if longest >= 2**31 or n_m >= 255:
+        raise ValueError("accumulate_coco: 2**31 records in a class or 255 max_dets levels")
+    # per thread: each true positive's false positives before it (int32: a class has fewer
+    # than 2**31 records) and, for the scores array only, its score; each record's first level
+    cdef int32_t[:, ::1] fb = np.empty((n_threads, longest + 1), dtype=np.int32)
+    cdef double[:, ::1] sb = np.empty((n_threads, longest + 1 if with_scores else 1))
+    cdef uint8_t[:, ::1] level_of = np.empty((n_threads, longest), dtype=np.uint8)
+    cdef int64_t[:, ::1] tp_at = np.empty((n_threads, n_m + 1), dtype=np.int64)
     cdef int64_t[:, ::1] level_n = np.zeros((n_threads, n_m), dtype=np.int64)
     cdef int64_t[:, ::1] source = np.zeros((n_threads, n_m), dtype=np.int64)
     cdef int64_t[:, ::1] first_index = np.zeros((n_threads, max(n_rec, 1)), dtype=np.int64)
     cdef int tid
-    cdef bint with_scores = score_out.shape[0] != 0
     cdef const int64_t[::1] slots = (
         np.arange(n_m, dtype=np.int64) if level_slot is None else level_slot)
     if slots.shape[0] != n_m:
@@ -748,16 +817,16 @@ def accumulate_coco(
             _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits, scores,
                               num_regular_gt, max_dets, recall_thresholds, precision, recall,
                               score_out, slots, with_scores, members[tid], fb[tid], sb[tid],
-                              level_n[tid],
-                              source[tid], first_index[tid])
+                              level_n[tid], source[tid], first_index[tid], level_of[tid],
+                              tp_at[tid])
     else:
         with nogil:
             for k in range(n_k):
                 _accumulate_class(k, class_start, class_end, rank, tp_bits, ign_bits,
                                   scores, num_regular_gt, max_dets, recall_thresholds, precision,
                                   recall, score_out, slots, with_scores, members[0], fb[0],
-                                  sb[0], level_n[0],
-                                  source[0], first_index[0])
+                                  sb[0], level_n[0], source[0], first_index[0], level_of[0],
+                                  tp_at[0])
 
 
 def counting_order(

@@ -229,7 +229,7 @@ def read_pair_args(args: argparse.Namespace, *, unknowns: Any = None) -> tuple[A
         and Path(args.gt).is_dir()
         and Path(args.pred).is_dir()
         and _indexed(_gt_format(args))
-        and _indexed(_pred_format(args))
+        and _indexed(prediction_format(args))
         and find_class_file(Path(args.gt), ground_truth=True) is None
         and find_class_file(Path(args.pred), ground_truth=False) is None
     )
@@ -261,15 +261,10 @@ def _gt_format(args: argparse.Namespace) -> str:
     return str(args.gt_format if args.gt_format != "auto" else detect_format(args.gt))
 
 
-def _pred_format(args: argparse.Namespace) -> str:
-    """``--pred-format`` as :func:`prediction_format` resolves it, detected when still auto."""
-    fmt = prediction_format(args)
-    return str(fmt if fmt != "auto" else detect_format(args.pred))
-
-
 def _indexed(fmt: str) -> bool:
-    """Whether format ``fmt`` labels classes by index, its class list optional (YOLO)."""
-    return not file_format(fmt).names_classes
+    """Whether format ``fmt`` labels classes by index, its class list optional (YOLO); False
+    for ``"auto"`` (a folder :func:`prediction_format` could not resolve)."""
+    return fmt != "auto" and not file_format(fmt).names_classes
 
 
 def _yolo_val_json(args: argparse.Namespace, gt: Any, unknowns: Any) -> Any:
@@ -330,8 +325,12 @@ def prediction_format(args: argparse.Namespace) -> Any:
 
 def _twin_formats() -> set[str]:
     """The formats whose lines read alike in normalized units (YOLO) and pixels (plain txt)."""
-    twins = {(name, file_format(name).pixel_twin) for name in file_formats()}
-    return {name for pair in twins if pair[1] is not None for name in pair if name is not None}
+    twins: set[str] = set()
+    for name in file_formats():
+        twin = file_format(name).pixel_twin
+        if twin is not None:
+            twins |= {name, twin}
+    return twins
 
 
 def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -453,16 +452,20 @@ def stdin_inputs(args: argparse.Namespace) -> Iterator[None]:
 
     The text is kept in a private temporary file (``.json``) for the command's duration, so
     the readers see a regular file of their own that no other process rewrites; the pipe
-    itself is never mapped. One of the two at most.
+    itself is never mapped. One of ``--gt``, ``--pred`` and ``--image-ids`` at most reads
+    stdin.
     """
+    readers = [f"--{n.replace('_', '-')}" for n in ("gt", "pred", "image_ids")]
+    given = [o for o in readers if getattr(args, o[2:].replace("-", "_"), None) == "-"]
+    if len(given) > 1:  # one stdin: the first reader would take it all
+        raise ParameterError(
+            f"{', '.join(given)}: expected at most one of them to be '-' (stdin), got "
+            f"{'both' if len(given) == 2 else len(given)}"
+        )
     dashes = [n for n in ("gt", "pred") if getattr(args, n, None) == "-"]
     if not dashes:
         yield
         return
-    if len(dashes) > 1:
-        raise ParameterError(
-            "--gt, --pred: expected at most one of them to be '-' (stdin), got both"
-        )
     data = sys.stdin.buffer.read()
     if not data.strip():
         raise ParameterError(f"--{dashes[0]} -: expected COCO JSON on stdin, got nothing")

@@ -335,7 +335,8 @@ def register(subparsers: Any) -> None:
         "--label-errors",
         metavar="OUT",
         help="write label-error candidates from the match (wrong label, missing annotation, "
-        "loose box; ranked by score) as CSV",
+        "loose box; ranked by score) as CSV; '-': print them on stdout instead of the text "
+        "report",
     )
     parser.add_argument(
         "--all-plots",
@@ -402,6 +403,7 @@ def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         ("--plots", args.plots),
         ("--per-image", args.per_image),
         ("--html", getattr(args, "html", None)),
+        ("--label-errors", getattr(args, "label_errors", None)),
         ("--classes-only", getattr(args, "classes_only", None)),
         ("--image-ids", getattr(args, "image_ids", None)),
         ("--conf", getattr(args, "conf", None)),
@@ -470,7 +472,7 @@ def _run(args: argparse.Namespace) -> int:
     plan.add_file("--per-image", _file(per_image_path))
     html_path = _file(getattr(args, "html", None))
     plan.add_file("--html", html_path)
-    plan.add_file("--label-errors", getattr(args, "label_errors", None))
+    plan.add_file("--label-errors", _file(getattr(args, "label_errors", None)))
     bootstrap = getattr(args, "html_bootstrap", 0)
     if bootstrap < 0:
         raise ParameterError(
@@ -580,7 +582,7 @@ def _run(args: argparse.Namespace) -> int:
             plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
         if per_image_table is not None and per_image_path != "-":
             plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
-        if candidates is not None:
+        if candidates is not None and plan.wants("--label-errors"):
             plan.write_bytes("--label-errors", candidates.csv_bytes())
         if getattr(args, "html", None):
             from ioukit.report.html import html_text
@@ -611,6 +613,9 @@ def _run(args: argparse.Namespace) -> int:
             say(csv_bytes(_table(args, result.per_class, csv=True)).decode("utf-8").rstrip("\n"))
         elif on_stdout == "--html":
             say(page.rstrip("\n"))
+        elif on_stdout == "--label-errors":
+            assert candidates is not None
+            say(candidates.csv_bytes().decode("utf-8").rstrip("\n"))
         else:
             assert per_image_table is not None
             say(csv_bytes(per_image_table.rows()).decode("utf-8").rstrip("\n"))
@@ -810,6 +815,7 @@ def stdout_output(args: argparse.Namespace) -> str | None:
         ("--csv", args.csv),
         ("--per-image", args.per_image),
         ("--html", getattr(args, "html", None)),
+        ("--label-errors", getattr(args, "label_errors", None)),
     )
     dashes = [option for option, value in given if value == "-"]
     if args.format == "json" and "--json" not in dashes:

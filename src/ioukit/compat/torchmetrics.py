@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 import ioukit
+from ioukit.compat.iou_types import IOU_TYPES, IouTypeRecord
 from ioukit.compat.pycocotools import mask as mask_utils
 from ioukit.compat.pycocotools.coco import COCO
 from ioukit.compat.pycocotools.cocoeval import COCOeval
@@ -64,9 +65,10 @@ except ImportError as exc:  # pragma: no cover - torchmetrics is in the test ext
 __all__ = ["MeanAveragePrecision"]
 
 _BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
-_IOU_TYPES = ("segm", "bbox")
+# the iou types torchmetrics takes, and the input key of each (pycocotools' records)
+_ITEM_KEY = {name: r.torchmetrics_key for name, r in IOU_TYPES.items() if r.torchmetrics_key}
+_IOU_TYPES = tuple(_ITEM_KEY)
 _BACKENDS = ("pycocotools", "faster_coco_eval")
-_ITEM_KEY = {"bbox": "boxes", "segm": "masks"}
 
 
 def _iou_types(iou_type: Any) -> tuple[str, ...]:
@@ -126,7 +128,7 @@ def _coco_format(
     all_labels: list[int],
     boxes: list[Tensor] | None,
     masks: list[tuple[Any, ...]] | None,
-    iou_type: tuple[str, ...],
+    kinds: tuple[IouTypeRecord, ...],
     average: str,
     scores: list[Tensor] | None = None,
     crowds: list[Tensor] | None = None,
@@ -136,7 +138,9 @@ def _coco_format(
     images: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     ann_id = 1  # torchmetrics numbers annotations from 1
-    both = len(iou_type) > 1
+    both = len(kinds) > 1
+    masks_compared = any(k.segm for k in kinds)
+    boxes_compared = not all(k.segm for k in kinds)
     # each state's tensors as Python lists, in one conversion (the values tolist() gives
     # image by image)
     all_labels_ = _per_image(labels)
@@ -155,7 +159,7 @@ def _coco_format(
                 continue
         label_list = all_labels_[image_id]
         images.append({"id": image_id})
-        if "segm" in iou_type and len(image_masks) > 0:
+        if masks_compared and len(image_masks) > 0:
             images[-1]["height"], images[-1]["width"] = image_masks[0][0][0], image_masks[0][0][1]
         areas = all_areas[image_id] if all_areas is not None else None
         crowd = all_crowds[image_id] if all_crowds is not None else None
@@ -165,7 +169,7 @@ def _coco_format(
             rle: dict[str, Any] = {}
             if masks is not None and len(image_masks) > 0:
                 rle = {"size": image_masks[k][0], "counts": image_masks[k][1]}
-            if "bbox" in iou_type and len(box) != 4:
+            if boxes_compared and len(box) != 4:
                 raise ParameterError(
                     f"boxes: sample {image_id}, element {k}: expected 4 values, got {len(box)}"
                 )
@@ -178,7 +182,7 @@ def _coco_format(
             if areas is not None and areas[k] > 0:
                 stat = areas[k]
             else:
-                stat = mask_utils.area(rle) if "segm" in iou_type else box[2] * box[3]
+                stat = mask_utils.area(rle) if masks_compared else box[2] * box[3]
                 if both:
                     box_area, mask_area = box[2] * box[3], mask_utils.area(rle)
             ann: dict[str, Any] = {
@@ -585,6 +589,19 @@ class MeanAveragePrecision(Metric):
         ):
             self.add_state(name, default=[], dist_reduce_fx=None)
 
+    @property
+    def _kinds(self) -> tuple[IouTypeRecord, ...]:
+        """The records of ``iou_type``, in its order."""
+        return tuple(IOU_TYPES[t] for t in self.iou_type)
+
+    @property
+    def _compares_masks(self) -> bool:
+        return any(k.segm for k in self._kinds)
+
+    @property
+    def _compares_boxes(self) -> bool:
+        return not all(k.segm for k in self._kinds)
+
     def _batch_values(
         self, items: Sequence[dict[str, Tensor]], warn: bool
     ) -> tuple[list[Tensor] | None, list[tuple[Any, ...]] | None]:
@@ -593,7 +610,7 @@ class MeanAveragePrecision(Metric):
         and masks as RLE tuples, as torchmetrics' ``_get_safe_item_values`` gives them."""
         boxes: list[Tensor] | None = None
         masks: list[tuple[Any, ...]] | None = None
-        if "bbox" in self.iou_type:
+        if self._compares_boxes:
             # torchmetrics' DDP fix for empties: a 1-d empty tensor becomes (1, 0)
             boxes = [
                 b.unsqueeze(0) if b.numel() == 0 and b.ndim == 1 else b
@@ -615,7 +632,7 @@ class MeanAveragePrecision(Metric):
             else:
                 for i in full:
                     boxes[i] = _to_xywh(boxes[i], self.box_format)
-        if "segm" in self.iou_type:
+        if self._compares_masks:
             masks = []
             for item in items:
                 stack = item["masks"].cpu().numpy()
@@ -682,7 +699,7 @@ class MeanAveragePrecision(Metric):
             all_labels,
             self.groundtruth_box or None,
             self.groundtruth_mask or None,
-            self.iou_type,
+            self._kinds,
             average,
             crowds=self.groundtruth_crowds,
             area=self.groundtruth_area,
@@ -692,7 +709,7 @@ class MeanAveragePrecision(Metric):
             all_labels,
             self.detection_box or None,
             self.detection_mask or None,
-            self.iou_type,
+            self._kinds,
             average,
             scores=self.detection_scores,
         )
@@ -753,7 +770,7 @@ class MeanAveragePrecision(Metric):
         classes = np.unique(np.concatenate([dt.label, gt.label])).tolist()
         both = len(self.iou_type) > 1
         # torchmetrics' area: the mask's wherever masks are compared, for either iou type
-        use_mask = any(similarity_input(t) == "segmentation" for t in self.iou_type)
+        use_mask = self._compares_masks
         runs: dict[tuple[str, str, bool], COCOeval] = {}
 
         def run(i_type: str, average: str, dt_mask_area: bool) -> COCOeval:
@@ -771,7 +788,7 @@ class MeanAveragePrecision(Metric):
                     result.update(_stats_dict(12 * [-1.0], prefix, max_dets))
                     continue
                 # with both iou types torchmetrics gives the detections this type's area
-                own_area = similarity_input(i_type) == "segmentation"
+                own_area = IOU_TYPES[i_type].segm
                 coco_eval = run(i_type, average, own_area if both else use_mask)
                 coco_eval.summarize()
                 result.update(_stats_dict(coco_eval.stats, prefix, max_dets))
@@ -910,7 +927,7 @@ class MeanAveragePrecision(Metric):
     ) -> None:
         """Gather the states over ranks; the RLE tuples through ``all_gather_object``."""
         super()._sync_dist(dist_sync_fn=dist_sync_fn, process_group=process_group)  # type: ignore[arg-type]
-        if "segm" in self.iou_type:
+        if self._compares_masks:
             self.detection_mask = self._gather_tuple_list(self.detection_mask, process_group)
             self.groundtruth_mask = self._gather_tuple_list(self.groundtruth_mask, process_group)
 

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 import ioukit
+from ioukit.compat.iou_types import IOU_TYPES, IouTypeRecord, record
 from ioukit.compat.pycocotools import coco as _coco
 from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 from ioukit.evaluation.accumulate import coco_accumulate, coco_accumulate_active
@@ -96,34 +97,24 @@ class Params:
     ([20], ['all', 'medium', 'large'], (17,))
     """
 
-    def setDetParams(self) -> None:  # noqa: N802 - pycocotools' name
-        """Detection defaults (bbox, segm)."""
+    def _set_defaults(self, kind: IouTypeRecord) -> None:
         self.imgIds: list[Any] = []
         self.catIds: list[Any] = []
         self.iouThrs = np.linspace(0.5, 0.95, round((0.95 - 0.5) / 0.05) + 1, endpoint=True)
         self.recThrs = np.linspace(0.0, 1.00, round((1.00 - 0.0) / 0.01) + 1, endpoint=True)
-        self.maxDets = [1, 10, 100]
-        self.areaRng: list[list[float]] = [
-            [0**2, 1e5**2],
-            [0**2, 32**2],
-            [32**2, 96**2],
-            [96**2, 1e5**2],
-        ]
-        self.areaRngLbl = ["all", "small", "medium", "large"]
+        self.maxDets = list(kind.max_dets)
+        self.areaRng: list[list[float]] = kind.area_bounds
+        self.areaRngLbl = list(kind.area_labels)
         self.useCats = 1
         self.kpt_oks_sigmas = _COCO_SIGMAS.copy()
 
+    def setDetParams(self) -> None:  # noqa: N802 - pycocotools' name
+        """Detection defaults (bbox, segm)."""
+        self._set_defaults(IOU_TYPES["bbox"])
+
     def setKpParams(self) -> None:  # noqa: N802
         """Keypoint defaults."""
-        self.imgIds = []
-        self.catIds = []
-        self.iouThrs = np.linspace(0.5, 0.95, round((0.95 - 0.5) / 0.05) + 1, endpoint=True)
-        self.recThrs = np.linspace(0.0, 1.00, round((1.00 - 0.0) / 0.01) + 1, endpoint=True)
-        self.maxDets = [20]
-        self.areaRng = [[0**2, 1e5**2], [32**2, 96**2], [96**2, 1e5**2]]
-        self.areaRngLbl = ["all", "medium", "large"]
-        self.useCats = 1
-        self.kpt_oks_sigmas = _COCO_SIGMAS.copy()
+        self._set_defaults(IOU_TYPES["keypoints"])
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Params:
         # copy.deepcopy's result, without its per-element recursion over the id lists
@@ -133,15 +124,16 @@ class Params:
         return new
 
     def __init__(self, iouType: str = "segm") -> None:
-        if iouType in ("segm", "bbox"):
-            self.setDetParams()
-        elif iouType == "keypoints":
-            self.setKpParams()
-        else:
+        kind = record(iouType)
+        if kind is None:
             raise Exception(
-                f"iouType not supported (iouType: expected 'segm', 'bbox' or 'keypoints', "
+                f"iouType not supported (iouType: expected one of {', '.join(IOU_TYPES)}, "
                 f"got {iouType!r})"
             )
+        if kind.keypoints:
+            self.setKpParams()
+        else:
+            self.setDetParams()
         self.iouType = iouType
         self.useSegm: int | None = None
 
@@ -311,13 +303,15 @@ class COCOeval:
         else:
             gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(imgIds=p.imgIds))
             dts = self.cocoDt.loadAnns(self.cocoDt.getAnnIds(imgIds=p.imgIds))
-        if p.iouType == "segm":  # pycocotools rewrites the segmentations in place
+        kind = record(p.iouType)
+        if kind is not None and kind.segm:  # pycocotools rewrites the segmentations in place
             for anns, coco in ((gts, self.cocoGt), (dts, self.cocoDt)):
                 for ann in anns:
                     ann["segmentation"] = coco.annToRLE(ann)
+        keypoints = kind is not None and kind.keypoints
         for gt in gts:
             gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
-            if p.iouType == "keypoints":
+            if keypoints:
                 gt["ignore"] = (gt["num_keypoints"] == 0) or gt["ignore"]
         by_gt: defaultdict[Any, list[Any]] = defaultdict(list)
         by_dt: defaultdict[Any, list[Any]] = defaultdict(list)
@@ -356,14 +350,12 @@ class COCOeval:
         if len(gt) == 0 and len(dt) == 0:
             return []
         dt = self._top(dt)
-        if p.iouType == "segm":
-            g = [o["segmentation"] for o in gt]
-            d = [o["segmentation"] for o in dt]
-        elif p.iouType == "bbox":
-            g = [o["bbox"] for o in gt]
-            d = [o["bbox"] for o in dt]
-        else:
+        kind = record(p.iouType)
+        field = None if kind is None else kind.compares
+        if field is None:
             raise Exception("unknown iouType for iou computation")
+        g = [o[field] for o in gt]
+        d = [o[field] for o in dt]
         crowd = [int(o["iscrowd"]) for o in gt]
         return maskUtils.iou(d, g, crowd)
 
@@ -466,12 +458,10 @@ class COCOeval:
         p = self.params
         self._prepare()
         cat_ids = p.catIds if p.useCats else [-1]
-        if p.iouType in ("segm", "bbox"):
-            compute = self.computeIoU
-        elif p.iouType == "keypoints":
-            compute = self.computeOks
-        else:
+        kind = record(p.iouType)
+        if kind is None:
             raise Exception("unknown iouType for iou computation")
+        compute = getattr(self, kind.similarity)  # computeIoU / computeOks, or an override
         self._store["ious"] = {(i, c): compute(i, c) for i in p.imgIds for c in cat_ids}
         evaluate_img = self.evaluateImg
         max_det = p.maxDets[-1]
@@ -695,35 +685,15 @@ class COCOeval:
         if not self.eval:
             raise Exception("Please run accumulate() first")
         p = self.params
-        if p.iouType in ("segm", "bbox"):
-            d = p.maxDets
-            stats = np.zeros((12,))
-            stats[0] = one(1)
-            stats[1] = one(1, iou_thr=0.5, max_dets=d[2])
-            stats[2] = one(1, iou_thr=0.75, max_dets=d[2])
-            stats[3] = one(1, area="small", max_dets=d[2])
-            stats[4] = one(1, area="medium", max_dets=d[2])
-            stats[5] = one(1, area="large", max_dets=d[2])
-            stats[6] = one(0, max_dets=d[0])
-            stats[7] = one(0, max_dets=d[1])
-            stats[8] = one(0, max_dets=d[2])
-            stats[9] = one(0, area="small", max_dets=d[2])
-            stats[10] = one(0, area="medium", max_dets=d[2])
-            stats[11] = one(0, area="large", max_dets=d[2])
-        elif p.iouType == "keypoints":
-            stats = np.zeros((10,))
-            stats[0] = one(1, max_dets=20)
-            stats[1] = one(1, max_dets=20, iou_thr=0.5)
-            stats[2] = one(1, max_dets=20, iou_thr=0.75)
-            stats[3] = one(1, max_dets=20, area="medium")
-            stats[4] = one(1, max_dets=20, area="large")
-            stats[5] = one(0, max_dets=20)
-            stats[6] = one(0, max_dets=20, iou_thr=0.5)
-            stats[7] = one(0, max_dets=20, iou_thr=0.75)
-            stats[8] = one(0, max_dets=20, area="medium")
-            stats[9] = one(0, max_dets=20, area="large")
-        else:
+        spec = record(p.iouType)
+        if spec is None:
             raise Exception(f"unknown iouType {p.iouType!r}")
+        stats = np.zeros((len(spec.summary),))
+        for n, stat in enumerate(spec.summary):
+            at = stat.max_dets_at
+            max_dets = p.maxDets[at] if at is not None else stat.max_dets
+            assert max_dets is not None
+            stats[n] = one(stat.ap, iou_thr=stat.iou_thr, area=stat.area, max_dets=max_dets)
         self.stats = stats
 
     def __getstate__(self) -> dict[str, Any]:
@@ -845,8 +815,11 @@ def _rows(
 def _columns(
     anns: list[dict[str, Any]], kind: str, iou_type: str, *, prediction: bool
 ) -> dict[str, Any]:
-    # the Dataset columns of the annotations; which ones the similarity reads, the registry says
+    # the Dataset columns of the annotations; which ones the similarity reads, the registry
+    # says; keypoint evaluation (pycocotools' record) adds the ignore of num_keypoints == 0
     reads = similarity_input(iou_type)
+    spec = record(iou_type)
+    keypoints = spec is not None and spec.keypoints
     n = len(anns)
     ids_list = _pluck(anns, "id", kind)
     area_list = _pluck(anns, "area", kind)
@@ -870,7 +843,7 @@ def _columns(
             raise _Fallback from None
         if n and ids.min() <= 0:
             raise _Fallback  # pycocotools reads a detection id 0 as "unmatched"
-    if reads == "keypoints":
+    if keypoints:
         points = _pluck(anns, "keypoints", kind)
         try:
             kp = np.array(points, dtype=np.float64)
@@ -889,7 +862,7 @@ def _columns(
     else:
         boxes = [a.get("bbox") for a in anns]
         if any(b is None for b in boxes):
-            if reads == "keypoints" and not prediction:
+            if keypoints and not prediction:
                 bad = next(a for a in anns if a.get("bbox") is None)
                 raise _missing(kind, bad, "bbox")
             boxes = [[0.0, 0.0, 0.0, 0.0] if b is None else b for b in boxes]
@@ -926,13 +899,14 @@ def _result_columns(
     return cols, (img_pos[rows], results.category_id[rows])
 
 
-def _reads(p: Params) -> str:
-    """The Dataset column ``p.iouType``'s similarity reads; raises ``_Fallback`` for a type
-    the compiled run does not take."""
-    reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
-    if reads not in ("boxes", "segmentation", "keypoints"):
+def _compiled_type(p: Params) -> tuple[IouTypeRecord, str]:
+    """``p.iouType``'s record and the Dataset column its similarity reads; raises
+    ``_Fallback`` for a type only pycocotools' stages know."""
+    spec = record(p.iouType)
+    reads = None if spec is None else similarity_input(spec.name)
+    if spec is None or reads is None:
         raise _Fallback
-    return reads
+    return spec, reads
 
 
 def _checked(p: Params) -> tuple[np.ndarray, np.ndarray, list[int], list[Any], Any, Any]:
@@ -979,7 +953,7 @@ def _compiled_run(
     Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
     if coco_gt is None or coco_dt is None:
         raise _Fallback
-    reads = _reads(p)
+    _, reads = _compiled_type(p)
     img_ids, cat_ids = list(p.imgIds), list(p.catIds)
     _, _, _, _, image_ids, category_ids = _checked(p)
     gt_rows, gt_pos, gt_cat = _rows(
@@ -1010,7 +984,7 @@ def _run_columns(
     category ids)), in :func:`_rows`' order; ``size`` each image's dict (``height``,
     ``width``, may be empty). Raises ``_Fallback`` where only the Python stages reproduce
     pycocotools."""
-    reads = _reads(p)
+    spec, reads = _compiled_type(p)
     img_ids, cat_ids = list(p.imgIds), list(p.catIds)
     iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids = _checked(p)
     nan = float("nan")
@@ -1046,7 +1020,7 @@ def _run_columns(
             "use_cats": bool(p.useCats),
             "compat": "pycocotools",
         }
-        if reads == "keypoints":
+        if spec.keypoints:
             options["sigmas"] = np.asarray(p.kpt_oks_sigmas, dtype=np.float64)
         protocol = make_protocol("coco", iou_type=p.iouType, **options)
         match = getattr(protocol, "match", None)
@@ -1188,6 +1162,8 @@ def _rebuild(p: Params, payload: dict[str, Any]) -> tuple[Any, Any]:
     img_ids = list(p.imgIds)
     sizes = payload.get("images") or [{} for _ in img_ids]
     images = [{"id": i, **s} for i, s in zip(img_ids, sizes, strict=True)]
+    spec = record(p.iouType)
+    keypoints = spec is not None and spec.keypoints
     out = []
     for kind in ("gt", "dt"):
         cols, (index, cat) = payload[kind]
@@ -1206,7 +1182,7 @@ def _rebuild(p: Params, payload: dict[str, Any]) -> tuple[Any, Any]:
             fields["score"] = cols["scores"].tolist()
         if "segmentation" in cols:
             fields["segmentation"] = list(cols["segmentation"])
-        if "keypoints" in cols:
+        if keypoints:
             fields["keypoints"] = cols["keypoints"].reshape(n, -1).tolist()
             if kind == "gt":
                 fields["num_keypoints"] = (~cols["ignore"]).astype(np.int64).tolist()

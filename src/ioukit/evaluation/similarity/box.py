@@ -40,8 +40,8 @@ import numpy as np
 from ioukit._kernels import match as kernels
 from ioukit.dataset import Dataset
 from ioukit.evaluation.groups import GroupMatrices, Groups
+from ioukit.evaluation.match import _u8
 from ioukit.evaluation.registry import register_similarity
-from ioukit.evaluation.similarity.mask import _u8
 
 __all__ = ["BoxIoU", "Float32BoxIoU"]
 
