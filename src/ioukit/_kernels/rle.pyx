@@ -1530,7 +1530,7 @@ cdef extern from *:
 
 cdef Py_ssize_t _boundary_exact(
     const int64_t[:] counts, Py_ssize_t lo, Py_ssize_t hi, int64_t h, int64_t w, int64_t d,
-    int64_t* out,
+    int64_t* out, uint8_t** scratch, Py_ssize_t* scratch_size,
 ) noexcept nogil:
     """Runs of ``mask & ~erode(mask)`` into ``out``; -1 when out of memory.
 
@@ -1569,16 +1569,20 @@ cdef Py_ssize_t _boundary_exact(
     # (``vert``: every run of a column shrunk by d at both ends; rows outside the box are 0);
     # then, column by column, the horizontal segment of column xe = x - d (``ero``), whose
     # pixels leave ``crop`` as the boundary (``bnd``), emitted in image order
-    cdef uint8_t* crop = <uint8_t*>malloc(2 * hc * wc + 2 * hc)
-    if crop == NULL:
-        return -1
+    # one scratch block for all masks (the caller's, grown here): ones, then the planes
+    cdef Py_ssize_t need = hc * <Py_ssize_t>sizeof(int32_t) + 2 * hc * wc + 2 * hc
+    cdef uint8_t* grown
+    if need > scratch_size[0]:
+        grown = <uint8_t*>realloc(scratch[0], need)
+        if grown == NULL:
+            return -1
+        scratch[0] = grown
+        scratch_size[0] = need
+    cdef int32_t* ones = <int32_t*>scratch[0]
+    cdef uint8_t* crop = scratch[0] + hc * sizeof(int32_t)
     cdef uint8_t* vert = crop + hc * wc
     cdef uint8_t* ero = vert + hc * wc
     cdef uint8_t* bnd = ero + hc
-    cdef int32_t* ones = <int32_t*>malloc(hc * sizeof(int32_t))
-    if ones == NULL:
-        free(crop)
-        return -1
     memset(crop, 0, 2 * hc * wc)
     for y in range(hc):
         ones[y] = 0
@@ -1645,7 +1649,6 @@ cdef Py_ssize_t _boundary_exact(
             nout += 1
             last_end = pos
             run_start = -1
-    free(ones)
     if run_start >= 0:
         pos = x1 * h + y1 + 1
         out[nout] = pos - run_start
@@ -1657,7 +1660,6 @@ cdef Py_ssize_t _boundary_exact(
     elif last_end < h * w:
         out[nout] = h * w - last_end
         nout += 1
-    free(crop)
     return nout
 
 
@@ -1750,34 +1752,54 @@ def boundaries(const int64_t[:] counts, const int64_t[:] offsets, const int64_t[
     encodings, the erosion by a square of side ``2 * dilations[i] + 1`` (:func:`_boundary_exact`).
     ``wrap_rule``: masks whose height is at most ``2 d`` follow faster-coco-eval's reading
     (:func:`_boundary_fce`)."""
-    cdef Py_ssize_t i, nmasks = offsets.shape[0] - 1, got
-    cdef int64_t h, w, d, p, n, x0, x1, y0, y1, room
-    parts = []
+    cdef Py_ssize_t i, nmasks = offsets.shape[0] - 1, got = 0, total = 0, cap = 0, scratch_size = 0
+    cdef int64_t h, w, d, room
+    cdef int64_t* flat = NULL
+    cdef int64_t* grown
+    cdef uint8_t* scratch = NULL
+    cdef int64_t[::1] copy
     out_offsets = np.zeros(nmasks + 1, dtype=np.int64)
-    cdef int64_t[::1] buf
-    for i in range(nmasks):
-        h = heights[i]
-        w = widths[i]
-        d = dilations[i]
-        if h == 0 or w == 0:
-            parts.append(np.zeros(1, dtype=np.int64))
-            out_offsets[i + 1] = out_offsets[i] + 1
-            continue
-        room = 2 * h * w + 2 if (wrap_rule and h <= 2 * d) else 2 * _box_pixels(
-            counts, offsets[i], offsets[i + 1], h) + 2
-        part = np.empty(room, dtype=np.int64)
-        buf = part
-        with nogil:
-            if wrap_rule and h <= 2 * d:
-                got = _boundary_fce(counts, offsets[i], offsets[i + 1], h, w, d, &buf[0])
+    cdef int64_t[::1] ends = out_offsets
+    try:
+        for i in range(nmasks):
+            h = heights[i]
+            w = widths[i]
+            d = dilations[i]
+            if h == 0 or w == 0:
+                room = 1
+            elif wrap_rule and h <= 2 * d:
+                room = 2 * h * w + 2
             else:
-                got = _boundary_exact(counts, offsets[i], offsets[i + 1], h, w, d, &buf[0])
-        if got < 0:
-            raise MemoryError(f"masks[{i}]: no memory for its boundary")
-        parts.append(part[:got])
-        out_offsets[i + 1] = out_offsets[i] + got
-    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return flat, out_offsets
+                room = 2 * _box_pixels(counts, offsets[i], offsets[i + 1], h) + 2
+            if total + room > cap:  # every mask's runs in one buffer, grown geometrically
+                cap = max(2 * cap, total + room)
+                grown = <int64_t*>realloc(flat, cap * sizeof(int64_t))
+                if grown == NULL:
+                    raise MemoryError(f"masks[{i}]: no memory for its boundary")
+                flat = grown
+            if h == 0 or w == 0:
+                flat[total] = 0
+                got = 1
+            else:
+                with nogil:
+                    if wrap_rule and h <= 2 * d:
+                        got = _boundary_fce(counts, offsets[i], offsets[i + 1], h, w, d,
+                                            flat + total)
+                    else:
+                        got = _boundary_exact(counts, offsets[i], offsets[i + 1], h, w, d,
+                                              flat + total, &scratch, &scratch_size)
+            if got < 0:
+                raise MemoryError(f"masks[{i}]: no memory for its boundary")
+            total += got
+            ends[i + 1] = total
+        result = np.empty(total, dtype=np.int64)
+        copy = result
+        if total:
+            memcpy(&copy[0], flat, total * sizeof(int64_t))
+    finally:
+        free(flat)
+        free(scratch)
+    return result, out_offsets
 
 
 cdef int64_t _box_pixels(const int64_t[:] counts, Py_ssize_t lo, Py_ssize_t hi, int64_t h):
