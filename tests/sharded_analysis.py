@@ -13,6 +13,9 @@ def _same_numbers(a: ioukit.EvaluationResult, b: ioukit.EvaluationResult, what: 
     np.testing.assert_array_equal(
         np.array(list(a.stats.values())), np.array(list(b.stats.values())), err_msg=what
     )
+    # the per-class rows too: num_pred counts every image's predictions, also those that
+    # stayed on the workers (the records and the rows max_dets cut, #25)
+    assert a.per_class == b.per_class, what
     for key in ("precision", "recall", "scores"):
         left, right = a.result.arrays.get(key), b.result.arrays.get(key)
         assert (left is None) == (right is None), (what, key)
@@ -37,6 +40,11 @@ def assert_same_analysis(
     _same_numbers(
         sharded.slice(image_ids=kept), single.slice(image_ids=kept), f"slice image_ids={kept}"
     )
+    named = {"kept": kept, "first": ids[:1].tolist()}
+    a_table, b_table = sharded.slices(named), single.slices(named)
+    assert a_table.whole == b_table.whole
+    for name in named:
+        _same_numbers(a_table.results[name], b_table.results[name], f"slices {name}")
     # a ground-truth mask: predictions matched to a dropped object turn ignored (this reads
     # the matched ground-truth rows of the sharded outcome)
     np.testing.assert_array_equal(np.asarray(sharded.ground_truth.area), np.asarray(gt.area))

@@ -130,3 +130,26 @@ def test_docs_table_lists_every_rename() -> None:
         for old, new in pairs
     }
     assert table <= documented, sorted(table - documented)
+
+
+def test_box_formats_is_file_formats() -> None:
+    from ioukit.io import formats
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = formats.box_formats()
+        formats.box_formats()  # once per name
+    deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert len(deprecations) == 1, [str(w.message) for w in deprecations]
+    message = str(deprecations[0].message)
+    assert "box_formats() is renamed ioukit.io.formats.file_formats()" in message, message
+    assert deprecations[0].filename == __file__  # points at the caller
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert formats.file_formats() == old
+    assert old[:4] == ("coco", "yolo", "voc", "txt")
+
+
+def test_docs_table_lists_every_renamed_function() -> None:
+    rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \| [^|]+\|$", DOCS.read_text(), re.M)
+    assert set(_renamed.RENAMED_FUNCTIONS.items()) <= set(rows), rows

@@ -558,7 +558,15 @@ def test_slices_resampling_bootstrap_of_sharded_coco_equal_one_process(
     assert_same_analysis(merged, ioukit.evaluate(gt, pred, iou_type=iou_type), seed)
 
 
-@pytest.mark.parametrize("options", [{"use_cats": False}, {"compat": "pycocotools"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"use_cats": False},
+        {"compat": "pycocotools"},
+        {"max_dets": [1, 2]},  # predictions cut by max_dets stay on the workers
+        {"use_cats": False, "max_dets": [1, 3]},
+    ],
+)
 def test_slices_resampling_of_sharded_coco_options(options: dict[str, Any]) -> None:
     for seed in range(4):
         gt, pred = _dataset(seed, 7)
@@ -593,6 +601,7 @@ def test_boundary_merges_bit_for_bit(
     _assert_same(merged, single)
     assert merged.params["dilation_ratio"] == options.get("dilation_ratio", 0.02)
     assert merged.summary() == single.summary()
+    assert_same_analysis(merged, single, seed)  # slices, resampling, bootstrap, compare
 
 
 def test_boundary_shard_files(tmp_path: Any) -> None:
@@ -651,10 +660,15 @@ def test_boundary_shard_files(tmp_path: Any) -> None:
     _assert_same(merged, single)
 
 
-@pytest.mark.parametrize("protocol", ["citypersons", "crowdhuman", "caltech"])
-def test_pedestrian_protocols_are_refused_naming_the_protocol(protocol: str) -> None:
-    """The pedestrian miss-rate protocols do not shard: refused before any work (no cluster
-    is started), naming the protocol; ``sharded_pairs`` does not list them."""
+@pytest.mark.parametrize(
+    ("protocol", "iou_type"),
+    [("citypersons", "bbox"), ("crowdhuman", "bbox"), ("caltech", "bbox"), ("panoptic", "segm")],
+)
+def test_protocols_that_do_not_shard_are_refused_naming_the_protocol(
+    protocol: str, iou_type: str
+) -> None:
+    """The pedestrian miss-rate protocols and panoptic quality do not shard: refused before any
+    work (no cluster is started), naming the protocol; ``sharded_pairs`` does not list them."""
     from ioukit.distributed import sharded_pairs
 
     assert not any(p == protocol for p, _ in sharded_pairs())
@@ -663,7 +677,7 @@ def test_pedestrian_protocols_are_refused_naming_the_protocol(protocol: str) -> 
     message = str(info.value)
     assert message.startswith("protocol, iou_type: evaluate_sharded supports coco/bbox, ")
     assert message.endswith(
-        f"got {protocol}/bbox (protocol {protocol!r} with iou_type 'bbox' evaluates in one "
-        "process: ioukit.evaluate)"
+        f"got {protocol}/{iou_type} (protocol {protocol!r} with iou_type {iou_type!r} evaluates "
+        "in one process: ioukit.evaluate)"
     )
     assert ("coco", "boundary") in sharded_pairs()

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from ioukit.errors import ParameterError
 
-__all__ = ["RENAMED_KEYWORDS", "renamed_keyword", "warn_renamed"]
+__all__ = ["RENAMED_FUNCTIONS", "RENAMED_KEYWORDS", "renamed_keyword", "warn_renamed"]
 
 T = TypeVar("T")
 
@@ -36,6 +36,12 @@ RENAMED_KEYWORDS: dict[str, tuple[tuple[str, str], ...]] = {
     "ioukit.weighted_boxes_fusion": (("skip_box_threshold", "score_threshold"),),
 }
 """Every renamed keyword: function -> ((old name, new name), ...) (the docs' table)."""
+
+RENAMED_FUNCTIONS: dict[str, str] = {
+    "ioukit.io.formats.box_formats": "ioukit.io.formats.file_formats",
+}
+"""Every renamed function: old name -> new name (the old one warns through
+:func:`warn_renamed`; the docs' table)."""
 
 _WARNED: set[str] = set()
 

@@ -71,7 +71,13 @@ from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
 from ioukit.evaluation.registry import protocol_iou_types, protocol_names, similarity_input
-from ioukit.evaluation.sharding import empty_predictions, merge_order, take_rows, with_pred_rows
+from ioukit.evaluation.sharding import (
+    empty_predictions,
+    id_rows,
+    merge_order,
+    take_rows,
+    with_pred_rows,
+)
 from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_results
 from ioukit.io.openimages import OpenImagesGroundTruth, read_openimages_predictions
 
@@ -267,8 +273,9 @@ def _pack_array(name: str, array: np.ndarray, image_ids: np.ndarray) -> Any:
         return _Column(None, first, array.shape, array.dtype)
     if kind == "f":
         return np.ascontiguousarray(array)
-    ranks = name.endswith("image_id") and bool(np.isin(flat, image_ids).all())
-    values = np.searchsorted(image_ids, flat) if ranks else flat
+    rows = id_rows(image_ids, flat) if name.endswith("image_id") else None
+    ranks = rows is not None
+    values = flat if rows is None else rows
     return _Column(_narrowest(values).reshape(array.shape), None, array.shape, array.dtype, ranks)
 
 
@@ -549,8 +556,9 @@ def evaluate_sharded(
         Number of worker processes of the local cluster made when ``client`` is None.
     protocol : str
         A protocol that can shard (:func:`sharded_pairs`: every protocol of
-        :func:`ioukit.evaluate` but CrowdPose, DOTA, mmrotate and the pedestrian protocols
-        ``citypersons``, ``crowdhuman`` and ``caltech``, which are refused naming the protocol).
+        :func:`ioukit.evaluate` but CrowdPose, DOTA, mmrotate, panoptic and the pedestrian
+        protocols ``citypersons``, ``crowdhuman`` and ``caltech``, which are refused naming the
+        protocol).
     iou_type : {"bbox", "segm", "boundary", "keypoints", "rotated", "probiou", "bbox-float32"}
         Protocol ``"coco"`` takes all of them (keypoints: the shards are COCO keypoint results;
         rotated/probiou: Datasets with a ``rotated`` column; boundary: boundary AP, as segm

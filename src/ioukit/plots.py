@@ -30,11 +30,13 @@ from ioukit.report import escape_text
 
 __all__ = [
     "PER_CLASS_FIGURES",
+    "miss_rate_setups",
     "plot_confusion_matrix",
     "plot_f1_confidence",
     "plot_iou_histogram",
     "plot_keypoint_errors",
     "plot_metric_confidence",
+    "plot_miss_rate_fppi",
     "plot_pr_curves",
     "plot_reliability",
     "require_matplotlib",
@@ -515,7 +517,9 @@ def write_plots(
     truth when ``all_classes``), ``f1_confidence.png``, ``precision_confidence.png``,
     ``recall_confidence.png`` (``yolo val``'s F1/P/R curves), ``confusion_matrix.png``,
     ``iou_histogram.png``, ``reliability.png`` (when the evaluation kept its match at
-    ``iou_threshold``), and for keypoint evaluations ``keypoint_errors.png``.
+    ``iou_threshold``), and for keypoint evaluations ``keypoint_errors.png``. A miss-rate
+    evaluation (``protocol="citypersons"``, ``"crowdhuman"``, ``"caltech"``) writes
+    ``miss_rate_fppi.png`` (:func:`plot_miss_rate_fppi`) instead.
 
     Parameters
     ----------
@@ -534,6 +538,8 @@ def write_plots(
     out = Path(folder)
     require_matplotlib()  # fail early, before creating folders
     out.mkdir(parents=True, exist_ok=True)
+    if miss_rate_setups(result):  # a miss-rate protocol: its figure is the MR-FPPI curve
+        return [plot_miss_rate_fppi(result, out / "miss_rate_fppi.png")]
     curves = result.curves(iou_threshold=iou_threshold)
     written = [plot_pr_curves(curves, out / "pr_curves.png")]
     per_class = out / "pr_curves"
@@ -567,6 +573,75 @@ def write_plots(
         # per-keypoint errors read the matched pairs (protocol yolo keeps its outcome too)
         written.append(plot_keypoint_errors(result, out / "keypoint_errors.png"))
     return written
+
+
+def miss_rate_setups(result: Any, /) -> list[str]:
+    """The setups whose miss-rate-vs-FPPI curves ``result`` holds (pedestrian protocols: the
+    ``fppi/<setup>`` arrays), in their order; empty for other evaluations.
+
+    >>> import ioukit
+    >>> gt = {"images": [{"id": 1}], "categories": [{"id": 1}], "annotations": [
+    ...     {"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 40, 100],
+    ...      "height": 100, "vis_ratio": 1.0, "ignore": 0}]}
+    >>> dets = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 40, 98], "score": 0.9}]
+    >>> miss_rate_setups(ioukit.evaluate(gt, dets, protocol="citypersons"))[:2]
+    ['Reasonable', 'Reasonable_small']
+    """
+    arrays = getattr(getattr(result, "result", None), "arrays", None) or {}
+    return [key.partition("/")[2] for key in arrays if key.startswith("fppi/")]
+
+
+def plot_miss_rate_fppi(result: Any, path: str | os.PathLike[str], /) -> Path:
+    """Miss rate against false positives per image, log-log, one line per setup: Caltech's
+    figure. The legend gives each setup's MR⁻² (``result.stats``); the dots are the 9 FPPI
+    points it averages (the protocol's sampling).
+
+    Parameters
+    ----------
+    result : ioukit.analysis.result.EvaluationResult
+        Of a miss-rate protocol (:func:`miss_rate_setups` not empty).
+    path : path
+
+    Returns
+    -------
+    Path
+    """
+    setups = miss_rate_setups(result)
+    if not setups:
+        raise ParameterError(
+            f"result: expected a miss-rate evaluation (citypersons, crowdhuman, caltech), got "
+            f"protocol {result.protocol!r}"
+        )
+    arrays = result.result.arrays
+    points = np.asarray(arrays["fppi_points"], dtype=np.float64)
+    floor = 1e-3
+    figure = _figure()
+    ax = figure.subplots()
+    for k, name in enumerate(setups):
+        fppi = np.asarray(arrays[f"fppi/{name}"], dtype=np.float64)
+        miss = np.asarray(arrays[f"miss_rate/{name}"], dtype=np.float64)
+        value = float(result.stats.get(name, -1.0))
+        label = f"{_label(name)}  MR$^{{-2}}$ " + (
+            f"{100 * value:.2f}%" if value >= 0 else "n/a (no ground truth)"
+        )
+        color = f"C{k % 10}"
+        x = np.concatenate([[floor], np.maximum(fppi, floor)])
+        y = np.concatenate([[1.0], miss])
+        ax.step(x, np.maximum(y, floor), where="post", color=color, linewidth=1.5, label=label)
+        sampled = np.asarray(arrays[f"sampled_miss_rate/{name}"], dtype=np.float64)
+        shown = sampled >= 0
+        ax.plot(points[shown], np.maximum(sampled[shown], floor), "o", color=color, ms=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(floor, 10.0)
+    ax.set_ylim(0.01, 1.0)
+    ax.axvspan(points.min(), points.max(), color="0.92", zorder=0)
+    ax.set_xlabel("false positives per image")
+    ax.set_ylabel("miss rate")
+    ax.set_title(f"miss rate vs FPPI ({_label(str(result.protocol))})")
+    ax.grid(True, which="both", linewidth=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    return _save(figure, path)
 
 
 def plot_keypoint_errors(result: Any, path: str | os.PathLike[str], /) -> Path:

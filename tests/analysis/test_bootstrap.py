@@ -11,7 +11,7 @@ import pytest
 
 import ioukit
 from ioukit.analysis.bootstrap import bootstrap, compare
-from ioukit.analysis.resample import resample
+from ioukit.analysis.resample import resample, slice_result
 from ioukit.errors import ParameterError
 from ioukit.evaluation.protocols import coco as coco_protocol
 from ioukit.synthetic import make_detections
@@ -87,6 +87,10 @@ def test_seeded_and_reproducible() -> None:
     assert lo <= hi
     bca = bootstrap(r, n=40, seed=7, method="bca")
     assert np.all(np.isfinite(bca.lower[:3]))
+    # the draws are numpy's one multinomial stream, whatever the batches they are drawn in
+    n_images = len(gt["images"])
+    want = np.random.default_rng(7).multinomial(n_images, np.full(n_images, 1 / n_images), 75)
+    assert np.array_equal(bootstrap(r, n=75, seed=7).counts, want)
 
 
 def test_compare_with_itself_is_exactly_zero() -> None:
@@ -148,7 +152,7 @@ def test_compare_refuses_different_setups() -> None:
 def test_bad_bootstrap_options() -> None:
     gt, res = _data(6)
     r = ioukit.evaluate(gt, res)
-    with pytest.raises(ParameterError, match="n: expected a positive integer"):
+    with pytest.raises(ParameterError, match="n: expected a positive number of replicates"):
         bootstrap(r, n=0)
     with pytest.raises(ParameterError, match="ci: expected"):
         bootstrap(r, ci=1.5)
@@ -156,6 +160,64 @@ def test_bad_bootstrap_options() -> None:
         bootstrap(r, method="basic")
     with pytest.raises(ParameterError, match="counts: expected integer draws"):
         bootstrap(r, counts=np.ones((2, 3), dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n": 0}, "n: expected a positive number of replicates, got 0"),
+        ({"n": -5}, "n: expected a positive number of replicates, got -5"),
+        ({"n": 2.0}, "n: expected a positive number of replicates, got 2.0"),
+        ({"n": True}, "n: expected a positive number of replicates, got True"),
+        ({"seed": -1}, "seed: expected a non-negative integer or None, got -1"),
+        ({"seed": 1.5}, "seed: expected a non-negative integer or None, got 1.5"),
+        ({"seed": "0"}, "seed: expected a non-negative integer or None, got '0'"),
+        ({"seed": True}, "seed: expected a non-negative integer or None, got True"),
+        ({"ci": True}, "ci: expected a number in \\(0, 1\\), got True"),
+        ({"method": None}, "method: expected 'percentile' or 'bca', got None"),
+    ],
+)
+def test_bootstrap_and_compare_name_the_bad_option(options: dict[str, Any], message: str) -> None:
+    # one message per bad option, the same from bootstrap and compare (no numpy TypeError)
+    gt, res = _data(6)
+    r = ioukit.evaluate(gt, res)
+    with pytest.raises(ParameterError, match=f"^{message}$"):
+        bootstrap(r, **options)
+    if "method" not in options:
+        with pytest.raises(ParameterError, match=f"^{message}$"):
+            compare(r, r, **options)
+
+
+def test_bootstrap_and_compare_of_something_else_name_the_argument() -> None:
+    gt, res = _data(6)
+    r = ioukit.evaluate(gt, res)
+    with pytest.raises(ParameterError, match=r"^result: expected an EvaluationResult"):
+        bootstrap(r.stats, n=2)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match=r"^result_b: expected an EvaluationResult"):
+        compare(r, "b.json", n=2)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match=r"^result: expected an EvaluationResult"):
+        slice_result(r.stats, image_ids=[])  # type: ignore[arg-type]
+
+
+def test_compare_names_what_differs_in_the_ground_truth() -> None:
+    gt, res = _data(5)
+    a = ioukit.evaluate(gt, res)
+    cases = {
+        "number of annotations": lambda g: g["annotations"].pop(),
+        "annotations' boxes": lambda g: g["annotations"][0]["bbox"].__setitem__(0, 0.125),
+        "annotations' categories": lambda g: g["annotations"][0].__setitem__(
+            "category_id", next(c["id"] for c in g["categories"]
+                                if c["id"] != g["annotations"][0]["category_id"])
+        ),
+        "annotation ids": lambda g: g["annotations"][0].__setitem__("id", 10**6),
+    }  # fmt: skip
+    for what, edit in cases.items():
+        other = copy.deepcopy(gt)
+        edit(other)
+        with pytest.raises(ParameterError, match=f"got a different one: its {what} differ$"):
+            compare(a, ioukit.evaluate(other, res), n=2)
+    # the same ground truth read twice is the same
+    assert compare(a, ioukit.evaluate(copy.deepcopy(gt), res), n=2).delta[0] == 0.0
 
 
 def test_interval_covers_a_known_difference_quick() -> None:

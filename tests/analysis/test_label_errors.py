@@ -287,3 +287,55 @@ def test_csv_quotes_formula_and_comma_names() -> None:
     )
     text = label_errors(ioukit.evaluate(gt, pred)).csv_bytes().decode()
     assert text.splitlines()[1].split(",", 3)[3].startswith('"\'=cmd,x"')
+
+
+def _loop_reference(result: ioukit.EvaluationResult) -> list[tuple[Any, ...]]:
+    """The candidates by a loop over the kept predictions, each against its image's ground
+    truths through the pairwise ``box_iou`` (the module's rules written out one by one)."""
+    o, gt, pred = result.outcome, result.ground_truth, result.predictions
+    assert o is not None
+    status, matched, iou = o.status_at(0, 0), o.matched_gt_at(0), o.iou_at(0)
+    keep = (status != 2) & (np.asarray(o.rank) < 100)
+    taken = {int(matched[k]) for k in np.flatnonzero(keep & (status == 1))}
+    regular = ~(gt.crowd | gt.ignore | gt.difficult)
+    out = []
+    for k in np.flatnonzero(keep).tolist():
+        row = int(o.pred_row[k])
+        score = float(pred.scores[row])
+        if status[k] == 1:
+            g = int(matched[k])
+            if 0.5 <= iou[k] < 0.6 and gt.area[g] > 96.0**2:
+                out.append((score, 2, row, g, float(iou[k])))
+            continue
+        in_image = np.flatnonzero(gt.image_index == pred.image_index[row])
+        ious = box_iou(pred.boxes[row : row + 1], gt.boxes[in_image])[0]
+        if len(in_image) == 0 or ious.max() < 0.1:
+            out.append((score, 1, row, -1, float(ious.max()) if len(in_image) else 0.0))
+        best = None
+        for g, v in zip(in_image.tolist(), ious.tolist(), strict=True):
+            other = gt.category_id[g] != pred.category_id[row]
+            wrong = other and regular[g] and g not in taken and v >= 0.5
+            if wrong and (best is None or v > best[1]):
+                best = (g, v)
+        if best is not None:
+            out.append((score, 0, row, best[0], best[1]))
+    ids = gt.images.ids
+    out.sort(key=lambda c: (-c[0], c[1], int(ids[pred.image_index[c[2]]]), c[2]))
+    return [(KINDS[c[1]], c[2], c[3], c[0], c[4]) for c in out]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_candidate_equals_a_loop_over_the_predictions(seed: int) -> None:
+    gt, res = make_detections(
+        num_images=40, num_classes=5, gt_per_image=5.0, fp_per_image=8.0, crowd_fraction=0.1,
+        empty_gt_images=0.1, seed=seed,
+    )  # fmt: skip
+    r = ioukit.evaluate(gt, res)
+    le = label_errors(r, n=None)
+    got = list(
+        zip(le.kind, le.prediction_row.tolist(), le.gt_row.tolist(), le.score.tolist(),
+            le.iou.tolist(), strict=True)
+    )  # fmt: skip
+    want = _loop_reference(r)
+    assert {k for k, *_ in want} == set(KINDS)  # every kind occurs
+    assert got == want  # the same candidates, order and IoU bits

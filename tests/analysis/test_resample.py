@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import re
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 import ioukit
 from ioukit.analysis.resample import ResamplePlan, image_counts, resample, slice_result, slices
 from ioukit.errors import ParameterError
-from ioukit.synthetic import make_detections
+from ioukit.synthetic import add_masks, make_detections, make_keypoints
 from tests.coco_reference import run_pycocotools
 
 pytest.importorskip("pycocotools")
@@ -227,3 +228,117 @@ def test_other_protocols_are_refused_by_name() -> None:
     r = ioukit.evaluate(gt, res, protocol="voc10")
     with pytest.raises(ParameterError, match="protocol 'voc10'"):
         resample(r, {gt["images"][0]["id"]: 1})
+
+
+def _pycocotools_on(
+    gt: dict[str, Any],
+    res: list[dict[str, Any]],
+    iou_type: str = "bbox",
+    img_ids: list[int] | None = None,
+) -> Any:
+    # pycocotools on the filtered data itself (an independent rerun, not our slice)
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco = COCO()
+        coco.dataset = copy.deepcopy(gt)
+        coco.createIndex()
+        e = COCOeval(coco, coco.loadRes(copy.deepcopy(res)), iou_type)
+        if img_ids is not None:
+            e.params.imgIds = img_ids
+        e.evaluate()
+        e.accumulate()
+        e.summarize()
+    return e
+
+
+def _assert_same_all(ours: ioukit.EvaluationResult, ref: Any) -> None:
+    # every stat (10 for keypoints, 12 otherwise) and the arrays, bit for bit
+    n = len(ref.stats)
+    got = np.array(list(ours.stats.values())[:n])
+    want = np.asarray(ref.stats, dtype=float)
+    assert np.array_equal(got, want), f"\n ioukit: {got.tolist()}\n pycoco: {want.tolist()}"
+    for key in ("precision", "recall", "scores"):
+        np.testing.assert_array_equal(ours.result.arrays[key], ref.eval[key], err_msg=key)
+
+
+def _without_category(gt: dict[str, Any], category_id: int) -> dict[str, Any]:
+    kept = [a for a in gt["annotations"] if a["category_id"] != category_id]
+    return {**gt, "annotations": kept}
+
+
+def test_slice_where_drops_a_whole_class_equals_pycocotools_without_its_objects() -> None:
+    # a class left with predictions and no ground truth: AP -1 for that class, as pycocotools
+    # gives on the data with its objects removed (matches are per class: no re-match differs)
+    gt, res = _data(11)
+    r = ioukit.evaluate(gt, res)
+    first = gt["categories"][0]["id"]
+    s = r.slice(where=r.ground_truth.category_id != first)
+    _assert_same_all(s, _pycocotools_on(_without_category(gt, first), res))
+    row = next(c for c in s.per_class if c["category_id"] == first)
+    assert row["AP"] == -1.0 and row["num_gt"] == 0 and row["num_pred"] > 0
+
+
+def test_slice_without_any_ground_truth_equals_pycocotools() -> None:
+    # no object kept at all, no object in the data at all, and images with predictions only:
+    # no IndexError, pycocotools' -1 everywhere
+    gt, res = _data(12)
+    r = ioukit.evaluate(gt, res)
+    empty = {**gt, "annotations": []}
+    none_kept = np.zeros(len(r.ground_truth), bool)
+    _assert_same_all(r.slice(where=none_kept), _pycocotools_on(empty, res))
+    bare = ioukit.evaluate(empty, res)
+    _assert_same_all(bare.slice(where=np.zeros(0, bool)), _pycocotools_on(empty, res))
+    _assert_same_all(bare.slice(where=lambda g: g.area > 0), _pycocotools_on(empty, res))
+    with_gt = {a["image_id"] for a in gt["annotations"]}
+    pred_only = sorted({d["image_id"] for d in res} - with_gt)
+    assert pred_only
+    _assert_same_all(r.slice(image_ids=pred_only), _pycocotools_on(gt, res, img_ids=pred_only))
+    # no image at all: pycocotools with params.imgIds = [] accumulates nothing (-1)
+    _assert_same_all(r.slice(image_ids=[]), _pycocotools_on(gt, res, img_ids=[]))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_segm_slices_equal_pycocotools_reruns(seed: int) -> None:
+    gt, res = add_masks(*_data(20 + seed, num_images=16))
+    r = ioukit.evaluate(gt, res, iou_type="segm")
+    ids = [im["id"] for im in gt["images"]][seed::2]
+    _assert_same_all(r.slice(image_ids=ids), _pycocotools_on(gt, res, "segm", img_ids=ids))
+    last = gt["categories"][-1]["id"]
+    s = r.slice(image_ids=ids, where=r.ground_truth.category_id != last)
+    _assert_same_all(s, _pycocotools_on(_without_category(gt, last), res, "segm", img_ids=ids))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_keypoint_slices_equal_pycocotools_reruns(seed: int) -> None:
+    gt, res = make_keypoints(14, num_classes=2, crowd_rate=0.15, seed=seed)
+    r = ioukit.evaluate(gt, res, iou_type="keypoints")
+    ids = [im["id"] for im in gt["images"]][::3]
+    ref = _pycocotools_on(gt, res, "keypoints", img_ids=ids)
+    _assert_same_all(r.slice(image_ids=ids), ref)
+    one = gt["categories"][0]["id"]
+    s = r.slice(where=r.ground_truth.category_id != one)
+    _assert_same_all(s, _pycocotools_on(_without_category(gt, one), res, "keypoints"))
+
+
+@pytest.mark.parametrize(
+    ("where", "got"),
+    [
+        (lambda g: np.ones(len(g) - 1, bool), "dtype bool and shape ({n1},)"),
+        (lambda g: np.ones(len(g), np.int64), "dtype int64 and shape ({n},)"),
+        (lambda g: np.ones((len(g), 1), bool), "dtype bool and shape ({n}, 1)"),
+        (lambda g: [1.0] * len(g), "dtype float64 and shape ({n},)"),
+    ],
+)
+def test_slice_where_of_the_wrong_length_or_dtype_names_it(where: Any, got: str) -> None:
+    gt, res = _data(13)
+    r = ioukit.evaluate(gt, res)
+    n = len(r.ground_truth)
+    message = (
+        f"where: expected {n} booleans (one per ground-truth row) or a callable returning "
+        "them, got " + got.format(n=n, n1=n - 1)
+    )
+    with pytest.raises(ParameterError, match="^" + re.escape(message) + "$"):
+        r.slice(where=where(r.ground_truth))  # the array itself
+    with pytest.raises(ParameterError, match="^" + re.escape(message) + "$"):
+        r.slice(where=where)  # a callable returning it
+    with pytest.raises(ParameterError, match=r"^image_ids: expected a sequence of integer"):
+        r.slice(image_ids=[1.5, 2.0])

@@ -101,7 +101,13 @@ def test_few_detections() -> None:
 def test_provenance_defaults_and_deviations() -> None:
     g, p = to_datasets(*_set(2, 20))
     line = provenance(ioukit.evaluate(g, p)).message
-    assert "coco protocol" in line and "with its reference defaults" in line
+    # the protocol by its reference and its defining settings, not a dataset year
+    assert line == (
+        "this run is the coco protocol, pycocotools' COCOeval with iouType 'bbox', with its "
+        "reference defaults (IoU 0.50:0.05:0.95, 101 recall points, max dets 1/10/100, areas "
+        "small < 32², medium 32²..96², large >= 96²)"
+    )
+    assert "2017" not in line
     r = ioukit.evaluate(
         g, p, max_dets=(1, 10, 300), use_cats=False, compat="pycocotools",
         iou_thresholds=(0.5, 0.75),
@@ -124,6 +130,8 @@ def test_provenance_defaults_and_deviations() -> None:
     assert "yolo protocol" in yolo and "float32" in yolo and "reference defaults" in yolo
     voc = provenance(ioukit.evaluate(g, p, protocol="voc07", iou_threshold=0.7)).message
     assert "iou_threshold 0.7 (default 0.5)" in voc
+    plain_voc = provenance(ioukit.evaluate(g, p, protocol="voc07")).message
+    assert plain_voc.endswith("with its reference defaults (IoU 0.5, 11point interpolation)")
     assert trust_notes(ioukit.evaluate(g, p))[0].code == "provenance"
 
 

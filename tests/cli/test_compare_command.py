@@ -10,6 +10,8 @@ import pytest
 
 import ioukit
 from ioukit.cli import main
+from ioukit.errors import ParameterError
+from ioukit.report.html import report_data
 from ioukit.synthetic import make_detections
 
 
@@ -73,3 +75,47 @@ def test_compare_needs_two_predictions(
     gt, a, _ = files
     assert main(["compare", "--gt", str(gt), "--pred", str(a)]) == 2
     assert "expected two prediction files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "option"),
+    [
+        ("--bootstrap", "0", {"n": 0}),
+        ("--bootstrap", "-3", {"n": -3}),
+        ("--seed", "-1", {"seed": -1}),
+    ],
+)
+def test_bad_replicates_and_seed_say_what_the_api_says(
+    files: tuple[Path, Path, Path],
+    capsys: pytest.CaptureFixture[str],
+    flag: str,
+    value: str,
+    option: dict[str, int],
+) -> None:
+    # the flag and its value in place of the API's argument name, the same words after it
+    gt, a, b = files
+    r = ioukit.evaluate(str(gt), str(a))
+    with pytest.raises(ParameterError) as api:
+        ioukit.compare(r, r, **option)
+    args = ["compare", "--gt", str(gt), "--pred", str(a), "--pred", str(b), flag, value]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    said = str(api.value).split(": ", 1)[1].replace(" or None", "")
+    assert err == f"ioukit compare: error: {flag} {value}: {said}\n"
+
+
+def test_report_bootstrap_says_what_the_cli_says(
+    files: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gt, a, _ = files
+    with pytest.raises(ParameterError) as api:
+        report_data(ioukit.evaluate(str(gt), str(a)), bootstrap=-1)
+    assert str(api.value) == "bootstrap: expected a number of replicates >= 0, got -1"
+    page = tmp_path / "r.html"
+    args = ["eval", "--gt", str(gt), "--pred", str(a), "--quiet", "--html", str(page)]
+    assert main([*args, "--html-bootstrap", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "ioukit eval: error: --html-bootstrap -1: " + str(api.value).split(": ", 1)[1] + "\n"
+    )
+    assert not page.exists()

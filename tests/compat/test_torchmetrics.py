@@ -17,6 +17,7 @@ import sys
 import types
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -160,9 +161,22 @@ def _run(cls: Any, batches: list[tuple[list[Any], list[Any]]], **kwargs: Any) ->
     return dict(metric.compute())
 
 
-def _side_by_side(reference: Any, batches: list[Any], **kwargs: Any) -> dict[str, Any]:
+def _side_by_side(
+    reference: Any, batches: list[Any], route: str | None = "columns", **kwargs: Any
+) -> dict[str, Any]:
+    """Both metrics on the same updates, every key bit for bit; ``route``: which of ours
+    computed it ("columns": the states' columns, "coco": torchmetrics' COCO dicts, None:
+    either)."""
     theirs = _run(reference, batches, **kwargs)
-    ours = _run(MeanAveragePrecision, batches, **kwargs)
+    with mock.patch.object(
+        MeanAveragePrecision,
+        "_compute_coco",
+        autospec=True,
+        side_effect=MeanAveragePrecision._compute_coco,
+    ) as coco_route:
+        ours = _run(MeanAveragePrecision, batches, **kwargs)
+    if route is not None:
+        assert coco_route.called == (route == "coco"), route
     _same(ours, theirs)
     return ours
 
@@ -237,10 +251,29 @@ def test_empty_images_and_empty_metric(reference: Any) -> None:
     ]
     for batches in cases:
         for kwargs in ({}, {"class_metrics": True, "extended_summary": True}):
-            ours = _side_by_side(reference, batches, **kwargs)
+            # without any label there is no category: pycocotools' stages on nothing
+            ours = _side_by_side(reference, batches, route=None, **kwargs)
     assert float(ours["map"]) > 0
     none = _run(MeanAveragePrecision, [], class_metrics=True)
     assert float(none["map"]) == -1.0 and "map_per_class" not in none
+
+
+def test_values_the_columns_route_cannot_take(reference: Any) -> None:
+    # a predicted box of negative width: only pycocotools' stages take it (dict route)
+    preds, target = _batch(45, 6)
+    preds[0]["boxes"] = preds[0]["boxes"][:, [2, 1, 0, 3]]
+    _side_by_side(reference, [(preds, target)], route="coco", class_metrics=True)
+    # mixed dtypes (one batch conversion per dtype), float16 and float64 boxes, boolean
+    # crowd flags, integer areas, an image without detections given as float empties
+    preds, target = _batch(46, 6)
+    preds[1]["boxes"] = preds[1]["boxes"].double()
+    preds[2]["boxes"] = preds[2]["boxes"].half()
+    target[3]["boxes"] = target[3]["boxes"].double()
+    target[4]["iscrowd"] = target[4]["iscrowd"].bool()
+    target[5]["area"] = target[5]["area"].round().long()
+    preds[5] = {"boxes": torch.tensor([]), "scores": torch.tensor([]), "labels": torch.tensor([])}
+    for kwargs in ({"class_metrics": True}, {"box_format": "cxcywh", "average": "micro"}):
+        _side_by_side(reference, [(preds, target)], **kwargs)
 
 
 def test_segm_images_without_masks(reference: Any) -> None:

@@ -174,3 +174,30 @@ def test_evaluated_outcome_keeps_other_ground_truths_exactly() -> None:
             want = np.where(m.matched_gt[:, j] >= 0, g[np.maximum(m.matched_gt[:, j], 0)], -1)
             np.testing.assert_array_equal(o.matched_gt[k], want)
             assert np.all(np.isnan(o.iou[k]) == (want < 0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sort_key_is_the_four_key_lexsort(seed: int) -> None:
+    """The packed one-pass sort gives lexsort((rank, image_id, -score, class_row)) exactly:
+    tied scores, -0.0 and 0.0, NaN, huge and negative image ids."""
+    import dataclasses
+
+    rng = np.random.default_rng(seed)
+    base = MatchOutcome.empty(np.array([1, 2, 3]), np.array([0.5]), ("all",))
+    for trial in range(200):
+        n = int(rng.integers(0, 80))
+        values = [0.1, 0.5, 0.9, -0.0, 0.0, np.nan, 1e-300]
+        score = rng.choice(values, n) if trial % 2 else rng.random(n)
+        class_row = rng.integers(0, 3, n).astype(np.int32)
+        image_id = rng.choice([5, 10**12, -3, 7] if trial % 3 else [5, -3, 7, 40], n)
+        rank = rng.integers(0, 4, n).astype(np.int32)
+        outcome = dataclasses.replace(
+            base,
+            pred_row=np.arange(n),
+            score=score,
+            class_row=class_row,
+            image_id=image_id,
+            rank=rank,
+        )
+        want = np.lexsort((rank, image_id, -score, class_row))
+        np.testing.assert_array_equal(outcome.sort_key(), want)

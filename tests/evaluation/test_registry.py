@@ -49,3 +49,33 @@ def test_names_come_from_the_tables_without_importing_the_modules() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_traits_are_declared_capabilities() -> None:
+    """``protocol_has``: what the callers ask instead of comparing protocol names (#22)."""
+    from ioukit.evaluation.registry import TRAITS, protocol_has, protocol_names
+
+    having = {t: [n for n in protocol_names() if protocol_has(n, t)] for t in TRAITS}
+    assert having == {
+        "error_analysis": ["coco"],
+        "unlisted_classes": ["yolo"],
+        "federated": ["lvis"],
+        "own_files": ["panoptic"],
+    }
+    with pytest.raises(ParameterError, match="trait: expected one of error_analysis"):
+        protocol_has("coco", "tide")
+    with pytest.raises(ParameterError, match="protocol: expected one of coco"):
+        protocol_has("cocoa", "federated")
+    # declared by the protocol's class, as a similarity declares what it reads
+    from ioukit.evaluation.protocols.lvis import LVISProtocol
+
+    assert LVISProtocol.federated is True
+
+
+def test_protocol_options_are_the_factorys_keywords() -> None:
+    from ioukit.evaluation.registry import protocol_options
+
+    boundary = protocol_options("coco", iou_type="boundary") or ()
+    assert boundary[:2] == ("dilation_ratio", "compat") and "iou_thresholds" in boundary
+    assert "range_area" in (protocol_options("coco", iou_type="keypoints") or ())
+    assert protocol_options("citypersons")[:2] == ("setups", "iou_threshold")  # type: ignore[index]

@@ -4,6 +4,7 @@ missing images, sizes."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import warnings
@@ -23,10 +24,17 @@ PAGE_DATA = re.compile(r'<script type="application/json" id="report-data">(.*?)<
 
 
 def page_data(text: str) -> Any:
-    """The JSON a written report embeds."""
+    """The JSON a written report embeds, its packed columns unpacked as the script does
+    (integers over the scale, in double precision)."""
     found = PAGE_DATA.search(text)
     assert found is not None
-    return json.loads(found.group(1))
+    data = json.loads(found.group(1))
+    for part, key in data.get("packed", []):
+        c = data[part][key]
+        ints = np.frombuffer(base64.b64decode(c["b64"]), dtype=np.dtype(c["t"]).newbyteorder("<"))
+        values = ints.astype(np.float64) / c["scale"] if c["scale"] != 1 else ints
+        data[part][key] = values.tolist()
+    return data
 
 
 def unpacked(pred: dict[str, Any]) -> dict[str, dict[int, Any]]:

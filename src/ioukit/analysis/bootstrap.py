@@ -33,7 +33,14 @@ from ioukit.evaluation.protocols.coco import COCOProtocol
 if TYPE_CHECKING:
     from ioukit.analysis.result import EvaluationResult
 
-__all__ = ["BootstrapResult", "CompareResult", "ReplicatePlan", "bootstrap", "compare"]
+__all__ = [
+    "BootstrapResult",
+    "CompareResult",
+    "ReplicatePlan",
+    "bootstrap",
+    "check_options",
+    "compare",
+]
 
 METHODS = ("percentile", "bca")
 
@@ -57,35 +64,56 @@ class ReplicatePlan:
         _n, n_k = len(o), o.gt_count.shape[0]
         n_a, n_t = len(o.area_names), len(o.thresholds)
         width = n_a * n_t
-        tp = np.unpackbits(o.tp_bits, axis=1, count=width).astype(bool)
-        keep = ~np.unpackbits(o.ignored_bits, axis=1, count=width).astype(bool)
         # a record ranked at or beyond the largest max-dets never counts: left out
         top = max(protocol.max_dets) if len(protocol.max_dets) else 0
-        keep &= (np.asarray(o.rank) < top)[:, None]
+        in_top = np.asarray(o.rank) < top
         start, end = o.class_bounds()
-        records, flags, sizes = [], [], np.zeros(n_k * width, dtype=np.int64)
+        self.max_dets = np.array(protocol.max_dets, dtype=np.int64)
+
+        def kept(k: int) -> np.ndarray:  # (records of class k, A * T) bool: events there
+            bits = np.unpackbits(o.ignored_bits[start[k] : end[k]], axis=1, count=width)
+            return ~bits.astype(bool) & in_top[start[k] : end[k], None]
+
+        # two passes over the classes, so that no (E,)-long temporary is ever built: the
+        # cells' sizes, then each class's events written into the kernel's compact arrays
+        sizes = np.zeros(n_k * width, dtype=np.int64)
         for k in range(n_k):
-            block = keep[start[k] : end[k]]
-            at, rec = np.nonzero(block.T)  # (area*T + t, record): cell order, then record
-            rec = rec + start[k]
-            records.append(rec)
-            flags.append(tp[rec, at])
-            sizes[k * width : (k + 1) * width] = block.sum(axis=0)
-        ev_record = np.concatenate(records) if records else np.zeros(0, dtype=np.int64)
-        ev_tp = np.concatenate(flags) if flags else np.zeros(0, bool)
-        self.ev_tp = np.ascontiguousarray(ev_tp, dtype=np.uint8)
+            sizes[k * width : (k + 1) * width] = kept(k).sum(axis=0)
         self.ev_end = np.cumsum(sizes).astype(np.int64)
         self.ev_start = (self.ev_end - sizes).astype(np.int64)
-        self.max_dets = np.array(protocol.max_dets, dtype=np.int64)
-        # max-dets level of each event: the smallest m with rank < max_dets[m]
-        ev_rank = np.asarray(o.rank)[ev_record]
-        self.ev_level = np.ascontiguousarray(
-            np.searchsorted(self.max_dets, ev_rank, side="right"), dtype=np.uint8
-        )
-        self.ev_head = _segments(
-            self.plan.tie_block[ev_record], ev_tp, self.ev_level, self.ev_start, sizes
-        )
-        self.ev_image = np.ascontiguousarray(self.plan.record_image[ev_record], dtype=np.int32)
+        n_e = int(self.ev_end[-1]) if len(sizes) else 0
+        self.ev_tp = np.empty(n_e, dtype=np.uint8)
+        self.ev_level = np.empty(n_e, dtype=np.uint8)
+        self.ev_head = np.empty(n_e, dtype=np.int32)
+        self.ev_image = np.empty(n_e, dtype=np.int32)
+        rank = np.asarray(o.rank)
+        for k in range(n_k):
+            block = kept(k)
+            tp_k = np.unpackbits(o.tp_bits[start[k] : end[k]], axis=1, count=width)
+            # a class's cells in runs of at most _PLAN_EVENTS events: the temporaries stay
+            # small however many events one class has
+            c0 = 0
+            while c0 < width:
+                c1, total = c0 + 1, int(sizes[k * width + c0])
+                while c1 < width and total + sizes[k * width + c1] <= _PLAN_EVENTS:
+                    total += int(sizes[k * width + c1])
+                    c1 += 1
+                cells = slice(k * width + c0, k * width + c1)
+                lo = int(self.ev_start[cells][0])
+                at, rec = np.nonzero(block[:, c0:c1].T)  # (cell, record): cell order, record
+                at += c0
+                hi = lo + len(rec)
+                tp = tp_k[rec, at]
+                rec += start[k]
+                self.ev_tp[lo:hi] = tp
+                # max-dets level of each event: the smallest m with rank < max_dets[m]
+                self.ev_level[lo:hi] = np.searchsorted(self.max_dets, rank[rec], side="right")
+                self.ev_image[lo:hi] = self.plan.record_image[rec]
+                self.ev_head[lo:hi] = _segments(
+                    self.plan.tie_block[rec], tp, self.ev_level[lo:hi],
+                    self.ev_start[cells] - lo, sizes[cells],
+                )  # fmt: skip
+                c0 = c1
         # regular ground truths per (image, cell k * A + a): image, cell, count (E,) each
         gt_cls = np.asarray(o.gt_class_row, dtype=np.int64)
         g_at, a_at = np.nonzero(np.asarray(o.gt_in_range, dtype=bool))
@@ -94,6 +122,18 @@ class ReplicatePlan:
         self.gt_image = np.ascontiguousarray(uniq // (n_k * n_a), dtype=np.int32)
         self.gt_cell = np.ascontiguousarray(uniq % (n_k * n_a), dtype=np.int64)
         self.gt_count = np.ascontiguousarray(count, dtype=np.int64)
+        # per area range a: its cells' bounds and ground truths, cells numbered as those of a
+        # protocol with that one range (k * T + t; ground-truth cells k)
+        self.by_area = []
+        for a in range(n_a):
+            sel = (self.gt_cell % n_a) == a
+            self.by_area.append((
+                np.ascontiguousarray(self.ev_start.reshape(n_k, n_a, n_t)[:, a].ravel()),
+                np.ascontiguousarray(self.ev_end.reshape(n_k, n_a, n_t)[:, a].ravel()),
+                np.ascontiguousarray(self.gt_image[sel]),
+                np.ascontiguousarray(self.gt_cell[sel] // n_a),
+                np.ascontiguousarray(self.gt_count[sel]),
+            ))  # fmt: skip
         self.recall_thresholds = np.array(protocol.recall_thresholds, dtype=np.float64)
         self.levels = sorted(
             {m for s in self.specs if s.kind == "AP" and (m := _level(protocol, s)) >= 0}
@@ -110,48 +150,70 @@ class ReplicatePlan:
 
     def stats(self, draws: np.ndarray, *, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """(B, S) stats in the protocol's order and (B, K) per-class AP of the replicates
-        with image multiplicities ``draws`` (B, I); -1 where there is no data."""
-        draws = np.ascontiguousarray(draws, dtype=np.int64)
+        with image multiplicities ``draws`` (B, I); -1 where there is no data.
+
+        One area range at a time: the kernel walks that range's cells only (its own cell
+        bounds and ground-truth counts, as a one-range protocol), so its precision buffer is
+        a quarter of the whole (COCO's four ranges), and the stats of that range are read
+        from it (a stride-0 view stands for the range axis), ``_STAT_ROWS`` replicates at a
+        time. Each value is the same mean over the same contiguous row as from the whole
+        buffer: the same bits.
+        """
         n_t, n_r, n_k, n_a = self.shape
         n_b = draws.shape[0]
+        n_l, n_m = len(self.levels), len(self.max_dets)
         values = np.empty((n_b, len(self.specs)))
         per_class = np.empty((n_b, n_k))
         p = self.protocol
-        step = _BATCH
-        # every entry is written by the kernel: the buffers are reused from batch to batch
-        npig = np.empty((min(step, n_b), n_k, n_a), dtype=np.int64)
-        precision = np.empty((min(step, n_b), n_a, len(self.levels), n_t, n_r, n_k))
-        recall = np.empty((min(step, n_b), n_t, n_k, n_a, len(self.max_dets)))
+        step = min(_BATCH, n_b)
+        names = [a[0] for a in p.area_ranges]
+        specs_of = [[i for i, sp in enumerate(self.specs) if names.index(sp.area) == a]
+                    for a in range(n_a)]  # fmt: skip
+        class_area = names.index(self.specs[0].area) if self.specs else -1
+        # every entry is written by the kernel: the buffers are reused from call to call
+        npig = np.empty((step, n_k, 1), dtype=np.int64)
+        precision = np.empty((step, 1, n_l, n_t, n_r, n_k))
+        recall = np.empty((step, n_t, n_k, 1, n_m))
+        has_gt = np.zeros((step, n_k, n_a), dtype=bool)
         for lo in range(0, n_b, step):
-            batch = draws[lo : lo + step]
+            batch = np.ascontiguousarray(draws[lo : lo + step], dtype=np.int64)
             size = len(batch)
-            kernels.accumulate_batch(
-                self.ev_start,
-                self.ev_end,
-                self.ev_image,
-                self.ev_level,
-                self.ev_tp,
-                self.ev_head,
-                self.gt_image,
-                self.gt_cell,
-                self.gt_count,
-                batch,
-                self.max_dets,
-                self.slot,
-                self.recall_thresholds,
-                npig[:size],
-                precision[:size],
-                recall[:size],
-                threads,
-            )
-            has_gt = npig[:size] > 0
-            # pycocotools' layout [B, T, R, K, A, L], a view of the area-major buffer
-            pb, rb = precision[:size].transpose(0, 3, 4, 5, 1, 2), recall[:size]
-            for i, spec in enumerate(self.specs):
-                values[lo : lo + size, i] = p.stat_value(spec, pb, rb, self.levels, has_gt)
-            per_class[lo : lo + size] = p.stat_value(
-                self.specs[0], pb, rb, self.levels, has_gt, per_class=True
-            )
+            for a, (ev_start, ev_end, gt_image, gt_cell, gt_count) in enumerate(self.by_area):
+                kernels.accumulate_batch(
+                    ev_start,
+                    ev_end,
+                    self.ev_image,
+                    self.ev_level,
+                    self.ev_tp,
+                    self.ev_head,
+                    gt_image,
+                    gt_cell,
+                    gt_count,
+                    batch,
+                    self.max_dets,
+                    self.slot,
+                    self.recall_thresholds,
+                    npig[:size],
+                    precision[:size],
+                    recall[:size],
+                    threads,
+                )
+                has_gt[:size, :, a] = npig[:size, :, 0] > 0
+                # pycocotools' layout [B, T, R, K, A, L]; every range reads range a's values
+                pb = np.broadcast_to(
+                    precision[:size].transpose(0, 3, 4, 5, 1, 2), (size, n_t, n_r, n_k, n_a, n_l)
+                )
+                rb = np.broadcast_to(recall[:size], (size, n_t, n_k, n_a, n_m))
+                for sub in range(0, size, _STAT_ROWS):
+                    rows = slice(sub, min(sub + _STAT_ROWS, size))
+                    out = slice(lo + rows.start, lo + rows.stop)
+                    pr, rr, hr = pb[rows], rb[rows], has_gt[rows]
+                    for i in specs_of[a]:
+                        values[out, i] = p.stat_value(self.specs[i], pr, rr, self.levels, hr)
+                    if a == class_area:
+                        per_class[out] = p.stat_value(
+                            self.specs[0], pr, rr, self.levels, hr, per_class=True
+                        )
         return values, per_class
 
 
@@ -202,6 +264,8 @@ def _segments(
 
 
 _BATCH = 32  # replicates accumulated together (2 groups of 16 lanes)
+_PLAN_EVENTS = 1 << 17  # events of one class handled together while building a plan
+_STAT_ROWS = 8  # replicates whose stats are read together (bounds the copies stat_value makes)
 
 
 def _level(protocol: COCOProtocol, spec: Any) -> int:
@@ -209,18 +273,50 @@ def _level(protocol: COCOProtocol, spec: Any) -> int:
 
 
 def _draws(n_images: int, n: int, seed: int | None) -> np.ndarray:
+    # (n, I) multinomial counts, drawn _BATCH rows at a time: the same stream as one
+    # rng.multinomial(size=n) call, without its (n, I) int64 array; a count is at most I, so
+    # uint16 holds them up to 65 535 images (a quarter of int64's memory), int32 beyond
     rng = np.random.default_rng(seed)
+    out = np.zeros((n, n_images), dtype=np.uint16 if n_images < 2**16 else np.int32)
     if n_images == 0:
-        return np.zeros((n, 0), dtype=np.int64)
-    return rng.multinomial(n_images, np.full(n_images, 1.0 / n_images), size=n).astype(np.int64)
+        return out
+    p = np.full(n_images, 1.0 / n_images)
+    for lo in range(0, n, _BATCH):
+        out[lo : lo + _BATCH] = rng.multinomial(n_images, p, size=min(_BATCH, n - lo))
+    return out
 
 
-def _check(n: int, ci: float, method: str) -> None:
+def check_options(
+    *, n: int = 1000, seed: Any = 0, ci: float = 0.95, method: str = "percentile"
+) -> None:
+    """Refuse a bad option of :func:`bootstrap` / :func:`compare` before any work.
+
+    The CLI calls it on its flags (``--bootstrap``, ``--seed``, ``--html-bootstrap``) and puts
+    the flag before the message, so both routes say the same.
+
+    Raises
+    ------
+    ParameterError
+        ``n`` not a positive integer, ``seed`` not a non-negative integer or None, ``ci``
+        outside (0, 1), ``method`` not one of :data:`METHODS`; the message names the option.
+
+    Examples
+    --------
+    >>> check_options(n=10, seed=None)
+    >>> check_options(seed=-1)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: seed: expected a non-negative integer or None, got -1
+    """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ParameterError(f"n: expected a positive integer, got {n!r}")
-    if not (isinstance(ci, float | int) and 0.0 < float(ci) < 1.0):
+        raise ParameterError(f"n: expected a positive number of replicates, got {n!r}")
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0
+    ):
+        raise ParameterError(f"seed: expected a non-negative integer or None, got {seed!r}")
+    if isinstance(ci, bool) or not (isinstance(ci, float | int) and 0.0 < float(ci) < 1.0):
         raise ParameterError(f"ci: expected a number in (0, 1), got {ci!r}")
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ParameterError(f"method: expected 'percentile' or 'bca', got {method!r}")
 
 
@@ -279,8 +375,9 @@ class BootstrapResult:
     class_estimate, class_lower, class_upper : ndarray, shape (K,)
         Per-class AP and its interval.
     class_replicates : ndarray, shape (n, K)
-    counts : ndarray of int64, shape (n, I)
-        The draws: image multiplicities over the image ids in increasing order.
+    counts : ndarray of int, shape (n, I)
+        The draws: image multiplicities over the image ids in increasing order (seeded
+        draws as uint16 up to 65 535 images, int32 beyond; given ones as int64).
     method : str
     ci : float
     seed : int or None
@@ -410,7 +507,8 @@ def bootstrap(
     >>> bool(lo <= b.estimate[0] <= hi), b.replicates.shape
     (True, (50, 12))
     """
-    _check(n, ci, method)
+    check_options(n=n, seed=seed, ci=ci, method=method)
+    _check_result(result, "result")
     (plan,), _, (estimate,) = _plans([result])
     draws = _given(counts, n, plan.n_images) if counts is not None else None
     if draws is None:
@@ -459,26 +557,39 @@ def _given(counts: np.ndarray, n: int, n_images: int) -> np.ndarray:
 # ---------------------------------------------------------------- paired comparison
 
 
-def _gt_digest(result: EvaluationResult) -> str:
+def _gt_parts(result: EvaluationResult) -> dict[str, str]:
+    """A digest of each part of the ground truth, by the name an error gives it."""
     gt = result.ground_truth
-    h = hashlib.sha1()
-    for array in (
-        gt.images.ids,
-        gt.image_index,
-        gt.category_id,
-        gt.boxes,
-        gt.area,
-        gt.crowd,
-        gt.ignore,
-        gt.difficult,
-        gt.annotation_id,
-        np.sort(gt.categories.ids),
-    ):
-        h.update(np.ascontiguousarray(array).tobytes())
-    return h.hexdigest()
+    parts = {
+        "image ids": (gt.images.ids,),
+        "category ids": (np.sort(gt.categories.ids),),
+        "number of annotations": (np.int64(len(gt)),),
+        "annotations' images": (gt.image_index,),
+        "annotations' categories": (gt.category_id,),
+        "annotations' boxes": (gt.boxes,),
+        "annotations' areas": (gt.area,),
+        "annotations' crowd/ignore/difficult flags": (gt.crowd, gt.ignore, gt.difficult),
+        "annotation ids": (gt.annotation_id,),
+    }
+    out = {}
+    for name, arrays in parts.items():
+        h = hashlib.sha1()
+        for array in arrays:
+            h.update(np.ascontiguousarray(array).tobytes())
+        out[name] = h.hexdigest()
+    return out
+
+
+def _check_result(result: Any, name: str) -> None:
+    if not all(hasattr(result, a) for a in ("protocol", "params", "ground_truth", "outcome")):
+        raise ParameterError(
+            f"{name}: expected an EvaluationResult (ioukit.evaluate), got {type(result).__name__}"
+        )
 
 
 def _same_setup(a: EvaluationResult, b: EvaluationResult) -> None:
+    _check_result(a, "result_a")
+    _check_result(b, "result_b")
     if a.protocol != b.protocol:
         raise ParameterError(
             f"result_b: expected the protocol of result_a ({a.protocol!r}), got {b.protocol!r}"
@@ -492,10 +603,14 @@ def _same_setup(a: EvaluationResult, b: EvaluationResult) -> None:
                 f"result_b: expected the same {key} as result_a, got {pb.get(key)!r} against "
                 f"{pa.get(key)!r}"
             )
-    if a.ground_truth is not b.ground_truth and _gt_digest(a) != _gt_digest(b):
+    if a.ground_truth is b.ground_truth:
+        return
+    parts_a, parts_b = _gt_parts(a), _gt_parts(b)
+    differ = [k for k in parts_a if parts_a[k] != parts_b[k]]
+    if differ:
         raise ParameterError(
             "result_b: expected the ground truth of result_a (same images, annotations and "
-            "categories), got a different one"
+            f"categories), got a different one: its {differ[0]} differ"
         )
 
 
@@ -686,7 +801,7 @@ def compare(
     >>> float(c.delta[0]), float(c.lower[0]), float(c.upper[0])
     (0.0, 0.0, 0.0)
     """
-    _check(n, ci, "percentile")
+    check_options(n=n, seed=seed, ci=ci)
     if len(names) != 2:
         raise ParameterError(f"names: expected two labels, got {list(names)!r}")
     _same_setup(result_a, result_b)

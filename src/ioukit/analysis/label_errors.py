@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ioukit.analysis.diagnostics import pairwise_in_groups
 from ioukit.errors import ParameterError
 from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
 from ioukit.overlap import box_iou_elementwise
@@ -173,6 +172,68 @@ def _check_fraction(value: Any, name: str) -> float:
     return float(value)
 
 
+_DIRECT = (2.0**-300, 2.0**400)
+"""Coordinate magnitudes (besides 0) whose IoU arithmetic cannot overflow or underflow: inside
+the range where :func:`~ioukit.overlap.box_iou_elementwise` computes directly too."""
+
+
+def _far_from_one(boxes: np.ndarray) -> np.ndarray:
+    # (N,) bool: a non-zero coordinate outside _DIRECT
+    magnitude = np.abs(boxes)
+    return np.asarray(
+        ((magnitude > _DIRECT[1]) | ((magnitude < _DIRECT[0]) & (magnitude > 0))).any(axis=1)
+    )
+
+
+def _pairs_in_images(
+    pred: Any, gt: Any, p_rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (prediction, ground truth) pair of one image and its box IoU.
+
+    ``i`` indexes ``p_rows`` (increasing), ``j`` the ground-truth rows (in row order within an
+    image): the pairs of :func:`~ioukit.analysis.diagnostics.pairwise_in_groups`, found from
+    per-image offsets instead of a search. The IoU is
+    :func:`~ioukit.overlap.box_iou_elementwise`'s arithmetic, operation for operation (the
+    same bits), on coordinates gathered per pair; the boxes whose coordinates that arithmetic
+    could overflow or underflow are recomputed by it.
+    """
+    n_images = len(gt.images)
+    g_count = np.bincount(gt.image_index, minlength=n_images)
+    g_start = np.cumsum(g_count) - g_count
+    g_order = np.argsort(gt.image_index, kind="stable")
+    image = pred.image_index[p_rows]
+    count = g_count[image]
+    total = int(count.sum())
+    i = np.repeat(np.arange(len(p_rows), dtype=np.int64), count)
+    offsets = np.cumsum(count) - count
+    within = np.arange(total, dtype=np.int64) - np.repeat(offsets, count)
+    j = g_order[np.repeat(g_start[image], count) + within].astype(np.int64)
+    a, b = np.asarray(pred.boxes)[p_rows], np.asarray(gt.boxes)
+    if a.dtype != np.float64 or b.dtype != np.float64:  # another dtype's arithmetic: its own
+        return i, j, np.asarray(box_iou_elementwise(a[i], b[j]), dtype=np.float64)
+    ax1, ay1, ax2, ay2 = (np.ascontiguousarray(a[:, k]) for k in range(4))
+    bx1, by1, bx2, by2 = (np.ascontiguousarray(b[:, k]) for k in range(4))
+    area_a = (ax2 - ax1) * (ay2 - ay1)
+    area_b = (bx2 - bx1) * (by2 - by1)
+    width = np.minimum(np.repeat(ax2, count), bx2[j])
+    width -= np.maximum(np.repeat(ax1, count), bx1[j])
+    np.maximum(width, 0.0, out=width)
+    height = np.minimum(np.repeat(ay2, count), by2[j])
+    height -= np.maximum(np.repeat(ay1, count), by1[j])
+    np.maximum(height, 0.0, out=height)
+    inter = np.multiply(width, height, out=width)
+    union = np.repeat(area_a, count)
+    union += area_b[j]
+    union -= inter
+    union[union <= 0] = 1.0
+    iou = np.divide(inter, union, out=inter)
+    iou += 0.0  # -0.0 (an empty overlap) as 0.0
+    bad = _far_from_one(a)[i] | _far_from_one(b)[j]
+    if bad.any():
+        iou[bad] = np.asarray(box_iou_elementwise(a[i[bad]], b[j[bad]]), dtype=np.float64)
+    return i, j, iou
+
+
 def label_errors(
     result: EvaluationResult,
     /,
@@ -257,21 +318,24 @@ def label_errors(
     fp = np.flatnonzero(st == FALSE_POSITIVE)
     if len(fp) and ("wrong_label" in kinds or "missing_annotation" in kinds):
         p_rows = rows[fp]
-        i, j = pairwise_in_groups(pred.image_index[p_rows], gt.image_index)
-        pair_iou = np.asarray(box_iou_elementwise(pred.boxes[p_rows[i]], gt.boxes[j]))
+        i, j, pair_iou = _pairs_in_images(pred, gt, p_rows)
+        # per false positive the largest IoU with a ground truth of its image (0 without)
         best_any = np.zeros(len(fp))
-        np.maximum.at(best_any, i, pair_iou)
+        if len(i):
+            firsts = np.flatnonzero(np.r_[True, i[1:] != i[:-1]])
+            best_any[i[firsts]] = np.maximum(0.0, np.maximum.reduceat(pair_iou, firsts))
         if "missing_annotation" in kinds:
             lone = np.flatnonzero(best_any < far)
             found.append(
                 ("missing_annotation", fp[lone], np.full(len(lone), -1, np.int64), best_any[lone])
             )
         if "wrong_label" in kinds:
-            other = (
-                (gt.category_id[j] != pred.category_id[p_rows[i]])
-                & regular[j]
-                & ~taken[j]
-                & (pair_iou >= overlap)
+            other = pair_iou >= overlap  # the cheap test first: few pairs overlap that much
+            at = np.flatnonzero(other)
+            other[at] = (
+                (gt.category_id[j[at]] != pred.category_id[p_rows[i[at]]])
+                & regular[j[at]]
+                & ~taken[j[at]]
             )
             i2, j2, v2 = i[other], j[other], pair_iou[other]
             # per false positive the overlapping ground truth of highest IoU (first on ties)

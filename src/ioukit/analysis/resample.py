@@ -62,10 +62,14 @@ def result_protocol(result: EvaluationResult, /) -> COCOProtocol:
     Raises
     ------
     ParameterError
-        The protocol is not of the COCO family (``coco`` with bbox, segm, keypoints or another
-        registered similarity), or the result has no per-ground-truth records (a sharded
-        evaluation's partials do not carry them).
+        ``result`` is not an evaluation result, the protocol is not of the COCO family
+        (``coco`` with bbox, segm, keypoints or another registered similarity), or the result
+        has no per-ground-truth records (a sharded evaluation's partials do not carry them).
     """
+    if not all(hasattr(result, a) for a in ("protocol", "params", "ground_truth", "outcome")):
+        raise ParameterError(
+            f"result: expected an EvaluationResult (ioukit.evaluate), got {type(result).__name__}"
+        )
     params = dict(result.params)
     options = {k: v for k, v in params.items() if k not in _NOT_OPTIONS}
     try:
@@ -286,16 +290,25 @@ class _Layout:
 
 
 def _layout(
-    gt: Dataset, pred: Dataset, counts: np.ndarray, sorted_ids: np.ndarray, gt_keep: np.ndarray
+    gt: Dataset, pred: Dataset, plan: ResamplePlan, counts: np.ndarray, gt_keep: np.ndarray
 ) -> _Layout:
     cat_ids = np.sort(gt.categories.ids)
-    image_pos = np.searchsorted(sorted_ids, gt.images.ids)  # image row -> position
+    image_pos = np.searchsorted(plan.sorted_ids, gt.images.ids)  # image row -> position
     g_cls = class_rows(cat_ids, gt.category_id)
     g_rows = np.flatnonzero((g_cls >= 0) & gt_keep)
     g_w = counts[image_pos[gt.image_index[g_rows]]]
-    p_cls = class_rows(cat_ids, pred.category_id)
+    whole = plan.outcome  # before resampling: its records are predictions, once each
+    if whole.unrecorded is None:  # the predictions are at hand
+        p_image = image_pos[pred.image_index]
+        p_category = np.asarray(pred.category_id)
+    else:  # they stayed on the workers: the records, and the rows max_dets cut
+        cut = np.asarray(whole.unrecorded, dtype=np.int64).reshape(-1, 3)
+        cut_image = np.searchsorted(plan.sorted_ids, np.repeat(cut[:, 0], cut[:, 2]))
+        p_image = np.concatenate([plan.record_image, cut_image])
+        p_category = np.concatenate([whole.category_id, np.repeat(cut[:, 1], cut[:, 2])])
+    p_cls = class_rows(cat_ids, p_category)
     p_rows = np.flatnonzero(p_cls >= 0)
-    p_w = counts[image_pos[pred.image_index[p_rows]]]
+    p_w = counts[p_image[p_rows]]
     return _Layout(
         category_ids=cat_ids,
         gt_rows=np.repeat(g_rows, g_w),
@@ -307,14 +320,14 @@ def _layout(
 def _summarized(
     result: EvaluationResult,
     protocol: COCOProtocol,
-    outcome: MatchOutcome,
+    plan: ResamplePlan,
     counts: np.ndarray,
-    sorted_ids: np.ndarray,
     gt_keep: np.ndarray,
 ) -> EvaluationResult:
     gt, pred = result.ground_truth, result.predictions
-    layout = _layout(gt, pred, counts, sorted_ids, gt_keep)
+    layout = _layout(gt, pred, plan, counts, gt_keep)
     iou_type = str(result.params.get("iou_type", "bbox"))
+    outcome = resample_outcome(plan, counts)
     summary = protocol.summarize(gt, pred, layout, outcome, iou_type=iou_type)
     return type(result)(summary, gt, pred)
 
@@ -365,9 +378,7 @@ def resample(
     gt = result.ground_truth
     c = image_counts(gt, counts)
     plan = ResamplePlan.build(outcome, gt.images.ids)
-    return _summarized(
-        result, protocol, resample_outcome(plan, c), c, plan.sorted_ids, np.ones(len(gt), bool)
-    )
+    return _summarized(result, protocol, plan, c, np.ones(len(gt), bool))
 
 
 Where = Callable[[Dataset], Any] | Sequence[bool] | np.ndarray
@@ -389,7 +400,9 @@ def _exclude_gt(outcome: MatchOutcome, keep: np.ndarray) -> MatchOutcome:
     # in every area range; the dropped ground truths leave the records and the counts
     n, n_a, n_t = len(outcome), len(outcome.area_names), len(outcome.thresholds)
     matched = np.asarray(outcome.matched_gt)
-    flip = (matched >= 0) & ~keep[np.where(matched >= 0, matched, 0)]  # [N, T]
+    flip = np.zeros(matched.shape, dtype=bool)  # [N, T]: matched to a dropped ground truth
+    at = matched >= 0
+    flip[at] = ~keep[matched[at]]
     tp_bits, ign_bits = outcome.tp_bits, outcome.ignored_bits
     if flip.any():
         width = n_a * n_t
@@ -478,9 +491,7 @@ def slice_result(
             )
         counts = image_counts(gt, dict.fromkeys(np.unique(ids).tolist(), 1))
     plan = ResamplePlan.build(outcome, gt.images.ids)
-    return _summarized(
-        result, protocol, resample_outcome(plan, counts), counts, plan.sorted_ids, keep
-    )
+    return _summarized(result, protocol, plan, counts, keep)
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,8 @@ from ioukit.dataset import Dataset
 from ioukit.errors import IoukitError, ParameterError
 from ioukit.evaluation.outcome import TRUE_POSITIVE
 from ioukit.evaluation.pairing import coco_outcome, subset
+from ioukit.evaluation.protocols.coco import COCOProtocol
+from ioukit.evaluation.protocols.keypoints import CrowdPoseProtocol
 from ioukit.evaluation.registry import make_protocol
 
 __all__ = [
@@ -209,9 +211,61 @@ def few_detections(pred: Dataset, max_dets: int, /) -> Finding | None:
     )
 
 
-def _summary(protocol: Any) -> str:
+def _summary(protocol: Any, iou_type: str | None) -> str:
+    # the reference the protocol reproduces, by name: pycocotools' COCOeval with its iouType for
+    # the COCO family (not "COCO 2017": 2017 names a split of the data, not a protocol), else
+    # the first line of the protocol class's docstring
+    if isinstance(protocol, COCOProtocol) and not isinstance(protocol, CrowdPoseProtocol):
+        return f"pycocotools' COCOeval with iouType {iou_type or 'bbox'!r}"
     doc = (type(protocol).__doc__ or "").strip().splitlines()
     return doc[0].replace("``", "").rstrip(".") if doc else ""
+
+
+def _grid(values: list[float]) -> str:
+    # 0.50:0.05:0.95 for an even grid of >= 3 values, else the values
+    v = np.asarray(values, dtype=float)
+    if len(v) >= 3 and np.allclose(np.diff(v), v[1] - v[0], rtol=0.0, atol=1e-9):
+        return f"{v[0]:.2f}:{v[1] - v[0]:.2f}:{v[-1]:.2f}"
+    return ", ".join(f"{x:g}" for x in v.tolist())
+
+
+def _side(area: float) -> str:
+    root = float(np.sqrt(area))
+    return f"{root:g}²" if root.is_integer() else f"{area:g}"
+
+
+def _defining(params: dict[str, Any]) -> str:
+    """The settings that define a run, compactly: ``IoU 0.50:0.05:0.95, 101 recall points,
+    max dets 1/10/100, areas small < 32², medium 32²..96², large >= 96²``."""
+    parts: list[str] = []
+    if isinstance(params.get("iou_thresholds"), list | tuple):
+        parts.append(f"IoU {_grid(list(params['iou_thresholds']))}")
+    if isinstance(params.get("iou_threshold"), float | int):
+        parts.append(f"IoU {float(params['iou_threshold']):g}")
+    if isinstance(params.get("recall_thresholds"), list | tuple):
+        parts.append(f"{len(params['recall_thresholds'])} recall points")
+    if isinstance(params.get("interpolation"), str):
+        parts.append(f"{params['interpolation']} interpolation")
+    dets = params.get("max_dets")
+    if isinstance(dets, list | tuple) and dets:
+        parts.append("max dets " + "/".join(str(d) for d in dets))
+    elif isinstance(dets, int) and not isinstance(dets, bool):
+        parts.append(f"max dets {dets}")
+    ranges = params.get("area_ranges")
+    if isinstance(ranges, dict):
+        shown = []
+        for name, (low, high) in ranges.items():
+            if name == "all":
+                continue
+            if low <= 0:
+                shown.append(f"{name} < {_side(high)}")
+            elif high >= 1e10:
+                shown.append(f"{name} >= {_side(low)}")
+            else:
+                shown.append(f"{name} {_side(low)}..{_side(high)}")
+        if shown:
+            parts.append("areas " + ", ".join(shown))
+    return ", ".join(parts)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -257,14 +311,15 @@ def provenance(result: Any, /) -> Finding:
     summary = ""
     try:
         proto = make_protocol(name, iou_type=iou_type)
-        summary = _summary(proto)
+        summary = _summary(proto, iou_type)
         empty = subset(result.ground_truth, np.zeros(0, dtype=np.int64))
         none = subset(result.predictions, np.zeros(0, dtype=np.int64))
         reference = dict(proto.evaluate(empty, none, iou_type=iou_type or "bbox").params)
     except (IoukitError, ValueError, TypeError, KeyError):  # a protocol needing more inputs
         reference = None
-    what = f"the {name} protocol" + (f" ({summary})" if summary else "")
-    what += f" on {iou_type}" if iou_type else ""
+    what = f"the {name} protocol" + (f", {summary}" if summary else "")
+    if iou_type and iou_type not in summary:
+        what += f", on {iou_type}"
     quote = "quote the protocol and these options with the numbers"
     if reference is None:
         knobs = {k: v for k, v in params.items() if k not in _NOT_KNOBS}
@@ -278,8 +333,13 @@ def provenance(result: Any, /) -> Finding:
         if k not in _NOT_KNOBS and k in reference and not _same(v, reference[k])
     ]
     if not deviations:
+        defining = _defining(params)
         return Finding(
-            "provenance", "info", f"this run is {what} with its reference defaults", quote
+            "provenance",
+            "info",
+            f"this run is {what}, with its reference defaults"
+            + (f" ({defining})" if defining else ""),
+            quote,
         )
     return Finding(
         "provenance",

@@ -16,7 +16,22 @@ flag                   API option                           e.g.
                        integer where it takes one)
 ``--area-ranges``      ``area_ranges``                      ``small=0:1024,large=9216:inf``
 ``--class-agnostic``   ``use_cats=False``
+``--dilation-ratio``   ``dilation_ratio`` (boundary AP)     ``0.02``
+``--compat``           ``compat`` (boundary AP: the tool    ``faster_coco_eval``,
+                       reproduced; coco: ``pycocotools``;   ``ultrafast``
+                       dota / mmrotate)
+``--range-area``       ``range_area`` (keypoints: area      ``annotation``
+                       ranges by the OKS scale or the
+                       annotation's ``area``)
+``--setups``           ``setups`` (pedestrian protocols)    ``Reasonable,All``
+``--sampling``         ``sampling`` (pedestrian: how MR⁻²   ``brambox``
+                       samples the curve)
 =====================  ===================================  =========================
+
+Which protocol takes which option is the protocol's declaration
+(:func:`ioukit.evaluation.registry.protocol_options`): adding a flag here is one line of
+:data:`FLAG_OPTIONS` and one ``add_argument``; the refusals and the value checks are the
+protocol's.
 
 Examples
 --------
@@ -40,7 +55,16 @@ import numpy as np
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import make_protocol
 
-__all__ = ["FLAG_OPTIONS", "area_ranges", "float_list", "int_list", "protocol_options"]
+__all__ = [
+    "FLAG_OPTIONS",
+    "NOT_FLAGS",
+    "area_ranges",
+    "finite_number",
+    "float_list",
+    "int_list",
+    "name_list",
+    "protocol_options",
+]
 
 
 def _items(text: str) -> list[str]:
@@ -82,6 +106,33 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def finite_number(text: str) -> float:
+    """One finite number (``--dilation-ratio 0.02``).
+
+    >>> finite_number("0.05")
+    0.05
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def name_list(text: str) -> list[str]:
+    """``"Reasonable,All"``: comma-separated names.
+
+    >>> name_list("Reasonable, All")
+    ['Reasonable', 'All']
+    """
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
+    return names
+
+
 def area_ranges(text: str) -> dict[str, tuple[float, float]]:
     """``"small=0:1024,medium=1024:9216"``: NAME=LOW:HIGH pairs (``inf`` for no bound)."""
     ranges: dict[str, tuple[float, float]] = {}
@@ -109,15 +160,45 @@ FLAG_OPTIONS: tuple[tuple[str, str, str, Callable[[Any], Any] | None, str | None
     ("--max-dets", "max_dets", "max_dets", None, "max_dets"),
     ("--area-ranges", "area_ranges", "area_ranges", None, None),
     ("--class-agnostic", "class_agnostic", "use_cats", lambda on: not on, None),
+    ("--dilation-ratio", "dilation_ratio", "dilation_ratio", None, None),
+    ("--compat", "compat", "compat", None, None),
+    ("--range-area", "range_area", "range_area", None, None),
+    ("--setups", "setups", "setups", None, None),
+    ("--sampling", "sampling", "sampling", None, None),
 )
 """(flag, argparse dest, API option, value transform, option for a single value)."""
+
+NOT_FLAGS: dict[str, str] = {
+    "recall_thresholds": "COCO's 101 recall points are the definition of its AP",
+    "pixel_inclusive": "set by voc07 / voc10 themselves (the devkit's +1 pixel areas)",
+    "strict_threshold": "set by each protocol to its reference's > or >=",
+    "exact_grid": "an internal switch of the VOC recall grid",
+    "stable_ties": "Ultralytics' own tie order is the yolo protocol's definition",
+    "interpolation": "set by dota / mmrotate to their reference's AP formula",
+    "height_ratio": "the pedestrian scripts' 1.25, part of each setup's definition",
+    "category_id": "the pedestrian scripts evaluate category 1; --classes-only selects",
+    "workers": "panoptic's decoding threads (the result does not depend on it)",
+    "group_of_weight": "set by openimages (0) / openimages_challenge (1), their definitions",
+    "image_labels": "read from the Open Images files themselves",
+    "crowd_index": "read from the CrowdPose file itself",
+    "sigmas": "--sigmas (keypoint options, ioukit.cli._keypoints)",
+    "oks_area": "--oks-area (keypoint options, ioukit.cli._keypoints)",
+    "fixed_ap": "--fixed-ap (lvis)",
+}
+"""Options some protocol declares (``registry.protocol_options``) that have no flag in
+:data:`FLAG_OPTIONS`, and why; a test fails on a declared option in neither table, so a new
+option gets a flag or a reason."""
 
 
 def _shown(value: Any) -> str:
     if isinstance(value, dict):
         return ",".join(f"{k}={lo:g}:{hi:g}" for k, (lo, hi) in value.items())
     if isinstance(value, list):
-        return ",".join(f"{v:g}" for v in value)
+        return ",".join(v if isinstance(v, str) else f"{v:g}" for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str):
+        return value
     return ""
 
 

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from ioukit.errors import DataFormatError, ParameterError
-from ioukit.evaluation.registry import protocol_iou_types, similarity_input
+from ioukit.evaluation.registry import protocol_has, protocol_iou_types, similarity_input
 from ioukit.io import Unknowns, ambiguous_txt, detect_format, read_ground_truth, read_predictions
 from ioukit.io._build import companion_inputs, find_class_file, sideways_images
 from ioukit.io._ultralytics_json import read_yolo_val_json
 from ioukit.io._yolo_folder import pixel_index_line, sibling_images
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
-from ioukit.io.formats import box_formats, file_format
+from ioukit.io.formats import file_format, file_formats
 from ioukit.report import escape_text
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
     "stdin_inputs",
 ]
 
-FORMAT_CHOICES = ("auto", *box_formats())
+FORMAT_CHOICES = ("auto", *file_formats())
 
 
 class _OnePrediction(argparse.Action):
@@ -169,12 +169,15 @@ def refuse_mixed_formats(args: argparse.Namespace) -> None:
         pred_format = detect_format(pred)  # normalized 6-value lines: "yolo"
     except (DataFormatError, OSError):
         return  # the readers name the problem
-    if (gt_format, pred_format) == ("txt", "yolo"):
+    if file_format(pred_format).pixel_twin == gt_format:  # txt labels, YOLO predictions
         option, folder, other = "--gt", gt, f"--pred {escape_text(str(pred))}"
-    elif (gt_format, pred_format) == ("yolo", "txt"):
+        normalized = pred_format
+    elif file_format(gt_format).pixel_twin == pred_format:
         option, folder, other = "--pred", pred, f"--gt {escape_text(str(gt))}"
+        normalized = gt_format
     else:
         return
+    label = file_format(normalized).label
     evidence = pixel_index_line(folder)
     if evidence is None:
         return
@@ -182,7 +185,8 @@ def refuse_mixed_formats(args: argparse.Namespace) -> None:
     raise DataFormatError(
         f"{option} {escape_text(str(folder))}: mixed formats: YOLO-style lines in pixels "
         f"({escape_text(str(file))}: line {line}: a class index, then {value:g} > 1) while "
-        f"{other} is normalized YOLO; YOLO divides by the image size: normalize these labels, "
+        f"{other} is normalized {label}; {label} divides by the image size: normalize these "
+        "labels, "
         f"or pass --gt-format and --pred-format if they are plain txt (class x y w h in "
         "pixels; relative txt predictions: class conf cx cy w h)"
     )
@@ -216,14 +220,16 @@ def read_pair_args(args: argparse.Namespace, *, unknowns: Any = None) -> tuple[A
     yolo_val = _yolo_val_json(args, gt, unknowns)
     if yolo_val is not None:
         return gt, yolo_val
+    protocol = getattr(args, "protocol", None)
     yolo_pair = (
-        getattr(args, "protocol", None) == "yolo"
+        protocol is not None
+        and protocol_has(protocol, "unlisted_classes")
         and unknowns is None
         and args.classes is None
         and Path(args.gt).is_dir()
         and Path(args.pred).is_dir()
-        and (args.gt_format if args.gt_format != "auto" else detect_format(args.gt)) == "yolo"
-        and prediction_format(args) == "yolo"
+        and _indexed(_gt_format(args))
+        and _indexed(prediction_format(args))
         and find_class_file(Path(args.gt), ground_truth=True) is None
         and find_class_file(Path(args.pred), ground_truth=False) is None
     )
@@ -250,6 +256,17 @@ def read_pair_args(args: argparse.Namespace, *, unknowns: Any = None) -> tuple[A
     return gt, pred
 
 
+def _gt_format(args: argparse.Namespace) -> str:
+    """``--gt-format``, detected from the path when auto."""
+    return str(args.gt_format if args.gt_format != "auto" else detect_format(args.gt))
+
+
+def _indexed(fmt: str) -> bool:
+    """Whether format ``fmt`` labels classes by index, its class list optional (YOLO); False
+    for ``"auto"`` (a folder :func:`prediction_format` could not resolve)."""
+    return fmt != "auto" and not file_format(fmt).names_classes
+
+
 def _yolo_val_json(args: argparse.Namespace, gt: Any, unknowns: Any) -> Any:
     """Predictions of a ``yolo val save_json=True`` file against its YOLO labels, or None.
 
@@ -257,11 +274,10 @@ def _yolo_val_json(args: argparse.Namespace, gt: Any, unknowns: Any) -> Any:
     says it was read so. Any other JSON file: None (the COCO reader takes it).
     """
     pred = Path(args.pred)
-    if args.pred_format not in ("auto", "coco") or pred.suffix.lower() != ".json":
+    if pred.suffix.lower() != ".json" or not Path(args.gt).is_dir() or not pred.is_file():
         return None
-    if not Path(args.gt).is_dir() or not pred.is_file():
-        return None
-    if (args.gt_format if args.gt_format != "auto" else detect_format(args.gt)) != "yolo":
+    val_json = file_format(_gt_format(args)).val_json  # labels yolo val writes a JSON for
+    if val_json is None or args.pred_format not in ("auto", val_json):
         return None
     records = read_yolo_val_json(pred, gt)
     if records is None:
@@ -295,8 +311,8 @@ def prediction_format(args: argparse.Namespace) -> Any:
     """
     if args.pred_format != "auto" or not Path(args.pred).is_dir() or not ambiguous_txt(args.pred):
         return args.pred_format
-    gt_format = args.gt_format if args.gt_format != "auto" else detect_format(args.gt)
-    if gt_format in {"yolo", "txt"}:
+    gt_format = _gt_format(args)
+    if gt_format in _twin_formats():  # YOLO or plain txt ground truth: the same reading
         return gt_format
     if not getattr(args, "quiet", False):
         print(
@@ -305,6 +321,16 @@ def prediction_format(args: argparse.Namespace) -> Any:
             file=sys.stderr,
         )
     return "yolo"
+
+
+def _twin_formats() -> set[str]:
+    """The formats whose lines read alike in normalized units (YOLO) and pixels (plain txt)."""
+    twins: set[str] = set()
+    for name in file_formats():
+        twin = file_format(name).pixel_twin
+        if twin is not None:
+            twins |= {name, twin}
+    return twins
 
 
 def read_segm_args(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -356,7 +382,7 @@ def input_paths(args: argparse.Namespace) -> list[str]:
     The reading options, the files a ``--pred`` glob expands to, and what the readers find by
     themselves next to a folder (``classes.txt``, ``data.yaml``, an ``images/`` sibling).
     """
-    names = ("gt", "pred", "classes", "images")
+    names = ("gt", "pred", "classes", "images", "gt_masks", "pred_masks")
     given = [str(getattr(args, n)) for n in names if getattr(args, n, None) is not None]
     found: list[str] = []
     for path in given:
@@ -426,16 +452,20 @@ def stdin_inputs(args: argparse.Namespace) -> Iterator[None]:
 
     The text is kept in a private temporary file (``.json``) for the command's duration, so
     the readers see a regular file of their own that no other process rewrites; the pipe
-    itself is never mapped. One of the two at most.
+    itself is never mapped. One of ``--gt``, ``--pred`` and ``--image-ids`` at most reads
+    stdin.
     """
+    readers = [f"--{n.replace('_', '-')}" for n in ("gt", "pred", "image_ids")]
+    given = [o for o in readers if getattr(args, o[2:].replace("-", "_"), None) == "-"]
+    if len(given) > 1:  # one stdin: the first reader would take it all
+        raise ParameterError(
+            f"{', '.join(given)}: expected at most one of them to be '-' (stdin), got "
+            f"{'both' if len(given) == 2 else len(given)}"
+        )
     dashes = [n for n in ("gt", "pred") if getattr(args, n, None) == "-"]
     if not dashes:
         yield
         return
-    if len(dashes) > 1:
-        raise ParameterError(
-            "--gt, --pred: expected at most one of them to be '-' (stdin), got both"
-        )
     data = sys.stdin.buffer.read()
     if not data.strip():
         raise ParameterError(f"--{dashes[0]} -: expected COCO JSON on stdin, got nothing")

@@ -71,7 +71,17 @@ def read_image_ids(path: str, images: ImageTable) -> np.ndarray:
     ParameterError
         An id or stem the ground truth has no image for (file and line named), or no image.
     """
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ParameterError(f"--image-ids {path}: no such file") from None
+    except IsADirectoryError:
+        raise ParameterError(f"--image-ids {path}: expected a file, got a folder") from None
+    except UnicodeDecodeError as exc:
+        raise ParameterError(
+            f"--image-ids {path}: expected UTF-8 text (one id or file stem a line), got a "
+            f"byte {exc.object[exc.start]:#04x} at offset {exc.start}"
+        ) from None
     by_stem = {s: row for row, s in enumerate(images.stems)}
     rows: list[int] = []
     for number, line in enumerate(text.splitlines(), 1):

@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ioukit.analysis.bootstrap import compare
+from ioukit.cli._outputs import OutputPlan
 from ioukit.engine import evaluate
 from ioukit.errors import ParameterError
+from ioukit.evaluation.registry import similarity_names
 from ioukit.io import read_ground_truth
-from ioukit.report.compare_html import write_compare_html
+from ioukit.plots import require_matplotlib
+from ioukit.report.compare_html import compare_html_text
 
 __all__ = ["register", "run"]
 
@@ -40,43 +43,101 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--names", default="A,B", help="labels of the two models (default A,B)")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="replicates")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--iou-type", default="bbox", help="bbox (default), segm, keypoints")
-    parser.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
-    parser.add_argument("--csv", metavar="FILE", help="write the delta table as CSV")
+    parser.add_argument(
+        "--iou-type",
+        default="bbox",
+        choices=similarity_names(),
+        metavar="NAME",
+        help=f"one of {', '.join(similarity_names())} (default bbox)",
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the comparison as JSON ('-': on stdout instead)"
+    )
+    parser.add_argument(
+        "--csv", metavar="FILE", help="write the delta table as CSV ('-': on stdout instead)"
+    )
     parser.add_argument("--plots", metavar="DIR", help="write compare.png (deltas, intervals)")
     parser.add_argument(
         "--html",
         metavar="FILE",
-        help="write a self-contained HTML comparison (deltas, per-class intervals, PR curves)",
+        help="write a self-contained HTML comparison (deltas, per-class intervals, PR curves; "
+        "'-': on stdout instead)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing output files and write into a non-empty --plots folder",
     )
     parser.set_defaults(run=run)
 
 
+def _stdout_output(args: argparse.Namespace) -> str | None:
+    """The output printed instead of the delta table (its file name ``-``), or None."""
+    given = (("--json", args.json), ("--csv", args.csv), ("--html", args.html))
+    dashes = [option for option, value in given if value == "-"]
+    if len(dashes) > 1:
+        raise ParameterError(
+            f"{', '.join(f'{d} -' for d in dashes)}: expected at most one output on stdout, "
+            f"got {len(dashes)} (write the others to files)"
+        )
+    return dashes[0] if dashes else None
+
+
+def _file(path: str | None) -> str | None:
+    return None if path in (None, "-") else path
+
+
 def run(args: argparse.Namespace) -> int:
-    """Evaluate both prediction files, compare, print the delta table, write the outputs."""
+    """Evaluate both prediction files, compare, print the delta table, write the outputs.
+
+    Every output is checked before any work (its folder exists, it is no input, an existing
+    file needs ``--force``) and written at the end, all or none.
+    """
     if len(args.pred) != 2:
         raise ParameterError(f"--pred: expected two prediction files, got {len(args.pred)}")
     names = [n.strip() for n in str(args.names).split(",")]
     if len(names) != 2 or not all(names):
         raise ParameterError(f"--names: expected two comma-separated labels, got {args.names!r}")
+    if args.bootstrap < 1:
+        raise ParameterError(
+            f"--bootstrap {args.bootstrap}: expected a positive number of replicates, got "
+            f"{args.bootstrap}"
+        )
+    if args.seed < 0:  # bootstrap()'s own rule, before the evaluations
+        raise ParameterError(
+            f"--seed {args.seed}: expected a non-negative integer, got {args.seed}"
+        )
+    on_stdout = _stdout_output(args)
+    plan = OutputPlan(inputs=[args.gt, *args.pred], force=args.force)
+    plan.add_file("--json", _file(args.json))
+    plan.add_file("--csv", _file(args.csv))
+    plan.add_folder("--plots", args.plots)
+    plan.add_file("--html", _file(args.html))
+    if args.plots is not None:
+        require_matplotlib()  # a missing matplotlib fails now, not after the bootstrap
     gt = read_ground_truth(args.gt)
     a = evaluate(gt, args.pred[0], iou_type=args.iou_type)
     b = evaluate(gt, args.pred[1], iou_type=args.iou_type)
     result = compare(a, b, n=args.bootstrap, seed=args.seed, names=names)
-    print(result.to_text())
-    if args.json:
-        Path(args.json).write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
-    if args.csv:
+    texts: dict[str, str] = {}
+    if args.json is not None:
+        texts["--json"] = json.dumps(result.to_dict(), indent=1)
+    if args.csv is not None:
         buffer = io.StringIO()
         rows = result.rows()
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-        Path(args.csv).write_text(buffer.getvalue(), encoding="utf-8")
-    if args.plots:
-        _plot(result, Path(args.plots))
-    if args.html:
-        write_compare_html(a, b, args.html, comparison=result, inputs=[args.gt, *args.pred])
+        texts["--csv"] = buffer.getvalue()
+    if args.html is not None:
+        texts["--html"] = compare_html_text(a, b, comparison=result)
+    with plan:
+        for option, text in texts.items():
+            if plan.wants(option):
+                plan.write_text(option, text)
+        if args.plots:
+            _plot(result, plan.stage_folder("--plots"))
+    print(texts[on_stdout].rstrip("\n") if on_stdout is not None else result.to_text())
     return 0
 
 
@@ -88,7 +149,6 @@ def _plot(result: Any, folder: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - matplotlib is optional
         raise ParameterError("--plots: needs matplotlib (pip install matplotlib)") from exc
-    folder.mkdir(parents=True, exist_ok=True)
     rows = result.rows()
     fig, ax = plt.subplots(figsize=(7, 3.5))
     x = range(len(rows))

@@ -18,7 +18,14 @@ import numpy as np
 from ioukit.analysis.diagnostics import diagnose
 from ioukit.cli import COMMANDS
 from ioukit.cli._keypoints import add_keypoint_arguments, keypoint_options, read_keypoint_args
-from ioukit.cli._options import area_ranges, float_list, int_list, protocol_options
+from ioukit.cli._options import (
+    area_ranges,
+    finite_number,
+    float_list,
+    int_list,
+    name_list,
+    protocol_options,
+)
 from ioukit.cli._outputs import OutputPlan
 from ioukit.cli._reading import (
     FORMAT_CHOICES,
@@ -42,6 +49,8 @@ from ioukit.cli._select import missing_as, read_image_ids, select, table_rows
 from ioukit.engine import evaluate
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import (
+    make_protocol,
+    protocol_has,
     protocol_iou_types,
     protocol_names,
     protocol_takes,
@@ -129,6 +138,39 @@ def add_protocol_option_arguments(parser: argparse.ArgumentParser) -> None:
         "--class-agnostic",
         action="store_true",
         help="match predictions to ground truth of any class (pycocotools useCats=0; coco)",
+    )
+    group.add_argument(
+        "--dilation-ratio",
+        type=finite_number,
+        metavar="X",
+        help="--iou-type boundary: the boundary's width as a fraction of the image diagonal "
+        "(default 0.02, as boundary-iou-api)",
+    )
+    group.add_argument(
+        "--compat",
+        metavar="TOOL",
+        help="reproduce another tool where the protocol has the switch: --iou-type boundary: "
+        "faster_coco_eval or ultrafast (default: boundary-iou-api); coco: pycocotools; "
+        "dota/mmrotate: devkit",
+    )
+    group.add_argument(
+        "--setups",
+        type=name_list,
+        metavar="NAMES",
+        help="caltech/citypersons/crowdhuman: the setups evaluated (e.g. Reasonable,All; "
+        "default: the protocol's own list)",
+    )
+    group.add_argument(
+        "--sampling",
+        metavar="HOW",
+        help="caltech/citypersons/crowdhuman: how MR-2 samples the curve: pedestron, caltech "
+        "or brambox (default: the protocol's reference)",
+    )
+    group.add_argument(
+        "--range-area",
+        metavar="WHICH",
+        help="--iou-type keypoints: area ranges by the OKS scale ('oks', default; xtcocotools) "
+        "or the annotation's area ('annotation'; faster-coco-eval)",
     )
 
 
@@ -220,6 +262,20 @@ def register(subparsers: Any) -> None:
         "rotated: exact IoU of oriented boxes (DOTA, YOLO OBB files); probiou: Ultralytics' "
         "Gaussian approximation",
     )
+    masks = parser.add_argument_group(
+        "files of their own (--protocol panoptic: COCO panoptic JSON files and their PNGs)"
+    )
+    masks.add_argument(
+        "--gt-masks",
+        metavar="DIR",
+        help="folder of the ground truth's PNG id maps (default: the --gt path without .json, "
+        "as panopticapi)",
+    )
+    masks.add_argument(
+        "--pred-masks",
+        metavar="DIR",
+        help="folder of the predictions' PNG id maps (default: the --pred path without .json)",
+    )
     add_protocol_option_arguments(parser)
     add_selection_arguments(parser)
     parser.add_argument(
@@ -248,7 +304,8 @@ def register(subparsers: Any) -> None:
         metavar="OUT",
         help="write a self-contained HTML report (curves, confusion, calibration, label-error "
         "candidates, boxes; with --images: the images, found by file stem, embedded when "
-        "Pillow is installed; COCO/VOC ground truth too)",
+        "Pillow is installed; COCO/VOC ground truth too); '-': print it on stdout instead of "
+        "the text report",
     )
     parser.add_argument(
         "--html-bootstrap",
@@ -278,7 +335,8 @@ def register(subparsers: Any) -> None:
         "--label-errors",
         metavar="OUT",
         help="write label-error candidates from the match (wrong label, missing annotation, "
-        "loose box; ranked by score) as CSV",
+        "loose box; ranked by score) as CSV; '-': print them on stdout instead of the text "
+        "report",
     )
     parser.add_argument(
         "--all-plots",
@@ -345,6 +403,7 @@ def evaluate_shards(args: argparse.Namespace, options: dict[str, Any]) -> Any:
         ("--plots", args.plots),
         ("--per-image", args.per_image),
         ("--html", getattr(args, "html", None)),
+        ("--label-errors", getattr(args, "label_errors", None)),
         ("--classes-only", getattr(args, "classes_only", None)),
         ("--image-ids", getattr(args, "image_ids", None)),
         ("--conf", getattr(args, "conf", None)),
@@ -411,10 +470,32 @@ def _run(args: argparse.Namespace) -> int:
     plan.add_folder("--plots", args.plots)
     per_image_path = getattr(args, "per_image", None)
     plan.add_file("--per-image", _file(per_image_path))
-    plan.add_file("--html", getattr(args, "html", None))
-    plan.add_file("--label-errors", getattr(args, "label_errors", None))
-    if getattr(args, "errors", False) and args.protocol != "coco":
-        raise ParameterError(f"--errors: expected --protocol coco, got --protocol {args.protocol}")
+    html_path = _file(getattr(args, "html", None))
+    plan.add_file("--html", html_path)
+    plan.add_file("--label-errors", _file(getattr(args, "label_errors", None)))
+    bootstrap = getattr(args, "html_bootstrap", 0)
+    if bootstrap < 0:
+        raise ParameterError(
+            f"--html-bootstrap {bootstrap}: expected a number of replicates >= 0, got {bootstrap}"
+        )
+    if bootstrap and getattr(args, "html", None) is None:
+        raise ParameterError(
+            f"--html-bootstrap {bootstrap}: expected --html too (the intervals are a section "
+            "of the HTML report), got no --html"
+        )
+    if protocol_has(args.protocol, "own_files"):  # panoptic: JSON files and PNG folders
+        return _run_own_files(args, plan, on_stdout)
+    for option, value in (("--gt-masks", args.gt_masks), ("--pred-masks", args.pred_masks)):
+        if value is not None:
+            raise ParameterError(
+                f"{option}: expected --protocol {_having('own_files')} (its PNG folders), got "
+                f"--protocol {args.protocol}"
+            )
+    if getattr(args, "errors", False) and not protocol_has(args.protocol, "error_analysis"):
+        raise ParameterError(
+            f"--errors: expected --protocol {_having('error_analysis')}, got --protocol "
+            f"{args.protocol}"
+        )
     # --plots with oriented boxes: curves, confusion matrix and IoU histogram read the
     # evaluation's own match or rematch with its similarity (EvaluationResult._similarity)
     if args.plots is not None:
@@ -424,38 +505,34 @@ def _run(args: argparse.Namespace) -> int:
     unknowns = Unknowns() if args.skip_unknown else None
     lvis_gt: Any = None
     if args.fixed_ap and not protocol_takes(args.protocol, "fixed_ap"):
-        raise ParameterError(f"--fixed-ap: expected --protocol lvis, got {args.protocol}")
-    if args.protocol == "lvis" and args.plots is not None:  # the curves would match again
         raise ParameterError(
-            "--plots: not available with --protocol lvis yet (the figures would match again "
-            "without LVIS's federated filter); --per-image reads the LVIS match"
+            f"--fixed-ap: expected --protocol {_taking('fixed_ap')}, got {args.protocol}"
+        )
+    federated = protocol_has(args.protocol, "federated")
+    if federated and args.plots is not None:  # the curves would match again
+        raise ParameterError(
+            f"--plots: not available with --protocol {args.protocol} yet (the figures would "
+            "match again without its federated filter); --per-image reads its match"
         )
     iou_type = args.iou_type or protocol_iou_types(args.protocol)[0]
     args.iou_type = iou_type  # the readers below ask the namespace
-    keypoints = similarity_input(iou_type) == "keypoints"
     # the evaluation flags as the protocol's own options, refused by the protocol as
     # ioukit.evaluate would refuse them (before any file is read)
     options: dict[str, Any] = protocol_options(args, args.protocol, iou_type)
     if args.workers is not None:
         return _report_sharded(args, plan, evaluate_shards(args, options), on_stdout)
+    reader = _READERS.get(similarity_input(iou_type) or "", _read_boxes)
+    keypoints = reader is _read_keypoints
     with enabled_progress(progress_enabled(args)):
-        if args.protocol == "lvis":  # LVIS JSON: federated labels and frequency groups
+        if federated:  # LVIS JSON: federated labels and frequency groups
             if args.skip_unknown:
-                raise ParameterError("--protocol lvis: --skip-unknown is not supported")
+                raise ParameterError(f"--protocol {args.protocol}: --skip-unknown is not supported")
             segm = similarity_input(iou_type) == "segmentation"
             lvis_gt = read_lvis_ground_truth(args.gt, keep_segmentation=segm)
             gt = lvis_gt.dataset
             pred = read_lvis_results(args.pred, lvis_gt, iou_type=iou_type)
-        elif keypoints:
-            options.update(keypoint_options(args))
-            gt, pred, extra = read_keypoint_args(args)
-            options.update(extra)
-        elif args.sigmas is not None or args.oks_area is not None:
-            raise ParameterError("--sigmas, --oks-area: need --iou-type keypoints")
-        elif similarity_input(iou_type) == "segmentation":
-            gt, pred = read_segm_args(args)
         else:
-            gt, pred = read_pair_args(args, unknowns=unknowns)
+            gt, pred = reader(args, options, unknowns)
     gt, pred = _selected(args, gt, pred, lvis=lvis_gt is not None)
     if lvis_gt is not None:
         result = evaluate(
@@ -463,6 +540,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         result = evaluate(gt, pred, protocol=args.protocol, iou_type=iou_type, **options)
+    _table(args, result.per_class)  # a bad --sort is refused before any note or output
     note = sizes_note(gt)
     if note and not args.quiet:
         print(note, file=sys.stderr)
@@ -471,7 +549,7 @@ def _run(args: argparse.Namespace) -> int:
     # LVIS's cap of 300 per image (Fixed AP: none). --quiet hides them, not the exit status
     # they give (#23 item 24)
     lvis = lvis_gt is not None
-    outcome = result.outcome if iou_type == "bbox" and not lvis else None
+    outcome = result.outcome if similarity_input(iou_type) == "boxes" and not lvis else None
     cap = {"max_dets": 10**9 if args.fixed_ap else 300} if lvis else {}
     findings = tuple(diagnose(gt, pred, unknowns=unknowns, outcome=outcome, **cap))
     if findings and not args.quiet:
@@ -496,6 +574,7 @@ def _run(args: argparse.Namespace) -> int:
         if (calibrated := result.calibration(if_available=True)) is not None:
             document["calibration"] = calibrated.to_dict()
         document_text = json_text(document)
+    page = ""  # the --html page
     with plan:
         if document_text is not None and json_path is not None:
             plan.write_text("--json", document_text)
@@ -503,7 +582,7 @@ def _run(args: argparse.Namespace) -> int:
             plan.write_bytes("--csv", csv_bytes(_table(args, result.per_class, csv=True)))
         if per_image_table is not None and per_image_path != "-":
             plan.write_bytes("--per-image", csv_bytes(per_image_table.rows()))
-        if candidates is not None:
+        if candidates is not None and plan.wants("--label-errors"):
             plan.write_bytes("--label-errors", candidates.csv_bytes())
         if getattr(args, "html", None):
             from ioukit.report.html import html_text
@@ -511,11 +590,12 @@ def _run(args: argparse.Namespace) -> int:
             page = html_text(
                 result,
                 images=args.images,
-                output=args.html,
+                output=html_path,
                 errors=args.errors,
                 bootstrap=args.html_bootstrap,
             )
-            plan.write_text("--html", page)
+            if html_path is not None:
+                plan.write_text("--html", page)
         if args.plots:
             from ioukit.plots import write_plots
 
@@ -531,6 +611,11 @@ def _run(args: argparse.Namespace) -> int:
             say(document_text.rstrip("\n"))
         elif on_stdout == "--csv":
             say(csv_bytes(_table(args, result.per_class, csv=True)).decode("utf-8").rstrip("\n"))
+        elif on_stdout == "--html":
+            say(page.rstrip("\n"))
+        elif on_stdout == "--label-errors":
+            assert candidates is not None
+            say(candidates.csv_bytes().decode("utf-8").rstrip("\n"))
         else:
             assert per_image_table is not None
             say(csv_bytes(per_image_table.rows()).decode("utf-8").rstrip("\n"))
@@ -562,6 +647,132 @@ def _run(args: argparse.Namespace) -> int:
     if args.plots and not args.quiet:
         print(f"wrote {len(files)} figures to {escape_text(args.plots)}", file=sys.stderr)
     return fail_status(error_findings(findings), no_fail=args.no_fail, command="eval")
+
+
+_NOT_WITH_OWN_FILES = (
+    ("--plots", "plots"),
+    ("--html", "html"),
+    ("--errors", "errors"),
+    ("--per-image", "per_image"),
+    ("--label-errors", "label_errors"),
+    ("--workers", "workers"),
+    ("--skip-unknown", "skip_unknown"),
+    ("--classes-only", "classes_only"),
+    ("--image-ids", "image_ids"),
+    ("--conf", "conf"),
+    ("--image-size", "image_size"),
+    ("--images", "images"),
+    ("--classes", "classes"),
+    ("--txt-box-format", "txt_box_format"),
+    ("--voc-one-based", "voc_one_based"),
+    ("--fixed-ap", "fixed_ap"),
+    ("--sigmas", "sigmas"),
+    ("--oks-area", "oks_area"),
+    ("--html-bootstrap", "html_bootstrap"),
+    ("--all-plots", "all_plots"),
+)
+"""Options of the Dataset route that a protocol evaluating its own files has no use for."""
+
+
+def _run_own_files(args: argparse.Namespace, plan: OutputPlan, on_stdout: str | None) -> int:
+    """``--protocol panoptic``: the protocol evaluates its files (each side's JSON and PNG
+    folder) and gives its rows and JSON document; the same outputs as the other protocols
+    (text report, ``--json``, ``--csv``, ``--format json``, ``-`` for stdout)."""
+    for flag, dest in _NOT_WITH_OWN_FILES:
+        if getattr(args, dest, None) not in (None, False, 0):
+            raise ParameterError(
+                f"{flag}: not available with --protocol {args.protocol} (it evaluates its own "
+                "files: --gt, --pred, --gt-masks, --pred-masks)"
+            )
+    for flag, value in (("--gt-format", args.gt_format), ("--pred-format", args.pred_format)):
+        if value != "auto":
+            raise ParameterError(
+                f"{flag} {value}: not available with --protocol {args.protocol} (it reads COCO "
+                "panoptic JSON files and their PNGs)"
+            )
+    iou_type = args.iou_type or protocol_iou_types(args.protocol)[0]
+    options = protocol_options(args, args.protocol, iou_type)
+    protocol = make_protocol(args.protocol, iou_type=iou_type, **options)
+    result = protocol.evaluate_files(
+        args.gt, args.pred, gt_folder=args.gt_masks, pred_folder=args.pred_masks
+    )
+    document = protocol.document(result)
+    rows = protocol.rows(result)
+    if args.hide_empty:  # a category without a TP, FP or FN
+        rows = [r for r in rows if r.get("tp") or r.get("fp") or r.get("fn")]
+    shown = table_rows(rows, sort=args.sort)
+    text = json_text({**document, "per_class": shown})
+    with plan:
+        if _file(args.json) is not None:
+            plan.write_text("--json", text)
+        if _file(args.csv) is not None:
+            plan.write_bytes("--csv", csv_bytes(shown))
+    if on_stdout == "--csv":
+        say(csv_bytes(shown).decode("utf-8").rstrip("\n"))
+    elif on_stdout is not None:
+        say(text.rstrip("\n"))
+    else:
+        say(f"{result.summary()}\n\n{per_class_table(shown)}")
+    return 0
+
+
+def _read_keypoints(
+    args: argparse.Namespace, options: dict[str, Any], unknowns: Any
+) -> tuple[Any, Any]:
+    """Keypoint ground truth and predictions (COCO keypoints JSON, Ultralytics pose labels);
+    ``options`` gains the keypoint options (sigmas, OKS area, CrowdPose's crowd index)."""
+    options.update(keypoint_options(args))
+    gt, pred, extra = read_keypoint_args(args)
+    options.update(extra)
+    return gt, pred
+
+
+def _no_keypoint_options(args: argparse.Namespace) -> None:
+    if args.sigmas is not None or args.oks_area is not None:
+        raise ParameterError(f"--sigmas, --oks-area: need --iou-type {_reading('keypoints')}")
+
+
+def _read_masks(
+    args: argparse.Namespace, options: dict[str, Any], unknowns: Any
+) -> tuple[Any, Any]:
+    """Ground truth and predictions with their masks (COCO JSON ``segmentation``)."""
+    _no_keypoint_options(args)
+    return read_segm_args(args)
+
+
+def _read_boxes(
+    args: argparse.Namespace, options: dict[str, Any], unknowns: Any
+) -> tuple[Any, Any]:
+    """Boxes (axis-aligned or oriented) in any file format; a protocol with its own ground
+    truth reader (CityPersons' heights and visibilities) reads ``--gt`` with it, as
+    :func:`ioukit.evaluate` does."""
+    _no_keypoint_options(args)
+    protocol = make_protocol(args.protocol, iou_type=args.iou_type, **options)
+    own_reader = getattr(protocol, "read_ground_truth", None)
+    if own_reader is None:
+        return read_pair_args(args, unknowns=unknowns)
+    gt = own_reader(args.gt)
+    return gt, read_predictions_arg(args, gt, unknowns=unknowns)
+
+
+_READERS = {"keypoints": _read_keypoints, "segmentation": _read_masks}
+"""The reader of each Dataset column a similarity compares (``similarity_input``); the
+others (boxes, oriented boxes) are read by :func:`_read_boxes`."""
+
+
+def _reading(column: str) -> str:
+    """The similarities that compare Dataset column ``column``, for messages."""
+    return " or ".join(n for n in similarity_names() if similarity_input(n) == column)
+
+
+def _having(trait: str) -> str:
+    """The protocols that declare ``trait``, for messages."""
+    return " or ".join(n for n in protocol_names() if protocol_has(n, trait))
+
+
+def _taking(option: str) -> str:
+    """The protocols that take ``option``, for messages."""
+    return " or ".join(n for n in protocol_names() if protocol_takes(n, option))
 
 
 def _report_sharded(args: argparse.Namespace, plan: Any, result: Any, on_stdout: str | None) -> int:
@@ -599,7 +810,13 @@ def stdout_output(args: argparse.Namespace) -> str | None:
     >>> stdout_output(argparse.Namespace(json=None, csv="-", per_image=None, format="text"))
     '--csv'
     """
-    given = (("--json", args.json), ("--csv", args.csv), ("--per-image", args.per_image))
+    given = (
+        ("--json", args.json),
+        ("--csv", args.csv),
+        ("--per-image", args.per_image),
+        ("--html", getattr(args, "html", None)),
+        ("--label-errors", getattr(args, "label_errors", None)),
+    )
     dashes = [option for option, value in given if value == "-"]
     if args.format == "json" and "--json" not in dashes:
         dashes.insert(0, "--format json")

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ioukit.compat.iou_types import record
 from ioukit.compat.pycocotools.coco import COCO
 from ioukit.compat.pycocotools.cocoeval import COCOeval, Params
 
@@ -123,14 +124,15 @@ class COCOeval_faster(COCOeval):  # noqa: N801 - faster-coco-eval's name
         self.all_stats: Any = []
         with contextlib.redirect_stdout(_Lines(self.print_function)):
             super().__init__(cocoGt, cocoDt, iouType)
-        if iouType in ("segm", "bbox"):
+        spec = record(iouType)
+        if spec is not None and not spec.keypoints:  # detection: its area ranges
             chosen: dict[str, Sequence[float]] = dict(_DEFAULT_RANGES if ranges is None else ranges)
             bounds = [[float(v[0]), float(v[1])] for v in chosen.values()]
             self.params.areaRng = [[0**2, 1e5**2], *bounds]
             self.params.areaRngLbl = ["all", *chosen]
         if kpt_oks_sigmas is not None:
             self.params.kpt_oks_sigmas = np.array(kpt_oks_sigmas)
-        if iouType == "keypoints" and cocoGt is not None:  # the categories with keypoints
+        if spec is not None and spec.keypoints and cocoGt is not None:  # categories with keypoints
             self.params.catIds = sorted(cocoGt.catToImgs.keys())
 
     def evaluate(self) -> None:
@@ -181,7 +183,10 @@ class COCOeval_faster(COCOeval):  # noqa: N801 - faster-coco-eval's name
             raise Exception("Please run accumulate() first")
         p = self.params
         last = p.maxDets[-1]
-        if p.iouType in ("segm", "bbox"):
+        spec = record(p.iouType)
+        if spec is None:
+            raise ValueError(f"iouType must be bbox, segm or keypoints. Get {p.iouType}")
+        if not spec.keypoints:
             extra = p.areaRngLbl[1:]
             values = [self._one(1, max_dets=last), self._one(1, 0.5, max_dets=last)]
             values.append(self._one(1, 0.75, max_dets=last))
@@ -191,7 +196,7 @@ class COCOeval_faster(COCOeval):  # noqa: N801 - faster-coco-eval's name
             values += [self._one(0, 0.5, max_dets=last), self._one(0, 0.75, max_dets=last)]
             self.all_stats = np.array(values, dtype=np.float64)
             self.stats = self.all_stats[: 3 + 2 * len(extra) + len(p.maxDets)]
-        elif p.iouType == "keypoints":
+        else:
             values = [self._one(1, max_dets=last), self._one(1, 0.5, max_dets=last)]
             values += [self._one(1, 0.75, max_dets=last)]
             values += [self._one(1, area="medium", max_dets=last)]
@@ -202,14 +207,15 @@ class COCOeval_faster(COCOeval):  # noqa: N801 - faster-coco-eval's name
             values += [self._one(0, area="large", max_dets=last)]
             self.all_stats = np.array(values, dtype=np.float64)
             self.stats = self.all_stats[:12]
-        else:
-            raise ValueError(f"iouType must be bbox, segm or keypoints. Get {p.iouType}")
 
     @property
     def stats_as_dict(self) -> dict[str, float]:
         """``all_stats`` by faster-coco-eval's labels (``AP_all``, ``AP_50``, ...)."""
         p = self.params
-        if p.iouType in ("segm", "bbox"):
+        spec = record(p.iouType)
+        if spec is None:
+            raise ValueError(f"iouType must be bbox, segm or keypoints. Get {p.iouType}")
+        if not spec.keypoints:
             extra = [lbl for lbl in p.areaRngLbl if lbl != "all"]
             if list(p.maxDets) == [1, 10, 100]:
                 ar_max = ["AR_all", "AR_second", "AR_third"]
@@ -217,9 +223,7 @@ class COCOeval_faster(COCOeval):  # noqa: N801 - faster-coco-eval's name
                 ar_max = [f"AR_{m}" for m in p.maxDets]
             labels = ["AP_all", "AP_50", "AP_75", *(f"AP_{a}" for a in extra), *ar_max]
             labels += [*(f"AR_{a}" for a in extra), "AR_50", "AR_75"]
-        elif p.iouType == "keypoints":
+        else:
             labels = ["AP_all", "AP_50", "AP_75", "AP_medium", "AP_large"]
             labels += ["AR_all", "AR_50", "AR_75", "AR_medium", "AR_large"]
-        else:
-            raise ValueError(f"iouType must be bbox, segm or keypoints. Get {p.iouType}")
         return {label: float(self.all_stats[i]) for i, label in enumerate(labels)}

@@ -2,13 +2,16 @@
 
 :class:`MeanAveragePrecision` is a :class:`torchmetrics.Metric` with torchmetrics'
 constructor, states (lists of tensors, gathered under ``torch.distributed`` as torchmetrics
-gathers them), ``update(preds, target)`` inputs and ``compute()`` keys. ``compute()`` turns
-the states into two COCO datasets exactly as torchmetrics 1.9 does (images numbered in
-arrival order, annotation ids from 1, area from ``area`` if positive, else from the box or
-the mask, ``iscrowd`` from the targets) and evaluates them with
-:mod:`ioukit.compat.pycocotools`, so every number is the one torchmetrics' default
-``pycocotools`` backend gives, quirks included (float32 boxes, per-class loop, -1 where
-there is nothing to measure).
+gathers them), ``update(preds, target)`` inputs and ``compute()`` keys. ``compute()``
+concatenates each state once into the columns of the two COCO datasets torchmetrics 1.9
+builds (images numbered in arrival order, annotation ids from 1, area from ``area`` if
+positive, else from the box or the mask, ``iscrowd`` from the targets), without building
+them, and evaluates those columns on :mod:`ioukit.compat.pycocotools`' compiled run: every
+number is the one torchmetrics' default ``pycocotools`` backend gives, quirks included
+(float32 boxes, -1 where there is nothing to measure); its per-class loop is read from the
+slices of one run. Values the compiled run cannot take as pycocotools does (a box of
+negative width, a float label...) go through torchmetrics' COCO dicts and pycocotools'
+stages instead, with the same numbers (or errors).
 
 Change ``from torchmetrics.detection import MeanAveragePrecision`` into
 ``from ioukit.compat.torchmetrics import MeanAveragePrecision``.
@@ -34,15 +37,19 @@ import contextlib
 import copy
 import io
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 import ioukit
+from ioukit.compat.iou_types import IOU_TYPES, IouTypeRecord
 from ioukit.compat.pycocotools import mask as mask_utils
 from ioukit.compat.pycocotools.coco import COCO
 from ioukit.compat.pycocotools.cocoeval import COCOeval
 from ioukit.errors import MissingDependencyError, ParameterError
+from ioukit.evaluation.registry import similarity_input
+from ioukit.masks import encode as encode_masks
 
 try:
     import torch
@@ -58,9 +65,10 @@ except ImportError as exc:  # pragma: no cover - torchmetrics is in the test ext
 __all__ = ["MeanAveragePrecision"]
 
 _BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
-_IOU_TYPES = ("segm", "bbox")
+# the iou types torchmetrics takes, and the input key of each (pycocotools' records)
+_ITEM_KEY = {name: r.torchmetrics_key for name, r in IOU_TYPES.items() if r.torchmetrics_key}
+_IOU_TYPES = tuple(_ITEM_KEY)
 _BACKENDS = ("pycocotools", "faster_coco_eval")
-_ITEM_KEY = {"bbox": "boxes", "segm": "masks"}
 
 
 def _iou_types(iou_type: Any) -> tuple[str, ...]:
@@ -120,7 +128,7 @@ def _coco_format(
     all_labels: list[int],
     boxes: list[Tensor] | None,
     masks: list[tuple[Any, ...]] | None,
-    iou_type: tuple[str, ...],
+    kinds: tuple[IouTypeRecord, ...],
     average: str,
     scores: list[Tensor] | None = None,
     crowds: list[Tensor] | None = None,
@@ -130,7 +138,9 @@ def _coco_format(
     images: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     ann_id = 1  # torchmetrics numbers annotations from 1
-    both = len(iou_type) > 1
+    both = len(kinds) > 1
+    masks_compared = any(k.segm for k in kinds)
+    boxes_compared = not all(k.segm for k in kinds)
     # each state's tensors as Python lists, in one conversion (the values tolist() gives
     # image by image)
     all_labels_ = _per_image(labels)
@@ -149,7 +159,7 @@ def _coco_format(
                 continue
         label_list = all_labels_[image_id]
         images.append({"id": image_id})
-        if "segm" in iou_type and len(image_masks) > 0:
+        if masks_compared and len(image_masks) > 0:
             images[-1]["height"], images[-1]["width"] = image_masks[0][0][0], image_masks[0][0][1]
         areas = all_areas[image_id] if all_areas is not None else None
         crowd = all_crowds[image_id] if all_crowds is not None else None
@@ -159,7 +169,7 @@ def _coco_format(
             rle: dict[str, Any] = {}
             if masks is not None and len(image_masks) > 0:
                 rle = {"size": image_masks[k][0], "counts": image_masks[k][1]}
-            if "bbox" in iou_type and len(box) != 4:
+            if boxes_compared and len(box) != 4:
                 raise ParameterError(
                     f"boxes: sample {image_id}, element {k}: expected 4 values, got {len(box)}"
                 )
@@ -172,7 +182,7 @@ def _coco_format(
             if areas is not None and areas[k] > 0:
                 stat = areas[k]
             else:
-                stat = mask_utils.area(rle) if "segm" in iou_type else box[2] * box[3]
+                stat = mask_utils.area(rle) if masks_compared else box[2] * box[3]
                 if both:
                     box_area, mask_area = box[2] * box[3], mask_utils.area(rle)
             ann: dict[str, Any] = {
@@ -224,6 +234,178 @@ def _per_image(tensors: list[Tensor]) -> list[list[Any]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Annotations:
+    """One side's annotations (targets or detections) as columns, in arrival order: the
+    values torchmetrics' COCO dicts hold (``tolist()`` of each state tensor), without the
+    dicts.
+
+    ``image`` (N,) the image number (images are numbered in arrival order); ``label`` (N,);
+    ``xywh`` (N, 4) float64 or None; ``rles`` N RLE dicts or None; ``mask_area`` (N,) or
+    None; ``box_area`` (N,) or None; ``given_area`` (N,) float64 (targets: ``area``, used
+    where > 0) or None; ``crowd`` (N,) bool; ``score`` (N,) float64 or None; ``images``
+    the numbers of the images torchmetrics lists (with masks only, every image otherwise);
+    ``sizes`` each listed image's ``height`` / ``width`` (segm).
+    """
+
+    image: np.ndarray
+    label: np.ndarray
+    xywh: np.ndarray | None
+    rles: list[dict[str, Any]] | None
+    mask_area: np.ndarray | None
+    box_area: np.ndarray | None
+    given_area: np.ndarray | None
+    crowd: np.ndarray
+    score: np.ndarray | None
+    images: np.ndarray
+    sizes: dict[int, dict[str, Any]]
+
+    def area(self, use_mask: bool) -> np.ndarray:
+        """The ``area`` torchmetrics writes: the given one where positive, else the mask's
+        (``use_mask``) or the box's."""
+        computed = self.mask_area if use_mask else self.box_area
+        assert computed is not None
+        if self.given_area is None:
+            return computed
+        return np.where(self.given_area > 0, self.given_area, computed)
+
+
+def _flat(tensors: list[Tensor], n: int, width: int = 0) -> np.ndarray | None:
+    """The tensors' values concatenated as float64 (shape (n,) or (n, width)), each converted
+    exactly (a common dtype is converted once); None where a tensor's layout is not one row
+    per annotation (the dict route then raises torchmetrics' errors)."""
+    rows = [t for t in tensors if t.numel() > 0]
+    if width and any(t.ndim != 2 or t.shape[1] != width for t in rows):
+        return None
+    if not width and any(t.ndim != 1 for t in rows):
+        return None
+    if sum(t.shape[0] for t in rows) != n:
+        return None
+    if not rows:
+        return np.zeros((0, width) if width else 0, dtype=np.float64)
+    if any(t.is_complex() for t in rows):
+        return None
+    if all(t.dtype == rows[0].dtype for t in rows):
+        flat = torch.cat(rows).to(torch.float64)
+    else:
+        flat = torch.cat([t.to(torch.float64) for t in rows])
+    return flat.cpu().numpy()
+
+
+def _annotations(
+    labels: list[Tensor],
+    boxes: list[Tensor] | None,
+    masks: list[tuple[Any, ...]] | None,
+    *,
+    scores: list[Tensor] | None = None,
+    crowds: list[Tensor] | None = None,
+    area: list[Tensor] | None = None,
+) -> _Annotations | None:
+    """The columns of one side's states, or None where some value is not what the compiled
+    route takes as torchmetrics would (a float label, an integer score, a box of another
+    width, a crowd flag or area per image of another length...): the dict route then gives
+    torchmetrics' numbers or errors."""
+    if any(t.ndim != 1 for t in labels):
+        return None
+    filled = [t for t in labels if t.numel()]
+    if any(t.is_floating_point() or t.is_complex() for t in filled):
+        return None
+    if scores is not None and any(t.numel() and not t.is_floating_point() for t in scores):
+        return None
+    counts = np.array([t.shape[0] for t in labels], dtype=np.int64)
+    n = int(counts.sum())
+    image = np.repeat(np.arange(len(labels), dtype=np.int64), counts)
+    label = (
+        torch.cat(filled).to(torch.int64).cpu().numpy() if filled else np.zeros(0, dtype=np.int64)
+    )
+    xywh = box_area = None
+    if boxes is not None:
+        if len(boxes) != len(labels) or any(
+            b.numel() == 0 and c for b, c in zip(boxes, counts.tolist(), strict=True)
+        ):
+            return None
+        xywh = _flat(boxes, n, 4)
+        if xywh is None:
+            return None
+        box_area = xywh[:, 2] * xywh[:, 3]
+    rles = mask_area = None
+    listed = np.arange(len(labels), dtype=np.int64)
+    sizes: dict[int, dict[str, Any]] = {}
+    if masks is not None:
+        if len(masks) != len(labels):
+            return None
+        rles = [{"size": m[0], "counts": m[1]} for image_masks in masks for m in image_masks]
+        if len(rles) != n:
+            return None
+        mask_area = np.asarray(mask_utils.area(rles), dtype=np.float64).reshape(n)
+        sizes = {i: {"height": m[0][0][0], "width": m[0][0][1]} for i, m in enumerate(masks) if m}
+        if boxes is None:  # torchmetrics lists only the images with a mask
+            listed = np.array(sorted(sizes), dtype=np.int64)
+    extra: list[np.ndarray | None] = []
+    for values in (scores, crowds, area):
+        if values is None:
+            extra.append(None)
+            continue
+        if len(values) != len(labels) or any(
+            v.numel() != c for v, c in zip(values, counts.tolist(), strict=True)
+        ):
+            return None
+        extra.append(_flat(values, n))
+    score, crowd, given = extra
+    if (scores is not None and score is None) or (crowds is not None and crowd is None):
+        return None
+    if area is not None and given is None:
+        return None
+    return _Annotations(
+        image=image,
+        label=label,
+        xywh=xywh,
+        rles=rles,
+        mask_area=mask_area,
+        box_area=box_area,
+        given_area=given,
+        crowd=np.zeros(n, dtype=bool) if crowd is None else crowd != 0,
+        score=score,
+        images=listed,
+        sizes=sizes,
+    )
+
+
+def _side(
+    ann: _Annotations,
+    img_ids: np.ndarray,
+    cat_ids: np.ndarray,
+    reads: str,
+    *,
+    micro: bool,
+    use_mask_area: bool,
+) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray]]:
+    """The columns pycocotools' ``_prepare`` would gather from torchmetrics' COCO dicts of
+    ``ann`` for images ``img_ids`` and categories ``cat_ids``: image by image, category by
+    category, arrival order within; annotation ids numbered from 1 in arrival order."""
+    label = np.zeros_like(ann.label) if micro else ann.label
+    img_pos = np.searchsorted(img_ids, ann.image)
+    img_pos = np.minimum(img_pos, max(len(img_ids) - 1, 0))
+    kept = np.flatnonzero(img_ids[img_pos] == ann.image) if len(img_ids) else img_pos[:0]
+    cat_pos = np.searchsorted(cat_ids, label[kept])
+    rows = kept[np.argsort(img_pos[kept] * len(cat_ids) + cat_pos, kind="stable")]
+    area = ann.area(use_mask_area)
+    cols: dict[str, Any] = {
+        "annotation_id": rows + 1,
+        "area": area[rows],
+        "crowd": ann.crowd[rows],
+    }
+    if ann.score is not None:
+        cols["scores"] = ann.score[rows]
+    if reads == "segmentation":
+        assert ann.rles is not None
+        cols["segmentation"] = [ann.rles[r] for r in rows.tolist()]
+    xywh = ann.xywh[rows] if ann.xywh is not None else np.zeros((len(rows), 4))
+    cols["box_wh"] = xywh[:, 2:]
+    cols["boxes"] = np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1)
+    return cols, (img_pos[rows], label[rows])
+
+
 def _classes(detection_labels: list[Tensor], groundtruth_labels: list[Tensor]) -> list[int]:
     if detection_labels or groundtruth_labels:
         return list(torch.cat(detection_labels + groundtruth_labels).unique().cpu().tolist())  # type: ignore[no-untyped-call]
@@ -264,6 +446,10 @@ def _ious_to_tensors(ious: dict[Any, Any]) -> dict[Any, Any]:
         k: torch.tensor(v, dtype=torch.float32) if isinstance(v, np.ndarray) else v
         for k, v in ious.items()
     }
+
+
+class _NotCompiled(Exception):  # noqa: N818 - a signal, not an error
+    """The columns route cannot reproduce torchmetrics here: take the dict route."""
 
 
 class MeanAveragePrecision(Metric):
@@ -403,24 +589,63 @@ class MeanAveragePrecision(Metric):
         ):
             self.add_state(name, default=[], dist_reduce_fx=None)
 
-    def _item_values(self, item: dict[str, Any], warn: bool) -> tuple[Any, Any]:
-        boxes: Tensor | None = None
-        masks: tuple[Any, ...] | None = None
-        if "bbox" in self.iou_type:
-            boxes = item["boxes"]
-            if boxes.numel() == 0 and boxes.ndim == 1:  # torchmetrics' DDP fix for empties
-                boxes = boxes.unsqueeze(0)
-            if boxes.numel() > 0:
-                boxes = _to_xywh(boxes, self.box_format)
-        if "segm" in self.iou_type:
-            rles = []
-            for m in item["masks"].cpu().numpy():
-                rle = mask_utils.encode(np.asfortranarray(m))
-                assert isinstance(rle, dict)
-                rles.append((tuple(rle["size"]), rle["counts"]))
-            masks = tuple(rles)
+    @property
+    def _kinds(self) -> tuple[IouTypeRecord, ...]:
+        """The records of ``iou_type``, in its order."""
+        return tuple(IOU_TYPES[t] for t in self.iou_type)
+
+    @property
+    def _compares_masks(self) -> bool:
+        return any(k.segm for k in self._kinds)
+
+    @property
+    def _compares_boxes(self) -> bool:
+        return not all(k.segm for k in self._kinds)
+
+    def _batch_values(
+        self, items: Sequence[dict[str, Tensor]], warn: bool
+    ) -> tuple[list[Tensor] | None, list[tuple[Any, ...]] | None]:
+        """Each item's boxes in xywh (torchvision's ``box_convert`` arithmetic, in the
+        boxes' dtype; one conversion for the batch where the boxes share a dtype and device)
+        and masks as RLE tuples, as torchmetrics' ``_get_safe_item_values`` gives them."""
+        boxes: list[Tensor] | None = None
+        masks: list[tuple[Any, ...]] | None = None
+        if self._compares_boxes:
+            # torchmetrics' DDP fix for empties: a 1-d empty tensor becomes (1, 0)
+            boxes = [
+                b.unsqueeze(0) if b.numel() == 0 and b.ndim == 1 else b
+                for b in (item["boxes"] for item in items)
+            ]
+            full = [i for i, b in enumerate(boxes) if b.numel() > 0]
+            first = boxes[full[0]] if full else None
+            if first is not None and all(
+                boxes[i].ndim == 2
+                and boxes[i].shape[1] == 4
+                and boxes[i].dtype == first.dtype
+                and boxes[i].device == first.device
+                for i in full
+            ):
+                converted = _to_xywh(torch.cat([boxes[i] for i in full]), self.box_format)
+                parts = torch.split(converted, [boxes[i].shape[0] for i in full])
+                for i, part in zip(full, parts, strict=True):
+                    boxes[i] = part
+            else:
+                for i in full:
+                    boxes[i] = _to_xywh(boxes[i], self.box_format)
+        if self._compares_masks:
+            masks = []
+            for item in items:
+                stack = item["masks"].cpu().numpy()
+                rles: Any = (
+                    encode_masks(stack)  # (N, H, W) at once, as mask_utils.encode each
+                    if stack.ndim == 3 and len(stack)
+                    else [mask_utils.encode(np.asfortranarray(m)) for m in stack]
+                )
+                masks.append(tuple((tuple(r["size"]), r["counts"]) for r in rles))
         limit = self.max_detection_thresholds[-1]
-        if warn and any(v is not None and len(v) > limit for v in (boxes, masks)):
+        if warn and any(
+            len(v) > limit for values in (boxes, masks) if values is not None for v in values
+        ):
             rank_zero_warn(
                 f"Encountered more than {limit} detections in a single image. This means that"
                 " certain detections with the lowest scores will be ignored, that may have an"
@@ -444,23 +669,23 @@ class MeanAveragePrecision(Metric):
             (an area <= 0 is replaced by the box's or mask's).
         """
         _validate_inputs(preds, target, self.iou_type)
-        for item in preds:
-            boxes, masks = self._item_values(item, warn=self.warn_on_many_detections)
-            if boxes is not None:
-                self.detection_box.append(boxes)
-            if masks is not None:
-                self.detection_mask.append(masks)
-            self.detection_labels.append(item["labels"])
-            self.detection_scores.append(item["scores"])
+        boxes, masks = self._batch_values(preds, warn=self.warn_on_many_detections)
+        if boxes is not None:
+            self.detection_box.extend(boxes)
+        if masks is not None:
+            self.detection_mask.extend(masks)
+        self.detection_labels.extend(item["labels"] for item in preds)
+        self.detection_scores.extend(item["scores"] for item in preds)
+        boxes, masks = self._batch_values(target, warn=False)
+        if boxes is not None:
+            self.groundtruth_box.extend(boxes)
+        if masks is not None:
+            self.groundtruth_mask.extend(masks)
         for item in target:
-            boxes, masks = self._item_values(item, warn=False)
-            if boxes is not None:
-                self.groundtruth_box.append(boxes)
-            if masks is not None:
-                self.groundtruth_mask.append(masks)
-            self.groundtruth_labels.append(item["labels"])
-            self.groundtruth_crowds.append(item.get("iscrowd", torch.zeros_like(item["labels"])))
-            self.groundtruth_area.append(item.get("area", torch.zeros_like(item["labels"])))
+            labels = item["labels"]
+            self.groundtruth_labels.append(labels)
+            self.groundtruth_crowds.append(item.get("iscrowd", torch.zeros_like(labels)))
+            self.groundtruth_area.append(item.get("area", torch.zeros_like(labels)))
 
     def _datasets(self, average: str) -> tuple[COCO, COCO]:
         gt_labels, dt_labels = self.groundtruth_labels, self.detection_labels
@@ -474,7 +699,7 @@ class MeanAveragePrecision(Metric):
             all_labels,
             self.groundtruth_box or None,
             self.groundtruth_mask or None,
-            self.iou_type,
+            self._kinds,
             average,
             crowds=self.groundtruth_crowds,
             area=self.groundtruth_area,
@@ -484,7 +709,7 @@ class MeanAveragePrecision(Metric):
             all_labels,
             self.detection_box or None,
             self.detection_mask or None,
-            self.iou_type,
+            self._kinds,
             average,
             scores=self.detection_scores,
         )
@@ -493,7 +718,7 @@ class MeanAveragePrecision(Metric):
             coco_dt.createIndex()
         return coco_dt, coco_gt
 
-    def _evaluator(self, coco_gt: COCO, coco_dt: COCO, iou_type: str) -> COCOeval:
+    def _evaluator(self, coco_gt: COCO | None, coco_dt: COCO | None, iou_type: str) -> COCOeval:
         coco_eval = COCOeval(coco_gt, coco_dt, iouType=iou_type)
         coco_eval.params.iouThrs = np.array(self.iou_thresholds, dtype=np.float64)
         coco_eval.params.recThrs = np.array(self.rec_thresholds, dtype=np.float64)
@@ -513,6 +738,117 @@ class MeanAveragePrecision(Metric):
             ``extended_summary`` ``ious`` (dict by (image, class)), ``precision``, ``recall``,
             ``scores`` (float64).
         """
+        tables = None if self.corrected else self._tables()
+        if tables is None:
+            return self._compute_coco()
+        try:
+            return self._compute_columns(*tables)
+        except _NotCompiled:
+            return self._compute_coco()
+
+    def _tables(self) -> tuple[_Annotations, _Annotations] | None:
+        gt = _annotations(
+            self.groundtruth_labels,
+            self.groundtruth_box or None,
+            self.groundtruth_mask or None,
+            crowds=self.groundtruth_crowds,
+            area=self.groundtruth_area,
+        )
+        dt = _annotations(
+            self.detection_labels,
+            self.detection_box or None,
+            self.detection_mask or None,
+            scores=self.detection_scores,
+        )
+        return None if gt is None or dt is None else (gt, dt)
+
+    def _compute_columns(self, gt: _Annotations, dt: _Annotations) -> dict[str, Any]:
+        """:meth:`compute` from the states' columns: each evaluation torchmetrics runs, on
+        the columns its COCO dicts would give (one run serves its per-class loop)."""
+        max_dets = self.max_detection_thresholds
+        # torch.cat(labels).unique().tolist(), from the label columns
+        classes = np.unique(np.concatenate([dt.label, gt.label])).tolist()
+        both = len(self.iou_type) > 1
+        # torchmetrics' area: the mask's wherever masks are compared, for either iou type
+        use_mask = self._compares_masks
+        runs: dict[tuple[str, str, bool], COCOeval] = {}
+
+        def run(i_type: str, average: str, dt_mask_area: bool) -> COCOeval:
+            key = (i_type, average, dt_mask_area)
+            if key not in runs:
+                runs[key] = self._run_columns(gt, dt, i_type, average, dt_mask_area, use_mask)
+            return runs[key]
+
+        result: dict[str, Any] = {}
+        average = self.average
+        with contextlib.redirect_stdout(io.StringIO()):
+            for i_type in self.iou_type:
+                prefix = f"{i_type}_" if both else ""
+                if len(gt.images) == 0 or len(dt.images) == 0:
+                    result.update(_stats_dict(12 * [-1.0], prefix, max_dets))
+                    continue
+                # with both iou types torchmetrics gives the detections this type's area
+                own_area = IOU_TYPES[i_type].segm
+                coco_eval = run(i_type, average, own_area if both else use_mask)
+                coco_eval.summarize()
+                result.update(_stats_dict(coco_eval.stats, prefix, max_dets))
+                if self.extended_summary:
+                    result[f"{prefix}ious"] = _ious_to_tensors(coco_eval.ious)
+                    result[f"{prefix}precision"] = torch.tensor(coco_eval.eval["precision"])
+                    result[f"{prefix}recall"] = torch.tensor(coco_eval.eval["recall"])
+                    result[f"{prefix}scores"] = torch.tensor(coco_eval.eval["scores"])
+                if self.class_metrics:
+                    # torchmetrics' per-class loop runs on fresh macro datasets (their
+                    # detections' area not swapped), kept for the next iou type too; its run
+                    # with params.catIds = [k] has the class's slice of one run's arrays
+                    average = "macro"
+                    map_per_class, mar_per_class = _per_class(
+                        run(i_type, "macro", use_mask), classes
+                    )
+                    map_values = torch.tensor(map_per_class, dtype=torch.float32)
+                    mar_values = torch.tensor(mar_per_class, dtype=torch.float32)
+                else:
+                    map_values = torch.tensor([-1], dtype=torch.float32)
+                    mar_values = torch.tensor([-1], dtype=torch.float32)
+                result[f"{prefix}map_per_class"] = map_values
+                result[f"{prefix}mar_{max_dets[-1]}_per_class"] = mar_values
+        result["classes"] = torch.tensor(classes, dtype=torch.int32)
+        return result
+
+    def _run_columns(
+        self,
+        gt: _Annotations,
+        dt: _Annotations,
+        i_type: str,
+        average: str,
+        dt_mask_area: bool,
+        gt_mask_area: bool,
+    ) -> COCOeval:
+        """pycocotools' evaluate + accumulate of torchmetrics' COCO datasets for
+        ``i_type`` and ``average``, on their columns; raises :class:`_NotCompiled` where only
+        the dict route reproduces it."""
+        micro = average == "micro"
+        img_ids = gt.images
+        labels = np.concatenate([dt.label, gt.label])
+        cat_ids = np.zeros(1, dtype=np.int64) if micro else np.unique(labels)
+        reads = similarity_input(i_type)
+        assert reads is not None
+        coco_eval = self._evaluator(None, None, i_type)
+        coco_eval.params.imgIds = img_ids.tolist()
+        coco_eval.params.catIds = cat_ids.tolist()
+        gt_side = _side(gt, img_ids, cat_ids, reads, micro=micro, use_mask_area=gt_mask_area)
+        dt_side = _side(dt, img_ids, cat_ids, reads, micro=micro, use_mask_area=dt_mask_area)
+        # an image's size, from the targets' masks or the detections' (the rebuilt dicts of
+        # extended_summary's ious read it from either side, as pycocotools from each COCO)
+        sizes = [gt.sizes.get(i) or dt.sizes.get(i, {}) for i in img_ids.tolist()]
+        if not coco_eval._evaluate_columns(gt_side, dt_side, sizes):
+            raise _NotCompiled
+        coco_eval.accumulate()
+        return coco_eval
+
+    def _compute_coco(self) -> dict[str, Any]:
+        """:meth:`compute` through torchmetrics' COCO dicts and :class:`COCOeval` (the
+        Python stages where the compiled route cannot take the values)."""
         max_dets = self.max_detection_thresholds
         coco_dt, coco_gt = self._datasets(self.average)
         classes = _classes(self.detection_labels, self.groundtruth_labels)
@@ -591,7 +927,7 @@ class MeanAveragePrecision(Metric):
     ) -> None:
         """Gather the states over ranks; the RLE tuples through ``all_gather_object``."""
         super()._sync_dist(dist_sync_fn=dist_sync_fn, process_group=process_group)  # type: ignore[arg-type]
-        if "segm" in self.iou_type:
+        if self._compares_masks:
             self.detection_mask = self._gather_tuple_list(self.detection_mask, process_group)
             self.groundtruth_mask = self._gather_tuple_list(self.groundtruth_mask, process_group)
 

@@ -110,6 +110,12 @@ class MatchOutcome:
         Predictions per class the matcher saw before any ``max_dets`` cut (the per-class
         tables' ``num_pred``); None when not recorded. Merging adds them up (sharded
         evaluation ships it with each shard's outcome).
+    unrecorded : ndarray of int64, shape (E, 3), or None
+        Set when the predictions stayed elsewhere (a sharded outcome; the result's
+        ``predictions`` are empty): ``(image id, category id, count)`` of the predictions of a
+        ground-truth category that have no record (cut by ``max_dets``), so that the records
+        and these rows give every image's predictions per class (what a slice's or a
+        resample's ``num_pred`` counts). None: the predictions dataset is at hand.
 
     Examples
     --------
@@ -150,6 +156,7 @@ class MatchOutcome:
     gt_image_id: np.ndarray | None = None
     gt_in_range: np.ndarray | None = None
     pred_count: np.ndarray | None = None
+    unrecorded: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.pred_row.shape[0])
@@ -347,8 +354,34 @@ class MatchOutcome:
 
     # ------------------------------------------------------------------ order and merging
     def sort_key(self) -> np.ndarray:
-        """Permutation into accumulation order: ``lexsort((rank, image_id, -score, class_row))``."""
-        return np.lexsort((self.rank, self.image_id, -self.score, self.class_row))
+        """Permutation into accumulation order: ``lexsort((rank, image_id, -score, class_row))``.
+
+        The four keys packed in one integer (score and image id as their dense ranks) when
+        it fits, sorted stably: the same permutation as the lexsort, in one pass instead of
+        four (the merge of a few million sharded records is dominated by this sort).
+        """
+        class_row = np.asarray(self.class_row, dtype=np.int64)
+        rank = np.asarray(self.rank, dtype=np.int64)
+        neg = -np.asarray(self.score, dtype=np.float64)
+        if class_row.size == 0 or class_row.min() < 0 or rank.min() < 0:
+            return np.lexsort((rank, self.image_id, neg, class_row))
+        levels, dense = np.unique(neg, return_inverse=True)
+        image_id = np.asarray(self.image_id, dtype=np.int64)
+        low, high = int(image_id.min()), int(image_id.max())
+        if high - low < 4 * image_id.size + 4096:  # ids offset by the lowest: no sort needed
+            image, n_images = image_id - low, high - low + 1
+        else:
+            images, image = np.unique(image_id, return_inverse=True)
+            n_images = images.size
+        sizes = [int(class_row.max()) + 1, levels.size, n_images, int(rank.max()) + 1]
+        if sizes[0] * sizes[1] * sizes[2] * sizes[3] >= 2**63:
+            return np.lexsort((rank, self.image_id, neg, class_row))
+        key = class_row * sizes[1] + dense.reshape(-1)
+        key *= sizes[2]
+        key += image.reshape(-1)
+        key *= sizes[3]
+        key += rank
+        return np.argsort(key, kind="stable")
 
     def class_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(start, end)`` (K,) each: class ``k``'s records are ``start[k]:end[k]``."""
@@ -428,6 +461,7 @@ class MatchOutcome:
             area_names=first.area_names,
             **_merged_gt_records(parts, g_off),
             pred_count=_summed_pred_count(parts),
+            unrecorded=_joined_unrecorded(parts),
         )
         return joined.take(joined.sort_key())
 
@@ -461,6 +495,7 @@ class MatchOutcome:
             gt_image_id=self.gt_image_id,
             gt_in_range=self.gt_in_range,
             pred_count=self.pred_count,
+            unrecorded=self.unrecorded,
         )
 
 
@@ -488,6 +523,14 @@ def _summed_pred_count(parts: Sequence[MatchOutcome]) -> np.ndarray | None:
         return None
     total: np.ndarray = np.sum([np.asarray(p.pred_count) for p in parts], axis=0)
     return total.astype(np.int64)
+
+
+def _joined_unrecorded(parts: Sequence[MatchOutcome]) -> np.ndarray | None:
+    # the parts' unrecorded predictions (disjoint images), when every part has them
+    if not all(p.unrecorded is not None for p in parts):
+        return None
+    rows = [np.asarray(p.unrecorded, dtype=np.int64).reshape(-1, 3) for p in parts]
+    return np.concatenate(rows)
 
 
 def _replace(outcome: MatchOutcome, **changes: np.ndarray) -> MatchOutcome:

@@ -40,12 +40,14 @@ if TYPE_CHECKING:
 __all__ = [
     "PROTOCOL_MODULES",
     "SIMILARITY_MODULES",
+    "TRAITS",
     "EvaluationProtocol",
     "StatSpec",
     "check_pair",
     "get_similarity",
     "has_similarity",
     "make_protocol",
+    "protocol_has",
     "protocol_iou_types",
     "protocol_names",
     "protocol_options",
@@ -74,6 +76,7 @@ PROTOCOL_MODULES: dict[str, str] = {
     "caltech": _P + "pedestrian",
     "citypersons": _P + "pedestrian",
     "crowdhuman": _P + "pedestrian",
+    "panoptic": _P + "panoptic",
 }
 """Protocol name -> the module that registers it (imported on first use)."""
 
@@ -91,6 +94,23 @@ SIMILARITY_MODULES: dict[str, str] = {
 VARIANT_MODULES: dict[str, str] = {"keypoints": _P + "keypoints"}
 """``iou_type`` -> the module that registers protocol variants for it (COCO and YOLO keypoints
 are COCO and YOLO with another similarity and layout: :func:`register_variant`)."""
+
+TRAITS: dict[str, str] = {
+    "error_analysis": "TIDE error analysis (ioukit.analysis.errors) reads its match",
+    "unlisted_classes": "a prediction of a class without ground truth is a false positive of a "
+    "class that gets no AP (Ultralytics' ap_per_class); the class list may come from the "
+    "predictions",
+    "federated": "its ground truth carries per-image label lists (LVIS's negative and "
+    "not-exhaustive classes): read by its own reader, no class or image selection, no figures "
+    "from a rematch",
+    "own_files": "it evaluates files of its own (evaluate_files: each side's file and folder, "
+    "COCO panoptic JSON and PNGs), not a Dataset pair; rows() and document() give its table and "
+    "JSON",
+}
+"""The capabilities a protocol may declare, asked with :func:`protocol_has` by the callers
+that would otherwise compare protocol names. A protocol declares one with a true class
+attribute of that name (``federated: ClassVar[bool] = True``), as a similarity declares the
+column it ``reads``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,6 +440,29 @@ def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) 
         return chosen(**options)
     except TypeError as exc:
         raise ParameterError(f"options of protocol {label}: {exc}") from None
+
+
+def protocol_has(name: str, trait: str) -> bool:
+    """Whether protocol ``name`` declares the capability ``trait`` (a key of :data:`TRAITS`).
+
+    Callers ask this instead of comparing protocol names: ``--errors`` asks
+    ``"error_analysis"``, the LVIS route ``"federated"``.
+
+    Raises
+    ------
+    ParameterError
+        An unknown protocol or trait.
+
+    Examples
+    --------
+    >>> protocol_has("coco", "error_analysis"), protocol_has("voc07", "error_analysis")
+    (True, False)
+    >>> protocol_has("yolo", "unlisted_classes"), protocol_has("lvis", "federated")
+    (True, True)
+    """
+    if trait not in TRAITS:
+        raise ParameterError(f"trait: expected one of {', '.join(TRAITS)}, got {trait!r}")
+    return bool(getattr(make_protocol(name), trait, False))
 
 
 def _declared_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.result import ProtocolResult
 
@@ -42,11 +43,13 @@ __all__ = [
     "coco_shard_match",
     "coco_shard_summarize",
     "empty_predictions",
+    "id_rows",
     "merge_order",
     "merge_outcomes",
     "shard_gt_rows",
     "shard_outcome",
     "take_rows",
+    "unrecorded_predictions",
     "with_pred_rows",
 ]
 
@@ -81,6 +84,32 @@ def empty_predictions(gt: Dataset) -> Dataset:
     )
 
 
+def id_rows(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
+    """The row of each of ``ids`` in ``sorted_ids`` (increasing, unique); None when one of
+    ``ids`` is not there. A lookup table when the ids span a range not much wider than their
+    number (image ids mostly do: one gather instead of a binary search per id).
+
+    >>> id_rows(np.array([3, 5, 9]), np.array([9, 3, 3])).tolist(), id_rows(np.array([3]), [4])
+    ([2, 0, 0], None)
+    """
+    sorted_ids = np.asarray(sorted_ids, dtype=np.int64)
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.size == 0:
+        return np.zeros(ids.shape, dtype=np.int64)
+    if sorted_ids.size == 0:
+        return None
+    low, high = int(sorted_ids[0]), int(sorted_ids[-1])
+    if int(ids.min()) < low or int(ids.max()) > high:
+        return None
+    if high - low < 4 * sorted_ids.size + 4096:
+        table = np.full(high - low + 1, -1, dtype=np.int64)
+        table[sorted_ids - low] = np.arange(sorted_ids.size)
+        rows: np.ndarray = table[ids - low]
+        return None if bool((rows < 0).any()) else rows
+    rows = np.searchsorted(sorted_ids, ids).astype(np.int64)
+    return rows if np.array_equal(sorted_ids[rows], ids) else None
+
+
 def shard_gt_rows(gt: Dataset, pred: Dataset) -> np.ndarray:
     """Rows of ``gt`` on the images ``pred`` has predictions on (the others would form groups
     without predictions, which add nothing but time; their counts come from the client)."""
@@ -92,6 +121,7 @@ def shard_outcome(
     gt_rows: np.ndarray,
     *,
     pred_count: np.ndarray | None = None,
+    unrecorded: np.ndarray | None = None,
     pred_rows: bool = False,
     matches: bool = True,
 ) -> MatchOutcome:
@@ -101,6 +131,8 @@ def shard_outcome(
     ``matches``), the IoUs stay on the worker (NaN), the prediction rows too (-1) unless
     ``pred_rows`` (VOC ranks tied scores by them), the per-ground-truth records go (the
     client takes them from the whole ground truth). Constant columns cost nothing to ship.
+    ``unrecorded`` (:func:`unrecorded_predictions`) lets slices and resamples of the merged
+    outcome count every image's predictions per class.
     """
     n, t = len(outcome), len(outcome.thresholds)
     to_gt = np.append(np.asarray(gt_rows, dtype=np.int64), -1)  # -1 stays -1
@@ -128,7 +160,51 @@ def shard_outcome(
         gt_image_id=None,
         gt_in_range=None,
         pred_count=None if pred_count is None else np.asarray(pred_count, dtype=np.int64),
+        unrecorded=None if unrecorded is None else np.asarray(unrecorded, dtype=np.int64),
     )
+
+
+def unrecorded_predictions(
+    outcome: MatchOutcome, pred: Dataset, category_ids: np.ndarray
+) -> np.ndarray:
+    """The predictions of ``pred`` in ``category_ids`` (sorted) that have no record in
+    ``outcome`` (cut by ``max_dets``), per image and category.
+
+    Returns
+    -------
+    ndarray of int64, shape (E, 3)
+        ``(image id, category id, count)``, one row per (image, category) with such
+        predictions (none in the common case: a group's records are its predictions).
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images, cats = ImageTable.from_lists([5], ["a"]), CategoryTable.from_lists([1], ["c"])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=np.zeros((3, 4)), image_index=[0, 0, 0],
+    ...                            category_id=[1, 1, 1], scores=[0.9, 0.8, 0.7])
+    >>> none = MatchOutcome.empty(np.array([1]), np.array([0.5]), ("all",))
+    >>> unrecorded_predictions(none, pred, np.array([1])).tolist()
+    [[5, 1, 3]]
+    """
+    k = max(len(category_ids), 1)
+    sorted_ids = np.sort(np.asarray(pred.images.ids, dtype=np.int64))
+
+    def keys(image_id: np.ndarray, category_id: np.ndarray) -> np.ndarray:
+        row = class_rows(category_ids, np.asarray(category_id, dtype=np.int64))
+        ok = row >= 0
+        image = np.searchsorted(sorted_ids, np.asarray(image_id, dtype=np.int64)[ok])
+        return np.asarray(image * k + row[ok], dtype=np.int64)
+
+    image_ids = np.asarray(pred.images.ids, dtype=np.int64)[pred.image_index]
+    key, count = np.unique(keys(image_ids, pred.category_id), return_counts=True)
+    recorded, times = np.unique(keys(outcome.image_id, outcome.category_id), return_counts=True)
+    count[np.searchsorted(key, recorded)] -= times  # every record is one of the predictions
+    left = count > 0
+    key = key[left]
+    return np.stack(
+        [sorted_ids[key // k], np.asarray(category_ids, dtype=np.int64)[key % k], count[left]],
+        axis=1,
+    ).astype(np.int64)
 
 
 def with_pred_rows(part: Any, rows: np.ndarray) -> Any:
@@ -211,12 +287,14 @@ def merge_outcomes(
     class_row = joined("class_row")
     score = joined("score")
     image_id = joined("image_id")
-    order = merge_order(
-        class_row, score, np.searchsorted(image_ids, image_id), max(len(image_ids), 1)
-    )
+    image_rank = id_rows(image_ids, image_id)
+    if image_rank is None:
+        raise ValueError("parts: expected records of the ground truth's images only")
+    order = merge_order(class_row, score, image_rank, max(len(image_ids), 1))
     other_row = np.concatenate(
         [np.asarray(p.other_row, dtype=np.int64) + s for p, s in zip(parts, starts, strict=True)]
     )
+    unrecorded = [p.unrecorded for p in parts]
     counts = [p.pred_count for p in parts[1:]]
     pred_count = (
         np.sum([np.asarray(c) for c in counts], axis=0).astype(np.int64)
@@ -240,6 +318,11 @@ def merge_outcomes(
         other_gt=joined("other_gt"),
         other_iou=joined("other_iou"),
         pred_count=pred_count,
+        unrecorded=(
+            np.concatenate([np.asarray(u, dtype=np.int64).reshape(-1, 3) for u in unrecorded])
+            if all(u is not None for u in unrecorded)
+            else None
+        ),
     )
     return merged.take(order)
 
@@ -250,7 +333,8 @@ def coco_shard_match(protocol: Any, gt: Dataset, pred: Dataset, iou_type: str) -
     groups, outcome = protocol.match(take_rows(gt, rows), pred, iou_type=iou_type)
     k = len(groups.category_ids)
     pred_count = np.bincount(groups.pred_class, minlength=k)[:k]
-    return shard_outcome(outcome, rows, pred_count=pred_count)
+    unrecorded = unrecorded_predictions(outcome, pred, groups.category_ids)
+    return shard_outcome(outcome, rows, pred_count=pred_count, unrecorded=unrecorded)
 
 
 def coco_shard_summarize(
@@ -259,7 +343,9 @@ def coco_shard_summarize(
     """``protocol.summarize`` of merged shard outcomes: the one-process numbers."""
     groups, base = protocol.match(gt, empty_predictions(gt), iou_type=iou_type)
     k = len(groups.category_ids)
-    base = dataclasses.replace(base, pred_count=np.zeros(k, dtype=np.int64))
+    base = dataclasses.replace(
+        base, pred_count=np.zeros(k, dtype=np.int64), unrecorded=np.zeros((0, 3), dtype=np.int64)
+    )
     outcome = merge_outcomes(parts, base, np.sort(gt.images.ids))
     assert outcome.pred_count is not None
     layout = SimpleNamespace(

@@ -46,7 +46,7 @@ from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._build import VOC_DETECTION_FILE, Unknowns
 from ioukit.io._text import check_exists, iter_records, read_text
-from ioukit.io.formats import box_formats, file_format, writable_formats
+from ioukit.io.formats import file_format, file_formats, writable_formats
 
 # a format's reader or writer module loads when it is used (ioukit.io.formats): a COCO
 # JSON evaluation in a fresh process imports no text-format reader (#9)
@@ -64,7 +64,7 @@ __all__ = [
     "write_dataset",
 ]
 
-FORMATS = box_formats()
+FORMATS = file_formats()
 """Formats :func:`read_ground_truth` and :func:`read_predictions` understand."""
 
 Format = Literal["auto", "coco", "yolo", "voc", "txt", "dota", "yolo_obb", "coco_rotated"]

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ioukit._renamed import warn_renamed
 from ioukit.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ __all__ = [
     "FileFormat",
     "box_formats",
     "file_format",
+    "file_formats",
     "keypoint_file_format",
     "keypoint_formats",
     "writable_formats",
@@ -85,6 +87,13 @@ class FileFormat:
         clipped to it.
     holds_masks : bool
         It writes masks (``segmentation``).
+    pixel_twin : str or None
+        The format whose lines read the same in pixels (YOLO's ``class cx cy w h`` against
+        plain txt's ``class x y w h``): one side auto-detected as each is refused as mixed, and
+        normalized 6-value lines are read as whichever of the two the other side is.
+    val_json : str or None
+        The format of the predictions file that ``yolo val save_json=True`` writes for labels
+        of this format (COCO results naming images by file stem, classes by index + 1).
     """
 
     name: str
@@ -103,6 +112,8 @@ class FileFormat:
     drops: frozenset[str] = frozenset()
     clips_to_image: bool = False
     holds_masks: bool = False
+    pixel_twin: str | None = None
+    val_json: str | None = None
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -166,6 +177,8 @@ _BOX_FORMATS: dict[str, FileFormat] = {
             names_classes=False,
             leaves_out=frozenset({"crowd", "ignore", "difficult"}),
             clips_to_image=True,
+            pixel_twin="txt",
+            val_json="coco",
         ),
         FileFormat(
             "voc",
@@ -250,9 +263,21 @@ _KEYPOINT_FORMATS: dict[str, FileFormat] = {
 }
 
 
-def box_formats() -> tuple[str, ...]:
-    """The names of the box formats, in the table's order."""
+def file_formats() -> tuple[str, ...]:
+    """The names of the file formats of boxes (``format=``, ``--gt-format``), in the table's
+    order.
+
+    >>> file_formats()[:4]
+    ('coco', 'yolo', 'voc', 'txt')
+    """
     return tuple(_BOX_FORMATS)
+
+
+def box_formats() -> tuple[str, ...]:
+    """Deprecated: :func:`file_formats` (the names are file formats, not box formats); warns
+    once (``DeprecationWarning``), goes in the next release."""
+    warn_renamed("ioukit.io.formats.box_formats()", "ioukit.io.formats.file_formats()")
+    return file_formats()
 
 
 def keypoint_formats() -> tuple[str, ...]:

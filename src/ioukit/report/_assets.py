@@ -21,6 +21,8 @@ header h1{font-size:1.1rem;margin:0}
 nav a{margin-right:.7rem;color:var(--fn)}
 main{padding:0 1rem 4rem}
 section{margin:1.2rem 0;border-top:1px solid var(--line)}
+#confusion .scroll{content-visibility:auto;contain-intrinsic-size:auto 34rem}
+.item svg{content-visibility:auto;contain-intrinsic-size:auto 170px}
 h2{font-size:1.05rem;margin:.8rem 0 .4rem}
 h3{font-size:.95rem;margin:.6rem 0 .2rem}
 .provenance,.note{color:var(--mute);font-size:.85rem}
@@ -87,6 +89,28 @@ _HELPERS = r"""
     for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
     return e;
   }
+  // column buttons that sort a table's rows ({tr, ...}: empty values last, the name column
+  // ascending first, numbers descending first) and mark the sorted column with aria-sort
+  function sortable(hr, tbody, rows, cols, value) {
+    let key = null, dir = 1;
+    cols.forEach(([name, label]) => {
+      const th = el("th", {scope: "col", "data-col": name, "aria-sort": "none"});
+      th.append(el("button", {text: label, onclick: () => {
+        dir = key === name ? -dir : (name === "name" ? 1 : -1); key = name;
+        hr.querySelectorAll("th").forEach((h) => h.setAttribute("aria-sort", "none"));
+        th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+        rows.sort((a, c) => {
+          const x = value(a, name), y = value(c, name);
+          if (x === null && y === null) return 0;
+          if (x === null) return 1;
+          if (y === null) return -1;
+          return (typeof x === "string" ? x.localeCompare(y) : x - y) * dir;
+        });
+        rows.forEach((o) => tbody.append(o.tr));
+      }}));
+      hr.append(th);
+    });
+  }
   function fmt(v, d) { return v === null || v === undefined ? "\u2014" : v.toFixed(d ?? 3); }
   function body(id) { return document.querySelector("#" + id + " .body"); }
   function chart(w, h, xlabel, ylabel) {
@@ -132,6 +156,19 @@ def _page(main: str) -> str:
 JS = _page(r"""
   performance.mark("ioukit:start");
   const D = JSON.parse(document.getElementById("report-data").textContent);
+  // the long columns arrive packed (base64 of little-endian integers, times a scale)
+  const TYPED = {i1: Int8Array, u1: Uint8Array, i2: Int16Array, u2: Uint16Array,
+    i4: Int32Array};
+  function unpack(c) {
+    const s = atob(c.b64), bytes = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+    const ints = new TYPED[c.t](bytes.buffer);
+    if (c.scale === 1) return ints;
+    const out = new Float64Array(ints.length);
+    for (let i = 0; i < ints.length; i++) out[i] = ints[i] / c.scale;
+    return out;
+  }
+  for (const [part, key] of D.packed || []) D[part][key] = unpack(D[part][key]);
   performance.mark("ioukit:parsed");
   const K = D.class_names.length, BG = K;
   const P = D.pred, G = D.gt, NP = P.img.length, NG = G.img.length;
@@ -368,7 +405,6 @@ JS = _page(r"""
     const hide = el("input", {type: "checkbox", id: "hide-nogt"});
     b.append(el("div", {class: "controls"}, q, el("label", {}, hide, " hide classes without GT")));
     const thead = el("thead"), tbody = el("tbody"), hr = el("tr");
-    let key = null, dir = 1;
     const rows = C.rows.map((r, k) => {
       const tr = el("tr", {"data-class": k});
       if (!r.has_gt) tr.className = "nogt";
@@ -391,23 +427,8 @@ JS = _page(r"""
       });
       return {tr, r, k};
     });
-    cols.forEach(([name, label, get]) => {
-      const th = el("th", {scope: "col", "data-col": name, "aria-sort": "none"});
-      th.append(el("button", {text: label, onclick: () => {
-        dir = key === name ? -dir : (name === "name" ? 1 : -1); key = name;
-        hr.querySelectorAll("th").forEach((h) => h.setAttribute("aria-sort", "none"));
-        th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
-        rows.sort((a, c) => {
-          const x = get(a.r, a.k), y = get(c.r, c.k);
-          if (x === null && y === null) return 0;
-          if (x === null) return 1;
-          if (y === null) return -1;
-          return (typeof x === "string" ? x.localeCompare(y) : x - y) * dir;
-        });
-        rows.forEach((o) => tbody.append(o.tr));
-      }}));
-      hr.append(th);
-    });
+    const getters = Object.fromEntries(cols.map(([name, , get]) => [name, get]));
+    sortable(hr, tbody, rows, cols, (o, name) => getters[name](o.r, o.k));
     thead.append(hr);
     rows.forEach((o) => tbody.append(o.tr));
     const filter = () => {
@@ -1015,24 +1036,7 @@ COMPARE_JS = _page(r"""
       tr.append(el("td", {}, bar(r.lower, r.delta, r.upper, s, r.name + ": " + signed(r.delta))));
       return {tr, r};
     });
-    let key = null, dir = 1;
-    cols.forEach(([name, label]) => {
-      const th = el("th", {scope: "col", "data-col": name, "aria-sort": "none"});
-      th.append(el("button", {text: label, onclick: () => {
-        dir = key === name ? -dir : (name === "name" ? 1 : -1); key = name;
-        hr.querySelectorAll("th").forEach((h) => h.setAttribute("aria-sort", "none"));
-        th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
-        rows.sort((x, y) => {
-          const u = x.r[name], v = y.r[name];
-          if (u === null && v === null) return 0;
-          if (u === null) return 1;
-          if (v === null) return -1;
-          return (typeof u === "string" ? u.localeCompare(v) : u - v) * dir;
-        });
-        rows.forEach((o) => tbody.append(o.tr));
-      }}));
-      hr.append(th);
-    });
+    sortable(hr, tbody, rows, cols, (o, name) => o.r[name]);
     hr.append(el("th", {scope: "col", text: ""}));
     thead.append(hr);
     rows.forEach((o) => tbody.append(o.tr));

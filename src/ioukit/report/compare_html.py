@@ -35,13 +35,12 @@ import numpy as np
 
 from ioukit.analysis.bootstrap import CompareResult, compare
 from ioukit.io._text import atomic_write_text
-from ioukit.report._assets import COMPARE_JS, CSS
+from ioukit.report._assets import COMPARE_JS
+from ioukit.report._page import check_output, page_html
 from ioukit.report.html import (
-    _check_output,
     _class_order,
     _class_rows,
     _curves,
-    _json_for_script,
     _Match,
     _num,
     _read_match,
@@ -293,24 +292,7 @@ def compare_html_text(result_a: Any, result_b: Any, /, **options: Any) -> str:
         ("curves", "Curves", ""),
         ("disagreements", "Disagreements", ""),
     )
-    sections = "".join(
-        f'<section id="{sid}" aria-labelledby="{sid}-h"><h2 id="{sid}-h">{heading}</h2>'
-        f'<div class="body">{body}</div></section>'
-        for sid, heading, body in parts
-    )
-    links = "".join(f'<a href="#{sid}">{heading}</a>' for sid, heading, _ in parts)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
-        f"<title>{esc(data['title'])}</title><style>{CSS}</style></head><body>"
-        f'<header><h1>{esc(data["title"])}</h1><nav aria-label="sections">{links}</nav></header>'
-        f"<main>{sections}</main>"
-        f'<script type="application/json" id="report-data">{_json_for_script(data)}</script>'
-        f"<script>{COMPARE_JS}</script></body></html>\n"
-    )
+    return page_html(data["title"], parts, data, COMPARE_JS)
 
 
 def write_compare_html(
@@ -355,5 +337,5 @@ def write_compare_html(
     '.html'
     """
     target = Path(path)
-    _check_output(target, None, inputs)
+    check_output(target, None, inputs)
     return atomic_write_text(target, compare_html_text(result_a, result_b, **options))

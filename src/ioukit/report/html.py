@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -39,11 +38,13 @@ import numpy as np
 
 import ioukit
 from ioukit.analysis.bootstrap import bootstrap as bootstrap_intervals
+from ioukit.analysis.bootstrap import check_options
 from ioukit.errors import MissingDependencyError, ParameterError
 from ioukit.io._text import atomic_write_text
-from ioukit.report._assets import CSS, JS
+from ioukit.report._assets import JS
+from ioukit.report._page import check_output, page_html
 
-__all__ = ["html_text", "report_data", "write_html"]
+__all__ = ["check_bootstrap", "html_text", "packed_data", "report_data", "write_html"]
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
 """Files of ``images`` looked up by the ground truth's image stems."""
@@ -572,6 +573,30 @@ def _notes(result: Any) -> list[dict[str, str]]:
     ]
 
 
+def check_bootstrap(bootstrap: Any, seed: Any = 0) -> None:
+    """Refuse a bad ``bootstrap`` (replicates, 0: none) or ``seed`` of the report.
+
+    Raises
+    ------
+    ParameterError
+        ``bootstrap`` not a non-negative integer, or (with replicates) a seed
+        :func:`ioukit.bootstrap` refuses; the message names the option.
+
+    Examples
+    --------
+    >>> check_bootstrap(0), check_bootstrap(100, seed=None)
+    (None, None)
+    >>> check_bootstrap(-1)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: bootstrap: expected a number of replicates >= 0, got -1
+    """
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int | np.integer) or bootstrap < 0:
+        raise ParameterError(f"bootstrap: expected a number of replicates >= 0, got {bootstrap!r}")
+    if bootstrap:
+        check_options(n=int(bootstrap), seed=seed)
+
+
 def report_data(
     result: Any,
     /,
@@ -636,6 +661,7 @@ def report_data(
     >>> data["summary"]["protocol"], len(data["classes"]["rows"])
     ('coco', 2)
     """
+    check_bootstrap(bootstrap, seed)
     ids, names = _class_order(result)
     match = _read_match(result)
     gt, pred = result.ground_truth, result.predictions
@@ -687,41 +713,66 @@ def report_data(
     }
 
 
-def _plain(value: Any) -> Any:
-    """``json.dumps`` fallback: arrays as lists, NaN as None."""
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f" and np.isnan(value).any():
-            return [_plain(v) for v in value]
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, float) and math.isnan(value):
+_PACK_MIN = 1024
+"""Columns at least this long travel packed (base64 of little-endian integers)."""
+
+_PACK_TYPES = (("i1", np.int8), ("u1", np.uint8), ("i2", np.int16), ("u2", np.uint16),
+               ("i4", np.int32))  # fmt: skip
+
+
+def _pack(values: np.ndarray) -> dict[str, Any] | None:
+    """A column as ``{"b64", "t", "scale"}``: the integers ``values * scale`` in the smallest
+    of :data:`_PACK_TYPES` holding them (``scale`` 1, or 100 / 10 000 for values rounded to 2 /
+    4 decimals: the page's ``k / scale`` is the double the JSON number would parse to, the one
+    nearest ``k / scale``); None for a column that is neither."""
+    if values.dtype.kind in "iu":
+        ints, scale = values, 1
+    elif values.dtype.kind == "f" and np.all(np.isfinite(values)):
+        for scale in (1, 100, 10_000):
+            ints = np.rint(values * scale)
+            if np.array_equal(ints / scale, values) and np.all(np.abs(ints) < 2**31):
+                break
+        else:
+            return None
+    else:
         return None
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+    low, high = (int(ints.min()), int(ints.max())) if len(ints) else (0, 0)
+    for name, dtype in _PACK_TYPES:
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            raw = np.ascontiguousarray(ints, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+            return {"b64": base64.b64encode(raw).decode("ascii"), "t": name, "scale": scale}
+    return None
 
 
-def _json_text(document: Any) -> str:
-    """Compact JSON of ``document`` (NumPy arrays included; orjson when installed)."""
-    try:
-        import orjson  # optional: ioukit[fast-json]
-    except ImportError:
-        return json.dumps(
-            document, separators=(",", ":"), allow_nan=False, ensure_ascii=False, default=_plain
-        )
-    option = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-    return str(orjson.dumps(document, option=option).decode("utf-8"))
+def packed_data(data: dict[str, Any]) -> dict[str, Any]:
+    """The report data as the page embeds it: the long columns of ``gt``, ``pred`` and
+    ``confusion`` packed (``_pack``; the script unpacks the ``packed`` paths into typed
+    arrays after ``JSON.parse``). A 5 000-image report parses in a fraction of the time of
+    the same numbers as JSON text, and is smaller.
 
-
-def _json_for_script(document: Any) -> str:
-    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>``, ``&`` raw."""
-    return (
-        _json_text(document)
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
+    Examples
+    --------
+    >>> d = packed_data({"pred": {"img": np.arange(2000), "box": np.full(2000, 1.25)}})
+    >>> d["packed"], d["pred"]["img"]["t"], d["pred"]["box"]["t"], d["pred"]["box"]["scale"]
+    ([['pred', 'img'], ['pred', 'box']], 'i2', 'i1', 100)
+    """
+    out = dict(data)
+    paths: list[list[str]] = []
+    for section in ("gt", "pred", "confusion"):
+        part = data.get(section)
+        if not isinstance(part, dict):
+            continue
+        part = dict(part)
+        for key, value in part.items():
+            if isinstance(value, np.ndarray) and value.ndim == 1 and len(value) >= _PACK_MIN:
+                column = _pack(value)
+                if column is not None:
+                    part[key] = column
+                    paths.append([section, key])
+        out[section] = part
+    out["packed"] = paths
+    return out
 
 
 def _interval_cell(pair: list[float] | None) -> str:
@@ -789,7 +840,6 @@ def html_text(
     (True, False)
     """
     data = report_data(result, images=images, embed_images=embed_images, output=output, **options)
-    esc = html.escape
     summary = _summary_html(data["summary"], data["trust"]["intervals"])
     parts = (
         ("summary", "Summary", summary),
@@ -801,43 +851,14 @@ def html_text(
         ("errors", "Errors", ""),
         ("images", "Images", ""),
     )
-    sections = "".join(
-        f'<section id="{sid}" aria-labelledby="{sid}-h"><h2 id="{sid}-h">{heading}</h2>'
-        f'<div class="body">{body}</div></section>'
-        for sid, heading, body in parts
+    return page_html(
+        data["title"],
+        parts,
+        packed_data(data),
+        JS,
+        header_extra='<div id="controls"></div>',
+        img_src="data: file: 'self'",
     )
-    links = "".join(f'<a href="#{sid}">{heading}</a>' for sid, heading, _ in parts)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "img-src data: file: 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
-        f"<title>{esc(data['title'])}</title><style>{CSS}</style></head><body>"
-        f'<header><h1>{esc(data["title"])}</h1><nav aria-label="sections">{links}</nav>'
-        '<div id="controls"></div></header>'
-        f"<main>{sections}</main>"
-        f'<script type="application/json" id="report-data">{_json_for_script(data)}</script>'
-        f"<script>{JS}</script></body></html>\n"
-    )
-
-
-def _check_output(path: Path, images: str | os.PathLike[str] | None, inputs: Iterable[Any]) -> None:
-    """Refuse an output that is an input file or lies inside an input folder."""
-    target = Path(os.path.realpath(path))
-    sources = [Path(p) for p in inputs if p is not None]
-    if images is not None:
-        sources.append(Path(images))
-    for source in sources:
-        src = Path(os.path.realpath(source))
-        if target == src:
-            raise ParameterError(f"path {path}: refusing to write onto the input {source}")
-        if src.is_dir() and src in target.parents:
-            raise ParameterError(f"path {path}: refusing to write inside the input folder {source}")
-    if path.is_dir():
-        raise IsADirectoryError(f"path {path}: expected a file name, got a folder")
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"path {path}: folder {path.parent} does not exist")
 
 
 def write_html(
@@ -896,6 +917,6 @@ def write_html(
     ioukit.errors.ParameterError: path .../r.html: refusing to write onto the input .../r.html
     """
     target = Path(path)
-    _check_output(target, images, inputs)
+    check_output(target, images, inputs)
     text = html_text(result, images=images, embed_images=embed_images, output=target, **options)
     return atomic_write_text(target, text)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ioukit.compat.iou_types import record
 from ioukit.compat.lvis.lvis import LVIS
 from ioukit.compat.lvis.results import LVISResults
 from ioukit.errors import ParameterError
@@ -38,6 +39,12 @@ from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 __all__ = ["LVISEval", "Params"]
 
 _AREA_RNG: list[list[float]] = [[0**2, 1e5**2], [0**2, 32**2], [32**2, 96**2], [96**2, 1e5**2]]
+
+
+def _lvis_evaluates(iou_type: object) -> bool:
+    """lvis-api evaluates pycocotools' box and mask iou types (not keypoints)."""
+    spec = record(iou_type)
+    return spec is not None and not spec.keypoints
 
 
 class Params:
@@ -81,7 +88,7 @@ class LVISEval:
 
     def __init__(self, lvis_gt: Any, lvis_dt: Any, iou_type: str = "segm") -> None:
         self.logger = logging.getLogger(__name__)
-        if iou_type not in ["bbox", "segm"]:
+        if not _lvis_evaluates(iou_type):
             raise ValueError(f"iou_type: {iou_type} is not supported.")
         if isinstance(lvis_gt, LVIS):
             self.lvis_gt = lvis_gt
@@ -118,7 +125,7 @@ class LVISEval:
                     f"params.{name}: expected lvis-api's default {getattr(default, name)!r}, "
                     f"got {getattr(p, name)!r}"
                 )
-        if p.iou_type not in ("bbox", "segm"):
+        if not _lvis_evaluates(p.iou_type):
             raise ValueError(f"iou_type: {p.iou_type} is not supported.")
 
     def _prepare_freq_group(self) -> list[list[int]]:

@@ -33,6 +33,7 @@ import copy
 import io
 import itertools
 import json
+import operator
 import os
 import time
 from collections import defaultdict
@@ -142,11 +143,9 @@ class COCO:
                 img_to_anns[ann["image_id"]].append(ann)
                 anns[ann["id"]] = ann
         if "images" in dataset:
-            for img in dataset["images"]:
-                imgs[img["id"]] = img
+            imgs = _by_id(dataset["images"])
         if "categories" in dataset:
-            for cat in dataset["categories"]:
-                cats[cat["id"]] = cat
+            cats = _by_id(dataset["categories"])
         if "annotations" in dataset and "categories" in dataset:
             for ann in dataset["annotations"]:
                 cat_to_imgs[ann["category_id"]].append(ann["image_id"])
@@ -340,7 +339,9 @@ class COCO:
             f"results in not an array of objects (resFile: expected a list of result dicts, "
             f"got {type(anns).__name__})"
         )
-        known = set(self.getImgIds())
+        # pycocotools checks against set(self.getImgIds()): the keys of imgs, unless a
+        # subclass answers otherwise
+        known = self.imgs if type(self).getImgIds is COCO.getImgIds else set(self.getImgIds())
         for i, ann in enumerate(anns):
             if not isinstance(ann, dict) or "image_id" not in ann:
                 raise KeyError(
@@ -481,6 +482,15 @@ class COCO:
 
 
 _SCALARS = (str, int, float, type(None))
+_ID = operator.itemgetter("id")
+
+
+def _by_id(records: Any) -> dict[Any, Any]:
+    """``{r["id"]: r for r in records}`` (later duplicates win), at C speed for a list:
+    ``loadRes`` indexes every image of the ground truth again for each batch of results."""
+    if type(records) is list:
+        return dict(zip(map(_ID, records), records, strict=True))
+    return {r["id"]: r for r in records}
 
 
 def _complete_boxes(anns: list[dict[str, Any]]) -> None:

@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 import ioukit
+from ioukit.compat.iou_types import IOU_TYPES, IouTypeRecord, record
 from ioukit.compat.pycocotools import coco as _coco
 from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 from ioukit.evaluation.accumulate import coco_accumulate, coco_accumulate_active
@@ -96,34 +97,24 @@ class Params:
     ([20], ['all', 'medium', 'large'], (17,))
     """
 
-    def setDetParams(self) -> None:  # noqa: N802 - pycocotools' name
-        """Detection defaults (bbox, segm)."""
+    def _set_defaults(self, kind: IouTypeRecord) -> None:
         self.imgIds: list[Any] = []
         self.catIds: list[Any] = []
         self.iouThrs = np.linspace(0.5, 0.95, round((0.95 - 0.5) / 0.05) + 1, endpoint=True)
         self.recThrs = np.linspace(0.0, 1.00, round((1.00 - 0.0) / 0.01) + 1, endpoint=True)
-        self.maxDets = [1, 10, 100]
-        self.areaRng: list[list[float]] = [
-            [0**2, 1e5**2],
-            [0**2, 32**2],
-            [32**2, 96**2],
-            [96**2, 1e5**2],
-        ]
-        self.areaRngLbl = ["all", "small", "medium", "large"]
+        self.maxDets = list(kind.max_dets)
+        self.areaRng: list[list[float]] = kind.area_bounds
+        self.areaRngLbl = list(kind.area_labels)
         self.useCats = 1
         self.kpt_oks_sigmas = _COCO_SIGMAS.copy()
 
+    def setDetParams(self) -> None:  # noqa: N802 - pycocotools' name
+        """Detection defaults (bbox, segm)."""
+        self._set_defaults(IOU_TYPES["bbox"])
+
     def setKpParams(self) -> None:  # noqa: N802
         """Keypoint defaults."""
-        self.imgIds = []
-        self.catIds = []
-        self.iouThrs = np.linspace(0.5, 0.95, round((0.95 - 0.5) / 0.05) + 1, endpoint=True)
-        self.recThrs = np.linspace(0.0, 1.00, round((1.00 - 0.0) / 0.01) + 1, endpoint=True)
-        self.maxDets = [20]
-        self.areaRng = [[0**2, 1e5**2], [32**2, 96**2], [96**2, 1e5**2]]
-        self.areaRngLbl = ["all", "medium", "large"]
-        self.useCats = 1
-        self.kpt_oks_sigmas = _COCO_SIGMAS.copy()
+        self._set_defaults(IOU_TYPES["keypoints"])
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Params:
         # copy.deepcopy's result, without its per-element recursion over the id lists
@@ -133,15 +124,16 @@ class Params:
         return new
 
     def __init__(self, iouType: str = "segm") -> None:
-        if iouType in ("segm", "bbox"):
-            self.setDetParams()
-        elif iouType == "keypoints":
-            self.setKpParams()
-        else:
+        kind = record(iouType)
+        if kind is None:
             raise Exception(
-                f"iouType not supported (iouType: expected 'segm', 'bbox' or 'keypoints', "
+                f"iouType not supported (iouType: expected one of {', '.join(IOU_TYPES)}, "
                 f"got {iouType!r})"
             )
+        if kind.keypoints:
+            self.setKpParams()
+        else:
+            self.setDetParams()
         self.iouType = iouType
         self.useSegm: int | None = None
 
@@ -311,13 +303,15 @@ class COCOeval:
         else:
             gts = self.cocoGt.loadAnns(self.cocoGt.getAnnIds(imgIds=p.imgIds))
             dts = self.cocoDt.loadAnns(self.cocoDt.getAnnIds(imgIds=p.imgIds))
-        if p.iouType == "segm":  # pycocotools rewrites the segmentations in place
+        kind = record(p.iouType)
+        if kind is not None and kind.segm:  # pycocotools rewrites the segmentations in place
             for anns, coco in ((gts, self.cocoGt), (dts, self.cocoDt)):
                 for ann in anns:
                     ann["segmentation"] = coco.annToRLE(ann)
+        keypoints = kind is not None and kind.keypoints
         for gt in gts:
             gt["ignore"] = "iscrowd" in gt and gt["iscrowd"]
-            if p.iouType == "keypoints":
+            if keypoints:
                 gt["ignore"] = (gt["num_keypoints"] == 0) or gt["ignore"]
         by_gt: defaultdict[Any, list[Any]] = defaultdict(list)
         by_dt: defaultdict[Any, list[Any]] = defaultdict(list)
@@ -356,14 +350,12 @@ class COCOeval:
         if len(gt) == 0 and len(dt) == 0:
             return []
         dt = self._top(dt)
-        if p.iouType == "segm":
-            g = [o["segmentation"] for o in gt]
-            d = [o["segmentation"] for o in dt]
-        elif p.iouType == "bbox":
-            g = [o["bbox"] for o in gt]
-            d = [o["bbox"] for o in dt]
-        else:
+        kind = record(p.iouType)
+        field = None if kind is None else kind.compares
+        if field is None:
             raise Exception("unknown iouType for iou computation")
+        g = [o[field] for o in gt]
+        d = [o[field] for o in dt]
         crowd = [int(o["iscrowd"]) for o in gt]
         return maskUtils.iou(d, g, crowd)
 
@@ -466,12 +458,10 @@ class COCOeval:
         p = self.params
         self._prepare()
         cat_ids = p.catIds if p.useCats else [-1]
-        if p.iouType in ("segm", "bbox"):
-            compute = self.computeIoU
-        elif p.iouType == "keypoints":
-            compute = self.computeOks
-        else:
+        kind = record(p.iouType)
+        if kind is None:
             raise Exception("unknown iouType for iou computation")
+        compute = getattr(self, kind.similarity)  # computeIoU / computeOks, or an override
         self._store["ious"] = {(i, c): compute(i, c) for i in p.imgIds for c in cat_ids}
         evaluate_img = self.evaluateImg
         max_det = p.maxDets[-1]
@@ -484,6 +474,33 @@ class COCOeval:
     def evaluate(self) -> None:
         """Match every image (compiled pipeline unless a stage is overridden); prints as
         pycocotools."""
+        self._evaluate(None)
+
+    def _evaluate_columns(
+        self,
+        gt: tuple[dict[str, Any], Any],
+        dt: tuple[dict[str, Any], Any],
+        images: list[dict[str, Any]],
+    ) -> bool:
+        """:meth:`evaluate` on annotation columns instead of ``cocoGt`` / ``cocoDt`` (the
+        columns :func:`_columns` gives for the annotations pycocotools' ``_prepare`` would
+        gather, with their (image positions in ``params.imgIds``, category ids); ``images``
+        each image's ``height`` / ``width`` dict): the compiled run only, whose lazy
+        ``evalImgs`` / ``ious`` are built from the columns. False (nothing changed) where
+        only pycocotools' Python stages, on COCO objects, reproduce it."""
+        p = copy.copy(self.params)
+        p.imgIds = list(_unique(p.imgIds))
+        p.catIds = list(_unique(p.catIds)) if p.useCats else p.catIds
+        p.maxDets = sorted(p.maxDets)
+        try:
+            run = _run_columns(p, [gt, dt], images)
+        except _Fallback:
+            return False
+        self.params = p
+        self._evaluate(run)
+        return True
+
+    def _evaluate(self, columns_run: Any) -> None:
         tic = time.time()
         print("Running per image evaluation...")
         p = self.params
@@ -499,8 +516,8 @@ class COCOeval:
         self._fast = None
         self._source = None
         self._external_evalimgs = False
-        run = None
-        if not any(
+        run = columns_run
+        if run is None and not any(
             _overridden(self, n) for n in ("_prepare", "computeIoU", "computeOks", "evaluateImg")
         ):
             try:
@@ -522,6 +539,8 @@ class COCOeval:
             self._source = _EvalSource(
                 self.cocoGt, self.cocoDt, self._paramsEval, outcome, presence, payload
             )
+            if columns_run is not None:  # no COCO objects: dicts rebuilt from the columns
+                self._source.coco = None
         print(f"DONE (t={time.time() - tic:0.2f}s).")
 
     def _fast_applies(self, p: Any) -> bool:
@@ -666,35 +685,15 @@ class COCOeval:
         if not self.eval:
             raise Exception("Please run accumulate() first")
         p = self.params
-        if p.iouType in ("segm", "bbox"):
-            d = p.maxDets
-            stats = np.zeros((12,))
-            stats[0] = one(1)
-            stats[1] = one(1, iou_thr=0.5, max_dets=d[2])
-            stats[2] = one(1, iou_thr=0.75, max_dets=d[2])
-            stats[3] = one(1, area="small", max_dets=d[2])
-            stats[4] = one(1, area="medium", max_dets=d[2])
-            stats[5] = one(1, area="large", max_dets=d[2])
-            stats[6] = one(0, max_dets=d[0])
-            stats[7] = one(0, max_dets=d[1])
-            stats[8] = one(0, max_dets=d[2])
-            stats[9] = one(0, area="small", max_dets=d[2])
-            stats[10] = one(0, area="medium", max_dets=d[2])
-            stats[11] = one(0, area="large", max_dets=d[2])
-        elif p.iouType == "keypoints":
-            stats = np.zeros((10,))
-            stats[0] = one(1, max_dets=20)
-            stats[1] = one(1, max_dets=20, iou_thr=0.5)
-            stats[2] = one(1, max_dets=20, iou_thr=0.75)
-            stats[3] = one(1, max_dets=20, area="medium")
-            stats[4] = one(1, max_dets=20, area="large")
-            stats[5] = one(0, max_dets=20)
-            stats[6] = one(0, max_dets=20, iou_thr=0.5)
-            stats[7] = one(0, max_dets=20, iou_thr=0.75)
-            stats[8] = one(0, max_dets=20, area="medium")
-            stats[9] = one(0, max_dets=20, area="large")
-        else:
+        spec = record(p.iouType)
+        if spec is None:
             raise Exception(f"unknown iouType {p.iouType!r}")
+        stats = np.zeros((len(spec.summary),))
+        for n, stat in enumerate(spec.summary):
+            at = stat.max_dets_at
+            max_dets = p.maxDets[at] if at is not None else stat.max_dets
+            assert max_dets is not None
+            stats[n] = one(stat.ap, iou_thr=stat.iou_thr, area=stat.area, max_dets=max_dets)
         self.stats = stats
 
     def __getstate__(self) -> dict[str, Any]:
@@ -816,8 +815,11 @@ def _rows(
 def _columns(
     anns: list[dict[str, Any]], kind: str, iou_type: str, *, prediction: bool
 ) -> dict[str, Any]:
-    # the Dataset columns of the annotations; which ones the similarity reads, the registry says
+    # the Dataset columns of the annotations; which ones the similarity reads, the registry
+    # says; keypoint evaluation (pycocotools' record) adds the ignore of num_keypoints == 0
     reads = similarity_input(iou_type)
+    spec = record(iou_type)
+    keypoints = spec is not None and spec.keypoints
     n = len(anns)
     ids_list = _pluck(anns, "id", kind)
     area_list = _pluck(anns, "area", kind)
@@ -841,7 +843,7 @@ def _columns(
             raise _Fallback from None
         if n and ids.min() <= 0:
             raise _Fallback  # pycocotools reads a detection id 0 as "unmatched"
-    if reads == "keypoints":
+    if keypoints:
         points = _pluck(anns, "keypoints", kind)
         try:
             kp = np.array(points, dtype=np.float64)
@@ -860,7 +862,7 @@ def _columns(
     else:
         boxes = [a.get("bbox") for a in anns]
         if any(b is None for b in boxes):
-            if reads == "keypoints" and not prediction:
+            if keypoints and not prediction:
                 bad = next(a for a in anns if a.get("bbox") is None)
                 raise _missing(kind, bad, "bbox")
             boxes = [[0.0, 0.0, 0.0, 0.0] if b is None else b for b in boxes]
@@ -897,20 +899,19 @@ def _result_columns(
     return cols, (img_pos[rows], results.category_id[rows])
 
 
-def _compiled_run(
-    coco_gt: Any, coco_dt: Any, p: Params
-) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
-    """pycocotools' evaluation of ``p`` on the compiled pipeline: ``(arrays, outcome, groups,
-    payload)``: ``arrays`` maps ``precision, recall, scores`` (computed on first read);
-    ``groups`` the increasing keys ``k * I + i`` (category and image positions in ``p``;
-    ``k = 0`` when classes are pooled) of the groups with a ground truth or a detection (those
-    pycocotools' ``evaluateImg`` does not return None for); ``payload`` the annotation
-    columns the pycocotools dicts can be rebuilt from (``gt``, ``dt``: (columns, (image
-    positions, category ids)); ``images``: height and width, segm only).
-    Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
-    reads = similarity_input(p.iouType) if isinstance(p.iouType, str) else None
-    if coco_gt is None or coco_dt is None or reads not in ("boxes", "segmentation", "keypoints"):
+def _compiled_type(p: Params) -> tuple[IouTypeRecord, str]:
+    """``p.iouType``'s record and the Dataset column its similarity reads; raises
+    ``_Fallback`` for a type only pycocotools' stages know."""
+    spec = record(p.iouType)
+    reads = None if spec is None else similarity_input(spec.name)
+    if spec is None or reads is None:
         raise _Fallback
+    return spec, reads
+
+
+def _checked(p: Params) -> tuple[np.ndarray, np.ndarray, list[int], list[Any], Any, Any]:
+    """``p``'s IoU and recall thresholds, max-dets, area ranges, image and category ids as
+    the compiled pipeline takes them; raises ``_Fallback`` where it cannot take them."""
     img_ids = list(p.imgIds)
     cat_ids = list(p.catIds)
     if not img_ids or not cat_ids or len(set(cat_ids)) != len(cat_ids):
@@ -936,6 +937,25 @@ def _compiled_run(
         or (image_ids != np.array(img_ids)).any()
     ):
         raise _Fallback
+    return iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids
+
+
+def _compiled_run(
+    coco_gt: Any, coco_dt: Any, p: Params
+) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
+    """pycocotools' evaluation of ``p`` on the compiled pipeline: ``(arrays, outcome, groups,
+    payload)``: ``arrays`` maps ``precision, recall, scores`` (computed on first read);
+    ``groups`` the increasing keys ``k * I + i`` (category and image positions in ``p``;
+    ``k = 0`` when classes are pooled) of the groups with a ground truth or a detection (those
+    pycocotools' ``evaluateImg`` does not return None for); ``payload`` the annotation
+    columns the pycocotools dicts can be rebuilt from (``gt``, ``dt``: (columns, (image
+    positions, category ids)); ``images``: height and width, segm only).
+    Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
+    if coco_gt is None or coco_dt is None:
+        raise _Fallback
+    _, reads = _compiled_type(p)
+    img_ids, cat_ids = list(p.imgIds), list(p.catIds)
+    _, _, _, _, image_ids, category_ids = _checked(p)
     gt_rows, gt_pos, gt_cat = _rows(
         coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth"
     )
@@ -953,6 +973,20 @@ def _compiled_run(
     sides.append((dt_cols, dt_placed))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
+    return _run_columns(p, sides, size)
+
+
+def _run_columns(
+    p: Params, sides: list[tuple[dict[str, Any], Any]], size: list[dict[str, Any]]
+) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
+    """:func:`_compiled_run` on the annotation columns: ``sides`` the ground truth's and the
+    results' (columns as :func:`_columns` gives them, (image positions in ``p.imgIds``,
+    category ids)), in :func:`_rows`' order; ``size`` each image's dict (``height``,
+    ``width``, may be empty). Raises ``_Fallback`` where only the Python stages reproduce
+    pycocotools."""
+    spec, reads = _compiled_type(p)
+    img_ids, cat_ids = list(p.imgIds), list(p.catIds)
+    iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids = _checked(p)
     nan = float("nan")
     try:
         images = ioukit.ImageTable(
@@ -986,7 +1020,7 @@ def _compiled_run(
             "use_cats": bool(p.useCats),
             "compat": "pycocotools",
         }
-        if reads == "keypoints":
+        if spec.keypoints:
             options["sigmas"] = np.asarray(p.kpt_oks_sigmas, dtype=np.float64)
         protocol = make_protocol("coco", iou_type=p.iouType, **options)
         match = getattr(protocol, "match", None)
@@ -1007,7 +1041,7 @@ def _compiled_run(
         or outcome.gt_count.shape != (len(cat_ids) if p.useCats else 1, len(ranges))
     ):
         raise _Fallback
-    payload: dict[str, Any] = {"gt": (gt_cols, columns[0]), "dt": (dt_cols, columns[1])}
+    payload: dict[str, Any] = {"gt": sides[0], "dt": sides[1]}
     if reads == "segmentation":
         payload["images"] = [{k: v for k, v in s.items() if k in ("height", "width")} for s in size]
     return arrays, outcome, _unique(np.concatenate(keys)), payload
@@ -1128,6 +1162,8 @@ def _rebuild(p: Params, payload: dict[str, Any]) -> tuple[Any, Any]:
     img_ids = list(p.imgIds)
     sizes = payload.get("images") or [{} for _ in img_ids]
     images = [{"id": i, **s} for i, s in zip(img_ids, sizes, strict=True)]
+    spec = record(p.iouType)
+    keypoints = spec is not None and spec.keypoints
     out = []
     for kind in ("gt", "dt"):
         cols, (index, cat) = payload[kind]
@@ -1146,7 +1182,7 @@ def _rebuild(p: Params, payload: dict[str, Any]) -> tuple[Any, Any]:
             fields["score"] = cols["scores"].tolist()
         if "segmentation" in cols:
             fields["segmentation"] = list(cols["segmentation"])
-        if "keypoints" in cols:
+        if keypoints:
             fields["keypoints"] = cols["keypoints"].reshape(n, -1).tolist()
             if kind == "gt":
                 fields["num_keypoints"] = (~cols["ignore"]).astype(np.int64).tolist()
