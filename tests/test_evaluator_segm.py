@@ -298,3 +298,30 @@ def test_merge_compares_array_options_by_value() -> None:
     c = Evaluator(iou_thresholds=[0.5, 0.7])
     with pytest.raises(ValueError, match="same protocol, iou_type and options"):
         a.merge(c)
+
+
+# ------------------------------------------------------------------------------ boundary (#26)
+def test_streaming_boundary_equals_json_evaluate_bit_for_bit() -> None:
+    """``Evaluator(iou_type="boundary")`` streams masks as for segm and gives
+    ``evaluate(..., iou_type="boundary")`` on the same data written as COCO JSON, bit for bit
+    (the JSON route is checked against boundary-iou-api in
+    tests/evaluation/similarity/test_boundary_ap.py)."""
+    images = generate(11, n_images=12)
+    ev = Evaluator(iou_type="boundary")
+    for start in range(0, len(images), 5):
+        chunk = images[start : start + 5]
+        ev.update([p for p, _ in chunk], [t for _, t in chunk])
+    got = ev.compute()
+    gt_json, res_json = as_coco_json(images)
+    expected = evaluate(gt_json, res_json, iou_type="boundary")
+    assert got.params["iou_type"] == expected.params["iou_type"] == "boundary"
+    assert got.stats == expected.stats, f"Evaluator: {got.stats}\nevaluate(JSON): {expected.stats}"
+    for key in ("precision", "recall", "scores"):
+        np.testing.assert_array_equal(got.result.arrays[key], expected.result.arrays[key])
+    segm = evaluate(gt_json, res_json, iou_type="segm")
+    assert got.stats != segm.stats  # boundary IoU, not mask IoU
+    with pytest.raises(DataFormatError, match=r"iou_type='boundary' needs masks"):
+        Evaluator(iou_type="boundary").update(
+            [{"boxes": [[0, 0, 1, 1]], "scores": [0.5], "labels": [1]}],
+            [{"boxes": [[0, 0, 1, 1]], "labels": [1]}],
+        )

@@ -8,39 +8,101 @@ so that a sharded evaluation accepts and refuses exactly what ``evaluate`` does.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.registry import (
-    PROTOCOL_MODULES,
     make_protocol,
-    protocol_iou_types,
+    resolve_iou_type,
     similarity_input,
 )
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
 
-__all__ = ["ground_truth_dataset", "make_runner", "predictions_dataset"]
+__all__ = [
+    "COCO_READERS",
+    "CocoReaders",
+    "coco_readers",
+    "ground_truth_dataset",
+    "make_runner",
+    "predictions_dataset",
+    "resolve_iou_type",
+]
+
+
+def _boxes_gt(source: Any, *, require_iscrowd: bool = False) -> Dataset:
+    return read_coco_ground_truth(source, require_iscrowd=require_iscrowd)
+
+
+def _masks_gt(source: Any, *, require_iscrowd: bool = False) -> Dataset:
+    return read_coco_ground_truth(source, require_iscrowd=require_iscrowd, keep_segmentation=True)
+
+
+def _boxes_results(source: Any, gt: Dataset) -> Dataset:
+    return read_coco_results(source, gt, iou_type="bbox")
+
+
+def _masks_results(source: Any, gt: Dataset) -> Dataset:
+    return read_coco_results(source, gt, iou_type="segm")
+
+
+@dataclass(frozen=True, slots=True)
+class CocoReaders:
+    """How COCO JSON gives the column a similarity compares: the ground-truth reader
+    (``source, require_iscrowd=...``) and the results reader (``source, gt``)."""
+
+    ground_truth: Callable[..., Dataset]
+    results: Callable[[Any, Dataset], Dataset]
+
+
+COCO_READERS: dict[str, CocoReaders] = {
+    "boxes": CocoReaders(_boxes_gt, _boxes_results),
+    "segmentation": CocoReaders(_masks_gt, _masks_results),
+    "keypoints": CocoReaders(read_coco_keypoints, read_coco_keypoint_results),
+}
+"""The Dataset column a similarity compares (:func:`~ioukit.evaluation.registry.
+similarity_input`) -> its COCO JSON readers; a column COCO JSON does not hold (``rotated``)
+reads the boxes (the protocol reads its own columns)."""
+
+
+def coco_readers(iou_type: str | None) -> CocoReaders:
+    """The COCO JSON readers of ``iou_type``'s column (boxes for an unknown name).
+
+    >>> coco_readers("boundary") is COCO_READERS["segmentation"]
+    True
+    """
+    column = similarity_input(iou_type) if isinstance(iou_type, str) else None
+    return COCO_READERS.get(column or "boxes", COCO_READERS["boxes"])
 
 
 def ground_truth_dataset(
-    gt: object, *, require_iscrowd: bool, segm: bool = False, keypoints: bool = False
+    gt: object,
+    *,
+    require_iscrowd: bool,
+    segm: bool = False,
+    keypoints: bool = False,
+    iou_type: str | None = None,
 ) -> Dataset:
     """``gt`` (a Dataset, a COCO dict or a COCO JSON path) as a ground-truth Dataset.
 
-    ``segm`` keeps the segmentations, ``keypoints`` reads a COCO keypoints file; a Dataset
-    with scores is refused (DataFormatError), any other type raises TypeError.
+    The reader is ``iou_type``'s (:func:`coco_readers`); without it ``segm`` keeps the
+    segmentations and ``keypoints`` reads a COCO keypoints file. A Dataset with scores is
+    refused (DataFormatError), any other type raises TypeError.
     """
     if isinstance(gt, Dataset):
         if gt.is_prediction:
             raise DataFormatError("gt: expected ground truth, got a dataset with scores")
         return gt
-    if keypoints and isinstance(gt, str | os.PathLike | Mapping):
-        return read_coco_keypoints(gt, require_iscrowd=require_iscrowd)
     if isinstance(gt, str | os.PathLike | Mapping):
-        return read_coco_ground_truth(gt, require_iscrowd=require_iscrowd, keep_segmentation=segm)
+        if iou_type is None:
+            column = "keypoints" if keypoints else "segmentation" if segm else "boxes"
+            readers = COCO_READERS[column]
+        else:
+            readers = coco_readers(iou_type)
+        return readers.ground_truth(gt, require_iscrowd=require_iscrowd)
     raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
 
 
@@ -53,17 +115,8 @@ def predictions_dataset(predictions: object, gt: Dataset, *, iou_type: str = "bb
         if not predictions.is_prediction:
             raise DataFormatError("predictions: expected a dataset with scores, got ground truth")
         return predictions
-    if similarity_input(iou_type) == "keypoints" and isinstance(
-        predictions, str | os.PathLike | Sequence | Mapping
-    ):
-        return read_coco_keypoint_results(predictions, gt)  # type: ignore[arg-type]
     if isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        masks = similarity_input(iou_type) == "segmentation"  # segm, boundary
-        return read_coco_results(
-            predictions,  # type: ignore[arg-type]
-            gt,
-            iou_type="segm" if masks else "bbox",
-        )
+        return coco_readers(iou_type).results(predictions, gt)
     raise TypeError(
         "predictions: expected a Dataset, a list of COCO result dicts or a path, "
         f"got {type(predictions).__name__}"
@@ -73,21 +126,3 @@ def predictions_dataset(predictions: object, gt: Dataset, *, iou_type: str = "bb
 def make_runner(protocol: str, iou_type: str | None, options: Mapping[str, Any]) -> Any:
     """The protocol object: ``protocol``, ``iou_type`` and options validated in one place."""
     return make_protocol(protocol, iou_type=iou_type, **options)
-
-
-def resolve_iou_type(protocol: str, iou_type: str | None) -> str:
-    """``iou_type``, or the protocol's only one where it is None or the default ``"bbox"`` that
-    the protocol does not take (``protocol="crowdpose"`` evaluates keypoints; ``"dota"``, which
-    takes ``"rotated"`` and ``"probiou"``, asks).
-
-    Examples
-    --------
-    >>> resolve_iou_type("crowdpose", "bbox"), resolve_iou_type("dota", "bbox")
-    ('keypoints', 'bbox')
-    """
-    if protocol not in PROTOCOL_MODULES:
-        return "bbox" if iou_type is None else iou_type
-    own = protocol_iou_types(protocol)
-    if len(own) == 1 and (iou_type is None or (iou_type == "bbox" and "bbox" not in own)):
-        return own[0]
-    return "bbox" if iou_type is None else iou_type

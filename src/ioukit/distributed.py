@@ -317,8 +317,8 @@ def unpack(packed: Any, image_ids: np.ndarray) -> Any:
     for name, value in packed.fields:
         if isinstance(value, _Column):
             data = value.data
-            if data is None:
-                value = np.full(value.shape, value.value, dtype=value.dtype)
+            if data is None:  # one value: a read-only broadcast view (merging keeps it one)
+                value = np.broadcast_to(np.asarray(value.value, dtype=value.dtype), value.shape)
             elif value.ranks:
                 value = image_ids[data.astype(np.int64)].astype(value.dtype)
             else:

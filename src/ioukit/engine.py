@@ -17,7 +17,6 @@ from ioukit._evaluate_inputs import (
     ground_truth_dataset,
     make_runner,
     predictions_dataset,
-    resolve_iou_type,
 )
 from ioukit.analysis.result import EvaluationResult
 from ioukit.dataset import Dataset
@@ -25,13 +24,21 @@ from ioukit.errors import ParameterError
 from ioukit.evaluation.protocols.lvis import (
     evaluate_lvis,
 )
-from ioukit.evaluation.registry import similarity_input
+from ioukit.evaluation.registry import (
+    protocol_has,
+    protocol_iou_types,
+    protocol_names,
+    protocol_traits,
+    resolve_iou_type,
+    similarity_reads,
+)
 from ioukit.io.coco_keypoints import read_crowd_index
 from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_results
 
 __all__ = ["PROTOCOLS", "evaluate", "run_lvis"]
 
-PROTOCOLS = ("coco", "voc07", "voc10", "yolo", "lvis")
+PROTOCOLS = protocol_names()
+"""The protocol names :func:`evaluate` takes (the registry's; imports no protocol module)."""
 
 
 def evaluate(
@@ -52,8 +59,9 @@ def evaluate(
     predictions : Dataset, list of dict or path
         Detections: a Dataset sharing ``gt``'s image table, a list of COCO result dicts
         (``image_id``, ``category_id``, ``bbox`` xywh, ``score``) or a path to such a file.
-    protocol : {"coco", "voc07", "voc10", "yolo", "lvis"}
-        ``"lvis"``: ``gt`` is an LVIS file, dict or
+    protocol : str
+        A name of :data:`PROTOCOLS` (``"coco"``, ``"voc07"``, ``"voc10"``, ``"yolo"``,
+        ``"lvis"``, ``"dota"``...). ``"lvis"``: ``gt`` is an LVIS file, dict or
         :class:`~ioukit.io.lvis.LVISGroundTruth`; see
         :func:`ioukit.evaluation.protocols.lvis.evaluate_lvis`
         (options ``fixed_ap``, ``max_dets``).
@@ -89,30 +97,21 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
-    if protocol == "lvis":  # LVIS files carry federated labels: read by ioukit.io.lvis
+    if protocol_has(protocol, "federated"):  # LVIS files carry federated labels: io.lvis
         return run_lvis(gt, predictions, iou_type=iou_type, **options)
     iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)
-    compat = options.get("compat")
-    segm = similarity_input(iou_type) == "segmentation"
-    keypoints = similarity_input(iou_type) == "keypoints"
+    strict = protocol_traits(protocol).strict_compat  # iscrowd on every annotation
     own_reader = getattr(runner, "read_ground_truth", None)  # a protocol with its own columns
     if own_reader is not None and isinstance(gt, str | os.PathLike | Mapping):
         gt_ds = own_reader(gt)
     else:
         gt_ds = ground_truth_dataset(
             gt,
-            require_iscrowd=protocol == "coco" and compat == "pycocotools",
-            segm=segm,
-            keypoints=keypoints,
+            require_iscrowd=strict is not None and options.get("compat") == strict,
+            iou_type=iou_type,
         )
-    pred_ds = predictions_dataset(
-        predictions,
-        gt_ds,
-        iou_type=iou_type
-        if similarity_input(iou_type) in ("segmentation", "keypoints")
-        else "bbox",
-    )
+    pred_ds = predictions_dataset(predictions, gt_ds, iou_type=iou_type)
     if getattr(runner, "crowd_index", False) is None and isinstance(
         gt, str | os.PathLike | Mapping
     ):
@@ -156,11 +155,12 @@ def run_lvis(
     >>> round(r.stats["APc"], 3), r.per_class[0]["frequency"]
     (0.9, 'c')
     """
-    import os
 
-    if iou_type not in ("bbox", "segm"):
-        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    segm = similarity_input(iou_type) == "segmentation"
+    allowed = protocol_iou_types("lvis")
+    if iou_type not in allowed:
+        listed = " or ".join(repr(t) for t in allowed)
+        raise ParameterError(f"iou_type: expected {listed}, got {iou_type!r}")
+    segm = similarity_reads(iou_type).masks
     if isinstance(gt, LVISGroundTruth):
         lvis_gt = gt
     elif isinstance(gt, Dataset):

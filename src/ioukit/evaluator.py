@@ -15,10 +15,7 @@ import numpy as np
 
 from ioukit import masks
 from ioukit._array import check_format
-from ioukit._evaluate_inputs import (
-    make_runner,
-    resolve_iou_type,
-)
+from ioukit._evaluate_inputs import make_runner
 from ioukit._process_group import process_group
 from ioukit._renamed import renamed_keyword, warn_renamed
 from ioukit.analysis.result import EvaluationResult
@@ -33,7 +30,12 @@ from ioukit.evaluation.protocols.lvis import (
     federated_labels,
     lvis_box_area,
 )
-from ioukit.evaluation.registry import similarity_input
+from ioukit.evaluation.registry import (
+    protocol_has,
+    protocol_iou_types,
+    resolve_iou_type,
+    similarity_reads,
+)
 from ioukit.evaluation.similarity.oks import concat_keypoints, streamed_keypoints
 from ioukit.evaluation.similarity.rotated import (
     ROTATED_BOX_FORMATS,
@@ -156,10 +158,11 @@ class Evaluator:
     With ``iou_type="segm"`` (COCO protocol) both sides carry ``masks`` (N, H, W) binary
     (bool or 0/1 integers; NumPy, torch on any device) instead of, or besides, ``boxes``.
     The masks are encoded to COCO RLE on ``update`` (memory stays bounded) and compared by
-    mask IoU. Missing boxes are the masks' tight boxes; a target's ``area`` defaults to its
-    mask's pixel count, and a prediction's area is always its mask's pixel count (as
-    pycocotools' ``loadRes`` for segm results without ``bbox``). The result equals
-    :func:`evaluate` with ``iou_type="segm"`` on the same data written as COCO JSON.
+    mask IoU (``iou_type="boundary"``: boundary IoU). Missing boxes are the masks' tight
+    boxes; a target's ``area`` defaults to its mask's pixel count, and a prediction's area is
+    always its mask's pixel count (as pycocotools' ``loadRes`` for segm results without
+    ``bbox``). The result equals :func:`evaluate` with the same ``iou_type`` on the same data
+    written as COCO JSON.
 
     Parameters
     ----------
@@ -169,10 +172,14 @@ class Evaluator:
         ``not_exhaustive_category_ids`` (lists of ids, default empty); ``compute`` builds the
         :class:`~ioukit.io.lvis.LVISGroundTruth` and equals ``evaluate(..., protocol="lvis")``
         on the same data written as LVIS JSON (``fixed_ap`` etc. as options).
-    iou_type : {"bbox", "segm", "keypoints", "rotated", "probiou"}
-        ``"segm"`` needs ``protocol="coco"`` or ``"lvis"``. ``"rotated"``/``"probiou"``:
-        ``boxes`` are oriented (N, 5) ``cxcywhr`` (degrees, counter-clockwise) or (N, 8)
-        corners (protocols coco, dota, mmrotate, yolo).
+    iou_type : str
+        Any registered similarity the protocol takes
+        (:func:`ioukit.evaluation.registry.similarity_names`); what ``update`` reads follows
+        the column it compares. Masks (``"segm"``, ``"boundary"``): ``masks`` as above
+        (``"segm"`` needs ``protocol="coco"`` or ``"lvis"``, ``"boundary"`` ``"coco"``).
+        Keypoints (``"keypoints"``): ``keypoints`` (N, K, 3). Oriented boxes
+        (``"rotated"``/``"probiou"``): ``boxes`` are (N, 5) ``cxcywhr`` (degrees,
+        counter-clockwise) or (N, 8) corners (protocols coco, dota, mmrotate, yolo).
     fmt : {"xyxy", "xywh", "cxcywh"} or {"cxcywhr", "xywhr", "xyxyxyxy"}
         Format of the incoming boxes (``fmt``, as everywhere in ioukit; the old name
         ``box_format`` still works with a DeprecationWarning); for oriented boxes the default
@@ -229,25 +236,27 @@ class Evaluator:
     ):
         fmt = renamed_keyword("ioukit.Evaluator", "box_format", "fmt", box_format, fmt, "xyxy")
         self._frequencies: dict[int, str] | None = None  # protocol="lvis": the vocabulary
-        if protocol == "lvis":
+        if protocol_has(protocol, "federated"):  # LVIS: the vocabulary, federated labels
             options = dict(options)
             self._frequencies = check_frequencies(options.pop("frequencies", None))
-            if iou_type not in ("bbox", "segm"):
+            allowed = protocol_iou_types(protocol)
+            if iou_type not in allowed:
                 raise ParameterError(
-                    f"iou_type: Evaluator(protocol='lvis') supports 'bbox' and 'segm', got "
-                    f"{iou_type!r}"
+                    f"iou_type: Evaluator(protocol={protocol!r}) supports "
+                    f"{' and '.join(repr(t) for t in allowed)}, got {iou_type!r}"
                 )
         iou_type = resolve_iou_type(protocol, iou_type)
         make_runner(protocol, iou_type, options)  # validated here, once, before any update
-        if iou_type not in ("bbox", "segm", "keypoints", "rotated", "probiou"):
+        reads = similarity_reads(iou_type)  # what update() takes: boxes, masks, keypoints...
+        if not (reads.column == "boxes" or reads.masks or reads.keypoints or reads.oriented):
             raise ParameterError(
-                "iou_type: Evaluator supports 'bbox', 'segm', 'keypoints', 'rotated' and "
-                f"'probiou', got {iou_type!r}"
+                "iou_type: Evaluator streams boxes, masks, keypoints and oriented boxes, got "
+                f"{iou_type!r}, which compares {reads.column!r}"
             )
 
         self.protocol = protocol
         self.iou_type = iou_type
-        self._oriented = similarity_input(iou_type) == "rotated"
+        self._oriented = reads.oriented
         if self._oriented:  # oriented boxes: cxcywhr, xywhr, xyxyxyxy, or by width (xyxy)
             if fmt not in (*ROTATED_BOX_FORMATS, "xyxy"):
                 raise ParameterError(
@@ -311,7 +320,7 @@ class Evaluator:
         """Encoded masks and xyxy boxes (given, or the masks' tight boxes) of one side."""
 
         if "masks" not in d:
-            raise DataFormatError(f"{name}.masks: missing (iou_type='segm' needs masks)")
+            raise DataFormatError(f"{name}.masks: missing (iou_type={self.iou_type!r} needs masks)")
         m = _Masks(d["masks"], f"{name}.masks")
         if "boxes" not in d:
             return m, m.boxes
@@ -336,8 +345,8 @@ class Evaluator:
                 f"predictions, targets: expected equal lengths, got {len(predictions)} and "
                 f"{len(targets)}"
             )
-        segm = similarity_input(self.iou_type) == "segmentation"
-        kp = similarity_input(self.iou_type) == "keypoints"
+        segm = similarity_reads(self.iou_type).masks  # segm, boundary
+        kp = similarity_reads(self.iou_type).keypoints
         box_key = () if segm else ("boxes",)
         pred_rows: list[tuple[np.ndarray, ...]] = []
         gt_rows: list[tuple[np.ndarray, ...]] = []
@@ -544,7 +553,7 @@ class Evaluator:
         gts = [self._gt[k] for k in order]
         preds = [self._pred[k] for k in order]
         n_images = len(gts)
-        segm = similarity_input(self.iou_type) == "segmentation"
+        segm = similarity_reads(self.iou_type).masks
         given = [self._image_ids[k] for k in order]
         ids = [int(i) for i in given if i is not None] or list(range(n_images))
         stems = [str(i) for i in ids]
@@ -568,7 +577,7 @@ class Evaluator:
             else np.asarray(category_ids, dtype=np.int64)
         )
         categories = CategoryTable.from_lists(labels.tolist(), [str(c) for c in labels.tolist()])
-        kp = similarity_input(self.iou_type) == "keypoints"
+        kp = similarity_reads(self.iou_type).keypoints
         gt_kp = pred_kp = None
         if kp:
             gt_kp = concat_keypoints([g[4] for g in gts], "targets")

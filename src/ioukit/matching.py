@@ -33,9 +33,16 @@ import numpy as np
 
 from ioukit._kernels import match as kernels
 from ioukit.errors import DataFormatError, ParameterError
-from ioukit.evaluation.match import TIE_RULES
+from ioukit.evaluation.match import TIE_RULES, MatchRule
 
 __all__ = ["Matches", "match_predictions"]
+
+_RULES = {
+    "coco": MatchRule(tie="last", crowd=True, clamp=1.0 - 1e-10),
+    "voc": MatchRule(tie="argmax", crowd=False, clamp=None),
+}
+"""The rules of the module docstring, as the pipeline's :class:`MatchRule` (``strict`` is
+``match_predictions``' own option)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,15 +150,17 @@ def match_predictions(
         raise DataFormatError(
             f"scores: expected shape ({num_pred},) to match iou {matrix.shape}, got {score.shape}"
         )
-    if rule not in ("coco", "voc"):
-        raise ParameterError(f"rule: expected 'coco' or 'voc', got {rule!r}")
+    preset = _RULES.get(rule) if isinstance(rule, str) else None
+    if preset is None:
+        choices = " or ".join(repr(name) for name in _RULES)
+        raise ParameterError(f"rule: expected {choices}, got {rule!r}")
     thresholds = _thresholds(iou_thresholds)
     ignore = (
         _flags(gt_crowd, num_gt, "gt_crowd")
         | _flags(gt_ignore, num_gt, "gt_ignore")
         | _flags(gt_difficult, num_gt, "gt_difficult")
     )
-    crowd = _flags(gt_crowd, num_gt, "gt_crowd") if rule == "coco" else np.zeros(num_gt, bool)
+    crowd = _flags(gt_crowd, num_gt, "gt_crowd") if preset.crowd else np.zeros(num_gt, bool)
 
     # one group through the pipeline's matcher (ioukit.evaluation.match)
     order = np.argsort(-score, kind="stable")
@@ -172,13 +181,13 @@ def match_predictions(
         crowd.view(np.uint8),
         np.zeros(num_gt, dtype=np.uint8),
         np.zeros(num_pred),
-        np.minimum(thresholds, 1.0 - 1e-10) if rule == "coco" else thresholds,
+        thresholds if preset.clamp is None else np.minimum(thresholds, preset.clamp),
         np.array([-np.inf]),
         np.array([np.inf]),
         np.arange(num_pred, dtype=np.int64),
         np.arange(num_gt, dtype=np.int64),
         int(strict_threshold),
-        TIE_RULES.index("last" if rule == "coco" else "argmax"),
+        TIE_RULES.index(preset.tie),
         zero,
         np.zeros((num_pred, width), dtype=np.uint8),
         ignored_bits,

@@ -25,6 +25,7 @@ import numpy as np
 from ioukit.analysis.calibration import calibration
 from ioukit.analysis.keypoints import keypoint_errors
 from ioukit.errors import MissingDependencyError, ParameterError
+from ioukit.evaluation.registry import similarity_reads
 from ioukit.io._text import atomic_write_bytes
 from ioukit.report import escape_text
 
@@ -569,7 +570,7 @@ def write_plots(
     calibrated = calibration(result, iou_threshold=iou_threshold, if_available=True)
     if calibrated is not None:  # the kept detections of the evaluation's own match
         written.append(plot_reliability(calibrated, out / "reliability.png"))
-    if result.params.get("iou_type") == "keypoints" and result.outcome is not None:
+    if similarity_reads(result.params.get("iou_type")).keypoints and result.outcome is not None:
         # per-keypoint errors read the matched pairs (protocol yolo keeps its outcome too)
         written.append(plot_keypoint_errors(result, out / "keypoint_errors.png"))
     return written

@@ -42,11 +42,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit import masks
+from ioukit._evaluate_inputs import COCO_READERS
 from ioukit.boxes import box_convert
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import ParameterError
-from ioukit.io.coco import read_coco_ground_truth, read_coco_results
-from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
+from ioukit.evaluation.registry import similarity_input
 
 if TYPE_CHECKING:
     from ioukit.dataset import Dataset
@@ -533,7 +533,9 @@ def add_masks(ground_truth: GroundTruth, results: Results) -> tuple[GroundTruth,
             "size": rle["size"],
             "counts": counts.decode() if isinstance(counts, bytes) else counts,
         }
-        out.append({k: v for k, v in d.items() if k != "bbox"} | {"segmentation": rle})
+        record = dict(d)
+        del record["bbox"]  # a mask result instead of the box
+        out.append(record | {"segmentation": rle})
     return {**ground_truth, "annotations": anns}, out
 
 
@@ -1106,7 +1108,8 @@ def to_datasets(
     results : sequence of Mapping
         COCO results on its images (never modified).
     iou_type : {"bbox", "segm", "keypoints"}
-        Which reader: boxes, boxes with their ``segmentation`` kept, or keypoints.
+        Which reader, by the column the similarity compares: boxes, boxes with their
+        ``segmentation`` kept (``"segm"``, ``"boundary"``), or keypoints.
 
     Returns
     -------
@@ -1118,12 +1121,8 @@ def to_datasets(
     >>> gt.boxes.shape[1], len(pred.scores) == len(pred)
     (4, True)
     """
-    if iou_type == "keypoints":
-        gt = read_coco_keypoints(ground_truth)
-        return gt, read_coco_keypoint_results(results, gt)
-    if iou_type not in ("bbox", "segm"):
+    readers = COCO_READERS.get(similarity_input(iou_type) or "", None)
+    if readers is None:  # not a similarity, or one whose column COCO JSON does not hold
         raise ParameterError(f"iou_type: expected 'bbox', 'segm' or 'keypoints', got {iou_type!r}")
-
-    keep = iou_type == "segm"
-    gt = read_coco_ground_truth(ground_truth, keep_segmentation=keep)
-    return gt, read_coco_results(results, gt, keep_segmentation=keep, iou_type=iou_type)
+    gt = readers.ground_truth(ground_truth)
+    return gt, readers.results(results, gt)

@@ -26,16 +26,19 @@ from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.evaluation.ap import COCO_RECALL_THRESHOLDS
 from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.outcome import IGNORED
-from ioukit.evaluation.protocols.yolo import float32_values, match_yolo, ultralytics_class_curves
+from ioukit.evaluation.protocols.yolo import float32_values, ultralytics_class_curves
+from ioukit.evaluation.registry import ProtocolTraits, protocol_traits
 
 __all__ = [
     "Curves",
     "PrecisionRecallF1",
     "curves_from_matches",
     "curves_from_outcome",
+    "curves_of",
     "matches_from_outcome",
     "pr_curves",
     "precision_recall_f1",
+    "rematch",
 ]
 
 
@@ -125,20 +128,33 @@ def _match(
 ) -> grouping.DatasetMatches:
     if protocol not in _PROTOCOLS:
         raise ParameterError(f"protocol: expected one of {_PROTOCOLS}, got {protocol!r}")
+    return rematch(gt, pred, iou_threshold, protocol_traits(protocol), similarity)
+
+
+def rematch(
+    gt: Dataset,
+    pred: Dataset,
+    iou_threshold: float,
+    traits: ProtocolTraits,
+    similarity: Any = None,
+) -> grouping.DatasetMatches:
+    """Every prediction matched at ``iou_threshold`` by the protocol's rule (its
+    :attr:`~ioukit.evaluation.registry.ProtocolTraits.rematch`; the VOC rule when it has
+    none): for the curves and matched IoUs of an evaluation whose outcome lacks the threshold."""
     threshold = float(iou_threshold)
     if not 0.0 <= threshold <= 1.0:
         raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     thresholds = np.array([threshold])
-    if protocol == "yolo":
-        return match_yolo(gt, pred, thresholds, similarity)
-    ignore = gt.crowd | gt.ignore | gt.difficult
+    if traits.rematch is not None:
+        matches: grouping.DatasetMatches = traits.rematch(gt, pred, thresholds, similarity)
+        return matches
     return grouping.match_dataset(
         gt,
         pred,
         iou_thresholds=thresholds,
-        rule="coco" if protocol == "coco" else "voc",
-        gt_ignore=ignore,
-        gt_crowd=gt.crowd if protocol == "coco" else np.zeros(len(gt), dtype=bool),
+        rule="voc",
+        gt_ignore=gt.crowd | gt.ignore | gt.difficult,
+        gt_crowd=np.zeros(len(gt), dtype=bool),
         similarity=similarity,
     )
 
@@ -274,10 +290,25 @@ def pr_curves(
     >>> c.precision[0, [0, 50, 51]].tolist(), round(c.best_f1, 3)
     ([1.0, 1.0, 0.0], 0.657)
     """
+    if protocol not in _PROTOCOLS:
+        raise ParameterError(f"protocol: expected one of {_PROTOCOLS}, got {protocol!r}")
+    return curves_of(gt, pred, iou_threshold, protocol_traits(protocol), similarity)
+
+
+def curves_of(
+    gt: Dataset,
+    pred: Dataset,
+    iou_threshold: float,
+    traits: ProtocolTraits,
+    similarity: Any = None,
+) -> Curves:
+    """:func:`pr_curves` of a protocol given by its traits (:func:`rematch`; Ultralytics'
+    confidence curves where the protocol draws them so): what
+    :meth:`~ioukit.analysis.result.EvaluationResult.curves` calls for any protocol."""
     return curves_from_matches(
-        _match(gt, pred, iou_threshold, protocol, similarity),
+        rematch(gt, pred, iou_threshold, traits, similarity),
         iou_threshold,
-        ultralytics_image_index=pred.image_index if protocol == "yolo" else None,
+        ultralytics_image_index=pred.image_index if traits.ultralytics_curves else None,
     )
 
 
@@ -351,7 +382,7 @@ def curves_from_outcome(
     ``protocol="yolo"``: the outcome of the yolo protocol (float32 thresholds, crowd ground
     truths dropped, no ignored ones), with Ultralytics' confidence order.
     """
-    if protocol != "yolo":
+    if not protocol_traits(protocol).ultralytics_curves:
         matches = matches_from_outcome(gt, pred, outcome, iou_threshold)
         return None if matches is None else curves_from_matches(matches, iou_threshold)
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ioukit._evaluate_inputs import coco_readers
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
 from ioukit.evaluation import Groups, MatchRule, get_similarity
@@ -46,11 +47,13 @@ from ioukit.evaluation.pairing import (
     TRUE_POSITIVE,
     coco_outcome,
     image_pairs,
+    require_columns,
     resolve_pair,
     run_matcher,
     subset,
+    table_reads,
 )
-from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.evaluation.registry import similarity_reads
 from ioukit.report import to_jsonable
 
 __all__ = ["MAIN_ERRORS", "SPECIAL_ERRORS", "ErrorAnalysis", "error_analysis"]
@@ -252,9 +255,7 @@ def _load(
     if isinstance(gt, Dataset):
         gt_ds = gt
     elif isinstance(gt, str | os.PathLike | Mapping):
-        gt_ds = read_coco_ground_truth(
-            gt, require_iscrowd=require_iscrowd, keep_segmentation=iou_type == "segm"
-        )
+        gt_ds = coco_readers(iou_type).ground_truth(gt, require_iscrowd=require_iscrowd)
     else:
         raise TypeError(f"gt: expected a Dataset, a COCO dict or a path, got {type(gt).__name__}")
     if gt_ds.is_prediction:
@@ -262,7 +263,7 @@ def _load(
     if isinstance(results, Dataset):
         pred_ds = results
     elif isinstance(results, str | os.PathLike | Sequence):
-        pred_ds = read_coco_results(results, gt_ds, iou_type=iou_type)
+        pred_ds = coco_readers(iou_type).results(results, gt_ds)
     else:
         raise TypeError(
             "results: expected a Dataset, a list of COCO result dicts or a path, "
@@ -584,9 +585,10 @@ def error_analysis(
     compat : {None, "tidecv"}
         None: the COCO match (``ap`` = pycocotools' AP at ``iou_threshold``). ``"tidecv"``:
         tidecv 1.0.1's numbers exactly.
-    iou_type : {"bbox", "segm"}, optional
-        Default: the evaluation result's, else ``"bbox"``. Box IoU, or mask IoU of the
-        ``segmentation`` fields (polygons or RLE; COCO inputs are then read with their masks).
+    iou_type : {"bbox", "segm", "boundary", "bbox-float32"}, optional
+        Default: the evaluation result's, else ``"bbox"``. A similarity of boxes or masks: box
+        IoU, or mask (boundary) IoU of the ``segmentation`` fields (polygons or RLE; COCO
+        inputs are then read with their masks).
     max_dets : int
         Predictions evaluated per image and class (``compat="tidecv"``: per image).
 
@@ -613,8 +615,8 @@ def error_analysis(
     """
     if compat not in (None, "tidecv"):
         raise ParameterError(f"compat: expected None or 'tidecv', got {compat!r}")
-    if iou_type not in (None, "bbox", "segm"):
-        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
+    if iou_type is not None:
+        table_reads(iou_type)
 
     pos = float(iou_threshold)
     bg = float(background_threshold)
@@ -633,12 +635,7 @@ def error_analysis(
     else:
         iou_type = iou_type or "bbox"
         gt_ds, pred_ds = _load(gt, results, iou_type)
-    if iou_type == "segm":
-        for ds, name in ((gt_ds, "gt"), (pred_ds, "results")):
-            if ds.segmentation is None:
-                raise DataFormatError(
-                    f"{name}: expected masks ('segmentation') for iou_type='segm', got none"
-                )
+    require_columns(similarity_reads(iou_type), iou_type, gt_ds, pred_ds)
     tidecv = compat == "tidecv"
     table = (
         _tidecv_table(gt_ds, pred_ds, pos, int(max_dets), iou_type)

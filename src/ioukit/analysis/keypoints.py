@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.errors import ParameterError
+from ioukit.evaluation.registry import similarity_reads
 from ioukit.evaluation.similarity.oks import OKS_EPS, check_sigmas, oks_scale
 
 if TYPE_CHECKING:
@@ -87,7 +88,11 @@ def keypoint_errors(result: Any, /, *, threshold: float = 0.5) -> KeypointErrors
     """
     gt, pred, outcome = result.ground_truth, result.predictions, result.outcome
     params = result.params
-    if outcome is None or gt.keypoints is None or params.get("iou_type") != "keypoints":
+    if (
+        outcome is None
+        or gt.keypoints is None
+        or not similarity_reads(params.get("iou_type")).keypoints
+    ):
         raise ParameterError(
             "result: expected the result of an evaluation with iou_type='keypoints'"
         )

@@ -11,17 +11,13 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.evaluation.outcome import TRUE_POSITIVE
-from ioukit.evaluation.protocols.lvis import format_summary
-from ioukit.evaluation.registry import get_similarity, similarity_input
+from ioukit.evaluation.registry import get_similarity, protocol_traits, similarity_reads
 from ioukit.evaluation.result import ProtocolResult
 
 if TYPE_CHECKING:
     from ioukit.evaluation.outcome import MatchOutcome
 
 __all__ = ["ClassRow", "EvaluationResult"]
-
-
-_AREA_TITLES = {"all": "all", "small": "small", "medium": "medium", "large": "large"}
 
 
 def _jsonable(value: Any) -> Any:
@@ -181,31 +177,13 @@ class EvaluationResult:
 
     def summary(self) -> str:
         """The familiar text block (COCO: pycocotools' 12 lines; others: a short table)."""
-        if self.protocol == "lvis":  # lvis-api's print_results block
-            return format_summary(self.result)
-        layout = self.result.params.get("stat_layout")
-        if self.protocol != "coco" or not layout:
-            width = max((len(k) for k in self.result.stats), default=0)
-            lines = [self.protocol]
-            lines += [f"  {k.ljust(width)}  {v:.3f}" for k, v in self.result.stats.items()]
-            return "\n".join(lines)
-        thresholds = self.result.params["iou_thresholds"]
-        lines = []
-        for spec in layout:
-            ap = spec["kind"] == "AP"
-            title = "Average Precision" if ap else "Average Recall"
-            kind = "(AP)" if ap else "(AR)"
-            iou = (
-                f"{thresholds[0]:0.2f}:{thresholds[-1]:0.2f}"
-                if spec["iou"] is None
-                else f"{spec['iou']:0.2f}"
-            )
-            area = _AREA_TITLES.get(spec["area"], spec["area"])
-            value = self.result.stats[spec["key"]]
-            lines.append(
-                f" {title:<18} {kind} @[ IoU={iou:<9} | area={area:>6s} | "
-                f"maxDets={spec['max_dets']:>3d} ] = {value:0.3f}"
-            )
+        own = protocol_traits(self.protocol).summary  # COCO, LVIS: their reference's block
+        text = None if own is None else own(self.result)
+        if text is not None:
+            return text
+        width = max((len(k) for k in self.result.stats), default=0)
+        lines = [self.protocol]
+        lines += [f"  {k.ljust(width)}  {v:.3f}" for k, v in self.result.stats.items()]
         return "\n".join(lines)
 
     def per_class_table(self) -> str:
@@ -238,7 +216,7 @@ class EvaluationResult:
     def matched_ious(self, *, iou_threshold: float = 0.5) -> np.ndarray:
         """IoUs of the true positives at ``iou_threshold`` (from ``outcome`` when it holds that
         threshold, else from :func:`ioukit.analysis.diagnostics.greedy_match`)."""
-        from ioukit.analysis.curves import _match
+        from ioukit.analysis.curves import rematch
         from ioukit.analysis.diagnostics import greedy_match
 
         if self.outcome is not None:
@@ -248,9 +226,8 @@ class EvaluationResult:
                 return np.asarray(o.iou_at(int(t[0]))[o.status_at(int(t[0])) == TRUE_POSITIVE])
         similarity = self._similarity()
         if similarity is not None:
-            m = _match(
-                self.ground_truth, self.predictions, iou_threshold, self.protocol, similarity
-            )
+            traits = protocol_traits(self.protocol)
+            m = rematch(self.ground_truth, self.predictions, iou_threshold, traits, similarity)
             iou = m.iou if m.iou is not None else np.full(m.matched.shape, np.nan)
             return np.asarray(iou[0][m.tp[0]])
 
@@ -282,7 +259,7 @@ class EvaluationResult:
         From the evaluation's own match (``outcome``) when it holds ``iou_threshold`` (COCO:
         the predictions within ``max_dets``); otherwise :func:`ioukit.analysis.curves.pr_curves`.
         """
-        from ioukit.analysis.curves import curves_from_outcome, pr_curves
+        from ioukit.analysis.curves import curves_from_outcome, curves_of
 
         if self.outcome is not None:
             own = curves_from_outcome(
@@ -291,37 +268,27 @@ class EvaluationResult:
             )  # fmt: skip
             if own is not None:
                 return own
-        protocol = self.protocol if self.protocol in ("coco", "voc07", "voc10", "yolo") else "voc10"
-        return pr_curves(
+        return curves_of(
             self.ground_truth,
             self.predictions,
-            iou_threshold=iou_threshold,
-            protocol=protocol,
-            similarity=self._similarity(),
+            iou_threshold,
+            protocol_traits(self.protocol),
+            self._similarity(),
         )
 
     def _similarity(self, *, confusion: bool = False) -> Any:
         """The similarity to rematch with when ``outcome`` does not serve (None: box IoU).
 
-        ``iou_type`` ``"rotated"``: the exact rotated IoU; ``"probiou"``: Ultralytics' float32
-        probiou under ``protocol="yolo"``, else
-        :class:`ioukit.evaluation.similarity.rotated.ProbIoUSimilarity`; ``"keypoints"`` under
-        ``"yolo"``:
-        Ultralytics' OKS for curves and IoUs, its box IoU for the confusion matrix (as
-        ``PoseValidator``).
+        The protocol's own (:attr:`~ioukit.evaluation.registry.ProtocolTraits.
+        rematch_similarity`: ``protocol="yolo"`` matches with Ultralytics' OKS and OBB
+        similarities); otherwise the evaluation's similarity for oriented boxes (rotated IoU,
+        probiou) and box IoU for the rest.
         """
-        from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS, yolo_similarity
-
         iou_type = str(self.params.get("iou_type", "bbox"))
-        if similarity_input(iou_type) == "keypoints" and self.protocol == "yolo" and not confusion:
-            sigmas = self.params.get("sigmas")
-            return UltralyticsOKS(None if sigmas is None else tuple(sigmas))
-        if similarity_input(iou_type) != "rotated":
-            return None
-        if self.protocol == "yolo":
-            return yolo_similarity(str(iou_type))
-
-        return get_similarity(str(iou_type))
+        own = protocol_traits(self.protocol).rematch_similarity
+        if own is not None:
+            return own(iou_type, self.params, confusion)
+        return get_similarity(iou_type) if similarity_reads(iou_type).oriented else None
 
     def error_analysis(self, **options: Any) -> Any:
         """TIDE error analysis of this evaluation's own match (``ioukit.analysis.errors``).

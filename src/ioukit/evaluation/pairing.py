@@ -23,6 +23,14 @@ from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation import Groups, MatchRule, get_similarity
 from ioukit.evaluation.match import match_groups
+from ioukit.evaluation.registry import (
+    SimilarityReads,
+    protocol_has,
+    protocol_names,
+    protocol_traits,
+    similarity_names,
+    similarity_reads,
+)
 
 __all__ = [
     "FALSE_POSITIVE",
@@ -32,9 +40,11 @@ __all__ = [
     "coco_outcome",
     "image_pairs",
     "image_rank_of",
+    "require_columns",
     "resolve_pair",
     "run_matcher",
     "subset",
+    "table_reads",
 ]
 
 
@@ -203,6 +213,42 @@ class MatchTable:
         return np.bincount(self.gt_class[keep], minlength=len(self.cat_ids))[: len(self.cat_ids)]
 
 
+def table_reads(iou_type: object) -> SimilarityReads:
+    """What a one-threshold table (TIDE, per image, thresholds, LRP) matches with: a
+    similarity of boxes or masks (box IoU, mask IoU, boundary IoU...), else ParameterError.
+
+    >>> table_reads("boundary").masks
+    True
+    >>> table_reads("keypoints")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: iou_type: expected a similarity of boxes or masks ('bbox', ...
+    """
+    reads = similarity_reads(iou_type)
+    if not _boxes_or_masks(reads):
+        names = [n for n in similarity_names() if _boxes_or_masks(similarity_reads(n))]
+        raise ParameterError(
+            f"iou_type: expected a similarity of boxes or masks ({', '.join(map(repr, names))}), "
+            f"got {iou_type!r}"
+        )
+    return reads
+
+
+def _boxes_or_masks(reads: SimilarityReads) -> bool:
+    return reads.column == "boxes" or reads.masks
+
+
+def require_columns(reads: SimilarityReads, iou_type: str, gt: Dataset, pred: Dataset) -> None:
+    """DataFormatError unless both sides carry the masks a mask similarity compares."""
+    if not reads.masks:
+        return
+    for ds, name in ((gt, "gt"), (pred, "results")):
+        if ds.segmentation is None:
+            raise DataFormatError(
+                f"{name}: expected masks ('segmentation') for iou_type={iou_type!r}, got none"
+            )
+
+
 def _check(gt: Dataset, pred: Dataset) -> None:
     if gt.is_prediction:
         raise DataFormatError("gt: expected ground truth (no scores), got predictions")
@@ -245,22 +291,25 @@ def resolve_pair(
             )
         params = dict(getattr(gt, "params", {}) or {})
         kind = iou_type or str(params.get("iou_type") or "bbox")
+        protocol = getattr(gt, "protocol", None)
+        traits = protocol_traits(protocol)
+        federated = protocol in protocol_names() and protocol_has(protocol, "federated")
         reusable = (
-            getattr(gt, "protocol", None) == "coco"
+            traits.coco_pairing
             and params.get("compat") is None
             and params.get("use_cats", True)
             and kind == params.get("iou_type", "bbox")
             and list(params.get("area_ranges", {}).get("all", [])) == [0.0, 1e10]
         )
         outcome = getattr(gt, "outcome", None)
-        if getattr(gt, "protocol", None) == "lvis" and outcome is not None:
+        if federated and outcome is not None:
             # LVIS: the only match with its rules (cap, federated filter, not exhaustive)
             if kind != params.get("iou_type", "bbox"):
                 raise ParameterError(
                     f"iou_type: expected the LVIS evaluation's {params.get('iou_type')!r}, "
                     f"got {kind!r} (matching again would drop LVIS's federated rules)"
                 )
-            return ground_truth, preds, kind, (outcome, _EVERY_RESULT, "lvis")
+            return ground_truth, preds, kind, (outcome, _EVERY_RESULT, True)
         dets = params.get("max_dets") or [0]
         return (
             ground_truth,
@@ -311,7 +360,7 @@ def coco_outcome(
         The pipeline's similarity: box IoU, or mask IoU of the ``segmentation`` columns.
     rule : MatchRule, optional
         Default: COCO's (``>=``, last of equal IoUs, crowds absorb, ``1 - 1e-10`` clamp).
-    reuse : (MatchOutcome, int) or (MatchOutcome, int, "lvis"), optional
+    reuse : (MatchOutcome, int) or (MatchOutcome, int, True), optional
         An evaluation's outcome (COCO rule, area range "all" first) and its ``max_dets``: read
         instead of matching again when it holds ``iou_threshold``, only "all" is asked for and
         its ``max_dets`` is at least ``max_dets``. An LVIS evaluation's outcome (from
@@ -343,14 +392,7 @@ def coco_outcome(
         raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     if int(max_dets) < 1:
         raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
-    if iou_type not in ("bbox", "segm"):
-        raise ParameterError(f"iou_type: expected 'bbox' or 'segm', got {iou_type!r}")
-    if iou_type == "segm":
-        for ds, name in ((gt, "gt"), (pred, "results")):
-            if ds.segmentation is None:
-                raise DataFormatError(
-                    f"{name}: expected masks ('segmentation') for iou_type='segm', got none"
-                )
+    require_columns(table_reads(iou_type), iou_type, gt, pred)
     ranges = {"all": _DEFAULT_RANGES["all"]} if area_ranges is None else dict(area_ranges)
     if "all" not in ranges:
         ranges = {"all": _DEFAULT_RANGES["all"], **ranges}
@@ -358,7 +400,7 @@ def coco_outcome(
     lo = np.array([float(ranges[n][0]) for n in names])
     hi = np.array([float(ranges[n][1]) for n in names])
 
-    lvis = reuse is not None and tuple(reuse[2:]) == ("lvis",)
+    lvis = reuse is not None and tuple(reuse[2:]) == (True,)  # federated: read, never rematch
     if reuse is not None and (rule is None or lvis) and names == ("all",):
         outcome, evaluated = reuse[0], int(reuse[1])
         table = (

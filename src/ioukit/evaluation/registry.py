@@ -42,6 +42,8 @@ __all__ = [
     "SIMILARITY_MODULES",
     "TRAITS",
     "EvaluationProtocol",
+    "ProtocolTraits",
+    "SimilarityReads",
     "StatSpec",
     "check_pair",
     "get_similarity",
@@ -52,11 +54,14 @@ __all__ = [
     "protocol_names",
     "protocol_options",
     "protocol_takes",
+    "protocol_traits",
     "register_protocol",
     "register_similarity",
     "register_variant",
+    "resolve_iou_type",
     "similarity_input",
     "similarity_names",
+    "similarity_reads",
 ]
 
 _P = "ioukit.evaluation.protocols."
@@ -151,6 +156,88 @@ class StatSpec:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ProtocolTraits:
+    """What a protocol is, for the code above it that must not compare its name.
+
+    Each protocol declares its traits once, where it registers (:func:`register_protocol`);
+    the analyses, the result and the readers ask :func:`protocol_traits`.
+
+    Attributes
+    ----------
+    summary : callable or None
+        ``summary(result) -> str | None``: the protocol's own text block for a
+        :class:`~ioukit.evaluation.result.ProtocolResult` (COCO: pycocotools' lines; LVIS:
+        lvis-api's); None (or a None answer): the stats as a short table.
+    rematch : callable or None
+        ``rematch(gt, pred, thresholds, similarity) -> DatasetMatches``: the match at one
+        threshold that the curves use when the evaluation's outcome does not hold it; None:
+        the VOC rule (highest IoU, no crowd), as for any protocol without its own.
+    rematch_similarity : callable or None
+        ``rematch_similarity(iou_type, params, confusion) -> Similarity | None``: what
+        matched IoUs, curves and (``confusion=True``) the confusion matrix match with when
+        they cannot read the outcome; None: the registered similarity for oriented boxes, box
+        IoU (None) otherwise.
+    ultralytics_curves : bool
+        Confidence curves as Ultralytics draws them (float32 thresholds, its order).
+    coco_pairing : bool
+        Its outcome is COCO's greedy match (crowd, ignore, max_dets per image and class),
+        which the TIDE and per-image tables reuse under default options.
+    strict_compat : str or None
+        The ``compat`` value under which the ground truth must give ``iscrowd`` on every
+        annotation (COCO: ``"pycocotools"``, whose ``evaluateImg`` reads it).
+
+    Examples
+    --------
+    >>> protocol_traits("coco").coco_pairing, protocol_traits("voc10").coco_pairing
+    (True, False)
+    >>> protocol_traits("no-such-protocol") == ProtocolTraits()
+    True
+    """
+
+    summary: Callable[[Any], str | None] | None = None
+    rematch: Callable[..., Any] | None = None
+    rematch_similarity: Callable[[str, Any, bool], Any] | None = None
+    ultralytics_curves: bool = False
+    coco_pairing: bool = False
+    strict_compat: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarityReads:
+    """The Dataset column a similarity compares, as questions callers ask instead of
+    comparing ``iou_type`` names (:func:`similarity_reads`).
+
+    Attributes
+    ----------
+    column : str or None
+        ``"boxes"``, ``"segmentation"``, ``"keypoints"`` or ``"rotated"``; None for a name
+        that is not a similarity.
+
+    Examples
+    --------
+    >>> similarity_reads("boundary").masks, similarity_reads("probiou").oriented
+    (True, True)
+    """
+
+    column: str | None
+
+    @property
+    def masks(self) -> bool:
+        """It compares masks (``segmentation``: mask IoU, boundary IoU)."""
+        return self.column == "segmentation"
+
+    @property
+    def keypoints(self) -> bool:
+        """It compares keypoints (OKS)."""
+        return self.column == "keypoints"
+
+    @property
+    def oriented(self) -> bool:
+        """It compares oriented boxes (``rotated``: rotated IoU, probiou)."""
+        return self.column == "rotated"
+
+
 @runtime_checkable
 class EvaluationProtocol(Protocol):
     """What the registry dispatches to: a named protocol that evaluates a dataset pair."""
@@ -191,6 +278,7 @@ def check_pair(gt: Dataset, pred: Dataset) -> None:
 _PROTOCOLS: dict[str, tuple[Callable[..., EvaluationProtocol], tuple[str, ...] | None]] = {}
 _VARIANTS: dict[tuple[str, str], Callable[..., EvaluationProtocol]] = {}
 _SIMILARITIES: dict[str, Callable[..., Similarity]] = {}
+_TRAITS: dict[str, ProtocolTraits] = {}
 
 
 def _check_name(name: object, table: dict[Any, Any], replace: bool) -> None:
@@ -206,6 +294,7 @@ def register_protocol(
     /,
     *,
     iou_types: Sequence[str] | None = ("bbox",),
+    traits: ProtocolTraits | None = None,
     replace: bool = False,
 ) -> None:
     """Make ``protocol=name`` build ``factory(**options)``.
@@ -219,6 +308,8 @@ def register_protocol(
     iou_types : sequence of str or None
         Similarities the protocol accepts (the first is its own); None accepts every registered
         one.
+    traits : ProtocolTraits or None
+        What the protocol is (:func:`protocol_traits`); None: the defaults.
     replace : bool
         Allow replacing an existing registration.
 
@@ -233,6 +324,7 @@ def register_protocol(
         _provide_protocol(name)
     _check_name(name, _PROTOCOLS, replace)
     _PROTOCOLS[name] = (factory, None if iou_types is None else tuple(iou_types))
+    _TRAITS[name] = ProtocolTraits() if traits is None else traits
 
 
 def register_variant(
@@ -372,6 +464,51 @@ def protocol_takes(name: str, option: str) -> bool:
     protocol_iou_types(name)  # registers it, or names the unknown protocol
     parameters = inspect.signature(_PROTOCOLS[name][0]).parameters
     return option in parameters and parameters[option].kind is not inspect.Parameter.VAR_KEYWORD
+
+
+def protocol_traits(name: object) -> ProtocolTraits:
+    """What protocol ``name`` declared about itself (:class:`ProtocolTraits`); the defaults
+    for a name that is not registered (a result built by hand).
+
+    Callers ask this instead of comparing protocol names: which summary, which rematch.
+
+    >>> protocol_traits("lvis").summary is not None, protocol_traits("yolo").ultralytics_curves
+    (True, True)
+    """
+    if isinstance(name, str):
+        _provide_protocol(name)
+    return _TRAITS.get(name, _DEFAULT_TRAITS) if isinstance(name, str) else _DEFAULT_TRAITS
+
+
+_DEFAULT_TRAITS = ProtocolTraits()
+
+
+def similarity_reads(name: object) -> SimilarityReads:
+    """The Dataset column similarity ``name`` compares, with its questions
+    (:class:`SimilarityReads`: ``masks``, ``keypoints``, ``oriented``).
+
+    >>> similarity_reads("keypoints").keypoints, similarity_reads("bbox").masks
+    (True, False)
+    """
+    return SimilarityReads(similarity_input(name) if isinstance(name, str) else None)
+
+
+def resolve_iou_type(protocol: str, iou_type: str | None) -> str:
+    """``iou_type``, or the protocol's only one where it is None or the default ``"bbox"`` that
+    the protocol does not take (``protocol="crowdpose"`` evaluates keypoints; ``"dota"``, which
+    takes ``"rotated"`` and ``"probiou"``, asks).
+
+    Examples
+    --------
+    >>> resolve_iou_type("crowdpose", "bbox"), resolve_iou_type("dota", "bbox")
+    ('keypoints', 'bbox')
+    """
+    if protocol not in PROTOCOL_MODULES:
+        return "bbox" if iou_type is None else iou_type
+    own = protocol_iou_types(protocol)
+    if len(own) == 1 and (iou_type is None or (iou_type == "bbox" and "bbox" not in own)):
+        return own[0]
+    return "bbox" if iou_type is None else iou_type
 
 
 def _needs_variant(iou_type: str, name: str) -> str | None:

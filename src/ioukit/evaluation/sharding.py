@@ -280,20 +280,37 @@ def merge_outcomes(
     against no predictions). ``image_ids``: the ground truth's sorted image ids."""
     parts = [base, *parts]
     starts = np.cumsum([0, *(len(p) for p in parts)])[:-1]
+    n = int(sum(len(p) for p in parts))
 
     def joined(name: str) -> np.ndarray:
         return np.concatenate([np.asarray(getattr(p, name)) for p in parts])
 
     class_row = joined("class_row")
     score = joined("score")
-    image_id = joined("image_id")
-    image_rank = id_rows(image_ids, image_id)
+    image_rank = id_rows(image_ids, joined("image_id"))
     if image_rank is None:
         raise ValueError("parts: expected records of the ground truth's images only")
     order = merge_order(class_row, score, image_rank, max(len(image_ids), 1))
-    other_row = np.concatenate(
+    del image_rank
+
+    def taken(name: str, rows: np.ndarray = order) -> np.ndarray:
+        # one field of every part, in merged order: a constant column (what the workers
+        # keep: prediction rows, IoUs) stays one broadcast value, the others are gathered
+        # one field at a time (no second copy of the whole outcome)
+        arrays = [np.asarray(getattr(p, name)) for p in parts if len(p)]
+        if arrays and all(not any(a.strides) for a in arrays):
+            first = arrays[0].reshape(-1)[:1]
+            same = all(np.array_equal(a.reshape(-1)[:1], first, equal_nan=True) for a in arrays)
+            if same and first.size:
+                return np.broadcast_to(first[0], (rows.size, *arrays[0].shape[1:]))
+        gathered: np.ndarray = joined(name)[rows]
+        return gathered
+
+    other = np.concatenate(
         [np.asarray(p.other_row, dtype=np.int64) + s for p, s in zip(parts, starts, strict=True)]
-    )
+    )  # increasing: each part's rows are, and the parts follow each other
+    at = np.flatnonzero(np.isin(order, other)) if other.size else np.zeros(0, dtype=np.int64)
+    source = np.searchsorted(other, order[at])
     unrecorded = [p.unrecorded for p in parts]
     counts = [p.pred_count for p in parts[1:]]
     pred_count = (
@@ -301,22 +318,23 @@ def merge_outcomes(
         if counts and all(c is not None for c in counts)
         else base.pred_count
     )
-    merged = dataclasses.replace(
+    assert order.size == n
+    return dataclasses.replace(
         base,
-        pred_row=joined("pred_row"),
-        score=score,
-        class_row=class_row,
-        category_id=joined("category_id"),
-        image_id=image_id,
-        rank=joined("rank"),
-        tp_bits=joined("tp_bits"),
-        ignored_bits=joined("ignored_bits"),
-        first_gt=joined("first_gt"),
-        first_iou=joined("first_iou"),
-        same_bits=joined("same_bits"),
-        other_row=other_row,
-        other_gt=joined("other_gt"),
-        other_iou=joined("other_iou"),
+        pred_row=taken("pred_row"),
+        score=score[order],
+        class_row=class_row[order],
+        category_id=taken("category_id"),
+        image_id=taken("image_id"),
+        rank=taken("rank"),
+        tp_bits=taken("tp_bits"),
+        ignored_bits=taken("ignored_bits"),
+        first_gt=taken("first_gt"),
+        first_iou=taken("first_iou"),
+        same_bits=taken("same_bits"),
+        other_row=at.astype(np.int64),
+        other_gt=joined("other_gt")[source],
+        other_iou=joined("other_iou")[source],
         pred_count=pred_count,
         unrecorded=(
             np.concatenate([np.asarray(u, dtype=np.int64).reshape(-1, 3) for u in unrecorded])
@@ -324,7 +342,6 @@ def merge_outcomes(
             else None
         ),
     )
-    return merged.take(order)
 
 
 def coco_shard_match(protocol: Any, gt: Dataset, pred: Dataset, iou_type: str) -> MatchOutcome:

@@ -82,25 +82,26 @@ def _looks_like_number(token: str) -> bool:
 _CLASS_INDEX = r"\+?\d+(\.0*)?\Z"  # compiled on first use (re caches it)
 
 
-def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
-    """``("yolo" | "txt", ambiguous)`` from the lines of the first few files.
+def _sniff_txt(files: list[Path]) -> tuple[str, ...]:
+    """The formats the lines of the first few files fit, the likelier first: one of them, or
+    ``("yolo", "txt")`` when they fit both.
 
     YOLO when the class tokens are indices and most lines hold only normalized numbers (a
     stray pixel line then fails in the YOLO reader, naming its file and line, instead of
-    turning the whole folder into pixels). ``ambiguous``: YOLO predictions
-    ``class cx cy w h conf`` and relative plain txt ``class conf cx cy w h`` look alike.
+    turning the whole folder into pixels). Both: YOLO predictions ``class cx cy w h conf``
+    and relative plain txt ``class conf cx cy w h`` look alike.
     """
     class_index = re.compile(_CLASS_INDEX)
     normalized = pixel = six = 0
     for file in files[:_SNIFF_FILES]:
         for _, tokens in iter_records(read_text(file)):
             if not tokens:
-                return "txt", False
+                return ("txt",)
             oriented = _sniff_oriented(tokens)
             if oriented is not None:
-                return oriented, False
+                return (oriented,)
             if not class_index.match(tokens[0]):
-                return "txt", False
+                return ("txt",)
             numbers = [float(t) for t in tokens[1:] if _looks_like_number(t)]
             if any(not (-0.5 <= v <= 1.5) for v in numbers):
                 pixel += 1
@@ -108,8 +109,8 @@ def _sniff_txt(files: list[Path]) -> tuple[str, bool]:
                 normalized += 1
                 six += len(tokens) == 6
     if normalized >= max(pixel, 1):
-        return "yolo", six > 0
-    return ("txt", False) if pixel else ("yolo", False)
+        return ("yolo", "txt") if six > 0 else ("yolo",)
+    return ("txt",) if pixel else ("yolo",)
 
 
 def _sniff_oriented(tokens: list[str]) -> str | None:
@@ -180,10 +181,8 @@ def detect_format(path: str | os.PathLike[str], /, *, prefer: str | None = None)
         if e.suffix.lower() == ".txt" and e.name.lower() != "classes.txt" and e.is_file()
     ]
     if txt:
-        fmt, ambiguous = _sniff_txt(txt)
-        if ambiguous and prefer in {"yolo", "txt"}:
-            return str(prefer)
-        return fmt
+        fits = _sniff_txt(txt)
+        return str(prefer) if prefer in fits else fits[0]
     raise DataFormatError(
         f"{p}: expected a folder of .txt or .xml files, found none (pass --gt-format/--pred-format)"
     )
@@ -204,7 +203,7 @@ def ambiguous_txt(path: str | os.PathLike[str], /) -> bool:
     files = sorted(
         e for e in p.iterdir() if e.suffix.lower() == ".txt" and e.name.lower() != "classes.txt"
     )
-    return bool(files) and _sniff_txt(files) == ("yolo", True)
+    return bool(files) and len(_sniff_txt(files)) > 1
 
 
 def _check_format(format: str, path: Path) -> str:

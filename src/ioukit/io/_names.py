@@ -19,12 +19,55 @@ ioukit.errors.DataFormatError: images: stem 'a' is shared by image ids 1 and 2: 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 
 __all__ = ["check_writable", "name_problem"]
 
-_LABEL = {"yolo": "YOLO", "voc": "VOC", "coco": "COCO"}
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What a writer's output is made of, which decides what must be unique and printable.
+
+    Attributes
+    ----------
+    label : str
+        The format's name in messages.
+    file_per_image : bool
+        Each image becomes a file named by its stem (YOLO ``.txt``, VOC ``.xml``): two stems
+        that differ only in case would write one file twice; COCO writes one JSON file.
+    stems_in_results : bool
+        The predictions name their images by stem (YOLO files, VOC devkit lines); COCO
+        results name them by id.
+    classes_by_name : bool
+        The output identifies classes by name (YOLO's class list, VOC's ``<name>``): two
+        classes with one name would merge.
+    devkit_results : bool
+        Predictions are VOC devkit lines ``stem score x1 y1 x2 y2`` in one file per class:
+        no white space in a stem, no path in a class name.
+    gt_suffix : str
+        The suffix of a ground-truth file per image (predictions: ``.txt``).
+    reserved : frozenset of str
+        Stems (case-folded) that would overwrite another file of the output.
+    """
+
+    label: str
+    file_per_image: bool = True
+    stems_in_results: bool = True
+    classes_by_name: bool = True
+    devkit_results: bool = False
+    gt_suffix: str = ".txt"
+    reserved: frozenset[str] = frozenset()
+
+
+_LAYOUTS = {
+    "yolo": _Layout("YOLO", reserved=frozenset({"classes"})),
+    "voc": _Layout("VOC", devkit_results=True, gt_suffix=".xml"),
+    "coco": _Layout("COCO", file_per_image=False, stems_in_results=False, classes_by_name=False),
+}
+"""The writers :func:`check_writable` knows, by format name."""
 
 
 def name_problem(name: str, *, spaces: bool = True) -> str | None:
@@ -69,14 +112,15 @@ def check_writable(dataset: Dataset, format: str, /) -> None:
     DataFormatError
         Naming the images (stem and ids) or the classes and what would be lost.
     """
-    label = _LABEL[format]
+    layout = _LAYOUTS[format]
+    label = layout.label
     images = dataset.images
     categories = dataset.categories
     ids = images.ids.tolist()
-    stems_matter = format != "coco" or dataset.scores is None
-    if stems_matter:
+    predictions = dataset.scores is not None
+    if layout.stems_in_results or not predictions:
         # VOC devkit lines are "stem score x1 y1 x2 y2": no white space inside a stem
-        spaces = not (format == "voc" and dataset.scores is not None)
+        spaces = not (layout.devkit_results and predictions)
         seen: dict[str, int] = {}
         for row, stem in enumerate(images.stems):
             problem = _stem_problem(stem, spaces=spaces)
@@ -85,12 +129,12 @@ def check_writable(dataset: Dataset, format: str, /) -> None:
                     f"images: image id {ids[row]}: stem {stem!r} cannot be written as {label}: "
                     f"{problem}"
                 )
-            if format == "coco":
+            if not layout.file_per_image:
                 continue
             key = stem.casefold()  # a.txt and A.txt are one file on many file systems
             if key in seen:
                 first = seen[key]
-                suffix = ".xml" if format == "voc" and dataset.scores is None else ".txt"
+                suffix = ".txt" if predictions else layout.gt_suffix
                 other = images.stems[first]
                 where = f"stem {stem!r}" if stem == other else f"stems {other!r} and {stem!r}"
                 verb = "is" if stem == other else "are"
@@ -98,18 +142,18 @@ def check_writable(dataset: Dataset, format: str, /) -> None:
                     f"images: {where} {verb} shared by image ids {ids[first]} and {ids[row]}: "
                     f"{label} output would write {stem}{suffix} twice (rename one image)"
                 )
-            if format == "yolo" and key == "classes":
+            if key in layout.reserved:
                 raise DataFormatError(
-                    f"images: image id {ids[row]}: stem {stem!r} would overwrite classes.txt in "
+                    f"images: image id {ids[row]}: stem {stem!r} would overwrite {key}.txt in "
                     f"{label} output (rename the image)"
                 )
             seen[key] = row
-    if format == "coco":
+    if not layout.classes_by_name:
         return
     names: dict[str, int] = {}
     for cid, name in zip(categories.ids.tolist(), categories.names, strict=True):
         problem = name_problem(name)
-        if problem is None and format == "voc" and ("/" in name or name in {".", ".."}):
+        if problem is None and layout.devkit_results and ("/" in name or name in {".", ".."}):
             problem = "it cannot be part of a devkit file name"
         if problem is not None:
             raise DataFormatError(

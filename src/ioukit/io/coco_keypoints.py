@@ -131,11 +131,9 @@ def _keypoints_one_by_one(
         if not isinstance(rec, Mapping):
             raise DataFormatError(f"{where}: expected a JSON object, got {_describe(rec)}")
         if value is None:
-            if required or "keypoints" in rec:
-                raise DataFormatError(
-                    f"{where}.keypoints: "
-                    + ("missing" if value is None and "keypoints" not in rec else "got null")
-                )
+            null = "keypoints" in rec  # the field is there, its value null (else: absent)
+            if required or null:
+                raise DataFormatError(f"{where}.keypoints: " + ("got null" if null else "missing"))
             rows.append(np.zeros((k or 0) * 3))
             continue
         if not isinstance(value, list | tuple):

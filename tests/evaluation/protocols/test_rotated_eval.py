@@ -303,6 +303,11 @@ def test_threshold_exactly_half_separates_dota_and_mmrotate() -> None:
     # 11 * (1 / 11) summed as the devkit sums it: 1.0000000000000002
     mm = ioukit.evaluate(gt, pred, protocol="mmrotate", iou_type="rotated").stats["mAP"]
     assert mm == pytest.approx(1.0, abs=1e-15)
+    # matched again at 0.5 (the outcome holds 0.3 only): each tool's threshold test still
+    for protocol, hits in (("dota", 0), ("mmrotate", 1)):
+        at = ioukit.evaluate(gt, pred, protocol=protocol, iou_type="rotated", iou_threshold=0.3)
+        assert at.matched_ious(iou_threshold=0.5).size == hits, protocol
+        assert (at.curves(iou_threshold=0.5).best_f1 > 0) == bool(hits), protocol
 
 
 def test_probiou_similarity_is_more_lenient() -> None:
@@ -547,3 +552,17 @@ def test_group_matrices_equal_per_group_functions(iou_type: str) -> None:
             np.testing.assert_array_equal(m.matrix(groups, i), want)
             checked += 1
     assert checked > 5
+
+
+@pytest.mark.parametrize("protocol", ["dota", "mmrotate"])
+def test_matched_ious_at_another_threshold_rematch_by_the_protocols_rule(protocol: str) -> None:
+    """Without the threshold in the outcome, ``matched_ious`` matches again by the rule the
+    protocol declares (VOC's for these, with the rotated IoU): equal to the outcome of the
+    same protocol evaluated at that threshold (was refused by protocol name)."""
+    gt, pred = generated(5, n_cats=4)
+    result = ioukit.evaluate(gt, pred, protocol=protocol, iou_type="rotated")
+    assert not np.isclose(result.outcome.thresholds, 0.7).any()
+    at = ioukit.evaluate(gt, pred, protocol=protocol, iou_type="rotated", iou_threshold=0.7)
+    got, want = result.matched_ious(iou_threshold=0.7), at.matched_ious(iou_threshold=0.7)
+    assert got.size > 0
+    np.testing.assert_array_equal(np.sort(got), np.sort(want))

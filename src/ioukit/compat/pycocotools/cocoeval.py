@@ -955,7 +955,8 @@ def _compiled_run(
         raise _Fallback
     _, reads = _compiled_type(p)
     img_ids, cat_ids = list(p.imgIds), list(p.catIds)
-    _, _, _, _, image_ids, category_ids = _checked(p)
+    checked = _checked(p)
+    image_ids, category_ids = checked[4], checked[5]
     gt_rows, gt_pos, gt_cat = _rows(
         coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth"
     )
@@ -973,20 +974,23 @@ def _compiled_run(
     sides.append((dt_cols, dt_placed))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
-    return _run_columns(p, sides, size)
+    return _run_columns(p, sides, size, checked)
 
 
 def _run_columns(
-    p: Params, sides: list[tuple[dict[str, Any], Any]], size: list[dict[str, Any]]
+    p: Params,
+    sides: list[tuple[dict[str, Any], Any]],
+    size: list[dict[str, Any]],
+    checked: tuple[Any, ...] | None = None,
 ) -> tuple[Any, MatchOutcome, np.ndarray, dict[str, Any]]:
     """:func:`_compiled_run` on the annotation columns: ``sides`` the ground truth's and the
     results' (columns as :func:`_columns` gives them, (image positions in ``p.imgIds``,
     category ids)), in :func:`_rows`' order; ``size`` each image's dict (``height``,
-    ``width``, may be empty). Raises ``_Fallback`` where only the Python stages reproduce
-    pycocotools."""
+    ``width``, may be empty); ``checked`` :func:`_checked`'s result where the caller has
+    it. Raises ``_Fallback`` where only the Python stages reproduce pycocotools."""
     spec, reads = _compiled_type(p)
     img_ids, cat_ids = list(p.imgIds), list(p.catIds)
-    iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids = _checked(p)
+    iou_thr, rec_thr, max_dets, ranges, image_ids, category_ids = checked or _checked(p)
     nan = float("nan")
     try:
         images = ioukit.ImageTable(
@@ -1122,8 +1126,9 @@ class _EvalSource:
         k, i = np.divmod(self.group_key, n_i)
         where = (k * n_a * n_i + i)[:, None] + np.arange(n_a) * n_i  # (G, A) positions
         out = np.full(n_k * n_a * n_i, None, dtype=object)
-        refs = [(self, g, a) for g in range(len(self.group_key)) for a in range(n_a)]
-        out[where.ravel()] = [_EvalImg(r) for r in refs]
+        out[where.ravel()] = [
+            _EvalImg(self, g, a) for g in range(len(self.group_key)) for a in range(n_a)
+        ]
         return out.tolist()
 
     def stages(self) -> Any:
@@ -1212,8 +1217,8 @@ class _EvalImg(dict[str, Any]):
 
     __slots__ = ("_ref",)
 
-    def __init__(self, ref: tuple[_EvalSource, int, int]) -> None:
-        self._ref: tuple[_EvalSource, int, int] | None = ref  # None once filled
+    def __init__(self, run: _EvalSource, group: int, area: int) -> None:
+        self._ref: tuple[_EvalSource, int, int] | None = (run, group, area)  # None once filled
 
     def _fill(self) -> None:
         ref = self._ref
@@ -1224,7 +1229,7 @@ class _EvalImg(dict[str, Any]):
     def __reduce_ex__(self, protocol: Any) -> Any:
         if self._ref is None:
             return (dict, (dict(dict.items(self)),))
-        return (_EvalImg, (self._ref,))
+        return (_EvalImg, self._ref)  # the reference is the arguments: one tuple per entry
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         self._fill()

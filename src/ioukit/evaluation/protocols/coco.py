@@ -26,11 +26,13 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
+from ioukit.evaluation import grouping
 from ioukit.evaluation.accumulate import coco_accumulate_active, coco_accumulate_levels
 from ioukit.evaluation.groups import Groups, Similarity
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.registry import (
+    ProtocolTraits,
     StatSpec,
     check_pair,
     get_similarity,
@@ -40,7 +42,7 @@ from ioukit.evaluation.registry import (
 from ioukit.evaluation.result import ProtocolResult
 from ioukit.evaluation.sharding import coco_shard_match, coco_shard_summarize
 
-__all__ = ["DEFAULT_AREA_RANGES", "COCOProtocol", "evaluate_coco"]
+__all__ = ["DEFAULT_AREA_RANGES", "COCOProtocol", "evaluate_coco", "format_summary", "rematch"]
 
 
 DEFAULT_AREA_RANGES: Mapping[str, tuple[float, float]] = {
@@ -507,7 +509,64 @@ class COCOProtocol:
         return tuple(rows)
 
 
-register_protocol("coco", COCOProtocol.from_options, iou_types=None)
+def format_summary(result: ProtocolResult) -> str | None:
+    """pycocotools' ``summarize()`` lines of a result with a summary layout (None without).
+
+    Examples
+    --------
+    >>> spec = StatSpec("AP50", "AP", 0.5, "all", 100).to_dict()
+    >>> r = ProtocolResult("coco", {"AP50": 0.25}, (),
+    ...                    params={"stat_layout": [spec], "iou_thresholds": [0.5]})
+    >>> print(format_summary(r))
+     Average Precision  (AP) @[ IoU=0.50      | area=   all | maxDets=100 ] = 0.250
+    """
+    layout = result.params.get("stat_layout")
+    if not layout:
+        return None
+    thresholds = result.params["iou_thresholds"]
+    lines = []
+    for spec in layout:
+        ap = spec["kind"] == "AP"
+        title = "Average Precision" if ap else "Average Recall"
+        kind = "(AP)" if ap else "(AR)"
+        iou = (
+            f"{thresholds[0]:0.2f}:{thresholds[-1]:0.2f}"
+            if spec["iou"] is None
+            else f"{spec['iou']:0.2f}"
+        )
+        value = result.stats[spec["key"]]
+        lines.append(
+            f" {title:<18} {kind} @[ IoU={iou:<9} | area={spec['area']:>6s} | "
+            f"maxDets={spec['max_dets']:>3d} ] = {value:0.3f}"
+        )
+    return "\n".join(lines)
+
+
+def rematch(
+    gt: Dataset, pred: Dataset, thresholds: np.ndarray, similarity: Any = None
+) -> grouping.DatasetMatches:
+    """Every prediction matched at ``thresholds`` by pycocotools' rule (crowd regions absorb,
+    ignored ground truths last), without ``max_dets``: what the curves match with when the
+    evaluation's outcome does not hold the threshold."""
+    return grouping.match_dataset(
+        gt,
+        pred,
+        iou_thresholds=thresholds,
+        rule="coco",
+        gt_ignore=gt.crowd | gt.ignore | gt.difficult,
+        gt_crowd=gt.crowd,
+        similarity=similarity,
+    )
+
+
+register_protocol(
+    "coco",
+    COCOProtocol.from_options,
+    iou_types=None,
+    traits=ProtocolTraits(
+        summary=format_summary, rematch=rematch, coco_pairing=True, strict_compat="pycocotools"
+    ),
+)
 
 
 def evaluate_coco(

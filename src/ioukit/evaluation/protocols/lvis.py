@@ -44,7 +44,7 @@ from ioukit.evaluation.accumulate import coco_accumulate_levels
 from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import MatchOutcome
-from ioukit.evaluation.registry import get_similarity, register_protocol
+from ioukit.evaluation.registry import ProtocolTraits, get_similarity, register_protocol
 from ioukit.evaluation.result import ProtocolResult
 from ioukit.evaluation.sharding import (
     empty_predictions,
@@ -874,4 +874,9 @@ def lvis_box_area(raw: np.ndarray, box_format: str, xyxy: np.ndarray) -> np.ndar
     return np.asarray((xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1]))
 
 
-register_protocol("lvis", LVISProtocol.from_options, iou_types=("bbox", "segm"))
+register_protocol(
+    "lvis",
+    LVISProtocol.from_options,
+    iou_types=("bbox", "segm"),
+    traits=ProtocolTraits(summary=format_summary),
+)

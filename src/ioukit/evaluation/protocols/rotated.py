@@ -40,11 +40,17 @@ import numpy as np
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
+from ioukit.evaluation import grouping
 from ioukit.evaluation.ap import voc07_ap, voc10_ap
 from ioukit.evaluation.groups import Groups
 from ioukit.evaluation.match import MatchRule, match_groups
 from ioukit.evaluation.outcome import FALSE_POSITIVE, TRUE_POSITIVE
-from ioukit.evaluation.registry import check_pair, get_similarity, register_protocol
+from ioukit.evaluation.registry import (
+    ProtocolTraits,
+    check_pair,
+    get_similarity,
+    register_protocol,
+)
 from ioukit.evaluation.result import ProtocolResult
 
 __all__ = ["RotatedVOCProtocol"]
@@ -239,9 +245,38 @@ def _rotated_voc(
     return factory
 
 
-register_protocol("dota", _rotated_voc("dota", True, False), iou_types=("rotated", "probiou"))
+def _traits(strict: bool) -> ProtocolTraits:
+    """The tools' rule for the curves and matched IoUs at another threshold: VOC's (highest
+    IoU, no fallback, no crowd) with the tool's threshold test (DOTA ``>``, mmrotate ``>=``)."""
+
+    def rematch(
+        gt: Dataset, pred: Dataset, thresholds: np.ndarray, similarity: Any = None
+    ) -> grouping.DatasetMatches:
+        return grouping.match_dataset(
+            gt,
+            pred,
+            iou_thresholds=thresholds,
+            rule="voc",
+            gt_ignore=gt.crowd | gt.ignore | gt.difficult,
+            gt_crowd=np.zeros(len(gt), dtype=bool),
+            strict=strict,
+            similarity=similarity,
+        )
+
+    return ProtocolTraits(rematch=rematch)
 
 
 register_protocol(
-    "mmrotate", _rotated_voc("mmrotate", False, True, True), iou_types=("rotated", "probiou")
+    "dota",
+    _rotated_voc("dota", True, False),
+    iou_types=("rotated", "probiou"),
+    traits=_traits(strict=True),
+)
+
+
+register_protocol(
+    "mmrotate",
+    _rotated_voc("mmrotate", False, True, True),
+    iou_types=("rotated", "probiou"),
+    traits=_traits(strict=False),
 )

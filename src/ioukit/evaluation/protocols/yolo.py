@@ -32,7 +32,7 @@ annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -43,7 +43,7 @@ from ioukit.errors import ParameterError
 from ioukit.evaluation import grouping
 from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.match import MatchRule
-from ioukit.evaluation.registry import register_protocol
+from ioukit.evaluation.registry import ProtocolTraits, register_protocol, similarity_reads
 from ioukit.evaluation.result import ProtocolResult
 from ioukit.evaluation.sharding import (
     empty_predictions,
@@ -52,7 +52,7 @@ from ioukit.evaluation.sharding import (
     take_rows,
 )
 from ioukit.evaluation.similarity.box import Float32BoxIoU
-from ioukit.evaluation.similarity.ultralytics import yolo_similarity
+from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS, yolo_similarity
 
 if TYPE_CHECKING:
     from ioukit.evaluation.grouping import MatchedPredictions
@@ -66,6 +66,7 @@ __all__ = [
     "float32_values",
     "match_yolo",
     "match_yolo_records",
+    "rematch_similarity",
     "summarize_yolo",
     "ultralytics_class_curves",
     "ultralytics_order",
@@ -202,9 +203,6 @@ def yolo_protocol(*, iou_thresholds: object = None, stable_ties: bool = False) -
             )
         thr = tuple(values.tolist())
     return YOLOProtocol(thr, bool(stable_ties))
-
-
-register_protocol("yolo", yolo_protocol, iou_types=("bbox", "rotated", "probiou", "keypoints"))
 
 
 DEFAULT_IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
@@ -680,3 +678,34 @@ def summarize_yolo(
         params={"iou_thresholds": thresholds.tolist(), "stable_ties": bool(stable_ties)},
         outcome=outcome,
     )
+
+
+def rematch_similarity(iou_type: str, params: Mapping[str, Any], confusion: bool) -> Any:
+    """What matched IoUs, curves and the confusion matrix of a yolo result match with when
+    they cannot read its outcome: Ultralytics' pose OKS (the evaluation's ``sigmas``; the
+    confusion matrix uses box IoU, as ``PoseValidator``), its OBB similarity for oriented
+    boxes (:func:`~ioukit.evaluation.similarity.ultralytics.yolo_similarity`); None (box IoU)
+    otherwise.
+
+    >>> type(rematch_similarity("keypoints", {}, False)).__name__
+    'UltralyticsOKS'
+    >>> rematch_similarity("keypoints", {}, True) is None
+    True
+    """
+    reads = similarity_reads(iou_type)
+    if reads.keypoints and not confusion:
+        sigmas = params.get("sigmas")
+        return UltralyticsOKS(None if sigmas is None else tuple(sigmas))
+    if reads.oriented:
+        return yolo_similarity(iou_type)
+    return None
+
+
+register_protocol(
+    "yolo",
+    yolo_protocol,
+    iou_types=("bbox", "rotated", "probiou", "keypoints"),
+    traits=ProtocolTraits(
+        rematch=match_yolo, rematch_similarity=rematch_similarity, ultralytics_curves=True
+    ),
+)
