@@ -120,10 +120,10 @@ def test_traits_are_declared_capabilities() -> None:
         protocol_has("coco", "tide")
     with pytest.raises(ParameterError, match="protocol: expected one of coco"):
         protocol_has("cocoa", "federated")
-    # declared by the protocol's class, as a similarity declares what it reads
-    from ioukit.evaluation.protocols.lvis import LVISProtocol
-
-    assert LVISProtocol.federated is True
+    # declared once, where the protocol registers: crowdpose (a COCO keypoint protocol)
+    # declares no TIDE analysis, and a registration without traits has none
+    assert not protocol_has("crowdpose", "error_analysis")
+    assert registry.protocol_traits("lvis").federated is True
 
 
 def test_protocol_options_are_the_factorys_keywords() -> None:

@@ -20,7 +20,7 @@ import numpy as np
 cimport cython.parallel
 from cython.parallel cimport prange
 from libc.math cimport ceil, floor, isnan
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memset
 
@@ -1504,9 +1504,33 @@ def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, in
 # ----------------------------------------------------------------------------------------------
 
 
+cdef extern from *:
+    """
+    /* Boundary IoU's horizontal segment, one column of the box at a time (no aliasing: the
+       loops vectorize): ones[y] counts the set pixels of row y ending at this column, and
+       bnd[y] is the mask's pixel minus the eroded one (ones > 2d: the 2d + 1 columns around
+       it all set). */
+    static void ioukit_boundary_count_ones(int32_t* __restrict ones,
+                                           const uint8_t* __restrict column, int64_t n) {
+        for (int64_t y = 0; y < n; y++) ones[y] = (ones[y] + 1) * (int32_t)column[y];
+    }
+    static void ioukit_boundary_column(uint8_t* __restrict bnd,
+                                       const uint8_t* __restrict mask,
+                                       const int32_t* __restrict ones, int64_t n,
+                                       int32_t span) {
+        for (int64_t y = 0; y < n; y++) bnd[y] = mask[y] & (uint8_t)(ones[y] <= span);
+    }
+    """
+    void boundary_count_ones "ioukit_boundary_count_ones" (
+        int32_t* ones, const uint8_t* column, int64_t n) noexcept nogil
+    void boundary_column "ioukit_boundary_column" (
+        uint8_t* bnd, const uint8_t* mask, const int32_t* ones, int64_t n,
+        int32_t span) noexcept nogil
+
+
 cdef Py_ssize_t _boundary_exact(
     const int64_t[:] counts, Py_ssize_t lo, Py_ssize_t hi, int64_t h, int64_t w, int64_t d,
-    int64_t* out,
+    int64_t* out, uint8_t** scratch, Py_ssize_t* scratch_size,
 ) noexcept nogil:
     """Runs of ``mask & ~erode(mask)`` into ``out``; -1 when out of memory.
 
@@ -1538,63 +1562,89 @@ cdef Py_ssize_t _boundary_exact(
     if x1 < 0:
         out[0] = h * w
         return 1
-    cdef int64_t hc = y1 - y0 + 1, wc = x1 - x0 + 1, x, y, a, b, q
-    cdef uint8_t* crop = <uint8_t*>malloc(3 * hc * wc)
-    if crop == NULL:
-        return -1
+    cdef int64_t hc = y1 - y0 + 1, wc = x1 - x0 + 1, x, y, q, e, col, row, take, xe, top
+    cdef int64_t span = 2 * d
+    cdef uint64_t word, ALL_SET = <uint64_t>0x0101010101010101
+    # the mask inside its box, column-major (crop[x * hc + y]), and its vertical segment
+    # (``vert``: every run of a column shrunk by d at both ends; rows outside the box are 0);
+    # then, column by column, the horizontal segment of column xe = x - d (``ero``), whose
+    # pixels leave ``crop`` as the boundary (``bnd``), emitted in image order
+    # one scratch block for all masks (the caller's, grown here): ones, then the planes
+    cdef Py_ssize_t need = hc * <Py_ssize_t>sizeof(int32_t) + 2 * hc * wc + 2 * hc
+    cdef uint8_t* grown
+    if need > scratch_size[0]:
+        grown = <uint8_t*>realloc(scratch[0], need)
+        if grown == NULL:
+            return -1
+        scratch[0] = grown
+        scratch_size[0] = need
+    cdef int32_t* ones = <int32_t*>scratch[0]
+    cdef uint8_t* crop = scratch[0] + hc * sizeof(int32_t)
     cdef uint8_t* vert = crop + hc * wc
     cdef uint8_t* ero = vert + hc * wc
-    memset(crop, 0, 3 * hc * wc)
+    cdef uint8_t* bnd = ero + hc
+    memset(crop, 0, 2 * hc * wc)
+    for y in range(hc):
+        ones[y] = 0
     p = 0
     fg = False
-    for j in range(lo, hi):  # the mask inside its box, column-major (crop[x * hc + y])
+    for j in range(lo, hi):
         n = counts[j]
-        if fg:
-            for q in range(p, p + n):
-                crop[(q // h - x0) * hc + (q % h - y0)] = 1
+        if fg and n > 0:
+            # one column piece at a time (a run that spans columns covers every row: y0 = 0);
+            # the pieces of one column are apart (runs alternate), so each is one of its runs
+            q = p
+            e = p + n
+            col = q // h
+            row = q - col * h
+            while q < e:
+                take = h - row if h - row < e - q else e - q
+                top = (col - x0) * hc + (row - y0)
+                memset(crop + top, 1, take)
+                if take > span:
+                    memset(vert + top + d, 1, take - span)
+                q += take
+                col += 1
+                row = 0
         p += n
         fg = not fg
-    for x in range(wc):  # vertical segment: shrink every run of a column by d at both ends
+    cdef int64_t last_end = 0, pos, run_start = -1
+    for x in range(wc + d):
+        # ``ones[y]``: the set pixels of row y of ``vert`` ending at column x (0 past the box)
+        if x < wc:
+            boundary_count_ones(ones, vert + x * hc, hc)
+        else:
+            for y in range(hc):
+                ones[y] = 0
+        xe = x - d
+        if xe < 0:
+            continue
+        # pixel (xe, y) survives the erosion when columns xe - d .. xe + d are set in row y
+        # (columns outside the box are 0: ones stays below 2d + 1 near its sides)
+        boundary_column(bnd, crop + xe * hc, ones, hc, <int32_t>span)
+        # runs of the boundary in image order (column-major), starting with a run of zeros;
+        # eight pixels at a time where they all continue the current run
+        pos = (xe + x0) * h + y0
         y = 0
         while y < hc:
-            if crop[x * hc + y] == 0:
-                y += 1
-                continue
-            a = y
-            while y < hc and crop[x * hc + y]:
-                y += 1
-            b = y
-            for yy in range(a + d, b - d):
-                vert[x * hc + yy] = 1
-    for y in range(hc):  # horizontal segment on the result
-        x = 0
-        while x < wc:
-            if vert[x * hc + y] == 0:
-                x += 1
-                continue
-            a = x
-            while x < wc and vert[x * hc + y]:
-                x += 1
-            b = x
-            for q in range(a + d, b - d):
-                ero[q * hc + y] = 1
-    # runs of crop & ~ero in image order (column-major), starting with a run of zeros
-    cdef int64_t last_end = 0, pos, run_start = -1
-    for x in range(wc):
-        for y in range(hc):
-            pos = (x + x0) * h + (y + y0)
-            if crop[x * hc + y] and not ero[x * hc + y]:
+            if y + 8 <= hc:
+                memcpy(&word, bnd + y, 8)
+                if word == (ALL_SET if run_start >= 0 else <uint64_t>0):
+                    y += 8
+                    continue
+            if bnd[y]:
                 if run_start < 0:
-                    run_start = pos
+                    run_start = pos + y
                     out[nout] = run_start - last_end
                     nout += 1
             elif run_start >= 0:
-                out[nout] = pos - run_start
+                out[nout] = pos + y - run_start
                 nout += 1
-                last_end = pos
+                last_end = pos + y
                 run_start = -1
+            y += 1
         if run_start >= 0 and (y1 < h - 1 or y0 > 0):  # zeros follow before the next crop row
-            pos = (x + x0) * h + (y1 + 1)
+            pos = (xe + x0) * h + (y1 + 1)
             out[nout] = pos - run_start
             nout += 1
             last_end = pos
@@ -1610,7 +1660,6 @@ cdef Py_ssize_t _boundary_exact(
     elif last_end < h * w:
         out[nout] = h * w - last_end
         nout += 1
-    free(crop)
     return nout
 
 
@@ -1703,34 +1752,54 @@ def boundaries(const int64_t[:] counts, const int64_t[:] offsets, const int64_t[
     encodings, the erosion by a square of side ``2 * dilations[i] + 1`` (:func:`_boundary_exact`).
     ``wrap_rule``: masks whose height is at most ``2 d`` follow faster-coco-eval's reading
     (:func:`_boundary_fce`)."""
-    cdef Py_ssize_t i, nmasks = offsets.shape[0] - 1, got
-    cdef int64_t h, w, d, p, n, x0, x1, y0, y1, room
-    parts = []
+    cdef Py_ssize_t i, nmasks = offsets.shape[0] - 1, got = 0, total = 0, cap = 0, scratch_size = 0
+    cdef int64_t h, w, d, room
+    cdef int64_t* flat = NULL
+    cdef int64_t* grown
+    cdef uint8_t* scratch = NULL
+    cdef int64_t[::1] copy
     out_offsets = np.zeros(nmasks + 1, dtype=np.int64)
-    cdef int64_t[::1] buf
-    for i in range(nmasks):
-        h = heights[i]
-        w = widths[i]
-        d = dilations[i]
-        if h == 0 or w == 0:
-            parts.append(np.zeros(1, dtype=np.int64))
-            out_offsets[i + 1] = out_offsets[i] + 1
-            continue
-        room = 2 * h * w + 2 if (wrap_rule and h <= 2 * d) else 2 * _box_pixels(
-            counts, offsets[i], offsets[i + 1], h) + 2
-        part = np.empty(room, dtype=np.int64)
-        buf = part
-        with nogil:
-            if wrap_rule and h <= 2 * d:
-                got = _boundary_fce(counts, offsets[i], offsets[i + 1], h, w, d, &buf[0])
+    cdef int64_t[::1] ends = out_offsets
+    try:
+        for i in range(nmasks):
+            h = heights[i]
+            w = widths[i]
+            d = dilations[i]
+            if h == 0 or w == 0:
+                room = 1
+            elif wrap_rule and h <= 2 * d:
+                room = 2 * h * w + 2
             else:
-                got = _boundary_exact(counts, offsets[i], offsets[i + 1], h, w, d, &buf[0])
-        if got < 0:
-            raise MemoryError(f"masks[{i}]: no memory for its boundary")
-        parts.append(part[:got])
-        out_offsets[i + 1] = out_offsets[i] + got
-    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    return flat, out_offsets
+                room = 2 * _box_pixels(counts, offsets[i], offsets[i + 1], h) + 2
+            if total + room > cap:  # every mask's runs in one buffer, grown geometrically
+                cap = max(2 * cap, total + room)
+                grown = <int64_t*>realloc(flat, cap * sizeof(int64_t))
+                if grown == NULL:
+                    raise MemoryError(f"masks[{i}]: no memory for its boundary")
+                flat = grown
+            if h == 0 or w == 0:
+                flat[total] = 0
+                got = 1
+            else:
+                with nogil:
+                    if wrap_rule and h <= 2 * d:
+                        got = _boundary_fce(counts, offsets[i], offsets[i + 1], h, w, d,
+                                            flat + total)
+                    else:
+                        got = _boundary_exact(counts, offsets[i], offsets[i + 1], h, w, d,
+                                              flat + total, &scratch, &scratch_size)
+            if got < 0:
+                raise MemoryError(f"masks[{i}]: no memory for its boundary")
+            total += got
+            ends[i + 1] = total
+        result = np.empty(total, dtype=np.int64)
+        copy = result
+        if total:
+            memcpy(&copy[0], flat, total * sizeof(int64_t))
+    finally:
+        free(flat)
+        free(scratch)
+    return result, out_offsets
 
 
 cdef int64_t _box_pixels(const int64_t[:] counts, Py_ssize_t lo, Py_ssize_t hi, int64_t h):

@@ -100,23 +100,6 @@ VARIANT_MODULES: dict[str, str] = {"keypoints": _P + "keypoints"}
 """``iou_type`` -> the module that registers protocol variants for it (COCO and YOLO keypoints
 are COCO and YOLO with another similarity and layout: :func:`register_variant`)."""
 
-TRAITS: dict[str, str] = {
-    "error_analysis": "TIDE error analysis (ioukit.analysis.errors) reads its match",
-    "unlisted_classes": "a prediction of a class without ground truth is a false positive of a "
-    "class that gets no AP (Ultralytics' ap_per_class); the class list may come from the "
-    "predictions",
-    "federated": "its ground truth carries per-image label lists (LVIS's negative and "
-    "not-exhaustive classes): read by its own reader, no class or image selection, no figures "
-    "from a rematch",
-    "own_files": "it evaluates files of its own (evaluate_files: each side's file and folder, "
-    "COCO panoptic JSON and PNGs), not a Dataset pair; rows() and document() give its table and "
-    "JSON",
-}
-"""The capabilities a protocol may declare, asked with :func:`protocol_has` by the callers
-that would otherwise compare protocol names. A protocol declares one with a true class
-attribute of that name (``federated: ClassVar[bool] = True``), as a similarity declares the
-column it ``reads``."""
-
 
 @dataclass(frozen=True, slots=True)
 class StatSpec:
@@ -186,6 +169,21 @@ class ProtocolTraits:
     strict_compat : str or None
         The ``compat`` value under which the ground truth must give ``iscrowd`` on every
         annotation (COCO: ``"pycocotools"``, whose ``evaluateImg`` reads it).
+    error_analysis : bool
+        TIDE error analysis (:mod:`ioukit.analysis.errors`) reads its match (``--errors``).
+    unlisted_classes : bool
+        A prediction of a class without ground truth is a false positive of a class that gets
+        no AP (Ultralytics' ``ap_per_class``): the class list may come from the predictions.
+    federated : bool
+        Its ground truth carries per-image label lists (LVIS's negative and not-exhaustive
+        classes): read by its own reader, no class or image selection, no figures from a
+        rematch.
+    own_files : bool
+        It evaluates files of its own (``evaluate_files``: each side's file and folder, COCO
+        panoptic JSON and PNGs), not a Dataset pair; ``rows()`` and ``document()`` give its
+        table and JSON.
+
+    The flags are asked by name with :func:`protocol_has` (their names are :data:`TRAITS`).
 
     Examples
     --------
@@ -201,6 +199,14 @@ class ProtocolTraits:
     ultralytics_curves: bool = False
     coco_pairing: bool = False
     strict_compat: str | None = None
+    error_analysis: bool = False
+    unlisted_classes: bool = False
+    federated: bool = False
+    own_files: bool = False
+
+
+TRAITS: tuple[str, ...] = ("error_analysis", "unlisted_classes", "federated", "own_files")
+"""The capability flags of :class:`ProtocolTraits` that :func:`protocol_has` answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -580,7 +586,8 @@ def make_protocol(name: str, /, *, iou_type: str | None = None, **options: Any) 
 
 
 def protocol_has(name: str, trait: str) -> bool:
-    """Whether protocol ``name`` declares the capability ``trait`` (a key of :data:`TRAITS`).
+    """Whether protocol ``name`` declared the capability ``trait`` (one of :data:`TRAITS`) in
+    its :class:`ProtocolTraits`.
 
     Callers ask this instead of comparing protocol names: ``--errors`` asks
     ``"error_analysis"``, the LVIS route ``"federated"``.
@@ -599,7 +606,8 @@ def protocol_has(name: str, trait: str) -> bool:
     """
     if trait not in TRAITS:
         raise ParameterError(f"trait: expected one of {', '.join(TRAITS)}, got {trait!r}")
-    return bool(getattr(make_protocol(name), trait, False))
+    protocol_iou_types(name)  # registers it, or names the unknown protocol
+    return bool(getattr(protocol_traits(name), trait))
 
 
 def _declared_options(factory: Callable[..., Any]) -> tuple[str, ...] | None:

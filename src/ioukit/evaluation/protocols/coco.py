@@ -134,9 +134,6 @@ class COCOProtocol:
         ``>=``, last-gt ties, crowd, clamp ``1 - 1e-10``.
     """
 
-    error_analysis: ClassVar[bool] = True
-    """TIDE error analysis (:mod:`ioukit.analysis.errors`) reads its match (``--errors``)."""
-
     iou_thresholds: tuple[float, ...] = tuple(np.linspace(0.5, 0.95, 10).tolist())
     recall_thresholds: tuple[float, ...] = tuple(np.linspace(0.0, 1.0, 101).tolist())
     max_dets: tuple[int, ...] = (1, 10, 100)
@@ -564,7 +561,11 @@ register_protocol(
     COCOProtocol.from_options,
     iou_types=None,
     traits=ProtocolTraits(
-        summary=format_summary, rematch=rematch, coco_pairing=True, strict_compat="pycocotools"
+        summary=format_summary,
+        rematch=rematch,
+        coco_pairing=True,
+        strict_compat="pycocotools",
+        error_analysis=True,
     ),
 )
 

@@ -282,9 +282,6 @@ class CrowdPoseProtocol(KeypointProtocol):
     ('box', 14, ['AP', 'AP50', 'AP75', 'AR', 'AR50', 'AR75'])
     """
 
-    error_analysis: ClassVar[bool] = False
-    """TIDE's error classes are defined on COCO's box and mask matches, not CrowdPose's."""
-
     sigmas: tuple[float, ...] | None = tuple(CROWDPOSE_SIGMAS.tolist())
     oks_area: str = "box"
     crowd_index: tuple[tuple[int, float], ...] | None = None

@@ -377,10 +377,6 @@ class LVISProtocol:
     ('lvis', 10000, 'ARl@10000/cat')
     """
 
-    federated: ClassVar[bool] = True
-    """Its ground truth carries per-image label lists (negative and not-exhaustive classes),
-    read by :mod:`ioukit.io.lvis`: no class or image selection, no figures from a rematch."""
-
     fixed_ap: bool = False
     max_dets: int = 300
     iou_thresholds: tuple[float, ...] = tuple(np.linspace(0.5, 0.95, 10).tolist())
@@ -878,5 +874,5 @@ register_protocol(
     "lvis",
     LVISProtocol.from_options,
     iou_types=("bbox", "segm"),
-    traits=ProtocolTraits(summary=format_summary),
+    traits=ProtocolTraits(summary=format_summary, federated=True),
 )

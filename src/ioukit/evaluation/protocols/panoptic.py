@@ -26,11 +26,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from ioukit.dataset import Dataset
 from ioukit.errors import ParameterError
-from ioukit.evaluation.registry import register_protocol
+from ioukit.evaluation.registry import ProtocolTraits, register_protocol
 from ioukit.evaluation.result import ProtocolResult
 from ioukit.panoptic import PanopticResult, panoptic_quality
 
@@ -54,9 +54,6 @@ class PanopticProtocol:
     workers : int or None
         Threads decoding the PNGs (the result does not depend on it).
     """
-
-    own_files: ClassVar[bool] = True
-    """It evaluates its own files (:meth:`evaluate_files`), not a Dataset pair."""
 
     name: str = "panoptic"
     workers: int | None = None
@@ -121,4 +118,9 @@ class PanopticProtocol:
         }
 
 
-register_protocol("panoptic", PanopticProtocol.from_options, iou_types=("segm",))
+register_protocol(
+    "panoptic",
+    PanopticProtocol.from_options,
+    iou_types=("segm",),
+    traits=ProtocolTraits(own_files=True),
+)

@@ -86,10 +86,6 @@ class YOLOProtocol:
     box IoU, pose OKS, OBB probiou, or the exact rotated IoU).
     """
 
-    unlisted_classes: ClassVar[bool] = True
-    """A prediction of a class without ground truth is a false positive of a class that gets
-    no AP (Ultralytics' ``ap_per_class``): the class list may come from the predictions."""
-
     iou_thresholds: tuple[float, ...] | None = None
     stable_ties: bool = False
     name: str = "yolo"
@@ -706,6 +702,9 @@ register_protocol(
     yolo_protocol,
     iou_types=("bbox", "rotated", "probiou", "keypoints"),
     traits=ProtocolTraits(
-        rematch=match_yolo, rematch_similarity=rematch_similarity, ultralytics_curves=True
+        rematch=match_yolo,
+        rematch_similarity=rematch_similarity,
+        ultralytics_curves=True,
+        unlisted_classes=True,
     ),
 )
