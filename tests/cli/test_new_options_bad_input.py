@@ -89,6 +89,14 @@ def test_compare_prints_one_output_on_stdout(
     assert document == json.loads(json.dumps(want.to_dict()))
     assert main(_compare(files, "--csv", "-")) == 0
     assert capsys.readouterr().out.startswith("stat,A,B,delta")
+    # --format json: the same document on stdout, as `ioukit eval --format json`
+    assert main(_compare(files, "--format", "json")) == 0
+    assert json.loads(capsys.readouterr().out) == document
+    line = _fails(_compare(files, "--format", "json", "--csv", "-"), capsys)
+    assert line == (
+        "ioukit compare: error: --format json, --csv -: expected at most one output on stdout, "
+        "got 2 (write the others to files)"
+    )
     assert main(_compare(files, "--html", "-")) == 0
     assert capsys.readouterr().out.startswith("<!DOCTYPE html>")
     assert not Path("-").exists()

@@ -51,6 +51,12 @@ def register(subparsers: Any) -> None:
         help=f"one of {', '.join(similarity_names())} (default bbox)",
     )
     parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="stdout: the delta table (default) or the JSON document of --json",
+    )
+    parser.add_argument(
         "--json", metavar="FILE", help="write the comparison as JSON ('-': on stdout instead)"
     )
     parser.add_argument(
@@ -72,13 +78,23 @@ def register(subparsers: Any) -> None:
 
 
 def _stdout_output(args: argparse.Namespace) -> str | None:
-    """The output printed instead of the delta table (its file name ``-``), or None."""
+    """The output printed instead of the delta table (its file name ``-``, or ``--format
+    json`` for the JSON document), or None; more than one is refused before any work.
+
+    >>> _stdout_output(argparse.Namespace(json=None, csv="-", html=None, format="text"))
+    '--csv'
+    >>> _stdout_output(argparse.Namespace(json="c.json", csv=None, html=None, format="json"))
+    '--format json'
+    """
     given = (("--json", args.json), ("--csv", args.csv), ("--html", args.html))
     dashes = [option for option, value in given if value == "-"]
+    if args.format == "json" and "--json" not in dashes:
+        dashes.insert(0, "--format json")
     if len(dashes) > 1:
+        shown = ", ".join(d if d.startswith("--format") else f"{d} -" for d in dashes)
         raise ParameterError(
-            f"{', '.join(f'{d} -' for d in dashes)}: expected at most one output on stdout, "
-            f"got {len(dashes)} (write the others to files)"
+            f"{shown}: expected at most one output on stdout, got {len(dashes)} (write the "
+            "others to files)"
         )
     return dashes[0] if dashes else None
 
@@ -120,8 +136,10 @@ def run(args: argparse.Namespace) -> int:
     b = evaluate(gt, args.pred[1], iou_type=args.iou_type)
     result = compare(a, b, n=args.bootstrap, seed=args.seed, names=names)
     texts: dict[str, str] = {}
-    if args.json is not None:
+    if args.json is not None or on_stdout == "--format json":
         texts["--json"] = json.dumps(result.to_dict(), indent=1)
+    if on_stdout == "--format json":
+        on_stdout = "--json"
     if args.csv is not None:
         buffer = io.StringIO()
         rows = result.rows()
