@@ -20,20 +20,12 @@ from ioukit._evaluate_inputs import (
 )
 from ioukit.analysis.result import EvaluationResult
 from ioukit.dataset import Dataset
-from ioukit.errors import ParameterError
-from ioukit.evaluation.protocols.lvis import (
-    evaluate_lvis,
-)
 from ioukit.evaluation.registry import (
-    protocol_has,
-    protocol_iou_types,
     protocol_names,
     protocol_traits,
     resolve_iou_type,
-    similarity_reads,
 )
 from ioukit.io.coco_keypoints import read_crowd_index
-from ioukit.io.lvis import LVISGroundTruth, read_lvis_ground_truth, read_lvis_results
 
 __all__ = ["PROTOCOLS", "evaluate", "run_lvis"]
 
@@ -97,8 +89,9 @@ def evaluate(
     >>> round(evaluate(gt, dets, iou_type="segm").stats["AP"], 3)
     1.0
     """
-    if protocol_has(protocol, "federated"):  # LVIS files carry federated labels: io.lvis
-        return run_lvis(gt, predictions, iou_type=iou_type, **options)
+    own = protocol_traits(protocol).evaluate_inputs  # LVIS: its files carry federated labels
+    if own is not None:
+        return EvaluationResult(*own(gt, predictions, iou_type=iou_type, **options))
     iou_type = resolve_iou_type(protocol, iou_type)
     runner = make_runner(protocol, iou_type, options)
     strict = protocol_traits(protocol).strict_compat  # iscrowd on every annotation
@@ -156,35 +149,6 @@ def run_lvis(
     (0.9, 'c')
     """
 
-    allowed = protocol_iou_types("lvis")
-    if iou_type not in allowed:
-        listed = " or ".join(repr(t) for t in allowed)
-        raise ParameterError(f"iou_type: expected {listed}, got {iou_type!r}")
-    segm = similarity_reads(iou_type).masks
-    if isinstance(gt, LVISGroundTruth):
-        lvis_gt = gt
-    elif isinstance(gt, Dataset):
-        raise TypeError(
-            "gt: protocol='lvis' needs LVIS's labels (neg_category_ids, "
-            "not_exhaustive_category_ids, frequency), which a Dataset does not carry: pass the "
-            "LVIS file, its dict or ioukit.io.lvis.read_lvis_ground_truth(...) "
-            "(or stream with Evaluator(protocol='lvis', frequencies=...))"
-        )
-    elif isinstance(gt, str | os.PathLike | Mapping):
-        lvis_gt = read_lvis_ground_truth(gt, keep_segmentation=segm)
-    else:
-        raise TypeError(
-            "gt: expected an LVISGroundTruth, an LVIS dict or a path for protocol='lvis', "
-            f"got {type(gt).__name__}"
-        )
-    if isinstance(predictions, Dataset):
-        pred = predictions
-    elif isinstance(predictions, str | os.PathLike | Sequence | Mapping):
-        pred = read_lvis_results(predictions, lvis_gt, iou_type=iou_type)  # type: ignore[arg-type]
-    else:
-        raise TypeError(
-            "predictions: expected a Dataset, a list of result dicts or a path, "
-            f"got {type(predictions).__name__}"
-        )
-    result = evaluate_lvis(lvis_gt, pred, iou_type=iou_type, **options)
-    return EvaluationResult(result, lvis_gt.dataset, pred)
+    own = protocol_traits("lvis").evaluate_inputs
+    assert own is not None  # the LVIS protocol reads its own inputs
+    return EvaluationResult(*own(gt, predictions, iou_type=iou_type, **options))

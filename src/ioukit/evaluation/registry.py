@@ -178,6 +178,11 @@ class ProtocolTraits:
         Its ground truth carries per-image label lists (LVIS's negative and not-exhaustive
         classes): read by its own reader, no class or image selection, no figures from a
         rematch.
+    evaluate_inputs : callable or None
+        ``evaluate_inputs(gt, predictions, *, iou_type, **options) -> (ProtocolResult,
+        gt Dataset, predictions Dataset)``: a protocol whose inputs carry what a Dataset pair
+        cannot (LVIS's federated labels) reads and evaluates them itself; None: the engine
+        reads a Dataset pair.
     own_files : bool
         It evaluates files of its own (``evaluate_files``: each side's file and folder, COCO
         panoptic JSON and PNGs), not a Dataset pair; ``rows()`` and ``document()`` give its
@@ -199,6 +204,7 @@ class ProtocolTraits:
     ultralytics_curves: bool = False
     coco_pairing: bool = False
     strict_compat: str | None = None
+    evaluate_inputs: Callable[..., tuple[Any, Any, Any]] | None = None
     error_analysis: bool = False
     unlisted_classes: bool = False
     federated: bool = False

@@ -32,6 +32,7 @@ Difference from lvis-api: a ground truth with annotation id 0 matches like any o
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -56,6 +57,8 @@ from ioukit.evaluation.sharding import (
 from ioukit.io.lvis import (
     FREQUENCY_GROUPS,
     LVISGroundTruth,
+    read_lvis_ground_truth,
+    read_lvis_results,
 )
 
 __all__ = [
@@ -870,9 +873,65 @@ def lvis_box_area(raw: np.ndarray, box_format: str, xyxy: np.ndarray) -> np.ndar
     return np.asarray((xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1]))
 
 
+def evaluate_inputs(
+    gt: Any, predictions: Any, /, *, iou_type: str = "bbox", **options: Any
+) -> tuple[ProtocolResult, Dataset, Dataset]:
+    """``ioukit.evaluate(gt, predictions, protocol="lvis")`` below the result: read what needs
+    reading (an LVIS file or dict carries the federated labels a Dataset lacks), evaluate.
+
+    Returns the protocol's result, the ground truth's Dataset and the predictions' (what
+    :class:`~ioukit.analysis.result.EvaluationResult` wraps); declared as the protocol's
+    ``evaluate_inputs`` trait, so ``ioukit.evaluate`` imports this module only when asked.
+
+    >>> gt = {"images": [{"id": 1, "neg_category_ids": [], "not_exhaustive_category_ids": []}],
+    ...       "categories": [{"id": 1, "name": "cat", "frequency": "c"}],
+    ...       "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+    ...                        "bbox": [0, 0, 10, 10], "area": 100.0}]}
+    >>> dets = [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 9], "score": 0.9}]
+    >>> result, gt_ds, pred = evaluate_inputs(gt, dets)
+    >>> round(result.stats["APc"], 3), len(gt_ds), len(pred)
+    (0.9, 1, 1)
+    """
+    allowed = _IOU_TYPES
+    if iou_type not in allowed:
+        listed = " or ".join(repr(t) for t in allowed)
+        raise ParameterError(f"iou_type: expected {listed}, got {iou_type!r}")
+    segm = iou_type == "segm"
+    if isinstance(gt, LVISGroundTruth):
+        lvis_gt = gt
+    elif isinstance(gt, Dataset):
+        raise TypeError(
+            "gt: protocol='lvis' needs LVIS's labels (neg_category_ids, "
+            "not_exhaustive_category_ids, frequency), which a Dataset does not carry: pass the "
+            "LVIS file, its dict or ioukit.io.lvis.read_lvis_ground_truth(...) "
+            "(or stream with Evaluator(protocol='lvis', frequencies=...))"
+        )
+    elif isinstance(gt, str | os.PathLike | Mapping):
+        lvis_gt = read_lvis_ground_truth(gt, keep_segmentation=segm)
+    else:
+        raise TypeError(
+            "gt: expected an LVISGroundTruth, an LVIS dict or a path for protocol='lvis', "
+            f"got {type(gt).__name__}"
+        )
+    if isinstance(predictions, Dataset):
+        pred = predictions
+    elif isinstance(predictions, str | os.PathLike | Sequence | Mapping):
+        pred = read_lvis_results(predictions, lvis_gt, iou_type=iou_type)  # type: ignore[arg-type]
+    else:
+        raise TypeError(
+            "predictions: expected a Dataset, a list of result dicts or a path, "
+            f"got {type(predictions).__name__}"
+        )
+    result = evaluate_lvis(lvis_gt, pred, iou_type=iou_type, **options)
+    return result, lvis_gt.dataset, pred
+
+
+_IOU_TYPES = ("bbox", "segm")
+
+
 register_protocol(
     "lvis",
     LVISProtocol.from_options,
-    iou_types=("bbox", "segm"),
-    traits=ProtocolTraits(summary=format_summary, federated=True),
+    iou_types=_IOU_TYPES,
+    traits=ProtocolTraits(summary=format_summary, federated=True, evaluate_inputs=evaluate_inputs),
 )
