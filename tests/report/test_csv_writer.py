@@ -73,3 +73,35 @@ def test_the_same_bytes_as_the_stdlib_writer_with_the_same_cells() -> None:
     writer.writerows(rows)
     assert csv_bytes(rows) == out.getvalue().encode("utf-8")
     assert csv_bytes([]) == b""
+
+
+def test_whole_columns_convert_as_cell_by_cell() -> None:
+    """``csv_bytes`` converts a column of one plain type at once (#29: faster than the standard
+    library's writer); every column, of one type or mixed, gives what ``_csv_cell`` gives."""
+    from ioukit.report import _csv_cell, _csv_column
+
+    rng = np.random.default_rng(3)
+    pool: list[Any] = [
+        0,
+        7,
+        True,
+        False,
+        0.5,
+        -0.0,
+        math.nan,
+        math.inf,
+        "=x",
+        "+1",
+        "a,b",
+        "plain",
+        None,
+        np.float64(0.25),
+        np.int64(3),
+        np.float32(math.nan),
+    ]
+    columns = [[0, 1, True], [0.5, math.nan, -math.inf, -0.0], ["=a", "b", "@c", "\tx"], []]
+    columns += [[pool[i] for i in rng.integers(0, len(pool), 8)] for _ in range(200)]
+    for column in columns:
+        got = _csv_column(list(column))
+        want = [_csv_cell(v) for v in column]
+        assert [(type(g), str(g)) for g in got] == [(type(w), str(w)) for w in want], column

@@ -206,9 +206,25 @@ def csv_bytes(rows: Sequence[Mapping[str, Any]], /) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(names)
-    cell = _csv_cell
-    writer.writerows([cell(row.get(c)) for c in names] for row in rows)
+    writer.writerows(zip(*(_csv_column([row.get(c) for row in rows]) for c in names), strict=True))
     return out.getvalue().encode("utf-8")
+
+
+def _csv_column(values: list[Any]) -> list[Any]:
+    """:func:`_csv_cell` of every value of one column, a column of one plain type at once.
+
+    >>> _csv_column([0.5, float("nan")]), _csv_column(["=x", "y"]), _csv_column([1, None])
+    ([0.5, ''], ["'=x", 'y'], [1, ''])
+    """
+    kinds = set(map(type, values))
+    if kinds <= {int, bool}:
+        return values
+    if kinds == {float}:
+        return [v if v - v == 0 else "" for v in values]
+    if kinds == {str}:
+        start = _FORMULA_START
+        return ["'" + v if v.startswith(start) else v for v in values]
+    return list(map(_csv_cell, values))
 
 
 def _csv_bytes_python(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
