@@ -65,6 +65,7 @@ __all__ = [
     "LVIS_AREA_RANGES",
     "LVISProtocol",
     "check_frequencies",
+    "evaluate_inputs",
     "evaluate_lvis",
     "federated_keep",
     "federated_labels",
