@@ -29,7 +29,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -37,6 +37,39 @@ from ioukit.errors import ParameterError
 from ioukit.io._text import WriteError, default_mode
 
 __all__ = ["OutputPlan", "check_not_input", "refuse_existing"]
+
+
+def stdout_choice(given: Sequence[tuple[str, str | None]], format: str) -> str | None:
+    """The one output printed on stdout instead of the text report: the option whose file
+    name is ``-``, or ``"--format json"`` (the ``--json`` document); None for the report.
+    More than one is refused before any work, naming them.
+
+    Parameters
+    ----------
+    given : sequence of (option, value)
+        Each output option and its file name (None: not asked).
+    format : {"text", "json"}
+        ``--format``.
+
+    >>> stdout_choice([("--json", None), ("--csv", "-")], "text")
+    '--csv'
+    >>> stdout_choice([("--json", "r.json")], "json")
+    '--format json'
+    >>> stdout_choice([("--json", None), ("--csv", "-")], "json")
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: --format json, --csv -: expected at most one output on stdout, got 2 (write the others to files)
+    """  # noqa: E501
+    dashes = [option for option, value in given if value == "-"]
+    if format == "json" and "--json" not in dashes:
+        dashes.insert(0, "--format json")
+    if len(dashes) > 1:
+        shown = ", ".join(d if d.startswith("--format") else f"{d} -" for d in dashes)
+        raise ParameterError(
+            f"{shown}: expected at most one output on stdout, got {len(dashes)} (write the "
+            "others to files)"
+        )
+    return dashes[0] if dashes else None
 
 
 def _kind(mode: int) -> str:

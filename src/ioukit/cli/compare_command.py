@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ioukit.analysis.bootstrap import compare
-from ioukit.cli._outputs import OutputPlan
+from ioukit.cli._outputs import OutputPlan, stdout_choice
 from ioukit.engine import evaluate
 from ioukit.errors import ParameterError
 from ioukit.evaluation.registry import similarity_names
@@ -78,25 +78,13 @@ def register(subparsers: Any) -> None:
 
 
 def _stdout_output(args: argparse.Namespace) -> str | None:
-    """The output printed instead of the delta table (its file name ``-``, or ``--format
-    json`` for the JSON document), or None; more than one is refused before any work.
+    """The output printed instead of the delta table (:func:`stdout_choice`), or None.
 
     >>> _stdout_output(argparse.Namespace(json=None, csv="-", html=None, format="text"))
     '--csv'
-    >>> _stdout_output(argparse.Namespace(json="c.json", csv=None, html=None, format="json"))
-    '--format json'
     """
     given = (("--json", args.json), ("--csv", args.csv), ("--html", args.html))
-    dashes = [option for option, value in given if value == "-"]
-    if args.format == "json" and "--json" not in dashes:
-        dashes.insert(0, "--format json")
-    if len(dashes) > 1:
-        shown = ", ".join(d if d.startswith("--format") else f"{d} -" for d in dashes)
-        raise ParameterError(
-            f"{shown}: expected at most one output on stdout, got {len(dashes)} (write the "
-            "others to files)"
-        )
-    return dashes[0] if dashes else None
+    return stdout_choice(given, args.format)
 
 
 def _file(path: str | None) -> str | None:

@@ -26,7 +26,7 @@ from ioukit.cli._options import (
     name_list,
     protocol_options,
 )
-from ioukit.cli._outputs import OutputPlan
+from ioukit.cli._outputs import OutputPlan, stdout_choice
 from ioukit.cli._reading import (
     FORMAT_CHOICES,
     add_progress_argument,
@@ -817,16 +817,7 @@ def stdout_output(args: argparse.Namespace) -> str | None:
         ("--html", getattr(args, "html", None)),
         ("--label-errors", getattr(args, "label_errors", None)),
     )
-    dashes = [option for option, value in given if value == "-"]
-    if args.format == "json" and "--json" not in dashes:
-        dashes.insert(0, "--format json")
-    if len(dashes) > 1:
-        shown = ", ".join(d if d.startswith("--format") else f"{d} -" for d in dashes)
-        raise ParameterError(
-            f"{shown}: expected at most one output on stdout, got {len(dashes)} (write the "
-            "others to files)"
-        )
-    return dashes[0] if dashes else None
+    return stdout_choice(given, args.format)
 
 
 def _file(path: str | None) -> str | None:
