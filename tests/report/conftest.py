@@ -84,7 +84,9 @@ class Page:
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.dialogs: list[str] = []
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.page = browser.new_page(
+            viewport={"width": 1280, "height": 900}, reduced_motion="reduce"
+        )
         self.page.on(
             "console",
             lambda m: self.errors.append(m.text) if m.type in ("error", "warning") else None,

@@ -168,7 +168,13 @@ def test_layout_fits_the_window(shared: Any, tmp_path: Path) -> None:
     page = shared.page
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1280
-    tops = [page.locator(f"section#{sid}").bounding_box()["y"] for sid in SECTIONS]
+    # One synchronous read, in document coordinates: a scroll still running from an
+    # earlier test cannot move the page between two sections' measurements.
+    tops = page.evaluate(
+        "ids => ids.map(i => document.getElementById(i).getBoundingClientRect().top"
+        " + window.scrollY)",
+        list(SECTIONS),
+    )
     assert tops == sorted(tops)
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=False)
