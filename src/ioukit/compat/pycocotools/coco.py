@@ -49,7 +49,7 @@ except ImportError:  # pragma: no cover - orjson is in the test extra
     orjson = None  # type: ignore[assignment]
 
 from ioukit import MissingDependencyError
-from ioukit._kernels import coco_json
+from ioukit._kernels import coco_gt_json, coco_json
 from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 
 __all__ = ["COCO"]
@@ -84,6 +84,7 @@ class COCO:
 
     def __init__(self, annotation_file: str | os.PathLike[str] | None = None) -> None:
         self._results: _Results | None = None  # a results file not yet turned into dicts
+        self._ground_truth: _GroundTruth | None = None  # a ground-truth file, likewise
         self._index: dict[str, Any] = {
             "dataset": {},
             "anns": {},
@@ -95,7 +96,12 @@ class COCO:
         if annotation_file is not None:
             print("loading annotations into memory...")
             tic = time.time()
-            dataset = _read_json(annotation_file)
+            with open(annotation_file, "rb") as fb:
+                raw = fb.read()
+            if type(self).createIndex is COCO.createIndex and self._columnar_file(raw, tic):
+                return
+            dataset = _parse_file(raw, annotation_file)
+            del raw
             assert type(dataset) is dict, (
                 f"annotation file format {type(dataset)} not supported "
                 f"({os.fspath(annotation_file)}: expected a JSON object at the top level)"
@@ -104,17 +110,50 @@ class COCO:
             self.dataset = dataset
             self.createIndex()
 
+    def _columnar_file(self, raw: bytes, tic: float) -> bool:
+        # a ground-truth file whose annotations the scanner reads: kept as its bytes and
+        # columns, the annotation dicts built when someone reads dataset, anns, imgToAnns or
+        # catToImgs (COCOeval evaluates the columns while nobody has); False (nothing
+        # changed) where the file is parsed whole, as pycocotools does
+        found = _GroundTruth.scan(raw)
+        if found is None:
+            return False
+        gt, sections = found
+        try:
+            imgs = _by_id(sections["images"]) if "images" in sections else {}
+            cats = _by_id(sections["categories"]) if "categories" in sections else {}
+        except Exception:  # pycocotools' createIndex raises it, on the dicts
+            return False
+        print(f"Done (t={time.time() - tic:0.2f}s)")
+        print("creating index...")
+        self._index["dataset"] = sections
+        self._ground_truth = gt
+        self.imgs, self.cats = imgs, cats
+        print("index created!")
+        return True
+
     # the annotation dicts of a results file are built when someone reads them: ``loadRes``
     # of a file keeps its bytes and its columns, which COCOeval evaluates directly
     def _lazy(self, name: str) -> Any:
-        if self._results is not None:
+        if self._results is not None or self._ground_truth is not None:
             self._materialize()
         return self._index[name]
 
     def _set(self, name: str, value: Any) -> None:
-        if self._results is not None:
+        if self._results is not None or self._ground_truth is not None:
             self._materialize()
         self._index[name] = value
+
+    def _section(self, name: str) -> Any:
+        """``self.dataset[name]``, without building the annotation dicts for another name."""
+        if self._ground_truth is not None and name != "annotations":
+            return self._index["dataset"][name]
+        return self.dataset[name]
+
+    def _has_section(self, name: str) -> bool:
+        if self._ground_truth is not None and name != "annotations":
+            return name in self._index["dataset"]
+        return name in self.dataset
 
     dataset = property(lambda self: self._lazy("dataset"), lambda self, v: self._set("dataset", v))
     anns = property(lambda self: self._lazy("anns"), lambda self, v: self._set("anns", v))
@@ -126,6 +165,9 @@ class COCO:
     )
 
     def _materialize(self) -> None:
+        if self._ground_truth is not None:
+            self._materialize_ground_truth()
+            return
         # pycocotools' loadRes of the file, silently (its prints came out at loadRes)
         results, self._results = self._results, None
         assert results is not None
@@ -134,6 +176,26 @@ class COCO:
         self._index["dataset"]["annotations"] = anns
         with contextlib.redirect_stdout(io.StringIO()):
             self.createIndex()
+
+    def _materialize_ground_truth(self) -> None:
+        # what COCO(path) would have built: the annotations parsed into the dataset (at their
+        # place among the file's members), anns, imgToAnns and catToImgs; imgs, cats and the
+        # other members stay the objects handed out (they may have been edited since)
+        gt, self._ground_truth = self._ground_truth, None
+        assert gt is not None
+        anns = gt.annotations()
+        dataset = self._index["dataset"]
+        dataset["annotations"] = anns
+        by_id: dict[Any, dict[str, Any]] = {}
+        img_to_anns: defaultdict[Any, list[dict[str, Any]]] = defaultdict(list)
+        cat_to_imgs: defaultdict[Any, list[Any]] = defaultdict(list)
+        for ann in anns:
+            img_to_anns[ann["image_id"]].append(ann)
+            by_id[ann["id"]] = ann
+        if "categories" in dataset:
+            for ann in anns:
+                cat_to_imgs[ann["category_id"]].append(ann["image_id"])
+        self._index.update(anns=by_id, imgToAnns=img_to_anns, catToImgs=cat_to_imgs)
 
     def createIndex(self) -> None:  # noqa: N802
         """Build ``anns, cats, imgs, imgToAnns, catToImgs`` from ``dataset``."""
@@ -164,7 +226,7 @@ class COCO:
 
     def info(self) -> None:
         """Print the ``info`` block, one ``key: value`` per line."""
-        for key, value in self.dataset["info"].items():
+        for key, value in self._section("info").items():
             print(f"{key}: {value}")
 
     def getAnnIds(  # noqa: N802
@@ -200,7 +262,7 @@ class COCO:
         """Category ids with the given names, supercategories and ids (filters skipped when
         empty)."""
         names, sups, ids = _as_list(catNms), _as_list(supNms), _as_list(catIds)
-        cats = self.dataset["categories"]
+        cats = self._section("categories")
         if len(names):
             cats = [c for c in cats if c["name"] in names]
         if len(sups):
@@ -326,8 +388,10 @@ class COCO:
             Not a list of dicts, or a result on an image the ground truth does not have.
         """
         res = COCO()
-        res.dataset["info"] = copy.deepcopy(self.dataset.get("info", {}))
-        res.dataset["images"] = list(self.dataset["images"])
+        res.dataset["info"] = copy.deepcopy(
+            self._section("info") if self._has_section("info") else {}
+        )
+        res.dataset["images"] = list(self._section("images"))
         print("Loading and preparing results...")
         tic = time.time()
         if isinstance(resFile, str | os.PathLike):
@@ -383,7 +447,7 @@ class COCO:
                 f"(results[{i}]['image_id'] = {int(results.image_id[i])!r} is not an image id "
                 "of the ground truth)"
             )
-        res.dataset["categories"] = _copy_records(self.dataset["categories"])
+        res.dataset["categories"] = _copy_records(self._section("categories"))
         print(f"DONE (t={time.time() - tic:0.2f}s)")
         print("creating index...")
         dataset = res._index["dataset"]
@@ -404,10 +468,10 @@ class COCO:
                 ann["id"] = i + 1
             return
         if "bbox" in first and first["bbox"] != []:
-            res.dataset["categories"] = _copy_records(self.dataset["categories"])
+            res.dataset["categories"] = _copy_records(self._section("categories"))
             _complete_boxes(anns)
         elif "segmentation" in first:
-            res.dataset["categories"] = _copy_records(self.dataset["categories"])
+            res.dataset["categories"] = _copy_records(self._section("categories"))
             for i, ann in enumerate(anns):
                 seg = _field(ann, "segmentation", i)
                 ann["area"] = maskUtils.area(seg)
@@ -416,7 +480,7 @@ class COCO:
                 ann["id"] = i + 1
                 ann["iscrowd"] = 0
         elif "keypoints" in first:
-            res.dataset["categories"] = _copy_records(self.dataset["categories"])
+            res.dataset["categories"] = _copy_records(self._section("categories"))
             for i, ann in enumerate(anns):
                 s = _field(ann, "keypoints", i)
                 x, y = s[0::3], s[1::3]
@@ -492,8 +556,14 @@ _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # digits -> "0
 _LONG_NUMBER = b"0" * 19  # a run of 19 digits: maybe an integer beyond 64 bits
 
 
-def _read_json(path: str | os.PathLike[str]) -> Any:
-    """pycocotools' ``json.load(open(path))``, the same objects (or the same error).
+def _utf8_locale() -> bool:
+    """Whether ``open(path)`` in text mode decodes UTF-8 (what the bytes routes assume)."""
+    return locale.getpreferredencoding(False).lower().replace("-", "") == "utf8"
+
+
+def _parse_file(raw: bytes, path: str | os.PathLike[str]) -> Any:
+    """pycocotools' ``json.load(open(path))`` of the file whose bytes are ``raw``: the same
+    objects (or the same error).
 
     orjson (when installed; 2-3x faster) parses strict RFC 8259 JSON to the objects ``json``
     gives, and refuses the rest (NaN, 1e400, lone surrogates...), which ``json`` then reads
@@ -501,24 +571,123 @@ def _read_json(path: str | os.PathLike[str]) -> Any:
     floats), so a file with a run of 19 digits anywhere is read by ``json``, as is every
     file where ``open()`` would not decode UTF-8. The garbage collector is paused while the
     objects are created (its passes over them cost more than the parse)."""
-    if orjson is None or locale.getpreferredencoding(False).lower().replace("-", "") != "utf8":
+    if orjson is None or not _utf8_locale():
         with open(path) as f:
             return json.load(f)
-    with open(path, "rb") as fb:
-        raw = fb.read()
+    with _collector_paused():
+        value = _parse_strict(raw)
+        if value is not _REFUSED:
+            return value
+        with open(path) as f:  # text mode, as pycocotools: its result or its error
+            return json.load(f)
+
+
+_REFUSED = object()
+
+
+def _parse_strict(raw: bytes) -> Any:
+    """``json.loads(raw)`` by orjson where both give the same objects; ``_REFUSED`` where
+    only ``json`` decides (orjson missing, refusing, or a run of 19 digits)."""
+    if orjson is None or raw.translate(_DIGITS).find(_LONG_NUMBER) >= 0:
+        return _REFUSED
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _REFUSED
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Any:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        if raw.translate(_DIGITS).find(_LONG_NUMBER) < 0:
-            try:
-                return orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                pass
-        with open(path) as f:  # text mode, as pycocotools: its result or its error
-            return json.load(f)
+        yield
     finally:
         if enabled:
             gc.enable()
+
+
+class _GroundTruth:
+    """A ground-truth file whose annotations the compiled scanner read: its bytes, the span
+    of its ``annotations`` array and the annotation columns in file order (``id``,
+    ``image_id``, ``category_id``, ``bbox`` xywh, ``area``, ``iscrowd != 0``), every id
+    distinct (else ``COCO.anns`` keeps one annotation of several: the dict path)."""
+
+    __slots__ = ("area", "bbox", "category_id", "crowd", "ids", "image_id", "raw", "span")
+
+    def __init__(self, raw: bytes, span: tuple[int, int], columns: tuple[Any, ...]) -> None:
+        self.raw, self.span = raw, span
+        self.ids, self.image_id, self.category_id, self.bbox, self.area, self.crowd = columns
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.raw, self.span, self.ids, self.image_id, self.category_id, self.bbox,
+                self.area, self.crowd)  # fmt: skip
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.raw, self.span = state[0], state[1]
+        self.ids, self.image_id, self.category_id, self.bbox, self.area, self.crowd = state[2:]
+
+    @classmethod
+    def scan(cls, raw: bytes) -> tuple[_GroundTruth, dict[str, Any]] | None:
+        """The columns of ``raw`` and its top-level members parsed but ``annotations``
+        (None in its place), in document order; None where the file is to be parsed whole
+        (not a strict JSON object, no annotations array, a shape the scanner does not take,
+        repeated ids, a locale that does not read UTF-8)."""
+        if not _utf8_locale():
+            return None
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        code, members = coco_json.top_level_members(buf)
+        if code != coco_json.OK:
+            return None
+        last = {key: (start, end) for key, start, end in members}  # a parser keeps the last
+        span = last.get(b"annotations")
+        if span is None:
+            return None
+        lo, hi = span
+        capacity = (hi - lo) // 60 + 1  # a record takes at least 60 bytes
+        ids = np.empty(capacity, dtype=np.int64)
+        image_id = np.empty(capacity, dtype=np.int64)
+        category_id = np.empty(capacity, dtype=np.int64)
+        bbox = np.empty((capacity, 4), dtype=np.float64)
+        area = np.empty(capacity, dtype=np.float64)
+        iscrowd = np.empty(capacity, dtype=np.float64)
+        code, n = coco_gt_json.scan_annotations(
+            buf, lo, hi, ids, image_id, category_id, bbox, area, iscrowd
+        )
+        if code != coco_gt_json.OK or len(np.unique(ids[:n])) != n:
+            return None
+        sections: dict[str, Any] = {}
+        with _collector_paused():
+            for key, (start, end) in last.items():
+                if key == b"annotations":
+                    sections["annotations"] = None
+                    continue
+                value = _parse_strict(raw[start:end])
+                if value is _REFUSED:
+                    return None
+                sections[key.decode()] = value
+        # document order: the first occurrence of each key places it (as a dict does)
+        order = {key.decode(): None for key, _, _ in members}
+        sections = {key: sections[key] for key in order}
+        columns = (ids[:n].copy(), image_id[:n].copy(), category_id[:n].copy(),
+                   bbox[:n].copy(), area[:n].copy(), iscrowd[:n] != 0)  # fmt: skip
+        return cls(raw, span, columns), sections
+
+    def annotations(self) -> list[dict[str, Any]]:
+        """The annotation dicts, as ``json.load`` of the file gives them."""
+        lo, hi = self.span
+        text = self.raw[lo:hi]
+        with _collector_paused():
+            anns = _parse_strict(text)
+            if anns is _REFUSED:
+                anns = json.loads(text.decode("utf-8"))
+        return anns  # type: ignore[no-any-return]
+
+
+def _ground_truth_columns(coco: Any) -> _GroundTruth | None:
+    """The columns of a ground-truth file whose annotation dicts nobody has built (or read,
+    or been able to edit) yet, else None."""
+    return getattr(coco, "_ground_truth", None)
 
 
 _ID = operator.itemgetter("id")

@@ -899,6 +899,28 @@ def _result_columns(
     return cols, (img_pos[rows], results.category_id[rows])
 
 
+def _ground_truth_file_columns(
+    gt: Any, image_ids: np.ndarray, category_ids: np.ndarray
+) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray]]:
+    """What :func:`_rows` and :func:`_columns` give for the annotation dicts of the
+    ground-truth file ``gt`` (``ioukit.compat.pycocotools.coco``'s scanned columns, every id
+    distinct): image by image in ``image_ids`` order, category by category in
+    ``category_ids`` order, file order within; and their (image positions, category ids)."""
+    img_pos = _position(gt.image_id, image_ids)
+    cat_pos = _position(gt.category_id, category_ids)
+    kept = np.flatnonzero((img_pos >= 0) & (cat_pos >= 0))
+    rows = kept[np.argsort(img_pos[kept] * len(category_ids) + cat_pos[kept], kind="stable")]
+    xywh = gt.bbox[rows]
+    cols = {
+        "annotation_id": gt.ids[rows],
+        "area": gt.area[rows],
+        "crowd": gt.crowd[rows],
+        "box_wh": xywh[:, 2:],
+        "boxes": np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1),
+    }
+    return cols, (img_pos[rows], gt.category_id[rows])
+
+
 def _compiled_type(p: Params) -> tuple[IouTypeRecord, str]:
     """``p.iouType``'s record and the Dataset column its similarity reads; raises
     ``_Fallback`` for a type only pycocotools' stages know."""
@@ -957,11 +979,17 @@ def _compiled_run(
     img_ids, cat_ids = list(p.imgIds), list(p.catIds)
     checked = _checked(p)
     image_ids, category_ids = checked[4], checked[5]
-    gt_rows, gt_pos, gt_cat = _rows(
-        coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth"
-    )
-    gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
-    sides: list[tuple[dict[str, Any], Any]] = [(gt_cols, (gt_pos, gt_cat))]
+    scanned = _coco._ground_truth_columns(coco_gt) if reads == "boxes" else None
+    if scanned is not None:  # a ground-truth file nobody has read as dicts: its columns
+        sides: list[tuple[dict[str, Any], Any]] = [
+            _ground_truth_file_columns(scanned, image_ids, category_ids)
+        ]
+    else:
+        gt_rows, gt_pos, gt_cat = _rows(
+            coco_gt, img_ids, cat_ids, image_ids, category_ids, "ground-truth"
+        )
+        gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
+        sides = [(gt_cols, (gt_pos, gt_cat))]
     columnar = _coco._results_columns(coco_dt) if reads == "boxes" else None
     if columnar is not None:  # a results file nobody has read as dicts: its columns
         dt_cols, dt_placed = _result_columns(columnar, image_ids, category_ids)

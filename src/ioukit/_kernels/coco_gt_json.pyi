@@ -1,0 +1,20 @@
+# Type stub of the compiled module coco_gt_json.pyx.
+import numpy as np
+
+OK: int
+INVALID: int
+MISSING_KEY: int
+TOO_MANY: int
+UNSUPPORTED: int
+
+def scan_annotations(
+    buf: np.ndarray,
+    start: int,
+    end: int,
+    ids: np.ndarray,
+    image_id: np.ndarray,
+    category_id: np.ndarray,
+    bbox: np.ndarray,
+    area: np.ndarray,
+    iscrowd: np.ndarray,
+) -> tuple[int, int]: ...

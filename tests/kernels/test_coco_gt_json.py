@@ -1,0 +1,139 @@
+"""``coco_gt_json.scan_annotations``: a ground-truth file's annotation columns (#24).
+
+Its twin is the strict parser: where it answers OK, the columns are the parsed records'
+``id, image_id, category_id, bbox, area, iscrowd`` (bit for bit); every shape it does not
+take gets a code other than OK (the caller parses the file), and INVALID only where the
+parser refuses the text too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ioukit._kernels import coco_gt_json
+
+_SETTINGS = settings(
+    derandomize=True, max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+_numbers = st.integers(-(10**6), 10**6) | st.floats(
+    -1e9, 1e9, allow_nan=False, allow_infinity=False
+)
+_extra = st.recursive(
+    st.none() | st.booleans() | _numbers | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+    max_size=3),
+    max_leaves=12,
+)  # fmt: skip
+_record = st.fixed_dictionaries(
+    {
+        "id": st.integers(-(2**52), 2**52),
+        "image_id": st.integers(-(2**52), 2**52),
+        "category_id": st.integers(0, 100),
+        "bbox": st.lists(_numbers, min_size=4, max_size=4),
+        "area": _numbers,
+        "iscrowd": st.sampled_from([0, 1, 0.0, 2, -0.0]),
+    },
+    optional={"segmentation": _extra, "ignore": _extra, "attributes": _extra},
+)
+
+
+def _scan(text: bytes) -> tuple[int, int, tuple[np.ndarray, ...]]:
+    buf = np.frombuffer(text, dtype=np.uint8)
+    cap = len(text) // 20 + 1
+    cols = (
+        np.zeros(cap, np.int64),
+        np.zeros(cap, np.int64),
+        np.zeros(cap, np.int64),
+        np.zeros((cap, 4)),
+        np.zeros(cap),
+        np.zeros(cap),
+    )
+    code, n = coco_gt_json.scan_annotations(buf, 0, len(text), *cols)
+    return int(code), int(n), tuple(c[:n] for c in cols)
+
+
+def _check(records: list[dict[str, Any]], text: bytes) -> None:
+    code, n, (ids, image_id, category_id, bbox, area, crowd) = _scan(text)
+    assert code == coco_gt_json.OK and n == len(records)
+    parsed = json.loads(text)
+    for name, column in (("id", ids), ("image_id", image_id), ("category_id", category_id)):
+        assert column.tolist() == [r[name] for r in parsed], name
+    want = np.array([r["bbox"] for r in parsed], dtype=np.float64).reshape(-1, 4)
+    assert bbox.tobytes() == want.tobytes()
+    assert area.tobytes() == np.array([r["area"] for r in parsed], dtype=np.float64).tobytes()
+    assert (crowd != 0).tolist() == [bool(r["iscrowd"]) for r in parsed]
+
+
+@_SETTINGS
+@given(st.lists(_record, max_size=6), st.sampled_from([None, 1]))
+def test_columns_are_the_parsed_records(records: list[dict[str, Any]], indent: Any) -> None:
+    text = json.dumps(records, indent=indent).encode()
+    _check(records, text)
+
+
+def test_a_span_inside_a_file_and_number_forms() -> None:
+    body = (
+        b'[{"iscrowd": 0, "area": 1E2, "bbox": [ -0.0 , 1e-3,2.5E+1, 7 ], "id": 9,'
+        b' "segmentation": {"counts": "a\\"b\\u00e9", "size": [2, 3]}, "image_id": -4,'
+        b' "category_id": 3, "id": 10}]'  # a repeated key: the last wins, as in a dict
+    )
+    text = b'{"images": [], "annotations": ' + body + b', "categories": []}'
+    start = text.index(b"[{")
+    buf = np.frombuffer(text, dtype=np.uint8)
+    cols = [np.zeros(2, np.int64) for _ in range(3)] + [np.zeros((2, 4)), np.zeros(2), np.zeros(2)]
+    code, n = coco_gt_json.scan_annotations(buf, start, start + len(body), *cols)
+    assert (code, n) == (coco_gt_json.OK, 1)
+    assert cols[0][0] == 10 and cols[1][0] == -4 and cols[3][0].tolist() == [-0.0, 1e-3, 25.0, 7.0]
+    assert np.signbit(cols[3][0, 0]) and cols[4][0] == 100.0
+    with pytest.raises(ValueError, match="start, end"):
+        coco_gt_json.scan_annotations(buf, 5, len(text) + 1, *cols)
+
+
+_GOOD = '{"id": 1, "image_id": 2, "category_id": 3, "bbox": [0, 0, 1, 1], "area": 1, "iscrowd": 0}'
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("[]", "OK"),
+        (f"[{_GOOD}]", "OK"),
+        (_GOOD, "UNSUPPORTED"),  # not an array
+        (f"[{_GOOD}, 1]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace('"iscrowd": 0', '"iscrowd": true') + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace('"id": 1', '"id": 1.5') + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace('"id": 1', '"id": 1.0') + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace('"id": 1', '"id": 9007199254740993') + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace('"image_id": 2', '"image_id": "2"') + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace("[0, 0, 1, 1]", "[0, 0, 1]") + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace("[0, 0, 1, 1]", "[0, 0, 1, 1, 2]") + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace('"area"', '"\\u0061rea"') + "]", "UNSUPPORTED"),
+        ("[" + _GOOD.replace(', "area": 1', "") + "]", "MISSING_KEY"),
+        ("[{}]", "MISSING_KEY"),
+        (f"[{_GOOD},]", "INVALID"),
+        (f"[{_GOOD}", "INVALID"),
+        ("[" + _GOOD.replace('"area": 1', '"area": 01') + "]", "INVALID"),
+        (f"[{_GOOD}] x", "INVALID"),
+    ],
+)
+def test_codes(text: str, code: str) -> None:
+    got, _, _ = _scan(text.encode())
+    assert got == getattr(coco_gt_json, code)
+    if code == "INVALID":
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(text)
+    else:
+        json.loads(text)
+
+
+def test_too_many_records() -> None:
+    text = f"[{_GOOD}, {_GOOD}]".encode()
+    cols = [np.zeros(1, np.int64) for _ in range(3)] + [np.zeros((1, 4)), np.zeros(1), np.zeros(1)]
+    code, n = coco_gt_json.scan_annotations(np.frombuffer(text, np.uint8), 0, len(text), *cols)
+    assert (code, n) == (coco_gt_json.TOO_MANY, 1)
