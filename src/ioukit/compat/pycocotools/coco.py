@@ -654,7 +654,7 @@ class _GroundTruth:
         code, n = coco_gt_json.scan_annotations(
             buf, lo, hi, ids, image_id, category_id, bbox, area, iscrowd
         )
-        if code != coco_gt_json.OK or len(np.unique(ids[:n])) != n:
+        if code != coco_gt_json.OK or _repeats(ids[:n]):
             return None
         sections: dict[str, Any] = {}
         with _collector_paused():
@@ -669,8 +669,7 @@ class _GroundTruth:
         # document order: the first occurrence of each key places it (as a dict does)
         order = {key.decode(): None for key, _, _ in members}
         sections = {key: sections[key] for key in order}
-        columns = (ids[:n].copy(), image_id[:n].copy(), category_id[:n].copy(),
-                   bbox[:n].copy(), area[:n].copy(), iscrowd[:n] != 0)  # fmt: skip
+        columns = (*_shrunk(n, ids, image_id, category_id, bbox, area), iscrowd[:n] != 0)
         return cls(raw, span, columns), sections
 
     def annotations(self) -> list[dict[str, Any]]:
@@ -682,6 +681,20 @@ class _GroundTruth:
             if anns is _REFUSED:
                 anns = json.loads(text.decode("utf-8"))
         return anns  # type: ignore[no-any-return]
+
+
+def _repeats(ids: np.ndarray) -> bool:
+    """Whether some id appears twice (by a sort: ``np.unique`` imports ``numpy.ma``)."""
+    ordered = np.sort(ids)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _shrunk(n: int, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The first ``n`` rows of each array (allocated here, at a capacity >= n, and not
+    shared), in place: the allocation shrinks (no copy, no peak of two)."""
+    for column in columns:
+        column.resize((n, *column.shape[1:]), refcheck=False)
+    return columns
 
 
 def _ground_truth_columns(coco: Any) -> _GroundTruth | None:
@@ -748,9 +761,7 @@ class _Results:
         code, n = coco_json.scan_results(buf, image_id, category_id, bbox, score)
         if code != coco_json.OK or n == 0:
             return None
-        return cls(
-            raw, image_id[:n].copy(), category_id[:n].copy(), bbox[:n].copy(), score[:n].copy()
-        )
+        return cls(raw, *_shrunk(n, image_id, category_id, bbox, score))
 
 
 def _results_columns(coco: Any) -> _Results | None:

@@ -760,12 +760,33 @@ def _position(values: np.ndarray, table: np.ndarray) -> np.ndarray:
     """(N,) index of each value in ``table`` (distinct values), -1 where absent."""
     if len(table) == 0:
         return np.full(len(values), -1, dtype=np.int64)
+    lo, hi = int(table.min()), int(table.max())
+    if hi - lo < max(1 << 20, 4 * len(values)):  # ids in a short range: one table look-up
+        lut = np.full(hi - lo + 2, -1, dtype=np.int64)
+        lut[table - lo] = np.arange(len(table))
+        shifted = np.asarray(values, dtype=np.int64) - lo
+        shifted[(shifted < 0) | (shifted > hi - lo)] = hi - lo + 1  # absent: the -1 slot
+        return lut[shifted]
     if len(table) > 1 and np.all(table[1:] > table[:-1]):
         at = np.minimum(np.searchsorted(table, values), len(table) - 1)
         return np.where(table[at] == values, at, -1)
     order = np.argsort(table, kind="stable")
     at = order[np.minimum(np.searchsorted(table[order], values), len(table) - 1)]
     return np.where(table[at] == values, at, -1)
+
+
+def _group_order(
+    img_pos: np.ndarray, cat_pos: np.ndarray, n_images: int, n_cats: int
+) -> np.ndarray:
+    """The rows with both positions >= 0, image by image, category by category, in row order
+    within (a stable sort by ``(img_pos, cat_pos)``; two radix passes when both fit 16 bits)."""
+    kept = np.flatnonzero((img_pos >= 0) & (cat_pos >= 0))
+    img, cat = img_pos[kept], cat_pos[kept]
+    if n_images <= 1 << 16 and n_cats <= 1 << 16:
+        by_cat = np.argsort(cat.astype(np.uint16), kind="stable")
+        by_img = np.argsort(img[by_cat].astype(np.uint16), kind="stable")
+        return kept[by_cat[by_img]]
+    return kept[np.argsort(img * n_cats + cat, kind="stable")]
 
 
 def _pluck(anns: list[dict[str, Any]], name: str, kind: str) -> list[Any]:
@@ -885,18 +906,26 @@ def _result_columns(
 
     img_pos = _position(results.image_id, image_ids)
     cat_pos = _position(results.category_id, category_ids)
-    kept = np.flatnonzero((img_pos >= 0) & (cat_pos >= 0))
-    rows = kept[np.argsort(img_pos[kept] * len(category_ids) + cat_pos[kept], kind="stable")]
-    xywh = results.bbox[rows]
+    rows = _group_order(img_pos, cat_pos, len(image_ids), len(category_ids))
+    boxes, box_wh = _xyxy_and_wh(results.bbox, rows)
     cols = {
         "annotation_id": rows.astype(np.int64) + 1,
-        "area": xywh[:, 2] * xywh[:, 3],
+        "area": box_wh[:, 0] * box_wh[:, 1],
         "crowd": np.zeros(len(rows), dtype=bool),
         "scores": results.score[rows],
-        "box_wh": xywh[:, 2:],
-        "boxes": np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1),
+        "box_wh": box_wh,
+        "boxes": boxes,
     }
     return cols, (img_pos[rows], results.category_id[rows])
+
+
+def _xyxy_and_wh(xywh: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``xywh[rows]`` as (N, 4) corners ``x, y, x + w, y + h`` and a contiguous (N, 2) ``w, h``
+    (the Dataset keeps both as given: no (N, 4) temporary stays alive)."""
+    picked = xywh[rows]
+    box_wh = np.ascontiguousarray(picked[:, 2:])
+    picked[:, 2:] += picked[:, :2]
+    return picked, box_wh
 
 
 def _ground_truth_file_columns(
@@ -908,15 +937,14 @@ def _ground_truth_file_columns(
     ``category_ids`` order, file order within; and their (image positions, category ids)."""
     img_pos = _position(gt.image_id, image_ids)
     cat_pos = _position(gt.category_id, category_ids)
-    kept = np.flatnonzero((img_pos >= 0) & (cat_pos >= 0))
-    rows = kept[np.argsort(img_pos[kept] * len(category_ids) + cat_pos[kept], kind="stable")]
-    xywh = gt.bbox[rows]
+    rows = _group_order(img_pos, cat_pos, len(image_ids), len(category_ids))
+    boxes, box_wh = _xyxy_and_wh(gt.bbox, rows)
     cols = {
         "annotation_id": gt.ids[rows],
         "area": gt.area[rows],
         "crowd": gt.crowd[rows],
-        "box_wh": xywh[:, 2:],
-        "boxes": np.concatenate([xywh[:, :2], xywh[:, :2] + xywh[:, 2:]], axis=1),
+        "box_wh": box_wh,
+        "boxes": boxes,
     }
     return cols, (img_pos[rows], gt.category_id[rows])
 
