@@ -935,9 +935,11 @@ def _ground_truth_file_columns(
     ground-truth file ``gt`` (``ioukit.compat.pycocotools.coco``'s scanned columns, every id
     distinct): image by image in ``image_ids`` order, category by category in
     ``category_ids`` order, file order within; and their (image positions, category ids)."""
-    img_pos = _position(gt.image_id, image_ids)
-    cat_pos = _position(gt.category_id, category_ids)
-    rows = _group_order(img_pos, cat_pos, len(image_ids), len(category_ids))
+    on = gt.rows_on(image_ids)  # grouped by image already: a stable sort keeps that
+    img_pos = _position(gt.image_id[on], image_ids)
+    cat_pos = _position(gt.category_id[on], category_ids)
+    order = _group_order(img_pos, cat_pos, len(image_ids), len(category_ids))
+    rows, img_pos = on[order], img_pos[order]
     boxes, box_wh = _xyxy_and_wh(gt.bbox, rows)
     cols = {
         "annotation_id": gt.ids[rows],
@@ -946,7 +948,7 @@ def _ground_truth_file_columns(
         "box_wh": box_wh,
         "boxes": boxes,
     }
-    return cols, (img_pos[rows], gt.category_id[rows])
+    return cols, (img_pos, gt.category_id[rows])
 
 
 def _compiled_type(p: Params) -> tuple[IouTypeRecord, str]:
