@@ -552,6 +552,7 @@ class COCO:
 
 
 _SCALARS = (str, int, float, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # digits -> "0", else " "
 _LONG_NUMBER = b"0" * 19  # a run of 19 digits: maybe an integer beyond 64 bits
 
@@ -789,10 +790,10 @@ def _results_columns(coco: Any) -> _Results | None:
 def _copy_records(records: Any) -> Any:
     """``copy.deepcopy(records)``, cheaply for a list of dicts of plain scalars (COCO's
     categories: ``id``, ``name``, ``supercategory``)."""
-    if type(records) is list and all(
-        type(r) is dict and all(type(v) in _SCALARS for v in r.values()) for r in records
-    ):
-        return [dict(r) for r in records]
+    if type(records) is list and all(type(r) is dict for r in records):
+        values = itertools.chain.from_iterable(map(dict.values, records))
+        if set(map(type, values)) <= _SCALAR_TYPES:
+            return list(map(dict, records))
     return copy.deepcopy(records)
 
 

@@ -1035,6 +1035,23 @@ def _compiled_run(
     return _run_columns(p, sides, size, checked)
 
 
+_PROTOCOLS: dict[tuple[Any, ...], Any] = {}
+
+
+def _protocol(iou_type: str, options: dict[str, Any]) -> Any:
+    """``make_protocol("coco", iou_type=iou_type, **options)``, made once per set of options
+    (the torchvision merge evaluates two images a call, thousands of times)."""
+    key = (iou_type, *((k, v.tobytes() if isinstance(v, np.ndarray) else repr(v))
+                       for k, v in sorted(options.items())))  # fmt: skip
+    protocol = _PROTOCOLS.get(key)
+    if protocol is None:
+        protocol = make_protocol("coco", iou_type=iou_type, **options)
+        if len(_PROTOCOLS) >= 16:
+            _PROTOCOLS.clear()
+        _PROTOCOLS[key] = protocol
+    return protocol
+
+
 def _run_columns(
     p: Params,
     sides: list[tuple[dict[str, Any], Any]],
@@ -1084,7 +1101,7 @@ def _run_columns(
         }
         if spec.keypoints:
             options["sigmas"] = np.asarray(p.kpt_oks_sigmas, dtype=np.float64)
-        protocol = make_protocol("coco", iou_type=p.iouType, **options)
+        protocol = _protocol(p.iouType, options)
         match = getattr(protocol, "match", None)
         if match is not None:  # the outcome alone: accumulated when accumulate() asks
             _, outcome = match(datasets[0], datasets[1], iou_type=p.iouType)
@@ -1184,9 +1201,11 @@ class _EvalSource:
         k, i = np.divmod(self.group_key, n_i)
         where = (k * n_a * n_i + i)[:, None] + np.arange(n_a) * n_i  # (G, A) positions
         out = np.full(n_k * n_a * n_i, None, dtype=object)
-        out[where.ravel()] = [
-            _EvalImg(self, g, a) for g in range(len(self.group_key)) for a in range(n_a)
-        ]
+        n = len(self.group_key) * n_a
+        groups = np.repeat(np.arange(len(self.group_key)), n_a).tolist()
+        areas = itertools.islice(itertools.cycle(range(n_a)), n)
+        # map: no Python frame per entry but its __init__
+        out[where.ravel()] = list(map(_EvalImg, itertools.repeat(self, n), groups, areas))
         return out.tolist()
 
     def stages(self) -> Any:
