@@ -117,14 +117,14 @@ def test_synthetic_segm_and_keypoints(detections: Any) -> None:
     assert ours._source is not None
 
 
-@pytest.mark.parametrize("form", ["list", "file"])
+@pytest.mark.parametrize("form", ["list", "file", "files"])
 @pytest.mark.parametrize(
     "name",
     ["default", "no_cats", "mmdet_max_dets", "ranges", "subsets", "id_zero", "crowd_ignore"],
 )
 def test_parameters_and_quirks(detections: Any, name: str, form: str, tmp_path: Any) -> None:
     gt, res = copy.deepcopy(detections)
-    if form == "file":  # loadRes(path): evaluated from the file's columns
+    if form != "list":  # loadRes(path): evaluated from the file's columns
         path = tmp_path / "results.json"
         path.write_text(json.dumps(res))
         res = path
@@ -148,9 +148,14 @@ def test_parameters_and_quirks(detections: Any, name: str, form: str, tmp_path: 
     if name == "crowd_ignore":  # pycocotools overwrites 'ignore' with 'iscrowd'
         for a in gt["annotations"][::4]:
             a["ignore"] = 1
+    if form == "files":  # COCO(path) too: the ground truth's columns
+        gt_path = tmp_path / "gt.json"
+        gt_path.write_text(json.dumps(gt))
+        gt = gt_path
     _, ours = _both(gt, res, "bbox", setup)
     assert ours._source is not None
-    assert (ours_coco._results_columns(ours.cocoDt) is not None) == (form == "file")
+    assert (ours_coco._results_columns(ours.cocoDt) is not None) == (form != "list")
+    assert (ours_coco._ground_truth_columns(ours.cocoGt) is not None) == (form == "files")
 
 
 def test_mmdet_per_class_table(detections: Any) -> None:
