@@ -43,6 +43,7 @@ from ioukit.errors import ParameterError
 from ioukit.evaluation import grouping
 from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.match import MatchRule
+from ioukit.evaluation.outcome import threshold_index
 from ioukit.evaluation.registry import ProtocolTraits, register_protocol, similarity_reads
 from ioukit.evaluation.result import ProtocolResult
 from ioukit.evaluation.sharding import MatchedShards
@@ -588,15 +589,15 @@ def summarize_yolo(
     has = curves.has_labels
     i = curves.best_index
     p, r, f1 = curves.p_curve[:, i], curves.r_curve[:, i], curves.f1_curve[:, i]
-    at50 = np.flatnonzero(np.isclose(thresholds, 0.5, rtol=0, atol=1e-12))
-    ap50 = curves.ap[:, at50[0]] if at50.size else np.full(has.size, -1.0)
+    at50 = threshold_index(thresholds, 0.5)
+    ap50 = curves.ap[:, at50] if at50 is not None else np.full(has.size, -1.0)
     ap_mean = np.where(has, curves.ap.mean(axis=1), -1.0)
     n = int(has.sum())
     map5095 = float(curves.ap[has].mean()) if n else 0.0
     stats = {
         "precision": float(p[has].mean()) if n else 0.0,
         "recall": float(r[has].mean()) if n else 0.0,
-        "mAP50": (float(ap50[has].mean()) if n else 0.0) if at50.size else -1.0,
+        "mAP50": (float(ap50[has].mean()) if n else 0.0) if at50 is not None else -1.0,
         "mAP50-95": map5095,
         "fitness": map5095,
         "confidence": float(CONFIDENCE_GRID[i]),
