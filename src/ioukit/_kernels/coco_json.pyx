@@ -16,8 +16,9 @@ scanner calls ``INVALID`` without parsing it again.
 The plain-Python twin is the general parser (``orjson``/``json``): tests compare both.
 """
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp, memcpy
 
 from ioukit._kernels._json_lex cimport (
     EXPECT_ARRAY_NEXT, EXPECT_CLOSING_QUOTE, EXPECT_COLON, EXPECT_DIGIT_AFTER_MINUS,
@@ -25,7 +26,7 @@ from ioukit._kernels._json_lex cimport (
     EXPECT_FIRST_KEY, EXPECT_HEX, EXPECT_KEY, EXPECT_NULL, EXPECT_OBJECT_NEXT,
     EXPECT_STRING_CHARACTER, EXPECT_TRUE, EXPECT_UTF8, EXPECT_VALUE, LEX_INVALID,
     LEX_POW10_128, LEX_UNSUPPORTED, LexError, LexNumber, check_document, init_lexer,
-    key_equals, lex_number, skip_string, skip_value, skip_ws, value_or_unsupported,
+    key_equals, lex_number, lex_short_number, skip_string, skip_value, skip_ws, value_or_unsupported,
 )
 
 init_lexer()
@@ -68,6 +69,34 @@ cdef int _key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noexcept 
     return _OTHER
 
 
+cdef inline int _known_key(const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
+                           Py_ssize_t* end) noexcept nogil:
+    # p[i] is the quote opening a key: the field code when the key is exactly one of the four
+    # (no escape, the closing quote right after the name), with end after that quote; else
+    # -1 and the caller lexes the string (the same answer: _key_code on the skipped string)
+    cdef uint8_t c = p[i + 1] if i + 1 < n else 0
+    if c == 105 and i + 10 <= n and memcmp(p + i + 1, b'image_id"', 9) == 0:
+        end[0] = i + 10
+        return _IMAGE
+    if c == 99 and i + 13 <= n and memcmp(p + i + 1, b'category_id"', 12) == 0:
+        end[0] = i + 13
+        return _CATEGORY
+    if c == 98 and i + 6 <= n and memcmp(p + i + 1, b'bbox"', 5) == 0:
+        end[0] = i + 6
+        return _BBOX
+    if c == 115 and i + 7 <= n and memcmp(p + i + 1, b'score"', 6) == 0:
+        end[0] = i + 7
+        return _SCORE
+    return -1
+
+
+cdef inline Py_ssize_t _number(const uint8_t[::1] buf, const uint8_t* p, Py_ssize_t i,
+                               Py_ssize_t n, LexNumber* out) noexcept:
+    # the number at i: the inlined short case, else the whole lexer (lex_number's codes)
+    cdef Py_ssize_t end = lex_short_number(p, i, n, out)
+    return end if end >= 0 else lex_number(buf, i, n, out)
+
+
 cdef int _scan(
     const uint8_t[::1] buf, int64_t[:] image_id, int64_t[:] category_id, double[:, :] bbox,
     double[:] score, Py_ssize_t* records,
@@ -77,10 +106,12 @@ cdef int _scan(
     cdef int code, seen, k
     cdef bint escaped
     cdef LexNumber number
+    cdef const uint8_t* p
     records[0] = 0
     i = skip_ws(buf, 0, n)
     if i >= n or buf[i] != 91:
         return _UNSUPPORTED  # an object with "annotations", a BOM, not JSON...
+    p = &buf[0]
     i = skip_ws(buf, i + 1, n)
     if i < n and buf[i] == 93:
         i = skip_ws(buf, i + 1, n)
@@ -98,19 +129,21 @@ cdef int _scan(
         while True:
             if i >= n or buf[i] != 34:
                 return _INVALID  # an object member starts with a key
-            key_start = i + 1
-            end = skip_string(buf, i, n, &escaped)
-            if end < 0:
-                return _code(end)
-            if escaped:
-                return _UNSUPPORTED  # "image\u005fid" is image_id: the general parser reads it
-            code = _key_code(buf, key_start, end - 1)
+            code = _known_key(p, i, n, &end)
+            if code < 0:
+                key_start = i + 1
+                end = skip_string(buf, i, n, &escaped)
+                if end < 0:
+                    return _code(end)
+                if escaped:
+                    return _UNSUPPORTED  # "image\u005fid" is image_id: the general parser reads it
+                code = _key_code(buf, key_start, end - 1)
             i = skip_ws(buf, end, n)
             if i >= n or buf[i] != 58:  # ':'
                 return _INVALID
             i = skip_ws(buf, i + 1, n)
             if code == _IMAGE or code == _CATEGORY or code == _SCORE:
-                end = lex_number(buf, i, n, &number)
+                end = _number(buf, p, i, n, &number)
                 if end == LEX_INVALID:  # a string, null...: the general parser names it
                     return _code(value_or_unsupported(buf, i, n))
                 if end < 0:
@@ -136,7 +169,7 @@ cdef int _scan(
                         if end >= n or buf[end] != 44:
                             return _code(value_or_unsupported(buf, i, n))
                         end = skip_ws(buf, end + 1, n)
-                    end = lex_number(buf, end, n, &number)
+                    end = _number(buf, p, end, n, &number)
                     if end < 0:
                         return _code(value_or_unsupported(buf, i, n))
                     bbox[record, k] = number.value
@@ -321,6 +354,42 @@ cdef int _segm_key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noex
     return _SEGM_OTHER
 
 
+cdef inline Py_ssize_t _plain_string_end(const uint8_t[::1] buf, Py_ssize_t j,
+                                         Py_ssize_t n) noexcept nogil:
+    # j at an opening quote (segm scanner only): the index after the closing quote when every
+    # byte before it is printable ASCII other than a backslash (a compressed RLE's counts, as
+    # pycocotools writes them), read 8 bytes at a time; -1 for anything else, which the caller
+    # then lexes in full (skip_string: the same verdict on every string it accepts here)
+    cdef const uint8_t* p = &buf[0]
+    cdef Py_ssize_t i = j + 1, k, stop
+    cdef uint64_t x, q, b
+    cdef uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL
+    cdef uint8_t c
+    while True:
+        if i + 8 <= n:
+            memcpy(&x, p + i, 8)
+            q = x ^ (ones * 0x22)  # zero bytes: '"'
+            b = x ^ (ones * 0x5C)  # zero bytes: backslash
+            # non-zero exactly when some byte is at or above 0x80, below 0x20 (has-less),
+            # '"' or a backslash (has-zero of q, b): the word tricks of "Bit Twiddling Hacks"
+            if not ((x & highs) | ((x - ones * 0x20) & ~x & highs) | ((q - ones) & ~q & highs)
+                    | ((b - ones) & ~b & highs)):
+                i += 8
+                continue
+            stop = i + 8
+        else:
+            stop = n
+        for k in range(i, stop):
+            c = p[k]
+            if c == 34:
+                return k + 1
+            if c < 0x20 or c >= 0x80 or c == 92:
+                return -1
+        if stop == n:
+            return -1
+        i = stop
+
+
 cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, int64_t* h,
                             int64_t* w, int64_t* lo, int64_t* hi, uint8_t* order) noexcept:
     # ``{"size": [h, w], "counts": "..."}`` at i (either order, nothing else, the sides
@@ -373,7 +442,10 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
         elif key_equals(buf, key_start, end - 1, b"counts", 6) and not (seen & 2):
             if j >= n or buf[j] != 34:
                 return value_or_unsupported(buf, i, n)
-            end = skip_string(buf, j, n, &escaped)
+            end = _plain_string_end(buf, j, n)
+            escaped = False
+            if end < 0:
+                end = skip_string(buf, j, n, &escaped)
             if end < 0:
                 return end
             lo[0] = j + 1

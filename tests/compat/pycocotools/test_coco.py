@@ -247,3 +247,37 @@ def test_load_res_of_a_file_errors_and_copies(pair: Any, tmp_path: Any) -> None:
     other, _ = _load_res(ours, str(path))
     other.dataset = {"images": [], "categories": [], "annotations": []}  # replaced: no columns
     assert ours_coco._results_columns(other) is None and other.dataset["annotations"] == []
+
+
+_TRICKY = {  # what orjson refuses or reads otherwise than json: json's objects or error
+    "big id": b'{"images": [{"id": 1208925819614629174706176}], "annotations": [], '
+    b'"categories": []}',
+    "uint64 id": b'{"images": [{"id": 18446744073709551615}], "categories": []}',
+    "nan": b'{"images": [], "annotations": [{"id": 1, "image_id": 1, "area": NaN}]}',
+    "overflow": b'{"images": [{"id": 1, "width": 1e400}]}',
+    "surrogate": b'{"categories": [{"id": 1, "name": "\\ud800"}]}',
+    "long float": b'{"images": [{"id": 1, "width": 0.12345678901234567890123}]}',
+    "bom": b'\xef\xbb\xbf{"images": []}',
+    "not json": b'{"images": [1,]}',
+    "array": b"[1, 2]",
+    "plain": b'{"info": {"v": 1}, "images": [{"id": 3, "file_name": "\xc3\xa9.jpg"}], '
+    b'"annotations": [{"id": 1, "image_id": 3, "category_id": 2, "bbox": [0.1, 2, 3, 4e0]}], '
+    b'"categories": [{"id": 2, "name": "x"}], "images": [{"id": 4}]}',
+}
+
+
+@pytest.mark.parametrize("name", list(_TRICKY))
+def test_constructor_reads_the_file_as_pycocotools(tmp_path: Any, name: str) -> None:
+    # COCO(path) parses with orjson where it gives json's objects, else with json
+    path = tmp_path / "gt.json"
+    path.write_bytes(_TRICKY[name])
+    outcomes = []
+    for cls in (REF[0], OURS[0]):
+        try:
+            coco = quiet(lambda cls=cls: cls(str(path)))[0]
+        except Exception as exc:  # the type is compared
+            outcomes.append(type(exc))
+        else:
+            outcomes.append(coco.dataset)
+    ref, ours = outcomes
+    assert repr(ref) == repr(ours)  # repr: types (int, not float), nan, key order
