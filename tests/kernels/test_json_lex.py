@@ -370,3 +370,98 @@ def test_errors_after_a_scan_of_a_mapped_file(tmp_path: Any) -> None:
     path.write_bytes(b'[{"image_id": 1, "category_id": 1, "bbox": [1, 1, -2, 2], "score": 1}]')
     with pytest.raises(DataFormatError, match=r"results\[0\]\.bbox"):
         read_coco_results(path, gt)
+
+
+# --- the results scanner's inlined short numbers and known keys (#27) -----------------------
+
+
+def _box_numbers(texts: list[str]) -> np.ndarray:
+    """``texts`` as the COCO results scanner converts them: 4 per record in ``bbox``, where
+    every number goes first through the inlined short path (``lex_short_number``). The twin
+    is the strict parser's value as a float (``float()`` bit for bit, but ``-0`` is JSON's
+    integer 0)."""
+    texts = texts + ["0"] * (-len(texts) % 4)
+    records = [
+        '{"image_id":1,"category_id":1,"bbox":[' + ",".join(texts[k : k + 4]) + '],"score":1}'
+        for k in range(0, len(texts), 4)
+    ]
+    code, n, _, _, boxes, _ = _scan(("[" + ",".join(records) + "]").encode())
+    assert code == coco_json.OK and n == len(records)
+    return boxes.ravel()
+
+
+# the edges of the short path (15 digits, no exponent) and of what it hands on
+_SHORT_EDGES = [
+    "0", "-0", "0.0", "-0.0", "-0.000", "5", "-5", "0.1", "0.2", "0.3", "0.7", "1.1", "2.675",
+    "417.59", "0.099", "123456789012345", "999999999999999", "99999999999999.9",
+    "0.00000000000001", "0.000000000000001", "0.0000000000000001", "1234567890123456",
+    "9007199254740993", "9999999999999999", "0.99999999999999999", "1e2", "1E-2", "1.5e3",
+    "4503599627370497.5", "100000000000000.0", "0.30000000000000004", "1.0000000000000002",
+    "3.141592653589793", "12345678.9012345", "123456789.012345", "1234567890.12345",
+]  # fmt: skip
+
+
+def test_short_number_edges_convert_as_float() -> None:
+    texts = _SHORT_EDGES + _HARD_NUMBERS
+    texts = texts + ["-" + t for t in texts if not t.startswith("-")]
+    texts = [t for t in texts if np.isfinite(float(t))]
+    got = _box_numbers(texts)[: len(texts)]
+    want = np.array([float(json.loads(t)) for t in texts])  # '-0' is int 0
+    bad = np.flatnonzero(got.view(np.uint64) != want.view(np.uint64))
+    assert not len(bad), [(texts[i], got[i], want[i]) for i in bad[:5]]
+
+
+def _short_decimal(rng: Any) -> str:
+    digits = rng.randrange(1, 19)  # around the 15-digit edge of the short path
+    whole = rng.randrange(0, digits + 1)
+    text = str(rng.randrange(10 ** (digits - 1), 10**digits)).rjust(digits, "0")
+    head = text[:whole].lstrip("0") or "0"
+    tail = text[whole:]
+    return head + ("." + tail if tail else "")
+
+
+def test_random_short_decimals_convert_as_float() -> None:
+    import random
+
+    rng = random.Random(20261203)
+    texts = [("-" if rng.random() < 0.3 else "") + _short_decimal(rng) for _ in range(40000)]
+    texts += [repr(round(rng.uniform(0, 1000), rng.randrange(0, 6))) for _ in range(20000)]
+    got = _box_numbers(texts)[: len(texts)]
+    want = np.array([float(json.loads(t)) for t in texts])  # '-0' is int 0
+    bad = np.flatnonzero(got.view(np.uint64) != want.view(np.uint64))
+    assert not len(bad), [texts[i] for i in bad[:5]]
+
+
+@_SETTINGS
+@given(st.from_regex(r"-?(0|[1-9][0-9]{0,16})(\.[0-9]{1,17})?", fullmatch=True))
+def test_short_decimals_convert_as_the_strict_parser(text: str) -> None:
+    got = _box_numbers([text])[0]
+    assert got.tobytes() == np.float64(orjson.loads(text)).tobytes(), text
+
+
+@pytest.mark.parametrize(
+    "number", [b"01", b"-", b"-01", b"1.", b"-.5", b".5", b"1.e2", b"--1", b"+1", b"0x1", b"1e"]
+)
+def test_short_path_refusals_are_the_lexers(number: bytes) -> None:
+    # what the short path does not take goes to lex_number, which refuses it as JSON does
+    data = b'[{"image_id":1,"category_id":1,"bbox":[1,' + number + b',3,4],"score":1}]'
+    assert _strict_accepts(data) is False
+    assert _scan(data)[0] == coco_json.INVALID
+
+
+@pytest.mark.parametrize(
+    "key",
+    [b"image_idx", b"image_i", b"bbox2", b"bbo", b"scores", b"categoryid", b"category_id ",
+     b"Score", b"image_id\\u0000", b"sc\\u006fre", b"bbox\\\\"],
+)  # fmt: skip
+def test_near_known_keys_are_other_keys(key: bytes) -> None:
+    # a key that only starts like image_id/category_id/bbox/score is another member: skipped
+    # (an escaped one goes to the general parser, which decides what it names)
+    data = b'[{"' + key + b'":[1,2],"image_id":3,"category_id":4,"bbox":[1,2,3,4],"score":0.5}]'
+    code, n, ids, cats, boxes, scores = _scan(data)
+    if b"\\" in key:
+        assert code == coco_json.UNSUPPORTED
+        return
+    assert code == coco_json.OK and n == 1
+    assert (ids[0], cats[0], scores[0]) == (3, 4, 0.5)
+    assert boxes[0].tolist() == [1, 2, 3, 4]

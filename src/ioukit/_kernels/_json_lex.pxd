@@ -17,7 +17,8 @@
 #
 # Numbers are converted exactly as Python's float() does: a significand of at most 2**53 with
 # a power of ten of at most 22 in magnitude is one correctly rounded IEEE operation (Clinger's
-# fast path); a significand of at most 19 digits goes through Eisel-Lemire, which answers
+# fast path; lex_short_number takes its commonest case, up to 15 digits and no exponent, in
+# a few instructions a scanner inlines); a significand of at most 19 digits goes through Eisel-Lemire, which answers
 # only when its 128-bit product decides the rounding; any other number (and every one
 # Eisel-Lemire leaves) goes through PyOS_string_to_double, float()'s own conversion.
 
@@ -344,6 +345,58 @@ cdef inline Py_ssize_t lex_number(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize
         return LEX_UNSUPPORTED  # orjson refuses a number that overflows; json gives inf
     out.value = value
     return i
+
+
+cdef inline Py_ssize_t lex_short_number(const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
+                                        LexNumber* out) noexcept nogil:
+    # lex_number's common case, small enough to inline in a scanner's loop: -?D+(.D+)? with at
+    # most 15 digits and no exponent (a results file's "417.59", "0.099", "54"). The
+    # significand is then below 10**15 < 2**53 and the power of ten at most 10**15, both exact
+    # doubles, so one IEEE division is the correctly rounded value (Clinger's fast path): what
+    # float() gives, bit for bit. Returns the end of the number, or -1 for anything else (a
+    # longer or exponent number, not a number, a leading zero followed by digits): the caller
+    # then calls lex_number, which converts it or says why not.
+    cdef Py_ssize_t j = i, first
+    cdef uint64_t mantissa = 0
+    cdef unsigned int d
+    cdef Py_ssize_t digits, fraction = 0
+    cdef bint negative = False
+    cdef double value
+    if j < n and p[j] == 45:  # '-'
+        negative = True
+        j += 1
+    first = j
+    while j < n:
+        d = <unsigned int>p[j] - 48
+        if d > 9:
+            break
+        mantissa = mantissa * 10 + d
+        j += 1
+    digits = j - first
+    if digits == 0 or (digits > 1 and p[first] == 48):  # no digit; "01" is not JSON
+        return -1
+    if j < n and p[j] == 46:  # '.'
+        j += 1
+        first = j
+        while j < n:
+            d = <unsigned int>p[j] - 48
+            if d > 9:
+                break
+            mantissa = mantissa * 10 + d
+            j += 1
+        fraction = j - first
+        if fraction == 0:  # "1." is not JSON
+            return -1
+        digits += fraction
+    if digits > 15 or (j < n and (p[j] == 101 or p[j] == 69)):  # long, or 'e' 'E'
+        return -1
+    out.integer = fraction == 0
+    value = <double>mantissa
+    if fraction:
+        value = value / LEX_POW10[fraction]
+    # float("-0.0") is -0.0; an integer -0 is int 0, which becomes +0.0
+    out.value = -value if negative and (mantissa != 0 or fraction != 0) else value
+    return j
 
 
 cdef inline Py_ssize_t _number_error(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,

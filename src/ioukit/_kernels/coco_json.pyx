@@ -18,6 +18,7 @@ The plain-Python twin is the general parser (``orjson``/``json``): tests compare
 
 from libc.stdint cimport int64_t, uint8_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp
 
 from ioukit._kernels._json_lex cimport (
     EXPECT_ARRAY_NEXT, EXPECT_CLOSING_QUOTE, EXPECT_COLON, EXPECT_DIGIT_AFTER_MINUS,
@@ -25,7 +26,7 @@ from ioukit._kernels._json_lex cimport (
     EXPECT_FIRST_KEY, EXPECT_HEX, EXPECT_KEY, EXPECT_NULL, EXPECT_OBJECT_NEXT,
     EXPECT_STRING_CHARACTER, EXPECT_TRUE, EXPECT_UTF8, EXPECT_VALUE, LEX_INVALID,
     LEX_POW10_128, LEX_UNSUPPORTED, LexError, LexNumber, check_document, init_lexer,
-    key_equals, lex_number, skip_string, skip_value, skip_ws, value_or_unsupported,
+    key_equals, lex_number, lex_short_number, skip_string, skip_value, skip_ws, value_or_unsupported,
 )
 
 init_lexer()
@@ -68,6 +69,34 @@ cdef int _key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noexcept 
     return _OTHER
 
 
+cdef inline int _known_key(const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
+                           Py_ssize_t* end) noexcept nogil:
+    # p[i] is the quote opening a key: the field code when the key is exactly one of the four
+    # (no escape, the closing quote right after the name), with end after that quote; else
+    # -1 and the caller lexes the string (the same answer: _key_code on the skipped string)
+    cdef uint8_t c = p[i + 1] if i + 1 < n else 0
+    if c == 105 and i + 10 <= n and memcmp(p + i + 1, b'image_id"', 9) == 0:
+        end[0] = i + 10
+        return _IMAGE
+    if c == 99 and i + 13 <= n and memcmp(p + i + 1, b'category_id"', 12) == 0:
+        end[0] = i + 13
+        return _CATEGORY
+    if c == 98 and i + 6 <= n and memcmp(p + i + 1, b'bbox"', 5) == 0:
+        end[0] = i + 6
+        return _BBOX
+    if c == 115 and i + 7 <= n and memcmp(p + i + 1, b'score"', 6) == 0:
+        end[0] = i + 7
+        return _SCORE
+    return -1
+
+
+cdef inline Py_ssize_t _number(const uint8_t[::1] buf, const uint8_t* p, Py_ssize_t i,
+                               Py_ssize_t n, LexNumber* out) noexcept:
+    # the number at i: the inlined short case, else the whole lexer (lex_number's codes)
+    cdef Py_ssize_t end = lex_short_number(p, i, n, out)
+    return end if end >= 0 else lex_number(buf, i, n, out)
+
+
 cdef int _scan(
     const uint8_t[::1] buf, int64_t[:] image_id, int64_t[:] category_id, double[:, :] bbox,
     double[:] score, Py_ssize_t* records,
@@ -77,10 +106,12 @@ cdef int _scan(
     cdef int code, seen, k
     cdef bint escaped
     cdef LexNumber number
+    cdef const uint8_t* p
     records[0] = 0
     i = skip_ws(buf, 0, n)
     if i >= n or buf[i] != 91:
         return _UNSUPPORTED  # an object with "annotations", a BOM, not JSON...
+    p = &buf[0]
     i = skip_ws(buf, i + 1, n)
     if i < n and buf[i] == 93:
         i = skip_ws(buf, i + 1, n)
@@ -98,19 +129,21 @@ cdef int _scan(
         while True:
             if i >= n or buf[i] != 34:
                 return _INVALID  # an object member starts with a key
-            key_start = i + 1
-            end = skip_string(buf, i, n, &escaped)
-            if end < 0:
-                return _code(end)
-            if escaped:
-                return _UNSUPPORTED  # "image\u005fid" is image_id: the general parser reads it
-            code = _key_code(buf, key_start, end - 1)
+            code = _known_key(p, i, n, &end)
+            if code < 0:
+                key_start = i + 1
+                end = skip_string(buf, i, n, &escaped)
+                if end < 0:
+                    return _code(end)
+                if escaped:
+                    return _UNSUPPORTED  # "image\u005fid" is image_id: the general parser reads it
+                code = _key_code(buf, key_start, end - 1)
             i = skip_ws(buf, end, n)
             if i >= n or buf[i] != 58:  # ':'
                 return _INVALID
             i = skip_ws(buf, i + 1, n)
             if code == _IMAGE or code == _CATEGORY or code == _SCORE:
-                end = lex_number(buf, i, n, &number)
+                end = _number(buf, p, i, n, &number)
                 if end == LEX_INVALID:  # a string, null...: the general parser names it
                     return _code(value_or_unsupported(buf, i, n))
                 if end < 0:
@@ -136,7 +169,7 @@ cdef int _scan(
                         if end >= n or buf[end] != 44:
                             return _code(value_or_unsupported(buf, i, n))
                         end = skip_ws(buf, end + 1, n)
-                    end = lex_number(buf, end, n, &number)
+                    end = _number(buf, p, end, n, &number)
                     if end < 0:
                         return _code(value_or_unsupported(buf, i, n))
                     bbox[record, k] = number.value
