@@ -479,3 +479,77 @@ def test_fast_polygon_fill_equals_the_direct_rasterisation() -> None:
             m = rle.polygon_fill(xy, h, w, fast)
             assert polygon_fill_direct(xy, h, w, twin) == m, (h, w, polygon)
             np.testing.assert_array_equal(fast[:m], twin[:m])
+
+
+_COORDINATE = st.floats(-40.0, 80.0, allow_nan=False).map(lambda v: round(v, 2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 60),
+    st.integers(0, 60),
+    st.lists(st.tuples(_COORDINATE, _COORDINATE), min_size=1, max_size=8),
+    st.floats(0.0, 3.0, allow_nan=False),
+)
+def test_steep_edges_searched_equal_the_walk(
+    h: int, w: int, points: list[tuple[float, float]], squeeze: float
+) -> None:
+    """The y-major edges' crossings are searched (``_steep_crossings``), not walked: the same
+    runs as the step-by-step twin, for edges of every slope (``squeeze`` pulls the x
+    coordinates together: steeper edges) and off the image."""
+    xy = np.asarray([(x * squeeze / 3.0, y) for x, y in points], dtype=np.float64).reshape(-1)
+    fast, twin = np.empty(40000, np.int64), np.empty(40000, np.int64)
+    m = rle.polygon_fill(xy, h, w, fast)
+    assert polygon_fill_direct(xy, h, w, twin) == m
+    np.testing.assert_array_equal(fast[:m], twin[:m])
+
+
+def _general_intervals(seg: dict[str, object]) -> list[tuple[int, int]] | None:
+    """The foreground intervals of one RLE dict by the general path (``parse_rles``, the
+    run-array kernels), None where it refuses the string."""
+    try:
+        runs = masks.parse_rles([seg], name="s")
+    except DataFormatError:
+        return None
+    n = np.empty(1, dtype=np.int64)
+    rle.interval_count(runs.counts, runs.offsets, n)
+    starts, ends = np.empty(int(n[0]), np.int64), np.empty(int(n[0]), np.int64)
+    rle.interval_fill(runs.counts, runs.offsets, np.array([0, n[0]]), starts, ends)
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        st.tuples(st.text(st.characters(min_codepoint=44, max_codepoint=115), max_size=24),
+                  st.tuples(st.integers(0, 9), st.integers(0, 9))),
+        st.lists(st.integers(0, 40), min_size=1, max_size=12).map(
+            lambda runs: (py_to_string(runs).decode(), (2, sum(runs) // 2))
+            if sum(runs) % 2 == 0
+            else (py_to_string(runs).decode(), (1, sum(runs)))
+        ),
+    )
+)  # fmt: skip
+def test_plain_string_decoder_equals_the_general_path(case: tuple[str, tuple[int, int]]) -> None:
+    """The plain-RLE decoder (``_string_intervals``: one-character numbers fast, the first
+    three without delta, then pairs) refuses what the general path refuses and gives its
+    intervals otherwise: random strings (mostly refused) and the strings of random runs."""
+    counts, (h, w) = case
+    seg = {"size": [h, w], "counts": counts}
+    expected = _general_intervals(seg)
+    rows, plain = np.zeros(1, np.int64), np.ones(1, np.uint8)
+    nint = np.zeros(1, dtype=np.int64)
+    sizes = np.zeros((2, 1), dtype=np.int64)
+    rle.plain_rle_sizes((seg,), rows, plain, sizes[0], sizes[1])
+    if not plain[0]:  # not ASCII: left to the general path
+        assert not counts.isascii()
+        return
+    bad = rle.plain_rle_count((seg,), rows, plain, nint)
+    if expected is None:
+        assert bad == 0
+        return
+    assert bad == -1 and int(nint[0]) == len(expected)
+    offsets = np.array([0, nint[0]], dtype=np.int64)
+    starts, ends = np.empty(int(nint[0]), np.int64), np.empty(int(nint[0]), np.int64)
+    rle.plain_rle_fill((seg,), rows, plain, offsets, starts, ends)
+    assert list(zip(starts.tolist(), ends.tolist(), strict=True)) == expected

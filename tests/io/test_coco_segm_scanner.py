@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ioukit.errors import DataFormatError
 from ioukit.io import coco
@@ -118,3 +120,35 @@ def test_every_bad_record_gets_the_general_message(
         read_coco_results(path, gt, iou_type="segm")
     assert str(ours.value) == str(general.value)
     assert str(ours.value).startswith(path)
+
+
+_BODY_PIECES = st.sampled_from(
+    [*"0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmno", " ", "~", "\x7f",
+     "\\\\", '\\"', "\\n", "\\u0030", "\u00e9", "\u20ac", "\x1f", "\x00"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_BODY_PIECES, max_size=40), st.integers(0, 9))
+def test_counts_strings_read_as_the_general_parser(pieces: list[str], pad: int) -> None:
+    """The counts string is read 8 bytes at a time while it is plain printable ASCII (no
+    backslash), else by the full lexer: either way the scanner keeps what ``json`` reads or
+    leaves the file to the general path (``pad`` moves the string across the 8-byte words)."""
+    gt = read_coco_ground_truth(GT)
+    body = "".join(pieces)
+    text = (
+        '[{"image_id": 1, "category_id": 1, "score": 0.5,' + " " * pad
+        + '"segmentation": {"size": [100, 100], "counts": "' + body + '"}}]'
+    )  # fmt: skip
+    data = text.encode("utf-8")
+    try:
+        want: Any = json.loads(data)[0]["segmentation"]
+    except ValueError:
+        want = None
+    try:
+        scanned = coco._scan_segm_file(data, "r.json", gt)
+    except DataFormatError:
+        assert want is None  # not JSON: refused from where the scanner stopped
+        return
+    if scanned is not None:
+        assert scanned[4] == (want,)

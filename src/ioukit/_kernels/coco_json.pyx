@@ -16,9 +16,9 @@ scanner calls ``INVALID`` without parsing it again.
 The plain-Python twin is the general parser (``orjson``/``json``): tests compare both.
 """
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memcpy
 
 from ioukit._kernels._json_lex cimport (
     EXPECT_ARRAY_NEXT, EXPECT_CLOSING_QUOTE, EXPECT_COLON, EXPECT_DIGIT_AFTER_MINUS,
@@ -354,6 +354,42 @@ cdef int _segm_key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noex
     return _SEGM_OTHER
 
 
+cdef inline Py_ssize_t _plain_string_end(const uint8_t[::1] buf, Py_ssize_t j,
+                                         Py_ssize_t n) noexcept nogil:
+    # j at an opening quote (segm scanner only): the index after the closing quote when every
+    # byte before it is printable ASCII other than a backslash (a compressed RLE's counts, as
+    # pycocotools writes them), read 8 bytes at a time; -1 for anything else, which the caller
+    # then lexes in full (skip_string: the same verdict on every string it accepts here)
+    cdef const uint8_t* p = &buf[0]
+    cdef Py_ssize_t i = j + 1, k, stop
+    cdef uint64_t x, q, b
+    cdef uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL
+    cdef uint8_t c
+    while True:
+        if i + 8 <= n:
+            memcpy(&x, p + i, 8)
+            q = x ^ (ones * 0x22)  # zero bytes: '"'
+            b = x ^ (ones * 0x5C)  # zero bytes: backslash
+            # non-zero exactly when some byte is at or above 0x80, below 0x20 (has-less),
+            # '"' or a backslash (has-zero of q, b): the word tricks of "Bit Twiddling Hacks"
+            if not ((x & highs) | ((x - ones * 0x20) & ~x & highs) | ((q - ones) & ~q & highs)
+                    | ((b - ones) & ~b & highs)):
+                i += 8
+                continue
+            stop = i + 8
+        else:
+            stop = n
+        for k in range(i, stop):
+            c = p[k]
+            if c == 34:
+                return k + 1
+            if c < 0x20 or c >= 0x80 or c == 92:
+                return -1
+        if stop == n:
+            return -1
+        i = stop
+
+
 cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, int64_t* h,
                             int64_t* w, int64_t* lo, int64_t* hi, uint8_t* order) noexcept:
     # ``{"size": [h, w], "counts": "..."}`` at i (either order, nothing else, the sides
@@ -406,7 +442,10 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
         elif key_equals(buf, key_start, end - 1, b"counts", 6) and not (seen & 2):
             if j >= n or buf[j] != 34:
                 return value_or_unsupported(buf, i, n)
-            end = skip_string(buf, j, n, &escaped)
+            end = _plain_string_end(buf, j, n)
+            escaped = False
+            if end < 0:
+                end = skip_string(buf, j, n, &escaped)
             if end < 0:
                 return end
             lo[0] = j + 1

@@ -455,7 +455,7 @@ cdef void _interval_boxes(
 ) noexcept nogil:
     # boxes of masks first..last-1 (ioffsets[first..last]) into out rows out_row...
     cdef Py_ssize_t i, k, lo, hi
-    cdef int64_t x0, x1, y0, y1, a, b
+    cdef int64_t x0, x1, y0, y1, a, b, base
     for i in range(first, last):
         lo = ioffsets[i]
         hi = ioffsets[i + 1]
@@ -471,12 +471,13 @@ cdef void _interval_boxes(
         y0 = h
         y1 = 0
         for k in range(lo, hi):
-            if (ends[k] - 1) // h > starts[k] // h:
+            base = (starts[k] // h) * h  # as _pointer_box: one division an interval
+            a = starts[k] - base
+            b = ends[k] - base
+            if b > h:
                 y0 = 0
                 y1 = h
                 break
-            a = starts[k] % h
-            b = (ends[k] - 1) % h + 1
             y0 = y0 if y0 < a else a
             y1 = y1 if y1 > b else b
         out[out_row, 0] = x0
@@ -557,6 +558,37 @@ cdef bint _plain_rle(object seg, const char** data, Py_ssize_t* length, int64_t*
     return True
 
 
+cdef inline Py_ssize_t _rle_number(const uint8_t* s, Py_ssize_t i, Py_ssize_t length,
+                                   uint64_t* out) noexcept nogil:
+    # The number starting at s[i] (i < length) as pycocotools' rleFrString reads it: 5 bits a
+    # character, the 6th set while more follow, the 5th bit of the last one its sign. Returns
+    # the index after it, or -1 for a character outside 48..111 or a number the string cuts.
+    cdef uint64_t c = <uint64_t>s[i] - 48, x
+    cdef int k
+    if c < 32:  # a number of one character (the common case): 5 bits, signed
+        out[0] = (c ^ 16) - 16
+        return i + 1
+    if c > 63:
+        return -1
+    x = c & 0x1F
+    k = 1
+    while True:
+        i += 1
+        if i >= length:
+            return -1
+        c = <uint64_t>s[i] - 48
+        if c > 63:
+            return -1
+        if 5 * k < 64:
+            x |= (c & 0x1F) << (5 * k)
+        k += 1
+        if not (c & 0x20):
+            if (c & 0x10) and 5 * k < 64:
+                x |= (~(<uint64_t>0)) << (5 * k)
+            out[0] = x
+            return i + 1
+
+
 cdef int64_t _string_intervals(const uint8_t* s, Py_ssize_t length, int64_t total,
                                int64_t* starts, int64_t* ends) noexcept nogil:
     # Decode one compressed string as parse_fill does (the same bits, the same delta rule) and
@@ -564,41 +596,37 @@ cdef int64_t _string_intervals(const uint8_t* s, Py_ssize_t length, int64_t tota
     # NULL. Returns the number of intervals, or -1 where the Python path would refuse the
     # string: a character outside 48..111, an unfinished last number, a negative run, or runs
     # not summing to ``total`` (checked as the position grows, so it never overflows).
-    cdef Py_ssize_t i = 0, m = 0
-    cdef int64_t c, v, prev1 = 0, prev2 = 0, position = 0, found = 0
+    # The first three numbers take no delta; after them the loop reads the numbers in pairs
+    # (a run of ones, then one of zeros), each the delta from the run two before.
+    cdef Py_ssize_t i = 0
     cdef uint64_t x
-    cdef int k
-    cdef bint more
-    while i < length:
-        c = <int64_t>s[i] - 48
-        if c < 0 or c > 63:
+    cdef int64_t position = 0, found = 0, prev1 = 0, prev2 = 0, v
+    cdef int m
+    for m in range(3):
+        if i >= length:
+            break
+        i = _rle_number(s, i, length, &x)
+        if i < 0:
             return -1
-        i += 1
-        if not (c & 0x20):  # a number of one character (the common case): 5 bits, signed
-            x = <uint64_t>(c - 32) if c & 0x10 else <uint64_t>c
-        else:
-            x = <uint64_t>(c & 0x1F)
-            k = 1
-            more = True
-            while more:
-                if i >= length:
-                    return -1
-                c = <int64_t>s[i] - 48
-                if c < 0 or c > 63:
-                    return -1
-                if 5 * k < 64:
-                    x |= (<uint64_t>(c & 0x1F)) << (5 * k)
-                more = (c & 0x20) != 0
-                i += 1
-                k += 1
-                if not more and (c & 0x10) and 5 * k < 64:
-                    x |= (~(<uint64_t>0)) << (5 * k)
-        if m > 2:
-            x += <uint64_t>prev2
         v = <int64_t>x
-        if v < 0 or v > total - position:
+        if <uint64_t>v > <uint64_t>(total - position):  # negative, or past the end
             return -1
-        if m % 2 == 1 and v > 0:
+        if m == 1 and v > 0:
+            if starts != NULL:
+                starts[0] = position
+                ends[0] = position + v
+            found = 1
+        position += v
+        prev2 = prev1
+        prev1 = v
+    while i < length:
+        i = _rle_number(s, i, length, &x)
+        if i < 0:
+            return -1
+        v = <int64_t>(x + <uint64_t>prev2)
+        if <uint64_t>v > <uint64_t>(total - position):
+            return -1
+        if v > 0:
             if starts != NULL:
                 starts[found] = position
                 ends[found] = position + v
@@ -606,7 +634,17 @@ cdef int64_t _string_intervals(const uint8_t* s, Py_ssize_t length, int64_t tota
         position += v
         prev2 = prev1
         prev1 = v
-        m += 1
+        if i >= length:
+            break
+        i = _rle_number(s, i, length, &x)
+        if i < 0:
+            return -1
+        v = <int64_t>(x + <uint64_t>prev2)
+        if <uint64_t>v > <uint64_t>(total - position):
+            return -1
+        position += v
+        prev2 = prev1
+        prev1 = v
     if position != total:
         return -1
     return found
@@ -939,7 +977,7 @@ cdef void _pointer_box(const int64_t* starts, const int64_t* ends, Py_ssize_t lo
                        int64_t h, int64_t* box) noexcept nogil:
     # _interval_boxes of one mask whose intervals are starts/ends[lo:hi] (h >= 1)
     cdef Py_ssize_t k
-    cdef int64_t y0, y1, a, b
+    cdef int64_t y0, y1, a, b, base
     if lo == hi:
         box[0] = 0
         box[1] = 0
@@ -949,12 +987,15 @@ cdef void _pointer_box(const int64_t* starts, const int64_t* ends, Py_ssize_t lo
     y0 = h
     y1 = 0
     for k in range(lo, hi):
-        if (ends[k] - 1) // h > starts[k] // h:
+        # one division: the interval's column starts at base; it ends in that column unless
+        # it reaches past base + h (then the box spans every row)
+        base = (starts[k] // h) * h
+        a = starts[k] - base
+        b = ends[k] - base
+        if b > h:
             y0 = 0
             y1 = h
             break
-        a = starts[k] % h
-        b = (ends[k] - 1) % h + 1
         y0 = y0 if y0 < a else a
         y1 = y1 if y1 > b else b
     box[0] = starts[lo] // h
@@ -986,6 +1027,12 @@ cdef int _rle_group(
     cdef double* row
     if n_pred <= 0:
         return 0
+    if n_gt <= 0:  # no block to fill: only check the strings as the general path would
+        for d in range(n_pred):
+            if _string_intervals(<const uint8_t*>data[p0 + d], lengths[p0 + d], totals[p0 + d],
+                                 NULL, NULL) < 0:
+                bad[p0 + d] = 1
+        return 0
     for d in range(n_pred):
         need += lengths[p0 + d] // 2 + 1
     need = 2 * need + 6 * (n_pred + 1)
@@ -1015,8 +1062,6 @@ cdef int _rle_group(
         _pointer_box(s, e, at, at + found, h if h > 1 else 1, boxes + 4 * d)
         at += found
     offs[n_pred] = at
-    if n_gt <= 0:
-        return 0
     for d in range(n_pred):
         row = iou_values + iou_offsets[group] + d * n_gt
         a1 = areas[d]
@@ -1299,6 +1344,72 @@ cdef inline int64_t _crossing(int64_t xd, int64_t v_low, int64_t h, int64_t w) n
     return column * h + <int64_t>ceil(yd)
 
 
+cdef inline int64_t _steep_u(int64_t xs, double s, int64_t t) noexcept nogil:
+    # u of point t of a y-major edge, the expression of rleFrPoly's walk
+    return _c_int(<double>xs + s * <double>t + 0.5)
+
+
+# a y-major edge is searched (not walked) when these bound it: then each step changes u by at
+# most one (|s| <= 1 - 1 / dy, and the rounding errors of s * t, xs + ... stay far below 1 / dy)
+cdef int64_t _SEARCH_MAX_DY = (<int64_t>1) << 20
+cdef int64_t _SEARCH_MAX_X = (<int64_t>1) << 26
+
+
+cdef Py_ssize_t _steep_crossings(
+    int64_t xs, int64_t ys, int64_t dy, double s, int64_t h, int64_t w, int64_t* out,
+    Py_ssize_t n, int64_t* lo, int64_t* hi,
+) noexcept nogil:
+    """The column crossings of the y-major edge from (xs, ys), dy steps of slope s, appended
+    to ``out[n:]`` (returns the new n; ``lo``/``hi``: the columns seen so far).
+
+    The walk t = 1..dy changes u = _steep_u(t) by at most one a step, and u is monotone in t
+    (a product, then sums, each rounded, of one sign): u passes each value between u(0) and
+    u(dy) once, at the first t where it is past it. Only the values xd = 2 (mod 5) in the
+    image's columns cross, so each is found by a search from its estimated t (the same
+    crossings as walking every t, in another order: the caller sorts them)."""
+    cdef int64_t u0 = _steep_u(xs, s, 0), u1 = _steep_u(xs, s, dy)
+    cdef int64_t a, b, xd, t, p, col
+    cdef double estimate
+    cdef bint up = u1 > u0
+    if u0 == u1:
+        return n
+    a = u0 if up else u1  # the lowest of the u(t - 1), u(t) pairs' minima
+    b = (u1 if up else u0) - 1  # the highest
+    if a < 2:
+        a = 2
+    if w > 0 and b > 5 * (w - 1) + 2:
+        b = 5 * (w - 1) + 2
+    xd = a + ((2 - a) % 5 + 5) % 5  # the first xd >= a with xd = 2 (mod 5)
+    while xd <= b:
+        # the first t past xd: u(t) > xd going up (u(t - 1) = xd), u(t) <= xd going down
+        estimate = (<double>xd + 0.5 - <double>xs) / s
+        if estimate <= 1.0:
+            t = 1
+        elif estimate >= <double>dy:
+            t = dy
+        else:
+            t = <int64_t>ceil(estimate)
+        if up:
+            while t > 1 and _steep_u(xs, s, t - 1) > xd:
+                t -= 1
+            while _steep_u(xs, s, t) <= xd:
+                t += 1
+        else:
+            while t > 1 and _steep_u(xs, s, t - 1) <= xd:
+                t -= 1
+            while _steep_u(xs, s, t) > xd:
+                t += 1
+        p = _crossing(xd, ys + t - 1, h, w)
+        if p >= 0:
+            out[n] = p
+            n += 1
+            col = p // h if h > 0 else 0
+            lo[0] = lo[0] if lo[0] < col else col
+            hi[0] = hi[0] if hi[0] > col else col
+        xd += 5
+    return n
+
+
 cdef Py_ssize_t _polygon_fill(
     const double[:] xy, Py_ssize_t xy_lo, Py_ssize_t xy_hi, int64_t h, int64_t w, int64_t* out,
     int64_t* scratch, int64_t* bucket, Py_ssize_t bucket_size,
@@ -1344,6 +1455,10 @@ cdef Py_ssize_t _polygon_fill(
         else:
             # points v = ys + t (t = 0..dy), u rounded; walked in the order of the boundary
             s = <double>(xe - xs) / <double>dy
+            if (dy < _SEARCH_MAX_DY and -_SEARCH_MAX_X < xs < _SEARCH_MAX_X
+                    and -_SEARCH_MAX_X < xe < _SEARCH_MAX_X):
+                n = _steep_crossings(xs, ys, dy, s, h, w, out, n, &lo, &hi)
+                continue
             u_prev = _c_int(<double>xs + 0.5)
             for t in range(1, dy + 1):
                 u = _c_int(<double>xs + s * <double>t + 0.5)

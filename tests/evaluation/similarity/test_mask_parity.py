@@ -450,14 +450,20 @@ def test_cli_eval_segm(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> Non
          r"\(characters '0' to 'o'\), got '0\u00e9'"),
     ],
 )  # fmt: skip
-def test_bad_rle_string_in_results_is_named(seg: dict[str, Any], message: str) -> None:
+@pytest.mark.parametrize("category", [1, 2])
+def test_bad_rle_string_in_results_is_named(
+    seg: dict[str, Any], message: str, category: int
+) -> None:
     # every result has a bbox, so the reader does not decode the masks: the evaluation does,
-    # by the compiled plain-RLE path, and a string it refuses is worded by the general path
+    # by the compiled plain-RLE path, and a string it refuses is worded by the general path;
+    # category 2 has no ground truth (the kernel fills no block there, but checks the string)
     gt, rle = _tiny()
+    gt["categories"].append({"id": 2, "name": "b"})
     res = [
         {"image_id": 1, "category_id": 1, "segmentation": rle, "score": 0.9, "bbox": [0, 0, 2, 2]},
-        {"image_id": 1, "category_id": 1, "segmentation": seg, "score": 0.5, "bbox": [0, 0, 1, 1]},
-    ]
+        {"image_id": 1, "category_id": category, "segmentation": seg, "score": 0.5,
+         "bbox": [0, 0, 1, 1]},
+    ]  # fmt: skip
     with pytest.raises(DataFormatError, match=message):
         evaluate(gt, res, iou_type="segm")
 
