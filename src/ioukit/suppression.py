@@ -47,6 +47,36 @@ def _prepare(boxes: Array, scores: Array, fmt: str) -> tuple[np.ndarray, np.ndar
     return xyxy, host_scores, like if like is not None else like_scores
 
 
+def _batch(
+    classes: Array,
+    like: Any,
+    scores: np.ndarray,
+    score_threshold: float | None,
+    max_detections: int | None,
+) -> tuple[np.ndarray, Any, int, np.ndarray | None]:
+    """The checked classes on the host, the result's array type (``like``, else the classes'),
+    the number of boxes to keep at most, and the rows with ``score > score_threshold`` (None:
+    no threshold) of a batched NMS."""
+    host_classes, like_classes = to_host(classes, "classes")
+    host_classes = host_vector(host_classes, "classes", scores.shape[0], integer=True)
+    limit = scores.shape[0]
+    if max_detections is not None:
+        if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
+            raise ParameterError(
+                f"max_detections: expected a non-negative int, got {max_detections!r}"
+            )
+        if max_detections < 0:
+            raise ParameterError(
+                f"max_detections: expected a non-negative int, got {max_detections}"
+            )
+        limit = min(limit, int(max_detections))
+    candidates = None
+    if score_threshold is not None:
+        cut = check_number(score_threshold, "score_threshold")
+        candidates = np.flatnonzero(scores > cut)
+    return host_classes, like if like is not None else like_classes, limit, candidates
+
+
 # ---------------------------------------------------------------------------- public functions
 
 
@@ -154,24 +184,10 @@ def batched_nms(
     """
     threshold = check_number(iou_threshold, "iou_threshold")
     xyxy, host_scores, like = _prepare(boxes, scores, fmt)
-    host_classes, like_classes = to_host(classes, "classes")
-    host_classes = host_vector(host_classes, "classes", xyxy.shape[0], integer=True)
-    like = like if like is not None else like_classes
-    limit = xyxy.shape[0]
-    if max_detections is not None:
-        if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
-            raise ParameterError(
-                f"max_detections: expected a non-negative int, got {max_detections!r}"
-            )
-        if max_detections < 0:
-            raise ParameterError(
-                f"max_detections: expected a non-negative int, got {max_detections}"
-            )
-        limit = min(limit, int(max_detections))
-    candidates = None
-    if score_threshold is not None:
-        cut = check_number(score_threshold, "score_threshold")
-        candidates = np.flatnonzero(host_scores > cut)
+    host_classes, like, limit, candidates = _batch(
+        classes, like, host_scores, score_threshold, max_detections
+    )
+    if candidates is not None:
         xyxy, host_scores, host_classes = (
             xyxy[candidates],
             host_scores[candidates],
@@ -325,8 +341,7 @@ def rotated_nms(
     Returns
     -------
     array of int64, shape (K,)
-        Input indices of the kept boxes in decreasing score order; the library and device of
-        ``boxes`` (NumPy for sequences).
+        The kept boxes, as :func:`nms` returns them.
 
     Raises
     ------
@@ -396,24 +411,10 @@ def batched_rotated_nms(
     """
     threshold = check_number(iou_threshold, "iou_threshold")
     c, env, deg, host_scores, like = _prepare_rotated(boxes, scores, fmt, angle_unit, clockwise)
-    host_classes, like_classes = to_host(classes, "classes")
-    host_classes = host_vector(host_classes, "classes", c.shape[0], integer=True)
-    like = like if like is not None else like_classes
-    limit = c.shape[0]
-    if max_detections is not None:
-        if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
-            raise ParameterError(
-                f"max_detections: expected a non-negative int, got {max_detections!r}"
-            )
-        if max_detections < 0:
-            raise ParameterError(
-                f"max_detections: expected a non-negative int, got {max_detections}"
-            )
-        limit = min(limit, int(max_detections))
-    candidates = None
-    if score_threshold is not None:
-        cut = check_number(score_threshold, "score_threshold")
-        candidates = np.flatnonzero(host_scores > cut)
+    host_classes, like, limit, candidates = _batch(
+        classes, like, host_scores, score_threshold, max_detections
+    )
+    if candidates is not None:
         c, env, deg = c[candidates], env[candidates], deg[candidates]
         host_scores, host_classes = host_scores[candidates], host_classes[candidates]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ioukit.cli import main
-from ioukit.cli.eval_command import progress_enabled
+from ioukit.cli._reading import progress_enabled
 
 
 def _error_level_pair(tmp_path: Path) -> list[str]:

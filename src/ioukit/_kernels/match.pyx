@@ -171,8 +171,8 @@ cdef inline void _no_gt_group(
     double[:, ::1] other_iou,
 ) noexcept nogil:
     # a group without ground truth (most groups): every prediction unmatched, ignored where
-    # its own area is outside the range (as _match_group's n_gt == 0 branch, without the
-    # scratch buffers)
+    # its own area is outside the range; match_groups calls it directly, without taking this
+    # thread's scratch buffers, and _match_group for such a group too
     cdef Py_ssize_t p0 = pred_start[group], d, a, t, row, bit
     cdef bint dense = dense_row.shape[0] > 0
     for d in range(kept[group]):
@@ -235,26 +235,14 @@ cdef void _match_group(
     cdef Py_ssize_t base_offset, a, b, t, d, j, k, m, source, g, row, bit, drow
     cdef int64_t first, gt_row
     cdef double lo, hi, thr, best, value
-    cdef bint same, out_of_range, is_ign, ok
+    cdef bint same, is_ign, ok
     cdef bint dense = dense_row.shape[0] > 0
     cdef bint use_carry = carry.shape[0] > 0
     if n_pred <= 0:
         return
     if n_gt == 0:
-        for d in range(n_pred):
-            row = slot[p0 + d]
-            for a in range(n_area):
-                out_of_range = pred_area[p0 + d] < area_lo[a] or pred_area[p0 + d] > area_hi[a]
-                if out_of_range:
-                    for t in range(n_thr):
-                        bit = a * n_thr + t
-                        ign_bits[row, bit >> 3] |= <uint8_t>(0x80 >> (bit & 7))
-            first_gt[row] = -1
-            first_iou[row] = NAN
-            if dense and dense_row[row] >= 0:
-                for t in range(n_thr):
-                    other_gt[dense_row[row], t] = -1
-                    other_iou[dense_row[row], t] = NAN
+        _no_gt_group(group, pred_start, kept, pred_area, area_lo, area_hi, slot, n_thr,
+                     ign_bits, first_gt, first_iou, dense_row, other_gt, other_iou)
         return
     base_offset = iou_offsets[group]
     for a in range(n_area):

@@ -167,6 +167,26 @@ cdef inline Py_ssize_t _close(
     return ptr
 
 
+cdef inline void _false_positives(
+    const int32_t* w, int64_t* tp, int64_t* fp, int64_t* open_run, int64_t* hit,
+    Py_ssize_t* ptr, const int64_t* jt, double* bucket, Py_ssize_t n_r,
+) noexcept nogil:
+    # w[lane] false positives in each lane (an event, or a segment's sum): a lane's open run
+    # of true positives ends first (_close); hit is scratch [_LANES]
+    cdef Py_ssize_t l
+    cdef int64_t closing = 0
+    for l in range(_LANES):
+        hit[l] = open_run[l] & (w[l] > 0)
+        closing |= hit[l]
+    if closing:
+        for l in range(_LANES):
+            if hit[l]:
+                ptr[l] = _close(tp[l], fp[l], ptr[l], jt + l * n_r, bucket + l * n_r, n_r)
+                open_run[l] = 0
+    for l in range(_LANES):
+        fp[l] += w[l]
+
+
 cdef inline void _tie_block(
     Py_ssize_t e, Py_ssize_t blk, int32_t limit, const uint8_t[::1] ev_level,
     const uint8_t[::1] ev_tp, const int32_t* row, int64_t* tp, int64_t* fp,
@@ -251,18 +271,7 @@ cdef void _walk(
                         tp[l] += row[l]
                         open_run[l] |= row[l] > 0
                 else:
-                    closing = 0
-                    for l in range(_LANES):
-                        hit[l] = open_run[l] & (row[l] > 0)
-                        closing |= hit[l]
-                    if closing:
-                        for l in range(_LANES):
-                            if hit[l]:
-                                ptr[l] = _close(tp[l], fp[l], ptr[l], jt + l * n_r,
-                                                bucket + l * n_r, n_r)
-                                open_run[l] = 0
-                    for l in range(_LANES):
-                        fp[l] += row[l]
+                    _false_positives(row, tp, fp, open_run, hit, ptr, jt, bucket, n_r)
             e = stop
             continue
         # a segment: its lanes' weights summed (int32, ``cap`` events at a time)
@@ -281,18 +290,7 @@ cdef void _walk(
                     open_run[l] |= total[l] > 0
                     level_acc[lvl * _LANES + l] += total[l]
             else:
-                closing = 0
-                for l in range(_LANES):
-                    hit[l] = open_run[l] & (total[l] > 0)
-                    closing |= hit[l]
-                if closing:
-                    for l in range(_LANES):
-                        if hit[l]:
-                            ptr[l] = _close(tp[l], fp[l], ptr[l], jt + l * n_r,
-                                            bucket + l * n_r, n_r)
-                            open_run[l] = 0
-                for l in range(_LANES):
-                    fp[l] += total[l]
+                _false_positives(total, tp, fp, open_run, hit, ptr, jt, bucket, n_r)
             e = chunk
     for l in range(_LANES):
         if open_run[l]:

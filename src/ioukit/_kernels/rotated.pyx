@@ -173,6 +173,18 @@ cdef inline int _pieces(
     return 2
 
 
+cdef inline double _ratio(double inter, double area_a, double area_b) noexcept nogil:
+    """IoU from the intersection and the two areas: 0 without overlap or union, at most 1."""
+    cdef double union_
+    if not inter > 0:
+        return 0
+    union_ = area_a + area_b - inter
+    if not union_ > 0:
+        return 0
+    inter = inter / union_
+    return inter if inter <= 1 else 1
+
+
 cdef double _pieces_iou(
     const double* a, const double* b, const double* ax, const double* ay,
     const double* bx, const double* by, uint8_t split_a, uint8_t split_b,
@@ -188,7 +200,7 @@ cdef double _pieces_iou(
     cdef double py[_CAPACITY]
     cdef double qx[_CAPACITY]
     cdef double qy[_CAPACITY]
-    cdef double area_a = 0, area_b = 0, inter = 0, union_
+    cdef double area_a = 0, area_b = 0, inter = 0
     cdef int na, nb, i, j, k, n, m, same = 1
     for k in range(8):
         if a[k] != b[k]:
@@ -220,13 +232,7 @@ cdef double _pieces_iou(
                               pb_x[4 * j + (k + 1) % m], pb_y[4 * j + (k + 1) % m], px, py)
             if n >= 3:
                 inter = inter + (_area(qx, qy, n) if m % 2 else _area(px, py, n))
-    if not inter > 0:
-        return 0
-    union_ = area_a + area_b - inter
-    if not union_ > 0:
-        return 0
-    inter = inter / union_
-    return inter if inter <= 1 else 1
+    return _ratio(inter, area_a, area_b)
 
 
 cdef double _pair_iou(
@@ -243,7 +249,7 @@ cdef double _pair_iou(
     cdef double py[_CAPACITY]
     cdef double qx[_CAPACITY]
     cdef double qy[_CAPACITY]
-    cdef double sx, sy, area_a, area_b, inter, union_
+    cdef double sx, sy, area_a, area_b
     cdef const double* tmp
     cdef uint8_t tmp_split
     cdef int k, n
@@ -277,14 +283,7 @@ cdef double _pair_iou(
             n = _clip(px, py, n, bx[k], by[k], bx[(k + 1) % 4], by[(k + 1) % 4], qx, qy)
         else:
             n = _clip(qx, qy, n, bx[k], by[k], bx[(k + 1) % 4], by[(k + 1) % 4], px, py)
-    inter = _area(px, py, n) if n >= 3 else 0
-    if not inter > 0:
-        return 0
-    union_ = area_a + area_b - inter
-    if not union_ > 0:
-        return 0
-    inter = inter / union_
-    return inter if inter <= 1 else 1
+    return _ratio(_area(px, py, n) if n >= 3 else 0, area_a, area_b)
 
 
 cdef void _fill_row(
@@ -301,6 +300,17 @@ cdef void _fill_row(
                               s1[i], s2[j])
 
 
+def _box_set(corners, env, degenerate):
+    """One set's float64 corners (N, 8), envelopes (N, 4), uint8 degenerate flags and splits."""
+    c = np.ascontiguousarray(corners, dtype=np.float64)
+    return (
+        c,
+        np.ascontiguousarray(env, dtype=np.float64),
+        np.ascontiguousarray(degenerate, dtype=np.uint8),
+        splits(c),
+    )
+
+
 def pairwise(corners1, env1, degenerate1, corners2, env2, degenerate2, out=None, *, threads=None):
     """The (N, M) IoU matrix of float64 corners (N, 8) and (M, 8), float64.
 
@@ -308,14 +318,10 @@ def pairwise(corners1, env1, degenerate1, corners2, env2, degenerate2, out=None,
     of zero-area boxes. ``threads`` forces (True) or forbids (False) OpenMP threads; by default
     they are used from :data:`PARALLEL_MIN_ELEMENTS` output elements on.
     """
-    cdef const double[:, ::1] c1 = np.ascontiguousarray(corners1, dtype=np.float64)
-    cdef const double[:, ::1] c2 = np.ascontiguousarray(corners2, dtype=np.float64)
-    cdef const double[:, ::1] e1 = np.ascontiguousarray(env1, dtype=np.float64)
-    cdef const double[:, ::1] e2 = np.ascontiguousarray(env2, dtype=np.float64)
-    cdef const uint8_t[::1] d1 = np.ascontiguousarray(degenerate1, dtype=np.uint8)
-    cdef const uint8_t[::1] d2 = np.ascontiguousarray(degenerate2, dtype=np.uint8)
-    cdef const uint8_t[::1] s1 = splits(c1)
-    cdef const uint8_t[::1] s2 = splits(c2)
+    cdef const double[:, ::1] c1, e1, c2, e2
+    cdef const uint8_t[::1] d1, s1, d2, s2
+    c1, e1, d1, s1 = _box_set(corners1, env1, degenerate1)
+    c2, e2, d2, s2 = _box_set(corners2, env2, degenerate2)
     if out is None:
         out = np.empty((c1.shape[0], c2.shape[0]), dtype=np.float64)
     cdef double[:, ::1] result = out
@@ -335,14 +341,10 @@ def pairwise(corners1, env1, degenerate1, corners2, env2, degenerate2, out=None,
 
 def elementwise(corners1, env1, degenerate1, corners2, env2, degenerate2):
     """The (N,) IoU of aligned pairs of float64 corners (N, 8), float64."""
-    cdef const double[:, ::1] c1 = np.ascontiguousarray(corners1, dtype=np.float64)
-    cdef const double[:, ::1] c2 = np.ascontiguousarray(corners2, dtype=np.float64)
-    cdef const double[:, ::1] e1 = np.ascontiguousarray(env1, dtype=np.float64)
-    cdef const double[:, ::1] e2 = np.ascontiguousarray(env2, dtype=np.float64)
-    cdef const uint8_t[::1] d1 = np.ascontiguousarray(degenerate1, dtype=np.uint8)
-    cdef const uint8_t[::1] d2 = np.ascontiguousarray(degenerate2, dtype=np.uint8)
-    cdef const uint8_t[::1] s1 = splits(c1)
-    cdef const uint8_t[::1] s2 = splits(c2)
+    cdef const double[:, ::1] c1, e1, c2, e2
+    cdef const uint8_t[::1] d1, s1, d2, s2
+    c1, e1, d1, s1 = _box_set(corners1, env1, degenerate1)
+    c2, e2, d2, s2 = _box_set(corners2, env2, degenerate2)
     out = np.empty(c1.shape[0], dtype=np.float64)
     cdef double[::1] result = out
     cdef Py_ssize_t i

@@ -27,7 +27,7 @@ import numpy as np
 from ioukit._kernels import resample as kernels
 from ioukit.analysis.resample import ResamplePlan, result_protocol
 from ioukit.errors import ParameterError
-from ioukit.evaluation.outcome import TRUE_POSITIVE, MatchOutcome
+from ioukit.evaluation.outcome import TRUE_POSITIVE, MatchOutcome, threshold_index
 from ioukit.evaluation.protocols.coco import COCOProtocol
 
 if TYPE_CHECKING:
@@ -807,8 +807,8 @@ def compare(
     _same_setup(result_a, result_b)
     (plan_a, plan_b), _, (est_a, est_b) = _plans([result_a, result_b])
     thresholds = np.asarray(plan_a.plan.outcome.thresholds)
-    t_hit = np.flatnonzero(np.isclose(thresholds, iou_threshold, rtol=0.0, atol=1e-12))
-    if t_hit.size == 0:
+    t_hit = threshold_index(thresholds, iou_threshold)
+    if t_hit is None:
         raise ParameterError(
             f"iou_threshold: expected one of the protocol's thresholds "
             f"{thresholds.tolist()}, got {iou_threshold!r}"
@@ -825,15 +825,15 @@ def compare(
     class_delta = np.where((ka == -1.0) | (kb == -1.0), np.nan, kb - ka)
     lo, hi, p_better = _delta_interval(d, ci)
     c_lo, c_hi, c_p = _delta_interval(cd, ci)
-    det_a = _detected(result_a, int(t_hit[0]), score_threshold)
-    det_b = _detected(result_b, int(t_hit[0]), score_threshold)
+    det_a = _detected(result_a, t_hit, score_threshold)
+    det_b = _detected(result_b, t_hit, score_threshold)
     only_a, only_b = int(np.sum(det_a & ~det_b)), int(np.sum(det_b & ~det_a))
     both = int(np.sum(det_a & det_b))
     o = plan_a.plan.outcome
     n_regular = len(np.asarray(o.gt_row))
     discordant = only_a + only_b
     mcnemar = {
-        "iou_threshold": float(thresholds[t_hit[0]]),
+        "iou_threshold": float(thresholds[t_hit]),
         "score_threshold": float(score_threshold),
         "only_a": float(only_a),
         "only_b": float(only_b),

@@ -50,7 +50,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ioukit.errors import ParameterError
-from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
+from ioukit.evaluation.outcome import (
+    TRUE_POSITIVE,
+    counted_at,
+    kept_outcome,
+    threshold_index,
+)
 
 if TYPE_CHECKING:
     from ioukit.analysis.result import EvaluationResult
@@ -408,14 +413,9 @@ def detection_features(result: EvaluationResult, rows: np.ndarray) -> np.ndarray
 
 def _kept(result: EvaluationResult, iou_threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """Record indices of the kept detections and their true-positive flags."""
-    o = result.outcome
-    if o is None:
-        raise ParameterError(
-            f"result: expected an evaluation that keeps its match (outcome), got protocol "
-            f"{result.protocol!r} without one; calibration reads the evaluation's own match"
-        )
-    t = np.flatnonzero(np.isclose(o.thresholds, float(iou_threshold), rtol=0.0, atol=1e-12))
-    if t.size == 0:
+    o = kept_outcome(result.outcome, result.protocol, "calibration reads")
+    t = threshold_index(o.thresholds, float(iou_threshold))
+    if t is None:
         raise ParameterError(
             f"iou_threshold: expected one of the evaluation's thresholds "
             f"{np.asarray(o.thresholds).tolist()}, got {iou_threshold!r}"
@@ -425,11 +425,7 @@ def _kept(result: EvaluationResult, iou_threshold: float) -> tuple[np.ndarray, n
             f"result: expected an evaluation with area range 'all', got {list(o.area_names)}"
         )
     a = o.area_names.index("all")
-    status = o.status_at(int(t[0]), a)
-    keep = status != IGNORED
-    dets = result.params.get("max_dets")
-    if dets:
-        keep &= np.asarray(o.rank) < int(list(dets)[-1])
+    status, keep = counted_at(o, t, a, result.params.get("max_dets"))
     records = np.flatnonzero(keep)
     return records, status[records] == TRUE_POSITIVE
 
@@ -570,7 +566,7 @@ def calibration(
         held = (
             o is not None
             and "all" in o.area_names
-            and bool(np.isclose(o.thresholds, float(iou_threshold), rtol=0.0, atol=1e-12).any())
+            and threshold_index(o.thresholds, float(iou_threshold)) is not None
         )
         if not held:
             return None

@@ -25,7 +25,7 @@ from ioukit.evaluation import grouping
 from ioukit.evaluation.accumulate import sample_envelope
 from ioukit.evaluation.ap import COCO_RECALL_THRESHOLDS
 from ioukit.evaluation.groups import class_rows
-from ioukit.evaluation.outcome import IGNORED
+from ioukit.evaluation.outcome import IGNORED, threshold_index
 from ioukit.evaluation.protocols.yolo import float32_values, ultralytics_class_curves
 from ioukit.evaluation.registry import ProtocolTraits, protocol_traits
 
@@ -148,15 +148,7 @@ def rematch(
     if traits.rematch is not None:
         matches: grouping.DatasetMatches = traits.rematch(gt, pred, thresholds, similarity)
         return matches
-    return grouping.match_dataset(
-        gt,
-        pred,
-        iou_thresholds=thresholds,
-        rule="voc",
-        gt_ignore=gt.crowd | gt.ignore | gt.difficult,
-        gt_crowd=np.zeros(len(gt), dtype=bool),
-        similarity=similarity,
-    )
+    return grouping.voc_rematch(gt, pred, thresholds, similarity)
 
 
 def precision_recall_f1(
@@ -417,8 +409,8 @@ def matches_from_outcome(
     per-prediction matches (None when the outcome does not hold that threshold or pooled the
     classes). Predictions the protocol did not evaluate (beyond ``max_dets``) count as ignored.
     """
-    t = np.flatnonzero(np.isclose(outcome.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
-    if t.size == 0 or (len(outcome.category_ids) == 1 and outcome.category_ids[0] == -1):
+    t = threshold_index(outcome.thresholds, iou_threshold)
+    if t is None or (len(outcome.category_ids) == 1 and outcome.category_ids[0] == -1):
         return None
 
     category_ids, names = grouping.sorted_categories(gt.categories)
@@ -426,9 +418,9 @@ def matches_from_outcome(
     ignored = np.ones((1, len(pred)), dtype=bool)
     iou = np.full((1, len(pred)), np.nan)
     rows = outcome.pred_row
-    matched[0, rows] = outcome.matched_gt_at(int(t[0]))  # one column of the outcome
-    ignored[0, rows] = outcome.status_at(int(t[0])) == IGNORED
-    iou[0, rows] = outcome.iou_at(int(t[0]))
+    matched[0, rows] = outcome.matched_gt_at(t)  # one column of the outcome
+    ignored[0, rows] = outcome.status_at(t) == IGNORED
+    iou[0, rows] = outcome.iou_at(t)
     return grouping.DatasetMatches(
         category_ids=category_ids,
         names=names,

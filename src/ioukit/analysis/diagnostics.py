@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.grouping import match_dataset
 from ioukit.evaluation.groups import class_rows
-from ioukit.evaluation.outcome import TRUE_POSITIVE
+from ioukit.evaluation.outcome import TRUE_POSITIVE, threshold_index
 from ioukit.io._build import Unknowns
 from ioukit.overlap import box_iou_elementwise
 
@@ -301,16 +301,16 @@ def _matched_and_twice(
     it holds ``threshold`` (the evaluation's match), else from :func:`greedy_match`. ``pred``
     holds the rows ``rows`` of the predictions the outcome refers to."""
     if outcome is not None:
-        t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
-        if t.size:
+        t = threshold_index(outcome.thresholds, threshold)
+        if t is not None:
             position = np.full(
                 int(max(rows.max(initial=-1), outcome.pred_row.max(initial=-1))) + 1, -1
             )
             position[rows] = np.arange(len(rows))
             matched = np.full(len(pred), -1, dtype=np.int64)
-            hit = outcome.status_at(int(t[0])) == TRUE_POSITIVE  # one column of the outcome
+            hit = outcome.status_at(t) == TRUE_POSITIVE  # one column of the outcome
             at = position[outcome.pred_row[hit]]
-            matched[at[at >= 0]] = outcome.matched_gt_at(int(t[0]))[hit][at >= 0]
+            matched[at[at >= 0]] = outcome.matched_gt_at(t)[hit][at >= 0]
             return matched, (matched < 0) & (best_all >= threshold)
     if len(pred) == 0 or len(gt) == 0:
         return np.full(len(pred), -1, dtype=np.int64), np.zeros(len(pred), dtype=bool)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.errors import ParameterError
+from ioukit.evaluation.outcome import threshold_index
 from ioukit.evaluation.registry import similarity_reads
 from ioukit.evaluation.similarity.oks import OKS_EPS, check_sigmas, oks_scale
 
@@ -96,14 +97,14 @@ def keypoint_errors(result: Any, /, *, threshold: float = 0.5) -> KeypointErrors
         raise ParameterError(
             "result: expected the result of an evaluation with iou_type='keypoints'"
         )
-    t = np.flatnonzero(np.isclose(outcome.thresholds, threshold, rtol=0.0, atol=1e-12))
-    if t.size == 0:
+    t = threshold_index(outcome.thresholds, threshold)
+    if t is None:
         raise ParameterError(
             f"threshold: expected one of {outcome.thresholds.tolist()}, got {threshold!r}"
         )
     k = int(gt.keypoints.shape[1])
     sigmas = check_sigmas(params.get("sigmas"), k)
-    matched = outcome.matched_gt[:, int(t[0])]
+    matched = outcome.matched_gt[:, t]
     pairs = matched >= 0
     g_rows, p_rows = matched[pairs], outcome.pred_row[pairs]
     g_kp, p_kp = gt.keypoints[g_rows], pred.keypoints[p_rows]
@@ -117,4 +118,4 @@ def keypoint_errors(result: Any, /, *, threshold: float = 0.5) -> KeypointErrors
         mean = np.where(labelled, sim, 0.0).sum(axis=0) / visible
         miss = (labelled & (sim < 0.5)).sum(axis=0) / visible
     names = COCO_KEYPOINT_NAMES if k == 17 else tuple(f"keypoint {i + 1}" for i in range(k))
-    return KeypointErrors(names, visible, mean, miss, float(outcome.thresholds[t[0]]))
+    return KeypointErrors(names, visible, mean, miss, float(outcome.thresholds[t]))

@@ -42,7 +42,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.errors import ParameterError
-from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
+from ioukit.evaluation.outcome import (
+    FALSE_POSITIVE,
+    TRUE_POSITIVE,
+    counted_at,
+    kept_outcome,
+    threshold_index,
+)
 from ioukit.overlap import box_iou_elementwise
 
 if TYPE_CHECKING:
@@ -285,25 +291,16 @@ def label_errors(
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or isinstance(kinds, str):
         raise ParameterError(f"kinds: expected names from {list(KINDS)}, got {kinds!r}")
-    o = result.outcome
-    if o is None:
-        raise ParameterError(
-            f"result: expected an evaluation that keeps its match (outcome), got protocol "
-            f"{result.protocol!r} without one; label errors read the evaluation's own match"
-        )
-    t_at = np.flatnonzero(np.isclose(o.thresholds, float(iou_threshold), rtol=0.0, atol=1e-12))
-    if t_at.size == 0 or "all" not in o.area_names:
+    o = kept_outcome(result.outcome, result.protocol, "label errors read")
+    t_at = threshold_index(o.thresholds, float(iou_threshold))
+    if t_at is None or "all" not in o.area_names:
         raise ParameterError(
             f"iou_threshold: expected one of the evaluation's thresholds "
             f"{np.asarray(o.thresholds).tolist()} (area range 'all'), got {iou_threshold!r}"
         )
-    t, a = int(t_at[0]), o.area_names.index("all")
+    t, a = t_at, o.area_names.index("all")
     gt, pred = result.ground_truth, result.predictions
-    status = o.status_at(t, a)
-    keep = status != IGNORED
-    dets = result.params.get("max_dets")
-    if dets:
-        keep &= np.asarray(o.rank) < int(list(dets)[-1])
+    status, keep = counted_at(o, t, a, result.params.get("max_dets"))
     matched = o.matched_gt_at(t)
     iou = o.iou_at(t)
     records = np.flatnonzero(keep)

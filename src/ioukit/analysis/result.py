@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ioukit.dataset import Dataset
-from ioukit.evaluation.outcome import TRUE_POSITIVE
+from ioukit.evaluation.outcome import TRUE_POSITIVE, threshold_index
 from ioukit.evaluation.registry import get_similarity, protocol_traits, similarity_reads
 from ioukit.evaluation.result import ProtocolResult
 
@@ -221,9 +221,9 @@ class EvaluationResult:
 
         if self.outcome is not None:
             o = self.outcome
-            t = np.flatnonzero(np.isclose(o.thresholds, iou_threshold, rtol=0.0, atol=1e-12))
-            if t.size:  # one column of the lean outcome (no dense [N, T] view built)
-                return np.asarray(o.iou_at(int(t[0]))[o.status_at(int(t[0])) == TRUE_POSITIVE])
+            t = threshold_index(o.thresholds, iou_threshold)
+            if t is not None:  # one column of the lean outcome (no dense [N, T] view built)
+                return np.asarray(o.iou_at(t)[o.status_at(t) == TRUE_POSITIVE])
         similarity = self._similarity()
         if similarity is not None:
             traits = protocol_traits(self.protocol)

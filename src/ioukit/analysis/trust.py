@@ -43,7 +43,7 @@ import numpy as np
 from ioukit.analysis.diagnostics import Finding
 from ioukit.dataset import Dataset
 from ioukit.errors import IoukitError, ParameterError
-from ioukit.evaluation.outcome import TRUE_POSITIVE
+from ioukit.evaluation.outcome import TRUE_POSITIVE, threshold_index
 from ioukit.evaluation.pairing import coco_outcome, subset
 from ioukit.evaluation.protocols.coco import COCOProtocol
 from ioukit.evaluation.protocols.keypoints import CrowdPoseProtocol
@@ -403,13 +403,13 @@ def trust_notes(result: Any, /) -> tuple[Finding, ...]:
     pred = result.predictions
     scores = np.asarray(pred.scores if pred.scores is not None else np.zeros(0))
     o = result.outcome
-    t = np.zeros(0, dtype=np.int64)
+    t = None
     if o is not None and "all" in o.area_names:
-        t = np.flatnonzero(np.isclose(o.thresholds, 0.5, rtol=0.0, atol=1e-12))
+        t = threshold_index(o.thresholds, 0.5)
     if len(scores) >= _MIN_PREDICTIONS and float(scores.min()) >= FLOOR_INFO:
-        if o is not None and t.size:  # the evaluation's own match at IoU 0.5
+        if o is not None and t is not None:  # the evaluation's own match at IoU 0.5
             a = o.area_names.index("all")
-            status = o.status_at(int(t[0]), a)
+            status = o.status_at(t, a)
             tp_scores = np.asarray(o.score)[status == TRUE_POSITIVE]
             num_gt = int(np.asarray(o.gt_count)[:, a].sum())
         else:  # a protocol without that match: COCO's rule at IoU 0.5

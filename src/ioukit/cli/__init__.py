@@ -19,14 +19,14 @@ import threading
 import warnings
 from collections.abc import Collection, Iterator, Sequence
 from types import FrameType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ioukit import __version__
 from ioukit.cli._report import quiet_stdout
 from ioukit.errors import IoukitError
 from ioukit.report import escape_text
 
-__all__ = ["COMMANDS", "Command", "build_parser", "main"]
+__all__ = ["COMMANDS", "Command", "add_command", "build_parser", "main"]
 
 
 class Command(NamedTuple):
@@ -60,6 +60,39 @@ COMMANDS: dict[str, Command] = {
 """Command name → its module; order is the order in ``--help``. The command line's one lazy
 point: a command's module (and what it imports) loads only when that command runs, so
 ``ioukit iou`` does not import ``eval``'s world."""
+
+
+def add_command(subparsers: Any, name: str, description: str) -> argparse.ArgumentParser:
+    """Add subcommand ``name`` to ``subparsers``: its help line from :data:`COMMANDS`, its
+    ``--help`` text ``description`` shown as written.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        What :func:`build_parser` passes to each command module's ``register``.
+    name : str
+        A key of :data:`COMMANDS`.
+    description : str
+        The command's ``--help`` text, line breaks kept.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The subcommand's parser, for its arguments.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser(prog="ioukit")
+    >>> add_command(parser.add_subparsers(), "iou", "two boxes").description
+    'two boxes'
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name,
+        help=COMMANDS[name].help,
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
 
 
 class _Parser(argparse.ArgumentParser):

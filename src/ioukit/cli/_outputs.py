@@ -34,7 +34,7 @@ from pathlib import Path
 from types import TracebackType
 
 from ioukit.errors import ParameterError
-from ioukit.io._text import WriteError, default_mode
+from ioukit.io._text import WriteError, default_mode, file_kind
 
 __all__ = ["OutputPlan", "check_not_input", "refuse_existing"]
 
@@ -70,18 +70,6 @@ def stdout_choice(given: Sequence[tuple[str, str | None]], format: str) -> str |
             "others to files)"
         )
     return dashes[0] if dashes else None
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device file"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def _resolved(path: Path) -> Path:
@@ -131,7 +119,7 @@ def refuse_existing(option: str, path: Path, *, force: bool, folder: bool = Fals
     if folder:
         if not stat.S_ISDIR(info.st_mode):
             raise NotADirectoryError(
-                f"{option} {path}: expected a folder, got {_kind(info.st_mode)}"
+                f"{option} {path}: expected a folder, got {file_kind(info.st_mode)}"
             )
         if any(path.iterdir()) and not force:
             raise FileExistsError(
@@ -140,7 +128,7 @@ def refuse_existing(option: str, path: Path, *, force: bool, folder: bool = Fals
         return
     if not stat.S_ISREG(info.st_mode):
         raise FileExistsError(
-            f"{option} {path}: expected a regular file to write, got {_kind(info.st_mode)}"
+            f"{option} {path}: expected a regular file to write, got {file_kind(info.st_mode)}"
         )
     if not force:
         raise FileExistsError(f"{option} {path}: file exists (pass --force to overwrite)")

@@ -22,7 +22,6 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ import numpy as np
 
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
 from ioukit.errors import ParameterError
+from ioukit.io._conversion import take_rows
 
 __all__ = ["class_ids", "missing_as", "read_image_ids", "select", "table_rows"]
 
@@ -104,21 +104,6 @@ def read_image_ids(path: str, images: ImageTable) -> np.ndarray:
     return np.unique(np.asarray(rows, dtype=np.int64))
 
 
-def _rows(ds: Dataset, keep: np.ndarray, **tables: Any) -> Dataset:
-    """The rows of ``ds`` where ``keep`` is True (every per-row column), with ``tables``."""
-    n = len(ds)
-    changes: dict[str, Any] = {}
-    for f in dataclasses.fields(ds):
-        value = getattr(ds, f.name)
-        if f.name in ("images", "categories") or value is None:
-            continue
-        if isinstance(value, np.ndarray) and value.shape[:1] == (n,):
-            changes[f.name] = value[keep]
-        elif isinstance(value, list | tuple) and len(value) == n:
-            changes[f.name] = type(value)(v for v, k in zip(value, keep.tolist(), strict=True) if k)
-    return dataclasses.replace(ds, **{**changes, **tables})
-
-
 def select(
     ds: Dataset,
     /,
@@ -143,7 +128,7 @@ def select(
     Returns
     -------
     Dataset
-        A new dataset (``ds`` is not changed).
+        A new dataset, or ``ds`` itself when nothing is left out (``ds`` is not changed).
     """
     keep = np.ones(len(ds), dtype=bool)
     tables: dict[str, Any] = {}
@@ -170,7 +155,7 @@ def select(
         keep &= ds.scores > conf
     if image_rows is not None:
         tables["image_index"] = remap[ds.image_index[keep]]
-    return _rows(ds, keep, **tables)
+    return take_rows(ds, keep, **tables)
 
 
 _COUNTS = ("category_id", "name", "num_gt", "num_pred", "images", "instances")

@@ -8,7 +8,7 @@ from typing import Any
 
 from ioukit.analysis.diagnostics import diagnose
 from ioukit.analysis.trust import dataset_notes
-from ioukit.cli import COMMANDS
+from ioukit.cli import add_command
 from ioukit.cli._keypoints import visibility_note
 from ioukit.cli._reading import (
     add_progress_argument,
@@ -41,12 +41,7 @@ example: ioukit check --gt instances_val.json --pred results.json"""
 
 def register(subparsers: Any) -> None:
     """Add the ``check`` subcommand."""
-    parser = subparsers.add_parser(
-        "check",
-        help=COMMANDS["check"].help,
-        description=_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "check", _HELP)
     add_reading_arguments(parser)
     parser.add_argument(
         "--format",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ioukit.analysis.bootstrap import compare
+from ioukit.cli import add_command
 from ioukit.cli._outputs import OutputPlan, stdout_choice
 from ioukit.engine import evaluate
 from ioukit.errors import ParameterError
@@ -30,12 +31,7 @@ example: ioukit compare --gt instances_val.json --pred a.json --pred b.json --na
 
 def register(subparsers: Any) -> None:
     """Add the ``compare`` subcommand."""
-    parser = subparsers.add_parser(
-        "compare",
-        help="compare two models on one ground truth (delta, paired bootstrap interval)",
-        description=_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "compare", _HELP)
     parser.add_argument("--gt", required=True, metavar="PATH", help="ground truth (COCO JSON)")
     parser.add_argument(
         "--pred", required=True, action="append", metavar="PATH", help="predictions, twice"

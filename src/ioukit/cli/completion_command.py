@@ -19,7 +19,7 @@ import argparse
 import shlex
 from typing import Any
 
-from ioukit.cli import COMMANDS, build_parser
+from ioukit.cli import add_command, build_parser
 from ioukit.cli._report import say
 
 __all__ = ["bash_script", "register", "run"]
@@ -93,12 +93,7 @@ def bash_script(parser: argparse.ArgumentParser) -> str:
 
 def register(subparsers: Any) -> None:
     """Add the ``completion`` subcommand."""
-    parser = subparsers.add_parser(
-        "completion",
-        help=COMMANDS["completion"].help,
-        description=_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "completion", _HELP)
     parser.add_argument("shell", choices=("bash", "zsh"), help="the shell to complete in")
     parser.set_defaults(run=run)
 

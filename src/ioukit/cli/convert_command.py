@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ioukit.cli import COMMANDS
+from ioukit.cli import add_command
 from ioukit.cli._keypoints import convert_keypoints
 from ioukit.cli._outputs import check_not_input, refuse_existing
 from ioukit.cli._reading import FORMAT_CHOICES, add_progress_argument, progress_enabled
@@ -38,12 +38,7 @@ YOLO or relative txt)."""
 
 def register(subparsers: Any) -> None:
     """Add the ``convert`` subcommand."""
-    parser = subparsers.add_parser(
-        "convert",
-        help=COMMANDS["convert"].help,
-        description=_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "convert", _HELP)
     parser.add_argument("src", metavar="SRC", help="dataset (or predictions with --gt)")
     parser.add_argument("dst", metavar="DST", help="output .json file (coco) or folder (yolo, voc)")
     parser.add_argument(

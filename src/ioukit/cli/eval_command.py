@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ioukit.analysis.diagnostics import diagnose
-from ioukit.cli import COMMANDS
+from ioukit.cli import add_command
 from ioukit.cli._keypoints import add_keypoint_arguments, keypoint_options, read_keypoint_args
 from ioukit.cli._options import (
     area_ranges,
@@ -28,19 +28,13 @@ from ioukit.cli._options import (
 )
 from ioukit.cli._outputs import OutputPlan, stdout_choice
 from ioukit.cli._reading import (
-    FORMAT_CHOICES,
     add_progress_argument,
     add_reading_arguments,
-    check_output_folder,
     input_paths,
-    prediction_format,
     progress_enabled,
-    read_ground_truth_arg,
     read_pair_args,
     read_predictions_arg,
     read_segm_args,
-    refuse_mixed_formats,
-    sideways_note,
     sizes_note,
     stdin_inputs,
 )
@@ -63,27 +57,12 @@ from ioukit.io.lvis import read_lvis_ground_truth, read_lvis_results
 from ioukit.report import csv_bytes, escape_text, format_findings, json_text, per_class_table
 
 __all__ = [
-    "FORMAT_CHOICES",
-    "add_progress_argument",
     "add_protocol_option_arguments",
-    "add_reading_arguments",
     "add_selection_arguments",
-    "check_output_folder",
     "evaluate_shards",
-    "input_paths",
-    "prediction_format",
-    "progress_enabled",
-    "read_ground_truth_arg",
-    "read_pair_args",
-    "read_predictions_arg",
-    "read_segm_args",
-    "refuse_mixed_formats",
     "register",
     "run",
     "shard_paths",
-    "sideways_note",
-    "sizes_note",
-    "stdin_inputs",
     "stdout_output",
 ]
 
@@ -230,12 +209,7 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
-    parser = subparsers.add_parser(
-        "eval",
-        help=COMMANDS["eval"].help,
-        description=_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "eval", _HELP)
     add_reading_arguments(parser)
     parser.add_argument(
         "--protocol",

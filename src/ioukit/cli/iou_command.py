@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ioukit.boxes import box_area, box_convert
-from ioukit.cli import COMMANDS
+from ioukit.cli import add_command
 from ioukit.errors import BoxError
 from ioukit.io._oriented import polygon_area
 from ioukit.overlap import family
@@ -29,12 +29,7 @@ example: ioukit iou 100,80,300,280 120,100,320,300
 
 def register(subparsers: Any) -> None:
     """Add the ``iou`` subcommand."""
-    parser = subparsers.add_parser(
-        "iou",
-        help=COMMANDS["iou"].help,
-        description=_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = add_command(subparsers, "iou", _HELP)
     parser.add_argument("box_a", metavar="A", help="first box, e.g. 100,80,300,280")
     parser.add_argument("box_b", metavar="B", help="second box")
     parser.add_argument(
@@ -78,21 +73,38 @@ def report(box_a: list[float], box_b: list[float], fmt: str) -> str:
             raise BoxError(f"box {label}: {str(exc).split(': ', 1)[1]}") from None
     area_a, area_b = float(box_area(a, fmt=fmt)[0]), float(box_area(b, fmt=fmt)[0])
     inter = float(family.box_intersection_elementwise(xyxy[0], xyxy[1])[()])
-    union = area_a + area_b - inter
     iou = float(family.box_iou_elementwise(a, b, fmt=fmt)[0])
-    rows = [
-        (f"box A ({fmt})", ", ".join(f"{v:g}" for v in box_a)),
-        (f"box B ({fmt})", ", ".join(f"{v:g}" for v in box_b)),
-        ("area A", f"{area_a:g}"),
-        ("area B", f"{area_b:g}"),
+    rows = _rows((box_a, box_b), (fmt, fmt), (area_a, area_b), inter, iou)
+    for name, measure in (
+        ("Dice", family.box_dice_elementwise),
+        ("GIoU", family.generalized_box_iou_elementwise),
+        ("DIoU", family.distance_box_iou_elementwise),
+        ("CIoU", family.complete_box_iou_elementwise),
+    ):
+        rows.append((name, f"{float(measure(a, b, fmt=fmt)[0]):.6f}"))
+    return _text(rows)
+
+
+def _rows(
+    boxes: tuple[list[float], list[float]],
+    formats: tuple[str, str] | list[str],
+    areas: tuple[float, float],
+    inter: float,
+    iou: float,
+) -> list[tuple[str, str]]:
+    """The rows both reports start with: the boxes, their areas, intersection, union, IoU."""
+    return [
+        (f"box A ({formats[0]})", ", ".join(f"{v:g}" for v in boxes[0])),
+        (f"box B ({formats[1]})", ", ".join(f"{v:g}" for v in boxes[1])),
+        ("area A", f"{areas[0]:g}"),
+        ("area B", f"{areas[1]:g}"),
         ("intersection", f"{inter:g}"),
-        ("union", f"{union:g}"),
+        ("union", f"{areas[0] + areas[1] - inter:g}"),
         ("IoU", f"{iou:.6f}"),
-        ("Dice", f"{float(family.box_dice_elementwise(a, b, fmt=fmt)[0]):.6f}"),
-        ("GIoU", f"{float(family.generalized_box_iou_elementwise(a, b, fmt=fmt)[0]):.6f}"),
-        ("DIoU", f"{float(family.distance_box_iou_elementwise(a, b, fmt=fmt)[0]):.6f}"),
-        ("CIoU", f"{float(family.complete_box_iou_elementwise(a, b, fmt=fmt)[0]):.6f}"),
     ]
+
+
+def _text(rows: list[tuple[str, str]]) -> str:
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
@@ -135,15 +147,7 @@ def rotated_report(
     area_a, area_b = (float(polygon_area(c)[0]) for c in corners)
     iou = float(rotated_box_iou_elementwise(corners[0], corners[1], fmt="xyxyxyxy")[0])
     inter = iou * (area_a + area_b) / (1 + iou)
-    rows = [
-        (f"box A ({formats[0]})", ", ".join(f"{v:g}" for v in box_a)),
-        (f"box B ({formats[1]})", ", ".join(f"{v:g}" for v in box_b)),
-        ("area A", f"{area_a:g}"),
-        ("area B", f"{area_b:g}"),
-        ("intersection", f"{inter:g}"),
-        ("union", f"{area_a + area_b - inter:g}"),
-        ("IoU", f"{iou:.6f}"),
-    ]
+    rows = _rows((box_a, box_b), formats, (area_a, area_b), inter, iou)
     if len(box_a) == 5 and len(box_b) == 5:
         prob = (
             probiou_elementwise(
@@ -158,8 +162,7 @@ def rotated_report(
         )
         if prob is not None:
             rows.append(("probiou (Ultralytics)", f"{float(prob[0]):.6f}"))
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    return _text(rows)
 
 
 def run(args: argparse.Namespace) -> int:

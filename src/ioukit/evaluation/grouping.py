@@ -38,6 +38,7 @@ __all__ = [
     "smooth",
     "sorted_categories",
     "subset_rows",
+    "voc_rematch",
 ]
 
 
@@ -296,6 +297,41 @@ def match_dataset(
         matched=matched,
         ignored=ignored,
         iou=iou,
+    )
+
+
+def voc_rematch(
+    gt: Dataset,
+    pred: Dataset,
+    thresholds: np.ndarray,
+    similarity: Any = None,
+    *,
+    strict: bool = False,
+) -> DatasetMatches:
+    """:func:`match_dataset` by the VOC rule (highest IoU, no fallback; difficult, ignored and
+    crowd ground truths absorb matches without scoring; ``strict``: ``IoU > t``): the match of
+    curves and matched IoUs at a threshold a protocol's outcome lacks.
+
+    Examples
+    --------
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images, cats = ImageTable.from_lists([1], ["a"]), CategoryTable.from_lists([1], ["c"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 10]], image_index=[0],
+    ...                          category_id=[1])
+    >>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 10, 5], [0, 0, 10, 10]],
+    ...                            image_index=[0, 0], category_id=[1, 1], scores=[0.9, 0.8])
+    >>> voc_rematch(gt, pred, np.array([0.5])).tp.tolist()
+    [[True, False]]
+    """
+    return match_dataset(
+        gt,
+        pred,
+        iou_thresholds=thresholds,
+        rule="voc",
+        gt_ignore=gt.crowd | gt.ignore | gt.difficult,
+        gt_crowd=np.zeros(len(gt), dtype=bool),
+        strict=strict,
+        similarity=similarity,
     )
 
 

@@ -34,7 +34,17 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["FALSE_POSITIVE", "IGNORED", "TRUE_POSITIVE", "MatchOutcome"]
+from ioukit.errors import ParameterError
+
+__all__ = [
+    "FALSE_POSITIVE",
+    "IGNORED",
+    "TRUE_POSITIVE",
+    "MatchOutcome",
+    "counted_at",
+    "kept_outcome",
+    "threshold_index",
+]
 
 FALSE_POSITIVE = 0
 """Status code: the prediction matched nothing (and is counted)."""
@@ -43,6 +53,54 @@ TRUE_POSITIVE = 1
 IGNORED = 2
 """Status code: matched an ignored/crowd/difficult ground truth, or unmatched with its own
 area outside the area range: counted neither way."""
+
+
+def threshold_index(thresholds: np.ndarray, value: float) -> int | None:
+    """The index of ``value`` in ``thresholds`` (the first within 1e-12), None when absent:
+    how every reader of a match finds the evaluation's own threshold.
+
+    >>> threshold_index(np.linspace(0.5, 0.95, 10), 0.75), threshold_index(np.array([0.5]), 0.7)
+    (5, None)
+    """
+    hit = np.flatnonzero(np.isclose(thresholds, value, rtol=0.0, atol=1e-12))
+    return int(hit[0]) if hit.size else None
+
+
+def kept_outcome(outcome: MatchOutcome | None, protocol: str, reader: str) -> MatchOutcome:
+    """``outcome``, or the ``ParameterError`` of an analysis that reads the evaluation's own
+    match (``reader``: its name and verb, as "calibration reads") when the evaluation of
+    ``protocol`` kept none.
+
+    >>> kept_outcome(None, "pedestrian", "calibration reads")
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.ParameterError: result: expected an evaluation that keeps its match \
+(outcome), got protocol 'pedestrian' without one; calibration reads the evaluation's own match
+    """
+    if outcome is None:
+        raise ParameterError(
+            f"result: expected an evaluation that keeps its match (outcome), got protocol "
+            f"{protocol!r} without one; {reader} the evaluation's own match"
+        )
+    return outcome
+
+
+def counted_at(
+    outcome: MatchOutcome, t: int, a: int, max_dets: Sequence[int] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(status, counted)`` of every record at threshold ``t`` and area range ``a``: counted
+    records are not ignored and within the largest of ``max_dets`` (an evaluation's
+    ``params["max_dets"]``; None or empty: every record).
+
+    >>> o = MatchOutcome.empty(np.array([1]), np.array([0.5]), ("all",))
+    >>> counted_at(o, 0, 0, [100])
+    (array([], dtype=int8), array([], dtype=bool))
+    """
+    status = outcome.status_at(t, a)
+    counted = status != IGNORED
+    if max_dets:
+        counted &= np.asarray(outcome.rank) < int(list(max_dets)[-1])
+    return status, counted
 
 
 def _bytes(bits: int) -> int:

@@ -16,8 +16,10 @@ without knowing any protocol's name:
 
 The helpers here are what those methods share: :func:`shard_outcome` (an outcome reduced to
 what the merge reads: rows of the whole ground truth, no IoUs, optionally no prediction rows),
-:func:`merge_outcomes` (concatenate and re-sort with :func:`merge_order`) and the COCO pair
-:func:`coco_shard_match` / :func:`coco_shard_summarize`.
+:func:`merge_outcomes` (concatenate and re-sort with :func:`merge_order`), the COCO pair
+:func:`coco_shard_match` / :func:`coco_shard_summarize`, and :class:`MatchedShards`, the two
+methods of the protocols whose match is a
+:class:`~ioukit.evaluation.grouping.MatchedPredictions` (VOC, YOLO).
 
 Examples
 --------
@@ -30,16 +32,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from ioukit.dataset import Dataset
+from ioukit.evaluation.grouping import MatchedPredictions
 from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.result import ProtocolResult
 
 __all__ = [
+    "MatchedShards",
     "coco_shard_match",
     "coco_shard_summarize",
     "empty_predictions",
@@ -373,3 +377,59 @@ def coco_shard_summarize(
     )
     result: ProtocolResult = protocol.summarize(gt, None, layout, outcome, iou_type=iou_type)
     return result
+
+
+class _MatchesRecords(Protocol):
+    def match(self, gt: Dataset, pred: Dataset, /, *, iou_type: str) -> MatchedPredictions: ...
+
+    def summarize(
+        self, gt: Dataset, pred: Dataset | None, matched: MatchedPredictions, /, *, iou_type: str
+    ) -> ProtocolResult: ...
+
+
+class MatchedShards:
+    """The sharding methods of a protocol whose ``match(gt, pred, /, *, iou_type)`` returns a
+    :class:`~ioukit.evaluation.grouping.MatchedPredictions` and whose
+    ``summarize(gt, pred, matched, /, *, iou_type)`` takes one (VOC, YOLO): a base class (no
+    fields, no slots) of the protocol's dataclass.
+
+    Examples
+    --------
+    >>> from ioukit.evaluation.protocols.voc import VOCProtocol
+    >>> VOCProtocol.can_shard, VOCProtocol.shard_match is MatchedShards.shard_match
+    (True, True)
+    """
+
+    __slots__ = ()
+
+    can_shard: ClassVar[bool] = True
+    """Sharded evaluation (Dask, torch.distributed) runs :meth:`shard_match` on the workers."""
+
+    def shard_match(
+        self: _MatchesRecords, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox"
+    ) -> MatchedPredictions:
+        """On a worker: ``match`` of some images' predictions, as the shard ships it (the
+        prediction rows kept: tied scores rank by them; the matched ground truths stay)."""
+        rows = shard_gt_rows(gt, pred)
+        matched = self.match(take_rows(gt, rows), pred, iou_type=iou_type)
+        outcome = shard_outcome(matched.outcome, rows, pred_rows=True, matches=False)
+        return dataclasses.replace(matched, outcome=outcome)
+
+    def shard_summarize(
+        self: _MatchesRecords,
+        gt: Dataset,
+        parts: Sequence[MatchedPredictions],
+        /,
+        *,
+        iou_type: str = "bbox",
+        pred_row_offsets: Sequence[int] = (),
+        n_predictions: int = 0,
+        names: Sequence[str] = (),
+    ) -> ProtocolResult:
+        """On the client: the shards' matches merged (prediction rows shifted by
+        ``pred_row_offsets``) and ``summarize`` once."""
+        if not parts:
+            parts = [MatchedShards.shard_match(self, gt, empty_predictions(gt), iou_type=iou_type)]
+            pred_row_offsets = [0]
+        merged = MatchedPredictions.merge(parts, pred_row_offsets=list(pred_row_offsets) or None)
+        return self.summarize(gt, None, merged, iou_type=iou_type)

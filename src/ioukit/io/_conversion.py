@@ -34,6 +34,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -61,12 +62,13 @@ def rows_kept(dataset: Dataset, format: str) -> np.ndarray:
     return keep
 
 
-def take_rows(dataset: Dataset, keep: np.ndarray) -> Dataset:
-    """The rows of ``dataset`` where ``keep`` is True (every per-row column; same tables)."""
-    if keep.all():
+def take_rows(dataset: Dataset, keep: np.ndarray, **tables: Any) -> Dataset:
+    """The rows of ``dataset`` where ``keep`` is True (every per-row column), with ``tables``
+    (other fields replaced as given; the same tables by default)."""
+    if keep.all() and not tables:
         return dataset
     n = len(dataset)
-    changes = {}
+    changes: dict[str, Any] = {}
     for f in dataclasses.fields(dataset):
         value = getattr(dataset, f.name)
         if f.name in ("images", "categories") or value is None:
@@ -75,7 +77,7 @@ def take_rows(dataset: Dataset, keep: np.ndarray) -> Dataset:
             changes[f.name] = value[keep]
         elif isinstance(value, list | tuple) and len(value) == n:
             changes[f.name] = type(value)(v for v, k in zip(value, keep.tolist(), strict=True) if k)
-    return dataclasses.replace(dataset, **changes)
+    return dataclasses.replace(dataset, **{**changes, **tables})
 
 
 def beyond_normalized(dataset: Dataset) -> np.ndarray:

@@ -36,6 +36,7 @@ __all__ = [
     "atomic_write_text",
     "check_exists",
     "default_mode",
+    "file_kind",
     "iter_records",
     "map_bytes",
     "parse_class_index",
@@ -62,7 +63,23 @@ def default_mode(*, folder: bool = False) -> int:
     return (0o777 if folder else 0o666) & ~mask
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, for a message: ``"a folder"``, ``"a FIFO"``...
+
+    Parameters
+    ----------
+    mode : int
+        ``os.stat(path).st_mode``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> file_kind(os.stat(".").st_mode)
+    'a folder'
+    """
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -92,7 +109,7 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = _MAX_TEXT_BYTES) ->
     except OSError as exc:
         raise OSError(f"{_shown(path)}: cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
-        kind = _kind(info.st_mode)
+        kind = file_kind(info.st_mode)
         what = "a file" if stat.S_ISDIR(info.st_mode) else "a regular file"
         raise DataFormatError(f"{_shown(path)}: expected {what}, got {kind}")
     if info.st_size > limit:

@@ -1255,10 +1255,13 @@ def read_coco_results(
             data, section = data["annotations"], "annotations"
         parts = [_result_columns(data, label, section, ground_truth, keep_segmentation, 0, segm)]
     n = sum(len(p[0]) for p in parts)
-    xywh = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 4))
-    scores = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
-    image_index = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
-    category_ids = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
+    if len(parts) == 1:  # the scanner's columns (or one parse's): no copy
+        xywh, scores, image_index, category_ids = parts[0][:4]
+    else:
+        xywh = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, 4))
+        scores = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+        image_index = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
+        category_ids = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
     segmentation = (
         tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
     )

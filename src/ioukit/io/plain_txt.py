@@ -128,6 +128,17 @@ def _scale(relative: bool, width: float, height: float) -> tuple[float, float]:
     return (width, height)
 
 
+def _read(
+    path: str | os.PathLike[str], what: str, coordinates: Coordinates
+) -> tuple[Path, list[Path], list[_Record], bool]:
+    """The folder, its files, their records and whether they are relative, of the input
+    ``what`` (ground truth or predictions)."""
+    folder = check_exists(path, what)
+    files = _txt_files(folder, what)
+    records = _parse(files, prediction=what == "predictions")
+    return folder, files, records, _relative(records, coordinates)
+
+
 def read_txt_ground_truth(
     path: str | os.PathLike[str],
     /,
@@ -171,10 +182,7 @@ def read_txt_ground_truth(
     >>> read_txt_ground_truth(d, image_size=(100, 100)).boxes.tolist()
     [[25.0, 25.0, 75.0, 75.0]]
     """
-    folder = check_exists(path, "ground truth")
-    files = _txt_files(folder, "ground truth")
-    records = _parse(files, prediction=False)
-    relative = _relative(records, coordinates)
+    folder, files, records, relative = _read(path, "ground truth", coordinates)
     layout = _format(
         renamed_keyword(
             "ioukit.io.plain_txt.read_txt_ground_truth", "box_format", "fmt", box_format, fmt, None
@@ -237,10 +245,7 @@ def read_txt_predictions(
     >>> read_txt_predictions(d, gt).boxes.tolist()
     [[10.0, 10.0, 30.0, 30.0]]
     """
-    folder = check_exists(path, "predictions")
-    files = _txt_files(folder, "predictions")
-    records = _parse(files, prediction=True)
-    relative = _relative(records, coordinates)
+    _, _, records, relative = _read(path, "predictions", coordinates)
     layout = _format(
         renamed_keyword(
             "ioukit.io.plain_txt.read_txt_predictions", "box_format", "fmt", box_format, fmt, None

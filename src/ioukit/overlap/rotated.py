@@ -631,6 +631,29 @@ def _safe_probiou(
     return fixed
 
 
+def _probiou_pair(
+    boxes1: Array, boxes2: Array, fmt: str, angle_unit: AngleUnit, clockwise: bool
+) -> tuple[Any, tuple[Array, ...], tuple[Array, ...]]:
+    """The namespace and the ``(cx, cy, w, h, angle)`` columns of both box sets."""
+    unit = check_angle_unit(angle_unit)
+    xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
+    dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
+    first = _probiou_columns(a, "boxes1", fmt, unit, clockwise, xp, dtype)
+    second = _probiou_columns(b, "boxes2", fmt, unit, clockwise, xp, dtype)
+    return xp, first, second
+
+
+def _checked_probiou(
+    xp: Any, first: tuple[Array, ...], second: tuple[Array, ...], eps: float
+) -> Array:
+    """:func:`_probiou` of the columns, NumPy values out of float range redone by scaling."""
+    if isinstance(first[0], np.ndarray):
+        with np.errstate(over="ignore", invalid="ignore"):
+            direct = np.asarray(_probiou(xp, first, second, eps))
+        return _safe_probiou(first, second, eps, direct)
+    return _probiou(xp, first, second, eps)
+
+
 def probiou(
     boxes1: Array,
     boxes2: Array,
@@ -673,22 +696,14 @@ def probiou(
 
     The exact IoU of the second pair is 1/3.
     """
-    unit = check_angle_unit(angle_unit)
-    xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
-    dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
-    first = _probiou_columns(a, "boxes1", fmt, unit, clockwise, xp, dtype)
-    second = _probiou_columns(b, "boxes2", fmt, unit, clockwise, xp, dtype)
+    xp, first, second = _probiou_pair(boxes1, boxes2, fmt, angle_unit, clockwise)
     for name, cols in (("boxes1", first), ("boxes2", second)):
         if cols[0].ndim != 1:
             raise BoxError(
                 f"{name}: expected shape (N, 5) or (N, 8), got a {cols[0].ndim + 1}-d array"
             )
     rows, cols = tuple(c[:, None] for c in first), tuple(c[None, :] for c in second)
-    if isinstance(first[0], np.ndarray):
-        with np.errstate(over="ignore", invalid="ignore"):
-            direct = _probiou(xp, rows, cols, eps)
-        return _safe_probiou(rows, cols, eps, np.asarray(direct))
-    return _probiou(xp, rows, cols, eps)
+    return _checked_probiou(xp, rows, cols, eps)
 
 
 def probiou_elementwise(
@@ -718,13 +733,5 @@ def probiou_elementwise(
     >>> probiou_elementwise([[0, 0, 2, 2, 0]], [[0, 0, 2, 2, 0]]).round(6)
     array([0.999553])
     """
-    unit = check_angle_unit(angle_unit)
-    xp, (a, b) = namespace_of(boxes1, boxes2, names=("boxes1", "boxes2"))
-    dtype = xp.result_type(float_dtype_for(xp, a), float_dtype_for(xp, b))
-    first = _probiou_columns(a, "boxes1", fmt, unit, clockwise, xp, dtype)
-    second = _probiou_columns(b, "boxes2", fmt, unit, clockwise, xp, dtype)
-    if isinstance(first[0], np.ndarray):
-        with np.errstate(over="ignore", invalid="ignore"):
-            direct = np.asarray(_probiou(xp, first, second, eps))
-        return _safe_probiou(first, second, eps, direct)
-    return _probiou(xp, first, second, eps)
+    xp, first, second = _probiou_pair(boxes1, boxes2, fmt, angle_unit, clockwise)
+    return _checked_probiou(xp, first, second, eps)

@@ -145,6 +145,26 @@ _HELPERS = r"""
       height: Math.max(0, (y1 - y0) * ph)}, attrs)));
     return svg;
   }
+  // a curves section's IoU-threshold and class selects ("allText": the class option -1) and
+  // the box its charts go in: draw(t, k, wrap) fills it now and after every change
+  function curveControls(b, thresholds, names, label, allText, draw) {
+    const tsel = el("select", {id: "curve-iou", "aria-label": label});
+    thresholds.forEach((t, i) => tsel.append(el("option", {value: i, text: t.toFixed(2)})));
+    const csel = el("select", {id: "curve-class", "aria-label": "class"});
+    csel.append(el("option", {value: -1, text: allText}));
+    names.forEach((n, k) => csel.append(el("option", {value: k, text: n})));
+    b.append(el("div", {class: "controls"}, el("label", {}, "PR at IoU ", tsel),
+      el("label", {}, " class ", csel)));
+    const wrap = el("div", {class: "charts"});
+    b.append(wrap);
+    const redraw = () => {
+      wrap.textContent = "";
+      draw(+tsel.value, +csel.value, wrap);
+    };
+    tsel.addEventListener("change", redraw);
+    csel.addEventListener("change", redraw);
+    redraw();
+  }
 """
 
 
@@ -449,18 +469,9 @@ JS = _page(r"""
       b.append(el("p", {class: "note", text: "No curves: " + ((C && C.note) || "n/a")}));
       return;
     }
-    const tsel = el("select", {id: "curve-iou", "aria-label": "IoU threshold of the PR curve"});
-    C.thresholds.forEach((t, i) => tsel.append(el("option", {value: i, text: t.toFixed(2)})));
-    const csel = el("select", {id: "curve-class", "aria-label": "class"});
-    csel.append(el("option", {value: -1, text: "all classes"}));
-    D.class_names.forEach((n, k) => csel.append(el("option", {value: k, text: n})));
-    b.append(el("div", {class: "controls"}, el("label", {}, "PR at IoU ", tsel),
-      el("label", {}, " class ", csel)));
-    const wrap = el("div", {class: "charts"});
-    b.append(wrap);
-    const draw = () => {
-      wrap.textContent = "";
-      const t = +tsel.value, k = +csel.value, pr = C.pr[t];
+    const label = "IoU threshold of the PR curve";
+    curveControls(b, C.thresholds, D.class_names, label, "all classes", (t, k, wrap) => {
+      const pr = C.pr[t];
       const f1 = chart(420, 300, "recall", "precision");
       pr.forEach((c) => { if (c) f1.line(C.recall, c, {stroke: "#cfcfcf", "stroke-width": 1}); });
       if (C.mean[t]) f1.line(C.recall, C.mean[t], {stroke: "#000", "stroke-width": 2.5});
@@ -485,10 +496,7 @@ JS = _page(r"""
         "the mean F1 smoothed with a 0.1 box filter, as yolo val picks P and R; dashed line).";
       f2.setAttribute("aria-label", txt2);
       wrap.append(el("figure", {id: "f1-figure"}, f2, el("figcaption", {text: txt2})));
-    };
-    tsel.addEventListener("change", draw);
-    csel.addEventListener("change", draw);
-    draw();
+    });
   }
 
   // ---------------------------------------------------------------- confusion
@@ -1050,18 +1058,8 @@ COMPARE_JS = _page(r"""
         (C[1] && C[1].note) || "n/a")}));
       return;
     }
-    const tsel = el("select", {id: "curve-iou", "aria-label": "IoU threshold of the PR curves"});
-    C[0].thresholds.forEach((t, i) => tsel.append(el("option", {value: i, text: t.toFixed(2)})));
-    const csel = el("select", {id: "curve-class", "aria-label": "class"});
-    csel.append(el("option", {value: -1, text: "mean over classes"}));
-    D.class_names.forEach((n, k) => csel.append(el("option", {value: k, text: n})));
-    b.append(el("div", {class: "controls"}, el("label", {}, "PR at IoU ", tsel),
-      el("label", {}, " class ", csel)));
-    const wrap = el("div", {class: "charts"});
-    b.append(wrap);
-    const draw = () => {
-      wrap.textContent = "";
-      const t = +tsel.value, k = +csel.value;
+    const label = "IoU threshold of the PR curves";
+    curveControls(b, C[0].thresholds, D.class_names, label, "mean over classes", (t, k, wrap) => {
       const f = chart(460, 320, "recall", "precision");
       const parts = [];
       C.forEach((c, m) => {
@@ -1077,10 +1075,7 @@ COMPARE_JS = _page(r"""
         parts.join("; ") + ". Interpolated precision at 101 recall points, as pycocotools.";
       f.setAttribute("aria-label", txt);
       wrap.append(el("figure", {id: "pr-figure"}, f, el("figcaption", {text: txt})));
-    };
-    tsel.addEventListener("change", draw);
-    csel.addEventListener("change", draw);
-    draw();
+    });
   }
   function disagreements() {
     const E = D.disagreements, b = body("disagreements");

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -249,21 +250,7 @@ def _traits(strict: bool) -> ProtocolTraits:
     """The tools' rule for the curves and matched IoUs at another threshold: VOC's (highest
     IoU, no fallback, no crowd) with the tool's threshold test (DOTA ``>``, mmrotate ``>=``)."""
 
-    def rematch(
-        gt: Dataset, pred: Dataset, thresholds: np.ndarray, similarity: Any = None
-    ) -> grouping.DatasetMatches:
-        return grouping.match_dataset(
-            gt,
-            pred,
-            iou_thresholds=thresholds,
-            rule="voc",
-            gt_ignore=gt.crowd | gt.ignore | gt.difficult,
-            gt_crowd=np.zeros(len(gt), dtype=bool),
-            strict=strict,
-            similarity=similarity,
-        )
-
-    return ProtocolTraits(rematch=rematch)
+    return ProtocolTraits(rematch=partial(grouping.voc_rematch, strict=strict))
 
 
 register_protocol(

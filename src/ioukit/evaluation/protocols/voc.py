@@ -22,10 +22,9 @@ Choices, each documented and switchable:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,12 +38,7 @@ from ioukit.evaluation.match import MatchRule
 from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE
 from ioukit.evaluation.registry import register_protocol
 from ioukit.evaluation.result import ProtocolResult
-from ioukit.evaluation.sharding import (
-    empty_predictions,
-    shard_gt_rows,
-    shard_outcome,
-    take_rows,
-)
+from ioukit.evaluation.sharding import MatchedShards
 from ioukit.evaluation.similarity.box import BoxIoU
 
 if TYPE_CHECKING:
@@ -54,7 +48,7 @@ __all__ = ["VOCProtocol", "evaluate_voc", "match_voc", "summarize_voc"]
 
 
 @dataclass(frozen=True, slots=True)
-class VOCProtocol:
+class VOCProtocol(MatchedShards):
     """PASCAL VOC: devkit argmax matching without fallback; 11-point (VOC07) or all-point AP.
 
     Attributes mirror :func:`ioukit.evaluation.protocols.voc.evaluate_voc`'s options; ``rule`` is
@@ -67,9 +61,6 @@ class VOCProtocol:
     strict_threshold: bool = False
     exact_grid: bool = False
     name: str = "voc07"
-
-    can_shard: ClassVar[bool] = True
-    """Sharded evaluation (Dask, torch.distributed) runs :meth:`shard_match` on the workers."""
 
     @property
     def rule(self) -> MatchRule:
@@ -122,37 +113,6 @@ class VOCProtocol:
             strict_threshold=self.strict_threshold,
             exact_grid=self.exact_grid,
         )
-
-    def shard_match(
-        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox"
-    ) -> MatchedPredictions:
-        """On a worker: :meth:`match` of some images' predictions, as the shard ships it (the
-        prediction rows kept: tied scores rank by them; the matched ground truths stay)."""
-        rows = shard_gt_rows(gt, pred)
-        matched = self.match(take_rows(gt, rows), pred, iou_type=iou_type)
-        outcome = shard_outcome(matched.outcome, rows, pred_rows=True, matches=False)
-        return dataclasses.replace(matched, outcome=outcome)
-
-    def shard_summarize(
-        self,
-        gt: Dataset,
-        parts: Sequence[MatchedPredictions],
-        /,
-        *,
-        iou_type: str = "bbox",
-        pred_row_offsets: Sequence[int] = (),
-        n_predictions: int = 0,
-        names: Sequence[str] = (),
-    ) -> ProtocolResult:
-        """On the client: the shards' matches merged (prediction rows shifted by
-        ``pred_row_offsets``) and summarized once."""
-        if not parts:
-            parts = [self.shard_match(gt, empty_predictions(gt), iou_type=iou_type)]
-            pred_row_offsets = [0]
-        merged = grouping.MatchedPredictions.merge(
-            parts, pred_row_offsets=list(pred_row_offsets) or None
-        )
-        return self.summarize(gt, None, merged, iou_type=iou_type)
 
 
 def _voc(interpolation: str, name: str) -> Callable[..., VOCProtocol]:

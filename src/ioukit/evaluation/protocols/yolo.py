@@ -32,9 +32,9 @@ annotations); ``ignore``/``difficult`` flags are not used (Ultralytics has none)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,14 +43,10 @@ from ioukit.errors import ParameterError
 from ioukit.evaluation import grouping
 from ioukit.evaluation.groups import class_rows
 from ioukit.evaluation.match import MatchRule
+from ioukit.evaluation.outcome import threshold_index
 from ioukit.evaluation.registry import ProtocolTraits, register_protocol, similarity_reads
 from ioukit.evaluation.result import ProtocolResult
-from ioukit.evaluation.sharding import (
-    empty_predictions,
-    shard_gt_rows,
-    shard_outcome,
-    take_rows,
-)
+from ioukit.evaluation.sharding import MatchedShards
 from ioukit.evaluation.similarity.box import Float32BoxIoU
 from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS, yolo_similarity
 
@@ -75,7 +71,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class YOLOProtocol:
+class YOLOProtocol(MatchedShards):
     """Ultralytics ``yolo val``: float32 IoU, first-gt ties, ``np.argsort(-conf)`` order.
 
     ``rule`` is ``MatchRule(tie="first", crowd=False, clamp=None)`` on float32 IoU values and
@@ -92,9 +88,6 @@ class YOLOProtocol:
     similarity: Any = (
         None  # None: by iou_type (ioukit.evaluation.similarity.ultralytics.yolo_similarity)
     )
-
-    can_shard: ClassVar[bool] = True
-    """Sharded evaluation (Dask, torch.distributed) runs :meth:`shard_match` on the workers."""
 
     @property
     def rule(self) -> MatchRule:
@@ -144,37 +137,6 @@ class YOLOProtocol:
                 similarity = yolo_similarity(iou_type)
             params["sigmas"] = getattr(similarity, "sigmas", None)
         return dataclasses.replace(result, params=params)
-
-    def shard_match(
-        self, gt: Dataset, pred: Dataset, /, *, iou_type: str = "bbox"
-    ) -> MatchedPredictions:
-        """On a worker: :meth:`match` of some images' predictions, as the shard ships it (the
-        prediction rows kept: tied scores rank by them; the matched ground truths stay)."""
-        rows = shard_gt_rows(gt, pred)
-        matched = self.match(take_rows(gt, rows), pred, iou_type=iou_type)
-        outcome = shard_outcome(matched.outcome, rows, pred_rows=True, matches=False)
-        return dataclasses.replace(matched, outcome=outcome)
-
-    def shard_summarize(
-        self,
-        gt: Dataset,
-        parts: Sequence[MatchedPredictions],
-        /,
-        *,
-        iou_type: str = "bbox",
-        pred_row_offsets: Sequence[int] = (),
-        n_predictions: int = 0,
-        names: Sequence[str] = (),
-    ) -> ProtocolResult:
-        """On the client: the shards' matches merged (prediction rows shifted by
-        ``pred_row_offsets``) and summarized once."""
-        if not parts:
-            parts = [self.shard_match(gt, empty_predictions(gt), iou_type=iou_type)]
-            pred_row_offsets = [0]
-        merged = grouping.MatchedPredictions.merge(
-            parts, pred_row_offsets=list(pred_row_offsets) or None
-        )
-        return self.summarize(gt, None, merged, iou_type=iou_type)
 
 
 def yolo_protocol(*, iou_thresholds: object = None, stable_ties: bool = False) -> YOLOProtocol:
@@ -627,15 +589,15 @@ def summarize_yolo(
     has = curves.has_labels
     i = curves.best_index
     p, r, f1 = curves.p_curve[:, i], curves.r_curve[:, i], curves.f1_curve[:, i]
-    at50 = np.flatnonzero(np.isclose(thresholds, 0.5, rtol=0, atol=1e-12))
-    ap50 = curves.ap[:, at50[0]] if at50.size else np.full(has.size, -1.0)
+    at50 = threshold_index(thresholds, 0.5)
+    ap50 = curves.ap[:, at50] if at50 is not None else np.full(has.size, -1.0)
     ap_mean = np.where(has, curves.ap.mean(axis=1), -1.0)
     n = int(has.sum())
     map5095 = float(curves.ap[has].mean()) if n else 0.0
     stats = {
         "precision": float(p[has].mean()) if n else 0.0,
         "recall": float(r[has].mean()) if n else 0.0,
-        "mAP50": (float(ap50[has].mean()) if n else 0.0) if at50.size else -1.0,
+        "mAP50": (float(ap50[has].mean()) if n else 0.0) if at50 is not None else -1.0,
         "mAP50-95": map5095,
         "fitness": map5095,
         "confidence": float(CONFIDENCE_GRID[i]),

@@ -15,18 +15,13 @@ numbers (the corners, as the DOTA and YOLO OBB readers keep them), else the axis
 
 Examples
 --------
+The two similarities of one pair of oriented boxes (``protocol="coco"`` or ``"dota"`` with
+``iou_type="rotated"``: :mod:`ioukit.evaluation.protocols.rotated`):
+
 >>> import ioukit
->>> from ioukit.dataset import CategoryTable, Dataset, ImageTable
->>> images, cats = ImageTable.from_lists([1], ["a"]), CategoryTable.from_lists([1], ["ship"])
->>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1]], image_index=[0],
-...                          category_id=[1], rotated=[[50, 50, 40, 20, 30]])
->>> pred = Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1]], image_index=[0],
-...                            category_id=[1], scores=[0.9], rotated=[[52, 50, 40, 20, 35]])
->>> round(ioukit.evaluate(gt, pred, protocol="dota", iou_type="rotated").stats["mAP"], 12)
-1.0
->>> r = ioukit.evaluate(gt, pred, protocol="coco", iou_type="rotated")
->>> round(r.stats["AP50"], 12), round(r.stats["AP"], 12)
-(1.0, 0.7)"""
+>>> a, b = [[50, 50, 40, 20, 30]], [[52, 50, 40, 20, 35]]
+>>> round(float(ioukit.rotated_box_iou(a, b)[0, 0]), 6), round(float(ioukit.probiou(a, b)[0, 0]), 6)
+(0.822948, 0.904776)"""
 
 from __future__ import annotations
 
