@@ -741,11 +741,12 @@ def _polygon_runs(polygons: Iterable[object], height: int, width: int, name: str
     nruns = np.empty(n, dtype=np.int64)
     # packed, in buffers of which only the pages the runs need are written: the capacity is a
     # loose bound, and a fresh page costs more than the rasterisation
-    counts = rle.polygons_runs(flat, xy_offsets, height, width, capacity, nruns)
+    heights = np.full(n, height, dtype=np.int64)
+    widths = np.full(n, width, dtype=np.int64)
+    counts = rle.polygons_runs(flat, xy_offsets, heights, widths, capacity, nruns)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(nruns, out=offsets[1:])
-    heights = np.full(n, height, dtype=np.int64)
-    return RunLengths(counts, offsets, heights, np.full(n, width, dtype=np.int64))
+    return RunLengths(counts, offsets, heights, widths)
 
 
 def from_polygons(polygons: Sequence[Sequence[float]], /, height: int, width: int) -> list[RLE]:

@@ -354,17 +354,19 @@ cdef int _segm_key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noex
     return _SEGM_OTHER
 
 
-cdef inline Py_ssize_t _plain_string_end(const uint8_t[::1] buf, Py_ssize_t j,
-                                         Py_ssize_t n) noexcept nogil:
-    # j at an opening quote (segm scanner only): the index after the closing quote when every
-    # byte before it is printable ASCII other than a backslash (a compressed RLE's counts, as
-    # pycocotools writes them), read 8 bytes at a time; -1 for anything else, which the caller
-    # then lexes in full (skip_string: the same verdict on every string it accepts here)
+cdef inline Py_ssize_t _plain_string_end(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize_t n,
+                                         bint* escaped) noexcept nogil:
+    # j at an opening quote (segm scanner only): the index after the closing quote when the
+    # string is printable ASCII with no escape but \\ (a compressed RLE's counts: '\' is one
+    # of its 64 characters), read 8 bytes at a time; escaped: whether it holds a \\. -1 for
+    # anything else, which the caller then lexes in full (skip_string: the same verdict on
+    # every string this accepts)
     cdef const uint8_t* p = &buf[0]
     cdef Py_ssize_t i = j + 1, k, stop
     cdef uint64_t x, q, b
     cdef uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL
     cdef uint8_t c
+    escaped[0] = False
     while True:
         if i + 8 <= n:
             memcpy(&x, p + i, 8)
@@ -379,15 +381,32 @@ cdef inline Py_ssize_t _plain_string_end(const uint8_t[::1] buf, Py_ssize_t j,
             stop = i + 8
         else:
             stop = n
-        for k in range(i, stop):
+        k = i
+        while k < stop:
             c = p[k]
             if c == 34:
                 return k + 1
-            if c < 0x20 or c >= 0x80 or c == 92:
+            if c < 0x20 or c >= 0x80:
                 return -1
-        if stop == n:
+            if c == 92:
+                if k + 1 >= n or p[k + 1] != 92:
+                    return -1
+                escaped[0] = True
+                k += 2  # may step past stop: the next word starts after the pair
+                continue
+            k += 1
+        if k >= n:
             return -1
-        i = stop
+        i = k
+
+
+cdef inline Py_ssize_t _segm_string(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize_t n,
+                                    bint* escaped) noexcept nogil:
+    # skip_string for the segm scanner's keys and counts: plain strings by _plain_string_end
+    cdef Py_ssize_t end = _plain_string_end(buf, j, n, escaped)
+    if end >= 0:
+        return end
+    return skip_string(buf, j, n, escaped)
 
 
 cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, int64_t* h,
@@ -408,7 +427,7 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
         if j >= n or buf[j] != 34:
             return value_or_unsupported(buf, i, n)  # {} or not JSON
         key_start = j + 1
-        end = skip_string(buf, j, n, &escaped)
+        end = _segm_string(buf, j, n, &escaped)
         if end < 0:
             return end
         if escaped:
@@ -426,7 +445,7 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
                     if j >= n or buf[j] != 44:
                         return value_or_unsupported(buf, i, n)
                     j = skip_ws(buf, j + 1, n)
-                end = lex_number(buf, j, n, &number)
+                end = _number(buf, &buf[0], j, n, &number)
                 if end < 0 or not number.integer or not (0.0 <= number.value <= 2147483648.0):
                     return value_or_unsupported(buf, i, n)
                 side = <int64_t>number.value
@@ -442,10 +461,7 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
         elif key_equals(buf, key_start, end - 1, b"counts", 6) and not (seen & 2):
             if j >= n or buf[j] != 34:
                 return value_or_unsupported(buf, i, n)
-            end = _plain_string_end(buf, j, n)
-            escaped = False
-            if end < 0:
-                end = skip_string(buf, j, n, &escaped)
+            end = _segm_string(buf, j, n, &escaped)
             if end < 0:
                 return end
             lo[0] = j + 1
@@ -505,7 +521,7 @@ cdef int _scan_segm(
             if i >= n or buf[i] != 34:
                 return _INVALID
             key_start = i + 1
-            end = skip_string(buf, i, n, &escaped)
+            end = _segm_string(buf, i, n, &escaped)
             if end < 0:
                 return _code(end)
             if escaped:
@@ -516,7 +532,7 @@ cdef int _scan_segm(
                 return _INVALID
             i = skip_ws(buf, i + 1, n)
             if code == _SEGM_IMAGE or code == _SEGM_CATEGORY or code == _SEGM_SCORE:
-                end = lex_number(buf, i, n, &number)
+                end = _number(buf, &buf[0], i, n, &number)
                 if end == LEX_INVALID:
                     return _code(value_or_unsupported(buf, i, n))
                 if end < 0:
@@ -553,7 +569,7 @@ cdef int _scan_segm(
                         if end >= n or buf[end] != 44:
                             return _code(value_or_unsupported(buf, i, n))
                         end = skip_ws(buf, end + 1, n)
-                    end = lex_number(buf, end, n, &number)
+                    end = _number(buf, &buf[0], end, n, &number)
                     if end < 0:
                         return _code(value_or_unsupported(buf, i, n))
                     bbox[record, k] = number.value
@@ -648,16 +664,22 @@ cdef object _rle_dict_list(const uint8_t[::1] buf, const int64_t[:, :] rle,
                            const uint8_t[:] order, char* scratch):
     cdef Py_ssize_t n = rle.shape[0], k, length
     cdef dict sides = {}, d
-    cdef object h, w, counts
+    cdef object h = None, w = None, counts
+    cdef int64_t last_h = -1, last_w = -1
     cdef list size
     out = [None] * n
     for k in range(n):
-        h = sides.get(rle[k, 0])
-        if h is None:
-            h = sides[rle[k, 0]] = int(rle[k, 0])
-        w = sides.get(rle[k, 1])
-        if w is None:
-            w = sides[rle[k, 1]] = int(rle[k, 1])
+        # one int object per distinct side (the last record's first: images repeat sizes)
+        if rle[k, 0] != last_h:
+            last_h = rle[k, 0]
+            h = sides.get(last_h)
+            if h is None:
+                h = sides[last_h] = int(last_h)
+        if rle[k, 1] != last_w:
+            last_w = rle[k, 1]
+            w = sides.get(last_w)
+            if w is None:
+                w = sides[last_w] = int(last_w)
         size = [h, w]
         if order[k] & 2:
             length = _unescape(&buf[0] + rle[k, 2], rle[k, 3] - rle[k, 2], scratch)

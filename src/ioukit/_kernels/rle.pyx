@@ -1337,11 +1337,15 @@ cdef inline int64_t _crossing(int64_t xd, int64_t v_low, int64_t h, int64_t w) n
     if w > 0 and column > w - 1:
         return -1
     cdef double yd = (<double>v_low + 0.5) / 5.0 - 0.5
+    cdef int64_t row
     if yd < 0:
         yd = 0.0
     elif yd > h:
         yd = <double>h
-    return column * h + <int64_t>ceil(yd)
+    row = <int64_t>yd  # ceil(yd) of a yd in [0, h] without a libm call
+    if <double>row < yd:
+        row += 1
+    return column * h + row
 
 
 cdef inline int64_t _steep_u(int64_t xs, double s, int64_t t) noexcept nogil:
@@ -1388,7 +1392,8 @@ cdef Py_ssize_t _steep_crossings(
         elif estimate >= <double>dy:
             t = dy
         else:
-            t = <int64_t>ceil(estimate)
+            t = <int64_t>estimate  # ceil of an estimate in (1, dy)
+            t += <double>t < estimate
         if up:
             while t > 1 and _steep_u(xs, s, t - 1) > xd:
                 t -= 1
@@ -1545,22 +1550,97 @@ def polygons_fill(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, in
     free(bucket)
 
 
-def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, int64_t w,
-                  const int64_t[:] capacity, int64_t[:] nruns):
-    """Rasterise every polygon of the flat ``xy`` (as :func:`polygons_fill`); returns the runs
-    of all of them, packed one polygon after the other, as a new int64 array, and their
-    number per polygon in ``nruns``. ``capacity`` is :func:`polygons_capacity`'s bound.
+cdef extern from "Python.h":
+    double PyFloat_AS_DOUBLE(object)
+
+
+cdef long long _EXACT_INT = 9007199254740992  # 2**53: ints converted exactly
+
+
+cdef Py_ssize_t _single_polygon(object seg) except -2:
+    # the coordinates of a segmentation that is one polygon [[x1, y1, ...]] of an even number
+    # of plain floats and ints (ints within 2**53), else -1
+    cdef object polygon, value
+    cdef list items
+    cdef Py_ssize_t m, j
+    cdef long long v
+    cdef int overflow = 0
+    if type(seg) is not list or len(<list>seg) != 1:
+        return -1
+    polygon = (<list>seg)[0]
+    if type(polygon) is not list:
+        return -1
+    items = <list>polygon
+    m = len(items)
+    if m % 2:
+        return -1
+    for j in range(m):
+        value = items[j]
+        if type(value) is float:
+            continue
+        if type(value) is not int:
+            return -1
+        v = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if overflow or not (-_EXACT_INT <= v <= _EXACT_INT):
+            return -1
+    return m
+
+
+def single_polygons(segs, const int64_t[:] rows, int64_t[:] lengths):
+    """``lengths[k]``: the number of coordinates of ``segs[rows[k]]`` when it is one polygon
+    ``[[x1, y1, ...]]`` (an even number of plain floats and ints, ints within 2**53), else -1
+    (left to the Python path). Returns their total."""
+    cdef Py_ssize_t k, total = 0
+    for k in range(rows.shape[0]):
+        lengths[k] = _single_polygon(segs[rows[k]])
+        if lengths[k] > 0:
+            total += lengths[k]
+    return total
+
+
+def single_polygons_fill(segs, const int64_t[:] rows, const int64_t[:] xy_offsets,
+                         double[::1] xy):
+    """The coordinates of the single polygons ``segs[rows[k]]`` (:func:`single_polygons`
+    accepted every one) into ``xy[xy_offsets[k]:xy_offsets[k + 1]]``, as float64 (ints
+    converted exactly)."""
+    cdef Py_ssize_t k, j, at
+    cdef list items
+    cdef object value
+    cdef int overflow = 0
+    for k in range(rows.shape[0]):
+        seg = segs[rows[k]]
+        if _single_polygon(seg) != xy_offsets[k + 1] - xy_offsets[k]:
+            raise ValueError(f"segs[rows[{k}]] changed between single_polygons and fill")
+        items = <list>((<list>seg)[0])
+        at = xy_offsets[k]
+        for j in range(len(items)):
+            value = items[j]
+            xy[at + j] = (PyFloat_AS_DOUBLE(value) if type(value) is float
+                          else <double>PyLong_AsLongLongAndOverflow(value, &overflow))
+
+
+def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, const int64_t[:] heights,
+                  const int64_t[:] widths, const int64_t[:] capacity, int64_t[:] nruns):
+    """Rasterise every polygon of the flat ``xy`` (as :func:`polygons_fill`), polygon ``i`` on
+    an image of ``heights[i]`` x ``widths[i]``; returns the runs of all of them, packed one
+    polygon after the other, as a new int64 array, and their number per polygon in ``nruns``.
+    ``capacity`` is :func:`polygons_capacity`'s bound.
 
     The polygons are cut into up to 8 contiguous chunks shared by OpenMP threads; each chunk
     writes into its own buffer (malloc'd: only the pages its runs need are touched, where a
     NumPy buffer of the bound would be faulted in huge pages), copied into the result."""
     cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, lo, hi, at, room, longest
-    cdef Py_ssize_t bucket_size = (w if w > 0 else 0) + 2, total = 0
+    cdef Py_ssize_t bucket_size = 2, total = 0
     cdef int failed = 0
     cdef int64_t* scratch
     cdef int64_t* bucket
     cdef int64_t* buffer
     cdef int64_t[::1] result
+    if heights.shape[0] != n or widths.shape[0] != n:
+        raise ValueError("heights, widths: expected one size per polygon")
+    for i in range(n):
+        if widths[i] + 2 > bucket_size:
+            bucket_size = widths[i] + 2
     chunks = 8 if n >= 64 else 1
     cdef int64_t** buffers = <int64_t**>calloc(chunks, sizeof(int64_t*))
     cdef Py_ssize_t* filled = <Py_ssize_t*>calloc(chunks, sizeof(Py_ssize_t))
@@ -1589,8 +1669,9 @@ def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, int64_t h, in
                     at = 0
                     for i in range(lo, hi):
                         # the chunk's runs so far fit in the capacities of its polygons so far
-                        nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], h, w,
-                                                 buffer + at, scratch, bucket, bucket_size)
+                        nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1],
+                                                 heights[i], widths[i], buffer + at, scratch,
+                                                 bucket, bucket_size)
                         at = at + nruns[i]
                     filled[c] = at
                 free(scratch)

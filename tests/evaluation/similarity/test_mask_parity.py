@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ioukit.dataset import Dataset, ImageTable
 from ioukit.engine import evaluate
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.protocols.coco import evaluate_coco
+from ioukit.evaluation.similarity import mask as _segm
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
 from tests import coco_reference as reference
 from tests.coco_reference import compare
@@ -516,3 +518,79 @@ def test_masks_of_differing_sizes_on_an_image_without_size() -> None:
         r"image, \[5, 8\], got \[4, 8\]",
     ):
         evaluate(gt, res, iou_type="segm")
+
+
+def _polygon_gt(segmentations: list[Any]) -> Any:
+    """A ground-truth Dataset of these segmentations on images of two sizes (and one image
+    of unknown size), read without the reader's polygon checks."""
+    n = len(segmentations)
+    images = ImageTable.from_lists([1, 2, 3], ["a", "b", "c"], [20, 31, np.nan], [30, 17, np.nan])
+    gt = read_coco_ground_truth(
+        {"images": [{"id": 1, "height": 1, "width": 1}], "annotations": [],
+         "categories": [{"id": 1, "name": "a"}]}
+    )  # fmt: skip
+    return Dataset(
+        images=images,
+        categories=gt.categories,
+        boxes=np.zeros((n, 4)),
+        image_index=np.arange(n, dtype=np.int64) % 2,
+        category_id=np.ones(n, dtype=np.int64),
+        area=np.ones(n),
+        crowd=np.zeros(n, dtype=bool),
+        ignore=np.zeros(n, dtype=bool),
+        difficult=np.zeros(n, dtype=bool),
+        annotation_id=np.arange(1, n + 1, dtype=np.int64),
+        scores=None,
+        segmentation=tuple(segmentations),
+    )
+
+
+SINGLE_POLYGONS = [
+    [[1.5, 2.25, 20.0, 3.0, 12.5, 18.75]],
+    [[1, 2, 25, 3, 12, 15]],  # ints
+    [[0.5, 0.5, 29.0, 0.5, 29.0, 19.5, 0.5, 19.5]],
+    [[]],  # no coordinate
+    [[2, 2, 9, 2, 9, 9], [12, 12, 20, 12, 15, 18]],  # two polygons: the one-by-one path
+    [[np.float64(1.0), 2.0, 9.0, 2.0, 5.0, 9.0]],  # a NumPy scalar: the per-size path
+    [[True, 2.0, 9.0, 2.0, 5.0, 9.0]],  # a bool
+    [[-15.0, -15.0, 33.0, -15.0, 33.0, 33.0]],  # off the image, within reach
+    [[3.0, 1.0, 3.4, 19.0, 3.1, 10.0]],  # steep edges
+]
+
+
+def test_single_polygons_read_by_the_kernel_equal_the_per_size_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GT polygons of one ring of plain numbers are read from their lists by the kernel and
+    rasterised in one call, each on its image's size (``_single_polygon_runs``): the same
+    intervals, boxes and areas as the per-size ``masks.polygon_runs`` path."""
+    gt = _polygon_gt(SINGLE_POLYGONS)
+    rows = np.arange(len(SINGLE_POLYGONS), dtype=np.int64)
+    ours = _segm._mask_runs(gt, rows, "annotations")
+    monkeypatch.setattr(_segm, "_single_polygon_runs", lambda _s, _r, ks, _h, _w: (ks[:0], None))
+    general = _segm._mask_runs(gt, rows, "annotations")
+    for a, b in zip(ours, general, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for i in (0, 1, 2, 7, 8):  # and pycocotools' areas
+        h, w = int(gt.images.heights[i % 2]), int(gt.images.widths[i % 2])
+        want = mask_utils.merge(mask_utils.frPyObjects(SINGLE_POLYGONS[i], h, w))
+        assert int(mask_utils.area(want)) == int(ours[4][i])
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (
+            [[1.0, 2.0, float("nan"), 3.0, 4.0, 5.0]],
+            r"annotations\[0\]\.segmentation: segmentation\[0\]: expected finite",
+        ),
+        (
+            [[1.0, 2.0, 95.0, 3.0, 4.0, 5.0]],
+            r"annotations\[0\]\.segmentation: segmentation\[0\]: expected coordinates near",
+        ),
+    ],
+)
+def test_a_bad_single_polygon_is_worded_by_the_per_size_path(bad: Any, message: str) -> None:
+    gt = _polygon_gt([bad, *SINGLE_POLYGONS[:2]])
+    with pytest.raises(DataFormatError, match=message):
+        _segm._mask_runs(gt, np.arange(3, dtype=np.int64), "annotations")

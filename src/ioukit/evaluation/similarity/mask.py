@@ -96,6 +96,48 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
         raise DataFormatError(f"{where}: {exc}") from None
 
 
+def _single_polygon_runs(
+    segs: tuple[Any, ...],
+    rows: np.ndarray,
+    ks: np.ndarray,
+    heights: np.ndarray,
+    widths: np.ndarray,
+) -> tuple[np.ndarray, masks.RunLengths | None]:
+    """The masks ``ks`` (positions in ``rows``) that are one polygon of plain numbers on an
+    image of known size, rasterised in one kernel call (each on its image's size), read from
+    the lists by the kernel: ``(positions, runs)``. ``(positions, None)`` when any coordinate
+    is not finite or out of reach: :func:`masks.polygon_runs`, per size, then words it."""
+    sub = np.ascontiguousarray(rows[ks], dtype=np.int64)
+    lengths = np.empty(len(ks), dtype=np.int64)
+    rle.single_polygons(segs, sub, lengths)
+    known = ~(np.isnan(heights[ks]) | np.isnan(widths[ks]))
+    take = (lengths >= 0) & known
+    fast = ks[take]
+    if not fast.size:
+        return fast, None
+    lengths = lengths[take]
+    n = len(fast)
+    xy_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=xy_offsets[1:])
+    flat = np.empty(int(xy_offsets[-1]), dtype=np.float64)
+    rle.single_polygons_fill(segs, sub[take], xy_offsets, flat)
+    h = heights[fast].astype(np.int64)
+    w = widths[fast].astype(np.int64)
+    # masks.polygon_runs' checks: finite, within [-W, 2W] x [-H, 2H] of its image
+    ph, pw = np.repeat(h, lengths // 2), np.repeat(w, lengths // 2)
+    xs, ys = flat[0::2], flat[1::2]
+    if not (np.isfinite(flat).all() and ((xs >= -pw) & (xs <= 2 * pw) & (ys >= -ph)
+                                         & (ys <= 2 * ph)).all()):  # fmt: skip
+        return fast, None
+    capacity = np.empty(n, dtype=np.int64)
+    rle.polygons_capacity(flat, xy_offsets, capacity)
+    nruns = np.empty(n, dtype=np.int64)
+    counts = rle.polygons_runs(flat, xy_offsets, h, w, capacity, nruns)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(nruns, out=offsets[1:])
+    return fast, masks.RunLengths(counts, offsets, h, w)
+
+
 def _slow_runs(
     segs: tuple[Any, ...],
     rows: np.ndarray,
@@ -108,6 +150,11 @@ def _slow_runs(
     polygons on images of known size rasterised in one batch per image size, everything else
     (uncompressed RLE, several polygons, odd dicts) as pycocotools' ``annToRLE``, one by one.
     Returns ``(positions, runs)`` parts."""
+    parts: list[tuple[np.ndarray, masks.RunLengths]] = []
+    fast, runs = _single_polygon_runs(segs, rows, np.asarray(ks, dtype=np.int64), heights, widths)
+    if runs is not None:
+        parts.append((fast, runs))
+        ks = np.setdiff1d(np.asarray(ks, dtype=np.int64), fast, assume_unique=True).tolist()
     single: dict[tuple[int, int], list[int]] = {}
     others: list[int] = []
     row_list, h_list, w_list = rows.tolist(), heights.tolist(), widths.tolist()
@@ -123,7 +170,6 @@ def _slow_runs(
             single.setdefault((int(h), int(w)), []).append(k)
         else:
             others.append(k)
-    parts: list[tuple[np.ndarray, masks.RunLengths]] = []
     for (h, w), group in single.items():
         try:
             runs = masks.polygon_runs([segs[row_list[k]][0] for k in group], h, w, name=where)
