@@ -131,13 +131,13 @@ def test_reads_the_evaluations_outcome_without_matching_again(monkeypatch: Any) 
     result = ioukit.evaluate(gt, res)
     expected = _table(gt, res)
     calls = []
-    original = _outcome.run_matcher
+    original = _outcome.match_groups
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_outcome, "run_matcher", counting)
+    monkeypatch.setattr(_outcome, "match_groups", counting)
     t = per_image(result)
     from ioukit.analysis.thresholds import optimal_thresholds
 

@@ -279,12 +279,14 @@ def test_segm_needs_masks() -> None:
 
 
 def test_from_evaluation_result_reads_its_match(monkeypatch: Any) -> None:
+    from ioukit.analysis import errors as _errors
     from ioukit.evaluation import pairing as _outcome
 
     gt, res = random_coco(4)
     result = ioukit.evaluate(gt, res)
     expected = error_analysis(gt, res)
-    monkeypatch.setattr(_outcome, "run_matcher", None)  # any new match would fail
+    for module in (_outcome, _errors):  # any new match would fail
+        monkeypatch.setattr(module, "match_groups", None)
     r = error_analysis(result)
     assert r.ap == expected.ap and r.main == expected.main and r.special == expected.special
     assert r.counts == expected.counts
@@ -332,3 +334,21 @@ def test_unknown_category_in_a_dataset() -> None:
     )
     with pytest.raises(DataFormatError, match=r"results\[0\].category_id"):
         error_analysis(gt, pred)
+
+
+def test_results_without_scores_or_on_another_image_table_are_refused() -> None:
+    from ioukit.dataset import CategoryTable, Dataset, ImageTable
+
+    cats = CategoryTable.from_lists([1], ["a"])
+    gt = Dataset.from_arrays(
+        ImageTable.from_lists([1], ["x"]), cats, boxes=[[0, 0, 1, 1]], image_index=[0],
+        category_id=[1],
+    )  # fmt: skip
+    with pytest.raises(DataFormatError, match=r"^results: expected predictions with scores, got"):
+        error_analysis(gt, gt)
+    other = Dataset.from_arrays(
+        ImageTable.from_lists([1, 2], ["x", "y"]), cats, boxes=[[0, 0, 1, 1]], image_index=[1],
+        category_id=[1], scores=[0.5],
+    )  # fmt: skip
+    with pytest.raises(DataFormatError, match=r"image table \(1 images\), got 2 images$"):
+        error_analysis(gt, other)

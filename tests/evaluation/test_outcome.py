@@ -9,8 +9,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ioukit.errors import ParameterError
 from ioukit.evaluation import MatchOutcome
-from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED
+from ioukit.evaluation.outcome import (
+    FALSE_POSITIVE,
+    IGNORED,
+    counted_at,
+    kept_outcome,
+    threshold_index,
+)
 
 N_A, N_T = 3, 10
 
@@ -201,3 +208,32 @@ def test_sort_key_is_the_four_key_lexsort(seed: int) -> None:
         )
         want = np.lexsort((rank, image_id, -score, class_row))
         np.testing.assert_array_equal(outcome.sort_key(), want)
+
+
+def test_threshold_index_is_the_first_within_1e_12() -> None:
+    thresholds = np.array([0.5, 0.55, 0.55 + 1e-13, 0.6])
+    assert threshold_index(thresholds, 0.55) == 1  # the first of two within the tolerance
+    assert threshold_index(thresholds, 0.5 + 9e-13) == 0
+    assert threshold_index(thresholds, 0.5 + 2e-12) is None
+    assert threshold_index(np.zeros(0), 0.5) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counted_at_is_not_ignored_and_within_the_last_max_dets(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    d = dense(rng, int(rng.integers(1, 60)))
+    o = MatchOutcome.from_dense(**d)
+    for t, a, dets in ((0, 0, [1, 10, 100]), (3, 1, [1, 3]), (N_T - 1, 2, None), (2, 0, [])):
+        status, counted = counted_at(o, t, a, dets)
+        np.testing.assert_array_equal(status, d["status"][:, a, t])
+        expected = d["status"][:, a, t] != IGNORED
+        if dets:
+            expected &= d["rank"] < dets[-1]
+        np.testing.assert_array_equal(counted, expected)
+
+
+def test_kept_outcome_names_the_protocol_and_the_reader() -> None:
+    o = MatchOutcome.empty(np.array([1]), np.array([0.5]), ("all",))
+    assert kept_outcome(o, "coco", "calibration reads") is o
+    with pytest.raises(ParameterError, match=r"protocol 'voc07' without one; label errors read"):
+        kept_outcome(None, "voc07", "label errors read")

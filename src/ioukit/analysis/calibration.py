@@ -50,7 +50,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from ioukit.errors import ParameterError
-from ioukit.evaluation.outcome import IGNORED, TRUE_POSITIVE, kept_outcome, threshold_index
+from ioukit.evaluation.outcome import (
+    TRUE_POSITIVE,
+    counted_at,
+    kept_outcome,
+    threshold_index,
+)
 
 if TYPE_CHECKING:
     from ioukit.analysis.result import EvaluationResult
@@ -420,11 +425,7 @@ def _kept(result: EvaluationResult, iou_threshold: float) -> tuple[np.ndarray, n
             f"result: expected an evaluation with area range 'all', got {list(o.area_names)}"
         )
     a = o.area_names.index("all")
-    status = o.status_at(t, a)
-    keep = status != IGNORED
-    dets = result.params.get("max_dets")
-    if dets:
-        keep &= np.asarray(o.rank) < int(list(dets)[-1])
+    status, keep = counted_at(o, t, a, result.params.get("max_dets"))
     records = np.flatnonzero(keep)
     return records, status[records] == TRUE_POSITIVE
 

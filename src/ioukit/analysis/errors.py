@@ -42,14 +42,15 @@ from ioukit._evaluate_inputs import coco_readers
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
 from ioukit.evaluation import Groups, MatchRule, get_similarity
+from ioukit.evaluation.match import match_groups
 from ioukit.evaluation.pairing import (
     IGNORED,
     TRUE_POSITIVE,
+    check_results,
     coco_outcome,
     image_pairs,
     require_columns,
     resolve_pair,
-    run_matcher,
     subset,
     table_reads,
 )
@@ -269,13 +270,7 @@ def _load(
             "results: expected a Dataset, a list of COCO result dicts or a path, "
             f"got {type(results).__name__}"
         )
-    if pred_ds.scores is None:
-        raise DataFormatError("results: expected predictions with scores, got ground truth")
-    if len(pred_ds.images) != len(gt_ds.images):
-        raise DataFormatError(
-            "results: expected the ground truth's image table "
-            f"({len(gt_ds.images)} images), got {len(pred_ds.images)} images"
-        )
+    check_results(gt_ds, pred_ds)
     unknown = ~np.isin(pred_ds.category_id, gt_ds.categories.ids)
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
@@ -359,7 +354,7 @@ def _tidecv_table(
     n = len(rows)
     groups = Groups.build(gt, sub, max_det=max(max_dets, 1))
     matrices = get_similarity(iou_type).matrices(gt, sub, groups)
-    o = run_matcher(
+    o = match_groups(
         gt,
         sub,
         groups,

@@ -44,8 +44,8 @@ import numpy as np
 from ioukit.errors import ParameterError
 from ioukit.evaluation.outcome import (
     FALSE_POSITIVE,
-    IGNORED,
     TRUE_POSITIVE,
+    counted_at,
     kept_outcome,
     threshold_index,
 )
@@ -300,11 +300,7 @@ def label_errors(
         )
     t, a = t_at, o.area_names.index("all")
     gt, pred = result.ground_truth, result.predictions
-    status = o.status_at(t, a)
-    keep = status != IGNORED
-    dets = result.params.get("max_dets")
-    if dets:
-        keep &= np.asarray(o.rank) < int(list(dets)[-1])
+    status, keep = counted_at(o, t, a, result.params.get("max_dets"))
     matched = o.matched_gt_at(t)
     iou = o.iou_at(t)
     records = np.flatnonzero(keep)

@@ -65,11 +65,21 @@ def best_f1_threshold(
     return float(s[last[j]]), t, f, int(num_gt) - t
 
 
-def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    f = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    return p, r, f
+def _best(scores: np.ndarray, tp: np.ndarray, npos: int) -> dict[str, Any]:
+    """The F1-optimal threshold of these predictions and its counts, as a row's columns."""
+    thr, n_tp, n_fp, n_fn = best_f1_threshold(scores, tp, npos)
+    p = n_tp / (n_tp + n_fp) if n_tp + n_fp else 0.0
+    r = n_tp / (n_tp + n_fn) if n_tp + n_fn else 0.0
+    f = 2 * n_tp / (2 * n_tp + n_fp + n_fn) if n_tp else 0.0
+    return {
+        "threshold": thr,
+        "precision": p,
+        "recall": r,
+        "f1": f,
+        "tp": n_tp,
+        "fp": n_fp,
+        "fn": n_fn,
+    }
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -157,30 +167,7 @@ def optimal_thresholds(
     rows: list[dict[str, Any]] = []
     for k, cid in enumerate(t.cat_ids.tolist()):
         mine = counted & (t.pred_class == k)
-        thr, n_tp, n_fp, n_fn = best_f1_threshold(t.pred_score[mine], tp[mine], int(npos[k]))
-        p, r, f = _prf(n_tp, n_fp, n_fn)
-        rows.append(
-            {
-                "category_id": cid,
-                "name": names.get(cid, str(cid)),
-                "threshold": thr,
-                "precision": p,
-                "recall": r,
-                "f1": f,
-                "tp": n_tp,
-                "fp": n_fp,
-                "fn": n_fn,
-            }
-        )
-    thr, n_tp, n_fp, n_fn = best_f1_threshold(t.pred_score[counted], tp[counted], int(npos.sum()))
-    p, r, f = _prf(n_tp, n_fp, n_fn)
-    overall = {
-        "threshold": thr,
-        "precision": p,
-        "recall": r,
-        "f1": f,
-        "tp": n_tp,
-        "fp": n_fp,
-        "fn": n_fn,
-    }
+        best = _best(t.pred_score[mine], tp[mine], int(npos[k]))
+        rows.append({"category_id": cid, "name": names.get(cid, str(cid)), **best})
+    overall = _best(t.pred_score[counted], tp[counted], int(npos.sum()))
     return OptimalThresholds(tuple(rows), overall, float(iou_threshold))

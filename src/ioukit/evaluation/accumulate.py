@@ -100,12 +100,8 @@ def coco_accumulate_active(
 
     Parameters
     ----------
-    outcome : MatchOutcome
-        In accumulation order.
-    recall_thresholds : ndarray, shape (R,)
-        Increasing, >= 0.
-    max_dets : ndarray of int64, shape (M,)
-        Increasing.
+    outcome, recall_thresholds, max_dets
+        As :func:`coco_accumulate`.
 
     Returns
     -------
@@ -131,12 +127,8 @@ def coco_accumulate_levels(
 
     Parameters
     ----------
-    outcome : MatchOutcome
-        In accumulation order.
-    recall_thresholds : ndarray, shape (R,)
-        Increasing, >= 0.
-    max_dets : ndarray of int64, shape (M,)
-        Increasing.
+    outcome, recall_thresholds, max_dets
+        As :func:`coco_accumulate`.
     levels : sequence of int, (L,)
         Distinct indices into ``max_dets`` whose precision is computed, in the order wanted.
 

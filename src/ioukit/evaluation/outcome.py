@@ -41,6 +41,7 @@ __all__ = [
     "IGNORED",
     "TRUE_POSITIVE",
     "MatchOutcome",
+    "counted_at",
     "kept_outcome",
     "threshold_index",
 ]
@@ -82,6 +83,24 @@ def kept_outcome(outcome: MatchOutcome | None, protocol: str, reader: str) -> Ma
             f"{protocol!r} without one; {reader} the evaluation's own match"
         )
     return outcome
+
+
+def counted_at(
+    outcome: MatchOutcome, t: int, a: int, max_dets: Sequence[int] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(status, counted)`` of every record at threshold ``t`` and area range ``a``: counted
+    records are not ignored and within the largest of ``max_dets`` (an evaluation's
+    ``params["max_dets"]``; None or empty: every record).
+
+    >>> o = MatchOutcome.empty(np.array([1]), np.array([0.5]), ("all",))
+    >>> counted_at(o, 0, 0, [100])
+    (array([], dtype=int8), array([], dtype=bool))
+    """
+    status = outcome.status_at(t, a)
+    counted = status != IGNORED
+    if max_dets:
+        counted &= np.asarray(outcome.rank) < int(list(max_dets)[-1])
+    return status, counted
 
 
 def _bytes(bits: int) -> int:

@@ -23,6 +23,7 @@ from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError, ParameterError
 from ioukit.evaluation import Groups, MatchRule, get_similarity
 from ioukit.evaluation.match import match_groups
+from ioukit.evaluation.outcome import FALSE_POSITIVE, IGNORED, TRUE_POSITIVE
 from ioukit.evaluation.registry import (
     SimilarityReads,
     protocol_has,
@@ -37,26 +38,19 @@ __all__ = [
     "IGNORED",
     "TRUE_POSITIVE",
     "MatchTable",
+    "check_results",
     "coco_outcome",
     "image_pairs",
     "image_rank_of",
     "require_columns",
     "resolve_pair",
-    "run_matcher",
     "subset",
     "table_reads",
 ]
 
 
-FALSE_POSITIVE, TRUE_POSITIVE, IGNORED = 0, 1, 2
-
-
-_DEFAULT_RANGES: Mapping[str, tuple[float, float]] = {
-    "all": (0.0, 1e5**2),
-    "small": (0.0, 32.0**2),
-    "medium": (32.0**2, 96.0**2),
-    "large": (96.0**2, 1e5**2),
-}
+_ALL_AREAS = (0.0, 1e5**2)
+"""COCO's ``"all"`` area range."""
 
 
 def subset(ds: Dataset, rows: np.ndarray) -> Dataset:
@@ -94,13 +88,6 @@ def subset(ds: Dataset, rows: np.ndarray) -> Dataset:
     if ds.segmentation is not None:
         changes["segmentation"] = tuple(ds.segmentation[i] for i in rows.tolist())
     return replace(ds, **changes)
-
-
-def run_matcher(*args: Any, **kwargs: Any) -> Any:
-    """The pipeline's one matcher, :func:`ioukit.evaluation.match.match_groups`; same
-    arguments, returns its ``MatchOutcome``."""
-
-    return match_groups(*args, **kwargs)
 
 
 def image_pairs(
@@ -249,7 +236,19 @@ def require_columns(reads: SimilarityReads, iou_type: str, gt: Dataset, pred: Da
             )
 
 
-def _check(gt: Dataset, pred: Dataset) -> None:
+def check_results(gt: Dataset, pred: Dataset) -> None:
+    """DataFormatError unless ``gt`` is ground truth and ``pred`` scored results over its image
+    table (the messages of the routes that read a results file: TIDE, per-pair tables).
+
+    >>> from ioukit.dataset import CategoryTable, ImageTable
+    >>> images, cats = ImageTable.from_lists([1], ["a"]), CategoryTable.from_lists([1], ["c"])
+    >>> gt = Dataset.from_arrays(images, cats, boxes=[[0, 0, 1, 1]], image_index=[0],
+    ...                          category_id=[1])
+    >>> check_results(gt, gt)
+    Traceback (most recent call last):
+    ...
+    ioukit.errors.DataFormatError: results: expected predictions with scores, got ground truth
+    """
     if gt.is_prediction:
         raise DataFormatError("gt: expected ground truth (no scores), got predictions")
     if pred.scores is None:
@@ -386,16 +385,16 @@ def coco_outcome(
     >>> t.pred_rows.tolist(), t.status[:, 0].tolist(), t.matched_gt[:, 0].tolist()
     ([1, 0], [1, 0], [0, -1])
     """
-    _check(gt, pred)
+    check_results(gt, pred)
 
     if not 0.0 <= float(iou_threshold) <= 1.0:
         raise ParameterError(f"iou_threshold: expected a number in [0, 1], got {iou_threshold!r}")
     if int(max_dets) < 1:
         raise ParameterError(f"max_dets: expected a positive integer, got {max_dets!r}")
     require_columns(table_reads(iou_type), iou_type, gt, pred)
-    ranges = {"all": _DEFAULT_RANGES["all"]} if area_ranges is None else dict(area_ranges)
+    ranges = {"all": _ALL_AREAS} if area_ranges is None else dict(area_ranges)
     if "all" not in ranges:
-        ranges = {"all": _DEFAULT_RANGES["all"], **ranges}
+        ranges = {"all": _ALL_AREAS, **ranges}
     names = ("all", *(n for n in ranges if n != "all"))
     lo = np.array([float(ranges[n][0]) for n in names])
     hi = np.array([float(ranges[n][1]) for n in names])
@@ -423,7 +422,7 @@ def coco_outcome(
     groups = Groups.build(gt, pred, max_det=int(max_dets))
     matrices = get_similarity(iou_type).matrices(gt, pred, groups)
     outcomes = [
-        run_matcher(
+        match_groups(
             gt,
             pred,
             groups,
