@@ -1,24 +1,32 @@
-"""Panoptic quality end to end: ioukit vs panopticapi (its single-process path).
+"""Panoptic quality end to end: ioukit vs panopticapi (single process), vernier and hotcoco.
 
 On a generated COCO panoptic set (``--images``, default 500 images of 640 x 480: stuff bands,
 ~15 thing ellipses of 8 categories, some crowd, VOID rectangles; predictions that shift, drop,
 relabel and add segments), each tool runs in its own fresh subprocess from the two JSON files
-and the PNG folders to PQ / SQ / RQ. panopticapi's ``pq_compute`` runs with its worker pool
-replaced by its own ``pq_compute_single_core`` (one process, as ioukit); ioukit runs with one
-thread (``workers=1``) and with its default threads. The script checks that every per-class
-value agrees (printed: the largest difference) before it prints times and ratios
-(panopticapi time / ioukit time, > 1 means ioukit is faster).
+and the PNG folders to PQ / SQ / RQ:
 
-    .venv-bench/bin/python benchmarks/bench_panoptic.py
-    .venv-bench/bin/python benchmarks/bench_panoptic.py --images 100 --rounds 3
+* panopticapi's ``pq_compute`` with its worker pool replaced by its own
+  ``pq_compute_single_core`` (one process);
+* ioukit with one thread (``workers=1``) and with its default threads;
+* vernier 0.5 (``vernier.panoptic``, ``parity_mode="strict"``): it reads no COCO panoptic
+  files, so the PNGs go through its ``decode_label_map_png`` (Pillow) into
+  ``Dataset.from_arrays`` / ``Predictions.from_arrays``; its kernel runs on its own threads;
+* hotcoco 1.3 (``hotcoco.panoptic.pq_compute``, panopticapi's call; its own compiled PNG
+  decoder, on its own threads).
 
-Decoding the PNGs (zlib inflate, in Pillow) is common to both tools and bounds the ratio: on
-the 2-core development machine (loaded) it is ~6 ms of ioukit's ~8.5 ms per image and of
-panopticapi's ~23 ms, so one thread cannot exceed ~3.6x; the threads (Pillow and NumPy
-release the GIL) pay off only where idle cores exist.
+Every per-class PQ / SQ / RQ is compared with panopticapi's (with ioukit's when panopticapi
+is not importable; printed: the largest difference), then times and ratios are printed
+(peer time / ioukit time, > 1 means ioukit is faster; CPU ratios are the ones to trust on a
+loaded machine, and the multi-threaded peers' wall time depends on idle cores).
 
-Data sets are generated once into ``$TMPDIR/ioukit-bench/``. panopticapi (``pip install
-panopticapi-lite``) is skipped when it is not importable.
+    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/bench_panoptic.py --rounds 3 \
+        --panopticapi-python /tmp/pqvenv/bin/python
+    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/bench_panoptic.py --images 100
+
+panopticapi-lite pins NumPy < 2 (and vernier's pyarrow needs NumPy 2), so panopticapi may run
+from an interpreter of its own (``--panopticapi-python``: a venv made with ``pip install
+--group panopticapi``); it is skipped when not importable. Data sets are generated once into
+``$TMPDIR/ioukit-bench/``.
 """
 
 from __future__ import annotations
@@ -44,7 +52,13 @@ from _timing import fmt_time, have, print_table
 H, W = 480, 640
 THINGS = list(range(1, 9))
 STUFF = list(range(20, 26))
-TOOLS = {"ioukit": "ioukit", "ioukit (threads)": "ioukit", "panopticapi": "panopticapi"}
+TOOLS = {
+    "ioukit": "ioukit",
+    "ioukit (threads)": "ioukit",
+    "panopticapi": "panopticapi",
+    "vernier": "vernier",
+    "hotcoco": "hotcoco",
+}
 
 
 def _encode(ids: np.ndarray) -> np.ndarray:
@@ -157,6 +171,32 @@ def _values(results: dict[str, Any]) -> list[float]:
     return [float(v) for v in out]
 
 
+def _vernier(folder: Path) -> dict[str, Any]:
+    """vernier 0.5: decode every PNG with its ``decode_label_map_png``, build its datasets from
+    the arrays (it reads no COCO panoptic files itself), evaluate with ``parity_mode="strict"``
+    (bit-exact panopticapi) and return panopticapi's dict shape."""
+    from vernier import panoptic
+
+    gt_doc = json.loads((folder / "gt.json").read_bytes())
+    pred_doc = json.loads((folder / "pred.json").read_bytes())
+
+    def side(doc: dict[str, Any], png: Path) -> tuple[dict[int, Any], bytes]:
+        maps = {a["image_id"]: panoptic.decode_label_map_png(png / a["file_name"])
+                for a in doc["annotations"]}  # fmt: skip
+        infos = {str(a["image_id"]): a["segments_info"] for a in doc["annotations"]}
+        return maps, json.dumps(infos).encode()
+
+    gt_maps, gt_infos = side(gt_doc, folder / "gt")
+    pred_maps, pred_infos = side(pred_doc, folder / "pred")
+    data = panoptic.Dataset.from_arrays(
+        gt_maps, gt_infos, json.dumps(gt_doc["categories"]).encode()
+    )
+    preds = panoptic.Predictions.from_arrays(pred_maps, pred_infos)
+    summary = panoptic.Evaluator(parity_mode="strict").evaluate(data, preds)
+    out: dict[str, Any] = summary.to_dict()
+    return out
+
+
 def worker(tool: str, folder: Path) -> dict[str, Any]:
     """Run one tool (in this fresh process); timings, peak RSS and the values."""
     gt, pred = str(folder / "gt.json"), str(folder / "pred.json")
@@ -166,6 +206,15 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
 
         t1 = time.perf_counter()
         result = panoptic_quality(gt, pred, workers=1 if tool == "ioukit" else None).to_dict()
+    elif tool == "vernier":
+        result = _vernier(folder)
+        t1 = t0  # its import is part of the run (decoding goes through vernier.panoptic)
+    elif tool == "hotcoco":
+        from hotcoco import panoptic
+
+        t1 = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = panoptic.pq_compute(gt, pred)
     else:
         from panopticapi import evaluation
 
@@ -186,9 +235,9 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
     }
 
 
-def run_tool(tool: str, folder: Path) -> dict[str, Any] | None:
+def run_tool(tool: str, folder: Path, python: str) -> dict[str, Any] | None:
     proc = subprocess.run(
-        [sys.executable, __file__, "--worker", tool, str(folder)],
+        [python, __file__, "--worker", tool, str(folder)],
         capture_output=True,
         text=True,
         check=False,
@@ -200,10 +249,24 @@ def run_tool(tool: str, folder: Path) -> dict[str, Any] | None:
     return result
 
 
+def _importable(module: str, python: str) -> bool:
+    if python == sys.executable:
+        return have(module)
+    probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+    return subprocess.run([python, "-c", probe], check=False).returncode == 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=1, help="alternating rounds (medians)")
+    parser.add_argument(
+        "--panopticapi-python",
+        metavar="PYTHON",
+        help="interpreter that runs panopticapi (panopticapi-lite pins NumPy < 2, vernier's "
+        "pyarrow needs NumPy 2: e.g. a venv made with `pip install --group panopticapi`); "
+        "default: this one",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("TOOL", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -213,7 +276,10 @@ def main() -> None:
         print("Pillow is not installed: nothing to read the PNGs with")
         return
     folder = dataset(args.images)
-    tools = [t for t, module in TOOLS.items() if have(module)]
+    pythons = {t: sys.executable for t in TOOLS}
+    if args.panopticapi_python:
+        pythons["panopticapi"] = args.panopticapi_python
+    tools = [t for t, module in TOOLS.items() if _importable(module, pythons[t])]
     if "panopticapi" not in tools:
         print("skipping panopticapi: not importable (pip install panopticapi-lite)")
     rounds: list[dict[str, dict[str, Any]]] = []
@@ -221,19 +287,20 @@ def main() -> None:
         results = {}
         for tool in tools:
             print(f"running {tool} on {args.images} images ...", flush=True)
-            r = run_tool(tool, folder)
+            r = run_tool(tool, folder, pythons[tool])
             if r is not None:
                 results[tool] = r
         rounds.append(results)
     last = rounds[-1]
     ref = last.get("panopticapi")
+    check = ref or last.get("ioukit")  # the values are checked against panopticapi, else ioukit
     rows = []
     for tool, r in last.items():
         ratio = "-" if ref is None else f"{ref['total'] / r['total']:.1f}x"
         cpu_ratio = "-" if ref is None else f"{ref['cpu'] / r['cpu']:.1f}x"
         diff = (
-            max(abs(a - b) for a, b in zip(r["values"], ref["values"], strict=True))
-            if ref
+            max(abs(a - b) for a, b in zip(r["values"], check["values"], strict=True))
+            if check
             else float("nan")
         )
         rows.append(
@@ -243,16 +310,31 @@ def main() -> None:
     print_table(
         f"COCO panoptic PQ, JSON + PNG folders -> PQ/SQ/RQ ({args.images} images {W}x{H})",
         ["tool", "total (fresh process)", "without import", "CPU", "peak RSS",
-         "panopticapi / tool", "CPU ratio", "max |value diff|"],
+         "panopticapi / tool", "CPU ratio",
+         f"max |value diff| vs {'panopticapi' if ref else 'ioukit'}"],
         rows,
     )  # fmt: skip
-    if len(rounds) > 1 and all("panopticapi" in r for r in rounds):
-        for tool in (t for t in tools if t != "panopticapi"):
-            ratios = sorted(
-                r["panopticapi"]["total"] / r[tool]["total"] for r in rounds if tool in r
-            )
-            print(f"{tool}: median panopticapi / ioukit over {len(ratios)} rounds: "
-                  f"{ratios[len(ratios) // 2]:.1f}x")  # fmt: skip
+    _medians(rounds, tools)
+
+
+def _medians(rounds: list[dict[str, dict[str, Any]]], tools: list[str]) -> None:
+    """Median ratios over the alternating rounds: each peer's time / ioukit's (wall and CPU),
+    for ioukit on one thread and on its threads."""
+    if len(rounds) < 2:
+        return
+
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2]
+
+    for mine in ("ioukit", "ioukit (threads)"):
+        for peer in (t for t in tools if not t.startswith("ioukit")):
+            both = [r for r in rounds if mine in r and peer in r]
+            if not both:
+                continue
+            wall = median([r[peer]["total"] / r[mine]["total"] for r in both])
+            cpu = median([r[peer]["cpu"] / r[mine]["cpu"] for r in both])
+            print(f"{peer} / {mine}: median over {len(both)} rounds: wall {wall:.2f}x, "
+                  f"CPU {cpu:.2f}x")  # fmt: skip
 
 
 if __name__ == "__main__":

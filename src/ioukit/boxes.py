@@ -206,6 +206,17 @@ def box_convert(
     raise ParameterError(f"normalized: expected 'input' or 'output', got {normalized!r}")
 
 
+def _by_image_size(boxes: Array, image_size: Sequence[float], *, divide: bool) -> Array:
+    """``boxes`` with x scaled by the image width and y by its height (by their inverses when
+    ``divide``)."""
+    width, height = check_image_size(image_size)
+    xp, (arr,) = namespace_of(boxes, names=("boxes",))
+    arr = as_boxes(xp, arr, "boxes")
+    if divide:
+        return _scale(xp, arr, 1 / width, 1 / height)
+    return _scale(xp, arr, width, height)
+
+
 def normalize_boxes(boxes: Array, /, image_size: Sequence[float]) -> Array:
     """Divide x coordinates by the image width and y coordinates by its height.
 
@@ -226,33 +237,29 @@ def normalize_boxes(boxes: Array, /, image_size: Sequence[float]) -> Array:
     >>> normalize_boxes([[64, 48, 320, 240]], (640, 480))
     array([[0.1, 0.1, 0.5, 0.5]])
     """
-    width, height = check_image_size(image_size)
-    xp, (arr,) = namespace_of(boxes, names=("boxes",))
-    arr = as_boxes(xp, arr, "boxes")
-    return _scale(xp, arr, 1 / width, 1 / height)
+    return _by_image_size(boxes, image_size, divide=True)
 
 
 def denormalize_boxes(boxes: Array, /, image_size: Sequence[float]) -> Array:
     """Multiply normalized x coordinates by the image width and y by its height.
 
+    The inverse of :func:`normalize_boxes`, with its parameters and result shape.
+
     Parameters
     ----------
-    boxes : array_like, shape (..., 4)
-    image_size : (width, height)
+    boxes, image_size
+        As for :func:`normalize_boxes`.
 
     Returns
     -------
-    array, shape (..., 4)
+    array
 
     Examples
     --------
     >>> denormalize_boxes([[0.5, 0.5, 0.25, 0.5]], (640, 480))
     array([[320., 240., 160., 240.]])
     """
-    width, height = check_image_size(image_size)
-    xp, (arr,) = namespace_of(boxes, names=("boxes",))
-    arr = as_boxes(xp, arr, "boxes")
-    return _scale(xp, arr, width, height)
+    return _by_image_size(boxes, image_size, divide=False)
 
 
 def box_area(boxes: Array, /, *, fmt: str = "xyxy") -> Array:

@@ -7,9 +7,11 @@ Two entry points, one matcher:
 * :func:`panoptic_quality_maps` takes ``(category, instance)`` maps per image, as
   torchmetrics' ``PanopticQuality``; ``compat="torchmetrics"`` reproduces torchmetrics.
 
-Per image, every pixel's (ground-truth segment, predicted segment) pair is counted at once
-(``np.bincount`` over ``gt_label * (P + 2) + pred_label``: no loop over pixels), giving the
-(G + 2, P + 2) intersection table from which the matching is read (panopticapi's rules):
+Per image, every pixel's (ground-truth segment, predicted segment) pair is counted at once,
+giving the (G + 2, P + 2) intersection table from which the matching is read (panopticapi's
+rules). For PNG files one compiled pass does it where Pillow holds the decoded pixels (no id,
+label or pair array; ``ioukit._kernels.panoptic``); for maps, ``np.bincount`` over
+``gt_label * (P + 2) + pred_label``:
 
 * a ground-truth segment and a predicted segment of the same category match when their IoU
   is > 0.5 (strict; such a match is unique), where the union leaves out the predicted pixels
@@ -38,7 +40,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -47,13 +48,14 @@ from typing import Any, Literal
 import array_api_compat
 import numpy as np
 
+from ioukit._kernels import panoptic as kernels
 from ioukit.errors import DataFormatError, MaskError, ParameterError
 from ioukit.io.coco_panoptic import (
-    MAX_SEGMENT_ID,
     PanopticAnnotations,
     PanopticImage,
     check_prediction_categories,
     id_to_rgb,
+    open_panoptic_png,
     read_coco_panoptic,
     read_panoptic_png,
 )
@@ -367,38 +369,27 @@ def _result(
 # ---- COCO panoptic files --------------------------------------------------------------
 
 
-class _Workspace(threading.local):
-    """Per-thread scratch memory of one call, reused from image to image (no large allocation
-    per image); it is freed with the call (nothing stays resident in a long-lived process).
+def _pixel_pairs(
+    gt_image: Any, pred_image: Any, gt_ids: np.ndarray, pred_ids: np.ndarray
+) -> np.ndarray:
+    """(G + 2, P + 2) int64 table of pixels per (ground-truth label, predicted label) of two
+    decoded PNGs (:func:`~ioukit.io.coco_panoptic.open_panoptic_png`); labels: 0 an id not in
+    the list, 1 VOID (id 0), 2 + k segment k. One compiled pass over the pixels where Pillow
+    holds them (its Arrow export, Pillow >= 11.2), else over ``tobytes()``."""
+    counts = np.zeros((len(gt_ids) + 2, len(pred_ids) + 2), dtype=np.int64)
+    try:
+        gt_export, pred_export = gt_image.__arrow_c_array__(), pred_image.__arrow_c_array__()
+    except (AttributeError, ValueError):  # older Pillow, or an image Arrow cannot export
+        gt_bytes, gt_step = _pixel_bytes(gt_image)
+        pred_bytes, pred_step = _pixel_bytes(pred_image)
+        kernels.count_pairs(gt_bytes, gt_step, pred_bytes, pred_step, gt_ids, pred_ids, counts)
+    else:
+        kernels.count_pairs_arrow(gt_export, pred_export, gt_ids, pred_ids, counts)
+    return counts
 
-    ``table`` maps a segment id (24 bits) to its label and is all zero between uses;
-    ``np.zeros`` maps untouched pages lazily, so it costs the pages of the ids actually used.
-    """
 
-    def __init__(self) -> None:
-        self.table = np.zeros(MAX_SEGMENT_ID + 1, dtype=np.intp)
-        self.arrays: dict[str, np.ndarray] = {}
-
-    def buffer(self, name: str, n: int) -> np.ndarray:
-        """A 1-D intp array of at least ``n`` elements (grown as needed)."""
-        have = self.arrays.get(name)
-        if have is None or len(have) < n:
-            have = self.arrays[name] = np.empty(max(n, 640 * 480), dtype=np.intp)
-        return have
-
-    def labels(
-        self, ids: np.ndarray, segment_ids: np.ndarray, scale: int, out: np.ndarray
-    ) -> np.ndarray:
-        """Label * scale of every pixel id into ``out``: 0 unknown, 1 VOID (id 0), 2 + k
-        segment k. ``ids`` (N,) intp in ``[0, 256³)``."""
-        table = self.table
-        table[0] = scale
-        table[segment_ids] = np.arange(2, len(segment_ids) + 2, dtype=np.intp) * scale
-        try:
-            return np.take(table, ids, out=out[: len(ids)], mode="clip")
-        finally:
-            table[0] = 0
-            table[segment_ids] = 0
+def _pixel_bytes(image: Any) -> tuple[bytes, int]:
+    return image.tobytes(), 3 if image.mode == "RGB" else 4
 
 
 def _unknown_id_error(ids: np.ndarray, png: str, image: PanopticImage) -> None:
@@ -442,31 +433,20 @@ def _evaluate_image(
     gt: PanopticImage,
     pred: PanopticImage,
     categories: tuple[np.ndarray, np.ndarray],
-    work: _Workspace,
 ) -> _ImageStats:
     gt_png = gt_data.png_path(gt)
     pred_png = pred_data.png_path(pred)
     size = gt_data.image_sizes.get(gt.image_id)
     size_from = f"{gt_data.label}: images entry of image_id {gt.image_id!r}"
-    n = size[0] * size[1] if size is not None else 0
-    gt_ids = read_panoptic_png(
-        gt_png, size=size, size_from=size_from, buffer=work.buffer("gt_ids", n)
-    )
-    height, width = gt_ids.shape
-    n = height * width
-    pred_ids = read_panoptic_png(
-        pred_png, size=(width, height), size_from=f"{gt_png}", buffer=work.buffer("pred_ids", n)
-    )
-    g, p = len(gt.ids), len(pred.ids)
-    gt_label = work.labels(gt_ids.reshape(-1), gt.ids, p + 2, work.buffer("gt_label", n))
-    pred_label = work.labels(pred_ids.reshape(-1), pred.ids, 1, work.buffer("pred_label", n))
-    counts = _pair_counts(np.add(gt_label, pred_label, out=gt_label), g, p)
+    gt_image = open_panoptic_png(gt_png, size=size, size_from=size_from)
+    pred_image = open_panoptic_png(pred_png, size=gt_image.size, size_from=f"{gt_png}")
+    counts = _pixel_pairs(gt_image, pred_image, gt.ids, pred.ids)
     if counts[0].any():
-        _unknown_id_error(gt_ids, os.fspath(gt_png), gt)
+        _unknown_id_error(read_panoptic_png(gt_png), os.fspath(gt_png), gt)
     if counts[:, 0].any():
-        _unknown_id_error(pred_ids, os.fspath(pred_png), pred)
+        _unknown_id_error(read_panoptic_png(pred_png), os.fspath(pred_png), pred)
     pred_area = counts[:, 2:].sum(axis=0)
-    if p and not pred_area.all():
+    if len(pred.ids) and not pred_area.all():
         k = int(np.flatnonzero(pred_area == 0)[0])
         raise DataFormatError(
             f"{pred.where}.segments_info[{int(pred.position[k])}].id: segment {int(pred.ids[k])} "
@@ -595,10 +575,9 @@ def panoptic_quality(
             )
         pairs.append((gt, pred))
     categories = _category_index(gt_data.category_ids)
-    work = _Workspace()  # one per thread, through threading.local
 
     def one(pair: tuple[PanopticImage, PanopticImage]) -> _ImageStats:
-        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories, work)
+        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories)
 
     stats = _run(one, pairs, threads)
     return _result(

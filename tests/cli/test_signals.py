@@ -20,6 +20,7 @@ GOOD = DATA / "bad_inputs" / "good"
 
 _SELF_KILL = """
 import os, signal, sys, time
+signal.signal(signal.{sig}, signal.SIG_DFL)  # as from a terminal, even when pytest runs under nohup
 def hit(*args, **kwargs):
     os.kill(os.getpid(), signal.{sig})
     time.sleep(30)

@@ -41,6 +41,7 @@ __all__ = [
     "PanopticImage",
     "check_prediction_categories",
     "id_to_rgb",
+    "open_panoptic_png",
     "read_coco_panoptic",
     "read_panoptic_png",
     "rgb_to_id",
@@ -176,6 +177,77 @@ def _pillow() -> Any:
     return Image
 
 
+def open_panoptic_png(
+    path: str | os.PathLike[str], /, *, size: tuple[int, int] | None = None, size_from: str = ""
+) -> Any:
+    """Decode a COCO panoptic PNG into a Pillow image of mode RGB or RGBA, checked.
+
+    The pixels are not copied out of Pillow: :func:`read_panoptic_png` makes ids of them,
+    ``ioukit.panoptic`` counts them where Pillow keeps them (its Arrow export).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A PNG of mode RGB or RGBA (the alpha channel is ignored, as panopticapi does), or a
+        palette PNG (converted to RGB).
+    size : (width, height), optional
+        The size the image must have.
+    size_from : str
+        Where ``size`` comes from, for the message (e.g. ``"gt.json: images[3]"``).
+
+    Returns
+    -------
+    PIL.Image.Image
+        Loaded (the file is closed), of mode ``"RGB"`` or ``"RGBA"``, ``size`` (width, height).
+
+    Raises
+    ------
+    DataFormatError
+        The file is missing, is not a PNG, is not RGB, or has another size than ``size``.
+    MissingDependencyError
+        Pillow is not installed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from PIL import Image
+    >>> path = tempfile.mkdtemp() + "/a.png"
+    >>> Image.fromarray(id_to_rgb(np.array([[0, 7, 300]]))).save(path)
+    >>> image = open_panoptic_png(path, size=(3, 1))
+    >>> image.mode, image.size
+    ('RGB', (3, 1))
+    """
+    image_module = _pillow()
+    shown = os.fspath(path)
+    try:
+        with image_module.open(path) as image:
+            if image.format != "PNG":
+                raise DataFormatError(
+                    f"{shown}: expected a PNG file, got {image.format or 'another format'}"
+                )
+            width, height = image.size
+            if size is not None and (width, height) != tuple(size):
+                source = f" ({size_from})" if size_from else ""
+                raise DataFormatError(
+                    f"{shown}: expected {size[0]}x{size[1]} pixels{source}, got {width}x{height}"
+                )
+            if image.mode in ("RGB", "RGBA"):
+                image.load()
+                return image
+            if image.mode == "P":
+                return image.convert("RGB")
+            raise DataFormatError(
+                f"{shown}: expected an RGB PNG (segment id = R + 256 G + 256^2 B), "
+                f"got mode {image.mode}"
+            )
+    except FileNotFoundError:
+        raise DataFormatError(f"{shown}: cannot read the file (no such file)") from None
+    except DataFormatError:
+        raise
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise DataFormatError(f"{shown}: cannot read the PNG ({exc})") from None
+
+
 def read_panoptic_png(
     path: str | os.PathLike[str],
     /,
@@ -236,38 +308,12 @@ def read_panoptic_png(
             f"{getattr(buffer, 'dtype', type(buffer).__name__)} with shape "
             f"{getattr(buffer, 'shape', None)}"
         )
-    image_module = _pillow()
-    shown = os.fspath(path)
-    try:
-        with image_module.open(path) as image:
-            if image.format != "PNG":
-                raise DataFormatError(
-                    f"{shown}: expected a PNG file, got {image.format or 'another format'}"
-                )
-            width, height = image.size
-            if size is not None and (width, height) != tuple(size):
-                source = f" ({size_from})" if size_from else ""
-                raise DataFormatError(
-                    f"{shown}: expected {size[0]}x{size[1]} pixels{source}, got {width}x{height}"
-                )
-            if image.mode == "RGB":
-                data = image.tobytes()
-            elif image.mode in ("RGBA", "P"):
-                data = image.convert("RGB").tobytes()
-            else:
-                raise DataFormatError(
-                    f"{shown}: expected an RGB PNG (segment id = R + 256 G + 256^2 B), "
-                    f"got mode {image.mode}"
-                )
-    except FileNotFoundError:
-        raise DataFormatError(f"{shown}: cannot read the file (no such file)") from None
-    except DataFormatError:
-        raise
-    except (OSError, SyntaxError, ValueError) as exc:
-        raise DataFormatError(f"{shown}: cannot read the PNG ({exc})") from None
+    image = open_panoptic_png(path, size=size, size_from=size_from)
+    width, height = image.size
+    data = image.tobytes() if image.mode == "RGB" else image.convert("RGB").tobytes()
     n = width * height
     if len(data) != 3 * n:  # pragma: no cover - Pillow always returns 3 bytes per pixel
-        raise DataFormatError(f"{shown}: decoded {len(data)} bytes for {n} pixels")
+        raise DataFormatError(f"{os.fspath(path)}: decoded {len(data)} bytes for {n} pixels")
     if buffer is not None and len(buffer) >= n:
         out = buffer[:n]
     else:
