@@ -1774,6 +1774,108 @@ def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, const int64_t
         free(filled)
 
 
+def polygons_intervals(const double[:] xy, const int64_t[:] xy_offsets, const int64_t[:] heights,
+                       const int64_t[:] widths, const int64_t[:] capacity, int64_t[:] nint):
+    """:func:`polygons_runs` with each polygon's runs turned at once into its foreground
+    intervals (as :func:`interval_fill`): returns ``(starts, ends)``, new int64 arrays packed
+    one polygon after the other, and their number per polygon in ``nint``. No run array of
+    all polygons is built (only one polygon's runs at a time, per thread); the chunks and
+    their buffers are :func:`polygons_runs`', each freed once copied (the result's pages are
+    touched only then: the peak is the result plus one chunk)."""
+    cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, j, lo, hi, at, room, longest, r
+    cdef Py_ssize_t bucket_size = 2, total = 0
+    cdef int failed = 0
+    cdef int64_t p, run, found
+    cdef int64_t* scratch
+    cdef int64_t* bucket
+    cdef int64_t* runs
+    cdef int64_t* s_buf
+    cdef int64_t* e_buf
+    cdef int64_t[::1] result
+    if heights.shape[0] != n or widths.shape[0] != n or capacity.shape[0] != n:
+        raise ValueError("heights, widths, capacity: expected one per polygon")
+    for i in range(n):
+        if widths[i] + 2 > bucket_size:
+            bucket_size = widths[i] + 2
+    chunks = 8 if n >= 64 else 1
+    cdef int64_t** s_bufs = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef int64_t** e_bufs = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef Py_ssize_t* filled = <Py_ssize_t*>calloc(chunks, sizeof(Py_ssize_t))
+    if s_bufs == NULL or e_bufs == NULL or filled == NULL:
+        free(s_bufs)
+        free(e_bufs)
+        free(filled)
+        raise MemoryError("polygons: no memory to rasterise")
+    try:
+        with nogil:
+            for c in prange(chunks, schedule="static", chunksize=1):
+                lo = n * c // chunks
+                hi = n * (c + 1) // chunks
+                longest = 1
+                room = 1
+                for i in range(lo, hi):
+                    room = room + capacity[i] // 2 + 1  # intervals <= runs / 2 + 1
+                    if capacity[i] > longest:
+                        longest = capacity[i]
+                scratch = <int64_t*>malloc(longest * sizeof(int64_t))
+                runs = <int64_t*>malloc(longest * sizeof(int64_t))
+                bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
+                s_buf = <int64_t*>malloc(room * sizeof(int64_t))
+                e_buf = <int64_t*>malloc(room * sizeof(int64_t))
+                s_bufs[c] = s_buf
+                e_bufs[c] = e_buf
+                if (scratch == NULL or runs == NULL or bucket == NULL or s_buf == NULL
+                        or e_buf == NULL):
+                    failed += 1
+                else:
+                    at = 0
+                    for i in range(lo, hi):
+                        r = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], heights[i],
+                                          widths[i], runs, scratch, bucket, bucket_size)
+                        # interval_fill of this one mask: its non-empty odd runs
+                        p = 0
+                        found = 0
+                        for j in range(r):
+                            run = runs[j]
+                            if j % 2 == 1 and run > 0:
+                                s_buf[at + found] = p
+                                e_buf[at + found] = p + run
+                                found = found + 1
+                            p = p + run
+                        nint[i] = found
+                        at = at + found
+                    filled[c] = at
+                free(scratch)
+                free(runs)
+                free(bucket)
+        if failed:
+            raise MemoryError("polygons: no memory to rasterise")
+        for c in range(chunks):
+            total += filled[c]
+        starts = np.empty(total, dtype=np.int64)
+        ends = np.empty(total, dtype=np.int64)
+        if total:
+            at = 0
+            for c in range(chunks):
+                result = starts
+                memcpy(&result[0] + at, s_bufs[c], filled[c] * sizeof(int64_t))
+                result = ends
+                memcpy(&result[0] + at, e_bufs[c], filled[c] * sizeof(int64_t))
+                at += filled[c]
+                free(s_bufs[c])
+                free(e_bufs[c])
+                s_bufs[c] = NULL
+                e_bufs[c] = NULL
+        return starts, ends
+    finally:
+        for c in range(chunks):
+            free(s_bufs[c])
+            free(e_bufs[c])
+        free(s_bufs)
+        free(e_bufs)
+        free(filled)
+
+
 # ----------------------------------------------------------------------------------------------
 # boundaries (Boundary IoU): mask minus its erosion by a (2d + 1) x (2d + 1) square
 # ----------------------------------------------------------------------------------------------

@@ -503,6 +503,16 @@ def _polygons_cleared(
 ) -> bool:
     """Whether the polygon lists ``segs[lists]`` all pass :func:`_check_one_segmentation`,
     in one pass over their coordinates; False sends them to the one-by-one checks."""
+    rows = np.asarray(lists, dtype=np.int64)
+    per_polygon = np.empty(len(rows), dtype=np.int64)
+    rle.single_polygons(segs, rows, per_polygon)
+    if (per_polygon >= 0).all():  # one polygon of plain numbers each: read by the kernel
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(per_polygon, out=offsets[1:])
+        flat = np.empty(int(offsets[-1]), dtype=np.float64)
+        rle.single_polygons_fill(segs, rows, offsets, flat)
+        return _coordinates_near(flat, per_polygon, np.ones(len(rows), np.int64), heights,
+                                 widths, known, rows)  # fmt: skip
     polygons = list(chain.from_iterable(segs[i] for i in lists))
     if any(type(p) is not list for p in polygons):
         return False
@@ -513,12 +523,26 @@ def _polygons_cleared(
         flat = np.fromiter(chain.from_iterable(polygons), np.float64, int(lengths.sum()))
     except OverflowError:
         return False
+    per_seg = np.fromiter((len(segs[i]) for i in lists), dtype=np.int64, count=len(lists))
+    return _coordinates_near(flat, lengths, per_seg, heights, widths, known, rows)
+
+
+def _coordinates_near(
+    flat: np.ndarray,
+    lengths: np.ndarray,
+    per_seg: np.ndarray,
+    heights: np.ndarray,
+    widths: np.ndarray,
+    known: np.ndarray,
+    rows: np.ndarray,
+) -> bool:
+    """Whether the coordinates ``flat`` (polygons of ``lengths`` numbers, ``per_seg`` polygons
+    to each segmentation ``rows``) are finite and within reach of their images."""
     if not np.isfinite(flat).all():
         return False
-    per_seg = np.fromiter((len(segs[i]) for i in lists), dtype=np.int64, count=len(lists))
     inf = np.inf
-    h = np.repeat(np.repeat(np.where(known[lists], heights[lists], inf), per_seg), lengths // 2)
-    w = np.repeat(np.repeat(np.where(known[lists], widths[lists], inf), per_seg), lengths // 2)
+    h = np.repeat(np.repeat(np.where(known[rows], heights[rows], inf), per_seg), lengths // 2)
+    w = np.repeat(np.repeat(np.where(known[rows], widths[rows], inf), per_seg), lengths // 2)
     xs, ys = flat[0::2], flat[1::2]
     return not bool(((xs < -w) | (xs > 2 * w) | (ys < -h) | (ys > 2 * h)).any())
 
