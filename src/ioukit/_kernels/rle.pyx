@@ -1707,71 +1707,9 @@ def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, const int64_t
 
     The polygons are cut into up to 8 contiguous chunks shared by OpenMP threads; each chunk
     writes into its own buffer (malloc'd: only the pages its runs need are touched, where a
-    NumPy buffer of the bound would be faulted in huge pages), copied into the result."""
-    cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, lo, hi, at, room, longest
-    cdef Py_ssize_t bucket_size = 2, total = 0
-    cdef int failed = 0
-    cdef int64_t* scratch
-    cdef int64_t* bucket
-    cdef int64_t* buffer
-    cdef int64_t[::1] result
-    if heights.shape[0] != n or widths.shape[0] != n:
-        raise ValueError("heights, widths: expected one size per polygon")
-    for i in range(n):
-        if widths[i] + 2 > bucket_size:
-            bucket_size = widths[i] + 2
-    chunks = 8 if n >= 64 else 1
-    cdef int64_t** buffers = <int64_t**>calloc(chunks, sizeof(int64_t*))
-    cdef Py_ssize_t* filled = <Py_ssize_t*>calloc(chunks, sizeof(Py_ssize_t))
-    if buffers == NULL or filled == NULL:
-        free(buffers)
-        free(filled)
-        raise MemoryError("polygons: no memory to rasterise")
-    try:
-        with nogil:
-            for c in prange(chunks, schedule="static", chunksize=1):
-                lo = n * c // chunks
-                hi = n * (c + 1) // chunks
-                longest = 1
-                room = 1
-                for i in range(lo, hi):
-                    room = room + capacity[i]
-                    if capacity[i] > longest:
-                        longest = capacity[i]
-                scratch = <int64_t*>malloc(longest * sizeof(int64_t))
-                bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
-                buffer = <int64_t*>malloc(room * sizeof(int64_t))
-                buffers[c] = buffer
-                if scratch == NULL or bucket == NULL or buffer == NULL:
-                    failed += 1
-                else:
-                    at = 0
-                    for i in range(lo, hi):
-                        # the chunk's runs so far fit in the capacities of its polygons so far
-                        nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1],
-                                                 heights[i], widths[i], buffer + at, scratch,
-                                                 bucket, bucket_size)
-                        at = at + nruns[i]
-                    filled[c] = at
-                free(scratch)
-                free(bucket)
-        if failed:
-            raise MemoryError("polygons: no memory to rasterise")
-        for c in range(chunks):
-            total += filled[c]
-        out = np.empty(total, dtype=np.int64)
-        if total:
-            result = out
-            at = 0
-            for c in range(chunks):
-                memcpy(&result[0] + at, buffers[c], filled[c] * sizeof(int64_t))
-                at += filled[c]
-        return out
-    finally:
-        for c in range(chunks):
-            free(buffers[c])
-        free(buffers)
-        free(filled)
+    NumPy buffer of the bound would be faulted in huge pages), copied into the result and
+    freed (the peak is the result plus one chunk)."""
+    return _polygon_chunks(xy, xy_offsets, heights, widths, capacity, nruns, False)[0]
 
 
 def polygons_intervals(const double[:] xy, const int64_t[:] xy_offsets, const int64_t[:] heights,
@@ -1779,9 +1717,14 @@ def polygons_intervals(const double[:] xy, const int64_t[:] xy_offsets, const in
     """:func:`polygons_runs` with each polygon's runs turned at once into its foreground
     intervals (as :func:`interval_fill`): returns ``(starts, ends)``, new int64 arrays packed
     one polygon after the other, and their number per polygon in ``nint``. No run array of
-    all polygons is built (only one polygon's runs at a time, per thread); the chunks and
-    their buffers are :func:`polygons_runs`', each freed once copied (the result's pages are
-    touched only then: the peak is the result plus one chunk)."""
+    all polygons is built (only one polygon's runs at a time, per thread)."""
+    return _polygon_chunks(xy, xy_offsets, heights, widths, capacity, nint, True)
+
+
+cdef tuple _polygon_chunks(const double[:] xy, const int64_t[:] xy_offsets,
+                           const int64_t[:] heights, const int64_t[:] widths,
+                           const int64_t[:] capacity, int64_t[:] counted, bint intervals):
+    # polygons_runs (intervals False: (runs, None)) and polygons_intervals ((starts, ends))
     cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, j, lo, hi, at, room, longest, r
     cdef Py_ssize_t bucket_size = 2, total = 0
     cdef int failed = 0
@@ -1789,21 +1732,22 @@ def polygons_intervals(const double[:] xy, const int64_t[:] xy_offsets, const in
     cdef int64_t* scratch
     cdef int64_t* bucket
     cdef int64_t* runs
-    cdef int64_t* s_buf
-    cdef int64_t* e_buf
+    cdef int64_t* first
+    cdef int64_t* second
     cdef int64_t[::1] result
-    if heights.shape[0] != n or widths.shape[0] != n or capacity.shape[0] != n:
-        raise ValueError("heights, widths, capacity: expected one per polygon")
+    if (heights.shape[0] != n or widths.shape[0] != n or capacity.shape[0] != n
+            or counted.shape[0] != n):
+        raise ValueError("heights, widths, capacity, counts: expected one per polygon")
     for i in range(n):
         if widths[i] + 2 > bucket_size:
             bucket_size = widths[i] + 2
     chunks = 8 if n >= 64 else 1
-    cdef int64_t** s_bufs = <int64_t**>calloc(chunks, sizeof(int64_t*))
-    cdef int64_t** e_bufs = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef int64_t** firsts = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef int64_t** seconds = <int64_t**>calloc(chunks, sizeof(int64_t*))
     cdef Py_ssize_t* filled = <Py_ssize_t*>calloc(chunks, sizeof(Py_ssize_t))
-    if s_bufs == NULL or e_bufs == NULL or filled == NULL:
-        free(s_bufs)
-        free(e_bufs)
+    if firsts == NULL or seconds == NULL or filled == NULL:
+        free(firsts)
+        free(seconds)
         free(filled)
         raise MemoryError("polygons: no memory to rasterise")
     try:
@@ -1814,65 +1758,76 @@ def polygons_intervals(const double[:] xy, const int64_t[:] xy_offsets, const in
                 longest = 1
                 room = 1
                 for i in range(lo, hi):
-                    room = room + capacity[i] // 2 + 1  # intervals <= runs / 2 + 1
+                    # the chunk's runs so far fit in the capacities of its polygons so far;
+                    # a polygon's intervals in half its runs, plus one
+                    room = room + (capacity[i] // 2 + 1 if intervals else capacity[i])
                     if capacity[i] > longest:
                         longest = capacity[i]
                 scratch = <int64_t*>malloc(longest * sizeof(int64_t))
-                runs = <int64_t*>malloc(longest * sizeof(int64_t))
                 bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
-                s_buf = <int64_t*>malloc(room * sizeof(int64_t))
-                e_buf = <int64_t*>malloc(room * sizeof(int64_t))
-                s_bufs[c] = s_buf
-                e_bufs[c] = e_buf
-                if (scratch == NULL or runs == NULL or bucket == NULL or s_buf == NULL
-                        or e_buf == NULL):
+                first = <int64_t*>malloc(room * sizeof(int64_t))
+                firsts[c] = first
+                second = NULL
+                runs = NULL
+                if intervals:
+                    second = <int64_t*>malloc(room * sizeof(int64_t))
+                    seconds[c] = second
+                    runs = <int64_t*>malloc(longest * sizeof(int64_t))
+                if (scratch == NULL or bucket == NULL or first == NULL
+                        or (intervals and (second == NULL or runs == NULL))):
                     failed += 1
                 else:
                     at = 0
                     for i in range(lo, hi):
                         r = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], heights[i],
-                                          widths[i], runs, scratch, bucket, bucket_size)
+                                          widths[i], runs if intervals else first + at,
+                                          scratch, bucket, bucket_size)
+                        if not intervals:
+                            counted[i] = r
+                            at = at + r
+                            continue
                         # interval_fill of this one mask: its non-empty odd runs
                         p = 0
                         found = 0
                         for j in range(r):
                             run = runs[j]
                             if j % 2 == 1 and run > 0:
-                                s_buf[at + found] = p
-                                e_buf[at + found] = p + run
+                                first[at + found] = p
+                                second[at + found] = p + run
                                 found = found + 1
                             p = p + run
-                        nint[i] = found
+                        counted[i] = found
                         at = at + found
                     filled[c] = at
                 free(scratch)
-                free(runs)
                 free(bucket)
+                free(runs)
         if failed:
             raise MemoryError("polygons: no memory to rasterise")
         for c in range(chunks):
             total += filled[c]
-        starts = np.empty(total, dtype=np.int64)
-        ends = np.empty(total, dtype=np.int64)
-        if total:
-            at = 0
-            for c in range(chunks):
-                result = starts
-                memcpy(&result[0] + at, s_bufs[c], filled[c] * sizeof(int64_t))
-                result = ends
-                memcpy(&result[0] + at, e_bufs[c], filled[c] * sizeof(int64_t))
-                at += filled[c]
-                free(s_bufs[c])
-                free(e_bufs[c])
-                s_bufs[c] = NULL
-                e_bufs[c] = NULL
-        return starts, ends
+        out = np.empty(total, dtype=np.int64)
+        out_second = np.empty(total, dtype=np.int64) if intervals else None
+        at = 0
+        for c in range(chunks):
+            if filled[c]:
+                result = out
+                memcpy(&result[0] + at, firsts[c], filled[c] * sizeof(int64_t))
+                if intervals:
+                    result = out_second
+                    memcpy(&result[0] + at, seconds[c], filled[c] * sizeof(int64_t))
+            at += filled[c]
+            free(firsts[c])
+            free(seconds[c])
+            firsts[c] = NULL
+            seconds[c] = NULL
+        return out, out_second
     finally:
         for c in range(chunks):
-            free(s_bufs[c])
-            free(e_bufs[c])
-        free(s_bufs)
-        free(e_bufs)
+            free(firsts[c])
+            free(seconds[c])
+        free(firsts)
+        free(seconds)
         free(filled)
 
 
