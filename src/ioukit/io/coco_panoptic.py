@@ -290,10 +290,12 @@ def decode_panoptic_png(
     --------
     >>> import tempfile
     >>> from PIL import Image
-    >>> path = tempfile.mkdtemp() + "/a.png"
-    >>> Image.fromarray(id_to_rgb(np.array([[0, 7, 300]]))).save(path)
-    >>> decode_panoptic_png(path, size=(3, 1)).tolist()
-    [[[0, 0, 0], [7, 0, 0], [44, 1, 0]]]
+    >>> path = tempfile.mkdtemp() + "/rgba.png"
+    >>> alpha = np.full((1, 3, 1), 255, dtype=np.uint8)
+    >>> Image.fromarray(np.concatenate([id_to_rgb(np.array([[0, 7, 300]])), alpha], -1)).save(path)
+    >>> pixels = decode_panoptic_png(path, size=(3, 1))   # RGBA: 4 bytes a pixel
+    >>> pixels.shape, pixels[0, 2].tolist()
+    ((1, 3, 4), [44, 1, 0, 255])
     """
     if resolve_decoder(decoder) == "pyspng":
         try:
