@@ -685,7 +685,8 @@ def plain_rle_count(segs, const int64_t[:] rows, const uint8_t[:] plain, int64_t
     """Foreground intervals of each plain RLE ``segs[rows[k]]`` (``plain[k]``, as
     :func:`plain_rle_sizes` found) into ``nint[k]``. Returns -1, or the first ``k`` whose
     string the Python path refuses (bad character, negative run, runs not summing to h * w).
-    Strings are decoded in parallel (OpenMP, static schedule over the masks)."""
+    Strings are decoded in parallel (OpenMP, guided schedule over the masks: a thread that
+    another process holds back takes fewer)."""
     cdef Py_ssize_t n = rows.shape[0], k, bad = -1
     cdef const char** data = <const char**>malloc(max(n, 1) * sizeof(char*))
     cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
@@ -698,7 +699,7 @@ def plain_rle_count(segs, const int64_t[:] rows, const uint8_t[:] plain, int64_t
         if bad >= 0:
             return bad
         with nogil:
-            for k in prange(n, schedule="static"):
+            for k in prange(n, schedule="guided"):
                 if data[k] != NULL:
                     nint[k] = _string_intervals(<const uint8_t*>data[k], lengths[k], totals[k],
                                                 NULL, NULL)
@@ -731,7 +732,7 @@ def plain_rle_fill(segs, const int64_t[:] rows, const uint8_t[:] plain,
         if s0 == NULL:
             return
         with nogil:
-            for k in prange(n, schedule="static"):
+            for k in prange(n, schedule="guided"):
                 if data[k] != NULL and ioffsets[k + 1] > ioffsets[k]:
                     _string_intervals(<const uint8_t*>data[k], lengths[k], totals[k],
                                       s0 + ioffsets[k], e0 + ioffsets[k])
@@ -1741,6 +1742,9 @@ cdef tuple _polygon_chunks(const double[:] xy, const int64_t[:] xy_offsets,
     for i in range(n):
         if widths[i] + 2 > bucket_size:
             bucket_size = widths[i] + 2
+    # contiguous chunks, taken by the threads as they come (a thread that another process
+    # holds back takes fewer); the result is the same in any order. Few and large: a chunk
+    # buffer below glibc's (raised) mmap threshold would not go back to the system when freed
     chunks = 8 if n >= 64 else 1
     cdef int64_t** firsts = <int64_t**>calloc(chunks, sizeof(int64_t*))
     cdef int64_t** seconds = <int64_t**>calloc(chunks, sizeof(int64_t*))
@@ -1752,7 +1756,7 @@ cdef tuple _polygon_chunks(const double[:] xy, const int64_t[:] xy_offsets,
         raise MemoryError("polygons: no memory to rasterise")
     try:
         with nogil:
-            for c in prange(chunks, schedule="static", chunksize=1):
+            for c in prange(chunks, schedule="dynamic", chunksize=1):
                 lo = n * c // chunks
                 hi = n * (c + 1) // chunks
                 longest = 1
