@@ -872,13 +872,15 @@ def dense_score_rank(const double[::1] scores, int64_t[::1] dense):
     cdef int n_pass = 6, shift
     if n == 0:
         return 1
+    if n >= 2**31:
+        raise ValueError("dense_score_rank: 2**31 scores or more")
     keys_a = np.empty(n, dtype=np.uint64)
     keys_b = np.empty(n, dtype=np.uint64)
-    idx_a = np.empty(n, dtype=np.int64)
-    idx_b = np.empty(n, dtype=np.int64)
+    idx_a = np.empty(n, dtype=np.int32)  # positions < 2**31: half the scratch of int64
+    idx_b = np.empty(n, dtype=np.int32)
     hist_np = np.zeros((n_pass, 2048), dtype=np.int64)
     cdef uint64_t[::1] ka = keys_a, kb = keys_b, kt
-    cdef int64_t[::1] ia = idx_a, ib = idx_b, it
+    cdef int32_t[::1] ia = idx_a, ib = idx_b, it
     cdef int64_t[:, ::1] hist = hist_np
     cdef uint64_t u
     cdef double s
@@ -896,7 +898,7 @@ def dense_score_rank(const double[::1] scores, int64_t[::1] dense):
                 u = u | (<uint64_t>1 << 63)
             u = ~u
             ka[i] = u
-            ia[i] = i
+            ia[i] = <int32_t>i
             for p in range(n_pass):
                 hist[p, (u >> (11 * p)) & 2047] += 1
         for p in range(n_pass):
