@@ -838,21 +838,10 @@ def _scanned_ground_truth(raw: bytes, label: str) -> Dataset | None:
         del image_ids
         what = "an id in categories"
         _rows_of(categories.ids, category_ids, label, "annotations", "category_id", what)
-        return _dataset(
-            label,
-            images=images,
-            categories=categories,
-            boxes=_xywh_to_xyxy(xywh),
-            image_index=image_index,
-            category_id=category_ids,
-            scores=None,
-            area=area[:n],
-            crowd=iscrowd[:n] != 0,
-            ignore=np.zeros(n, dtype=bool),
-            difficult=np.zeros(n, dtype=bool),
-            annotation_id=ann_ids[:n],
-            box_wh=xywh[:, 2:],
-        )
+        crowd = iscrowd[:n] != 0
+        ignore = np.zeros(n, dtype=bool)
+        columns = (xywh, image_index, category_ids, area[:n], crowd, ignore, ann_ids[:n])
+        return _ground_truth_dataset(label, images, categories, columns, None)
     except DataFormatError:
         return None
 
@@ -889,10 +878,23 @@ def _ground_truth_parts(
             np.concatenate(c) for c in zip(*columns, strict=True)
         )
     del columns
-    n = len(xywh)
     segmentation = tuple(chain.from_iterable(segmentations)) if keep_segmentation else None
     if segmentation is not None:
         check_segmentations(segmentation, image_index, images, label, "annotations", required=False)
+    joined = (xywh, image_index, category_ids, area, crowd, ignore, ann_ids)
+    return _ground_truth_dataset(label, images, categories, joined, segmentation)
+
+
+def _ground_truth_dataset(
+    label: str,
+    images: ImageTable,
+    categories: CategoryTable,
+    columns: _AnnotationColumns,
+    segmentation: tuple[Any, ...] | None,
+) -> Dataset:
+    """The ground-truth Dataset of the annotation columns (xywh, image rows, category ids,
+    area, crowd, ignore, ids), whichever route read them."""
+    xywh, image_index, category_ids, area, crowd, ignore, ann_ids = columns
     return _dataset(
         label,
         images=images,
@@ -904,7 +906,7 @@ def _ground_truth_parts(
         area=area,
         crowd=crowd,
         ignore=ignore,
-        difficult=np.zeros(n, dtype=bool),
+        difficult=np.zeros(len(xywh), dtype=bool),
         annotation_id=ann_ids,
         segmentation=segmentation,
         box_wh=xywh[:, 2:],
