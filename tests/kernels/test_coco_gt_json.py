@@ -1,4 +1,5 @@
-"""``coco_gt_json.scan_annotations``: a ground-truth file's annotation columns (#24).
+"""``coco_gt_json.scan_annotations``: a ground-truth file's annotation columns (#24);
+``coco_gt_json.has_digit_run``: the drop-in's guard before orjson.
 
 Its twin is the strict parser: where it answers OK, the columns are the parsed records'
 ``id, image_id, category_id, bbox, area, iscrowd`` (bit for bit); every shape it does not
@@ -9,6 +10,7 @@ parser refuses the text too.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -137,3 +139,37 @@ def test_too_many_records() -> None:
     cols = [np.zeros(1, np.int64) for _ in range(3)] + [np.zeros((1, 4)), np.zeros(1), np.zeros(1)]
     code, n = coco_gt_json.scan_annotations(np.frombuffer(text, np.uint8), 0, len(text), *cols)
     assert (code, n) == (coco_gt_json.TOO_MANY, 1)
+
+
+@_SETTINGS
+@given(st.binary(max_size=80) | st.text("0123456789.,e-", max_size=80).map(str.encode),
+       st.integers(1, 21))  # fmt: skip
+def test_digit_run_is_the_regular_expression(data: bytes, length: int) -> None:
+    # the twin: a regular expression search for the run
+    want = re.search(rb"[0-9]{%d}" % length, data) is not None
+    assert coco_gt_json.has_digit_run(data, length) is want
+
+
+@pytest.mark.parametrize(
+    ("data", "want"),
+    [
+        (b"", False),
+        (b"1" * 18, False),
+        (b"1" * 19, True),
+        (b"x" + b"1" * 19, True),
+        (b"1" * 19 + b"x", True),
+        (b"1" * 18 + b"." + b"1" * 18, False),
+        (b'{"id": 18446744073709551616}', True),  # 2**64: orjson would make it a float
+        (b'{"id": -9223372036854775809}', True),
+        (b'{"id": 9223372036854775807, "w": 0.25}', True),  # 19 digits: conservative
+        (b"[" + b"123456789012345678," * 1000 + b"0]", False),  # runs of 18 only
+    ],
+)
+def test_digit_run_cases(data: bytes, want: bool) -> None:
+    assert coco_gt_json.has_digit_run(data, 19) is want
+    assert coco_gt_json.has_digit_run(np.frombuffer(data, np.uint8), 19) is want
+
+
+def test_digit_run_length_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="length: expected at least 1, got 0"):
+        coco_gt_json.has_digit_run(b"1", 0)

@@ -196,3 +196,42 @@ def scan_annotations(buf, Py_ssize_t start, Py_ssize_t end, ids, image_id, categ
     cdef int code = _scan(data, start, end, id_view, image_view, category_view, bbox_view,
                           area_view, crowd_view, &records)
     return code, records
+
+
+
+cdef inline bint _is_digit(uint8_t c) noexcept nogil:
+    return 48 <= c <= 57
+
+
+cdef bint _digit_run(const uint8_t[::1] buf, Py_ssize_t length) noexcept nogil:
+    cdef Py_ssize_t n = buf.shape[0], i = 0, j, k
+    while i + length <= n:
+        j = i + length - 1
+        if not _is_digit(buf[j]):
+            i = j + 1
+            continue
+        k = j - 1
+        while k >= i and _is_digit(buf[k]):
+            k -= 1
+        if k < i:
+            return True
+        i = k + 1
+    return False
+
+
+def has_digit_run(const uint8_t[::1] buf, Py_ssize_t length):
+    """Whether ``buf`` holds ``length`` (>= 1) ASCII digits in a row, anywhere (strings too).
+
+    The drop-in's guard before orjson, which reads an integer beyond 64 bits as a float
+    (``json`` as an int): such an integer has at least 19 digits. One pass without a copy,
+    that mostly skips: the window ``[i, i + length)`` is tested at its last byte first; a
+    non-digit there rules out every window holding it, so ``i`` jumps past it; else the
+    window is read backwards to its last non-digit, and ``i`` jumps past that (each byte is
+    read at most twice). The plain-Python twin is ``re.search(rb"[0-9]{length}", buf)``.
+    """
+    cdef bint found
+    if length < 1:
+        raise ValueError(f"length: expected at least 1, got {length}")
+    with nogil:
+        found = _digit_run(buf, length)
+    return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import subprocess
 import sys
 import warnings
 from typing import Any
@@ -266,9 +267,15 @@ _TRICKY = {  # what orjson refuses or reads otherwise than json: json's objects 
 }
 
 
+@pytest.mark.parametrize("fast", [False, True], ids=["json", "orjson"])
 @pytest.mark.parametrize("name", list(_TRICKY))
-def test_constructor_reads_the_file_as_pycocotools(tmp_path: Any, name: str) -> None:
-    # COCO(path) parses with orjson where it gives json's objects, else with json
+def test_constructor_reads_the_file_as_pycocotools(
+    tmp_path: Any, name: str, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # COCO(path) parses with json below _ORJSON_FROM bytes, above with orjson where it gives
+    # json's objects (a run of 19 digits goes to json), else with json
+    if fast:
+        monkeypatch.setattr(ours_coco, "_ORJSON_FROM", 0)
     path = tmp_path / "gt.json"
     path.write_bytes(_TRICKY[name])
     outcomes = []
@@ -281,3 +288,32 @@ def test_constructor_reads_the_file_as_pycocotools(tmp_path: Any, name: str) -> 
             outcomes.append(coco.dataset)
     ref, ours = outcomes
     assert repr(ref) == repr(ours)  # repr: types (int, not float), nan, key order
+
+
+def test_a_box_evaluation_loads_neither_masks_nor_orjson(tmp_path: Any) -> None:
+    # the mask module (ioukit.masks, array-api-compat) loads when someone uses it; orjson
+    # only for a file large enough to repay its import
+    gt, res = synthetic.make_detections(20, seed=0)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "res.json").write_text(json.dumps(res))
+    code = f"""
+import contextlib, io, sys
+from ioukit.compat import init_as_pycocotools
+init_as_pycocotools()
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+with contextlib.redirect_stdout(io.StringIO()):
+    gt = COCO({str(tmp_path / "gt.json")!r})
+    ev = COCOeval(gt, gt.loadRes({str(tmp_path / "res.json")!r}), "bbox")
+    ev.evaluate(); ev.accumulate(); ev.summarize()
+print(sorted(m for m in ("ioukit.masks", "array_api_compat", "orjson", "locale")
+             if m in sys.modules))
+import pycocotools.mask
+from pycocotools.cocoeval import maskUtils
+import ioukit.compat.pycocotools.mask as mask
+print(pycocotools.mask is maskUtils is mask, mask.area({{"size": [1, 1], "counts": b"01"}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["[]", "True 1"]

@@ -31,28 +31,39 @@ from __future__ import annotations
 import contextlib
 import copy
 import gc
+import importlib
 import io
 import itertools
 import json
-import locale
 import operator
 import os
+import sys
 import time
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-try:  # the fast-json extra: the same objects as json for what it accepts (see _read_json)
-    import orjson
-except ImportError:  # pragma: no cover - orjson is in the test extra
-    orjson = None  # type: ignore[assignment]
-
 from ioukit import MissingDependencyError
 from ioukit._kernels import coco_gt_json, coco_json
-from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 
 __all__ = ["COCO"]
+
+_MASK_MODULE = "ioukit.compat.pycocotools.mask"
+
+
+def _mask_utils() -> Any:
+    """pycocotools' ``maskUtils`` (:mod:`ioukit.compat.pycocotools.mask`), loaded on first
+    use: it brings :mod:`ioukit.masks` and array-api-compat, which a box evaluation never
+    calls (5 ms of every start-up)."""
+    return importlib.import_module(_MASK_MODULE)
+
+
+def __getattr__(name: str) -> Any:
+    # ``pycocotools.coco.maskUtils``, as pycocotools' module has it (PEP 562)
+    if name == "maskUtils":
+        return _mask_utils()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _isArrayLike(obj: object) -> bool:  # noqa: N802 - pycocotools' name
@@ -474,9 +485,9 @@ class COCO:
             res.dataset["categories"] = _copy_records(self._section("categories"))
             for i, ann in enumerate(anns):
                 seg = _field(ann, "segmentation", i)
-                ann["area"] = maskUtils.area(seg)
+                ann["area"] = _mask_utils().area(seg)
                 if "bbox" not in ann:
-                    ann["bbox"] = maskUtils.toBbox(seg)
+                    ann["bbox"] = _mask_utils().toBbox(seg)
                 ann["id"] = i + 1
                 ann["iscrowd"] = 0
         elif "keypoints" in first:
@@ -541,38 +552,41 @@ class COCO:
         h, w = t["height"], t["width"]
         segm = ann["segmentation"]
         if type(segm) is list:
-            return maskUtils.merge(maskUtils.frPyObjects(segm, h, w))  # type: ignore[arg-type]
+            mask_utils = _mask_utils()
+            return mask_utils.merge(mask_utils.frPyObjects(segm, h, w))  # type: ignore[no-any-return]
         if type(segm["counts"]) is list:
-            return maskUtils.frPyObjects(segm, h, w)  # type: ignore[return-value]
+            return _mask_utils().frPyObjects(segm, h, w)  # type: ignore[no-any-return]
         return segm  # type: ignore[no-any-return]
 
     def annToMask(self, ann: dict[str, Any]) -> np.ndarray:  # noqa: N802
         """The annotation's binary mask, shape (H, W) uint8."""
-        return maskUtils.decode(self.annToRLE(ann))  # type: ignore[no-any-return]
+        return _mask_utils().decode(self.annToRLE(ann))  # type: ignore[no-any-return]
 
 
 _SCALARS = (str, int, float, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
-_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # digits -> "0", else " "
-_LONG_NUMBER = b"0" * 19  # a run of 19 digits: maybe an integer beyond 64 bits
+_LONG_INTEGER = 19  # digits: an integer that may lie beyond orjson's 64-bit range
+_ORJSON_FROM = 256 << 10  # bytes: below, json parses faster than orjson imports
 
 
 def _utf8_locale() -> bool:
-    """Whether ``open(path)`` in text mode decodes UTF-8 (what the bytes routes assume)."""
-    return locale.getpreferredencoding(False).lower().replace("-", "") == "utf8"
+    """Whether ``open(path)`` in text mode decodes UTF-8 (what the bytes routes assume): the
+    encoding a text stream without one gets, as ``open`` chooses it (``locale`` not imported)."""
+    if sys.flags.utf8_mode:
+        return True
+    encoding = io.TextIOWrapper(io.BytesIO(), encoding="locale").encoding
+    return encoding.lower().replace("-", "").replace("_", "") == "utf8"
 
 
 def _parse_file(raw: bytes, path: str | os.PathLike[str]) -> Any:
     """pycocotools' ``json.load(open(path))`` of the file whose bytes are ``raw``: the same
     objects (or the same error).
 
-    orjson (when installed; 2-3x faster) parses strict RFC 8259 JSON to the objects ``json``
-    gives, and refuses the rest (NaN, 1e400, lone surrogates...), which ``json`` then reads
-    as pycocotools would; the two differ on integers beyond 64 bits only (orjson makes them
-    floats), so a file with a run of 19 digits anywhere is read by ``json``, as is every
-    file where ``open()`` would not decode UTF-8. The garbage collector is paused while the
-    objects are created (its passes over them cost more than the parse)."""
-    if orjson is None or not _utf8_locale():
+    :func:`_parse_strict` reads the bytes where that gives ``json``'s objects; the rest (a
+    locale where ``open()`` would not decode UTF-8, what the fast route refuses) is read by
+    ``json`` from the text file, as pycocotools reads it. The garbage collector is paused
+    while the objects are created (its passes over them cost more than the parse)."""
+    if not _utf8_locale():
         with open(path) as f:
             return json.load(f)
     with _collector_paused():
@@ -586,10 +600,29 @@ def _parse_file(raw: bytes, path: str | os.PathLike[str]) -> Any:
 _REFUSED = object()
 
 
+def _orjson() -> Any:
+    """The ``orjson`` module (the fast-json extra), or None; imported on first use."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is in the test extra
+        return None
+    return orjson
+
+
 def _parse_strict(raw: bytes) -> Any:
-    """``json.loads(raw)`` by orjson where both give the same objects; ``_REFUSED`` where
-    only ``json`` decides (orjson missing, refusing, or a run of 19 digits)."""
-    if orjson is None or raw.translate(_DIGITS).find(_LONG_NUMBER) >= 0:
+    """``json.loads`` of the UTF-8 text ``raw`` where it succeeds, else ``_REFUSED`` (the
+    caller lets ``json`` read the text file, for pycocotools' error).
+
+    Below ``_ORJSON_FROM`` bytes ``json`` itself parses; above, orjson (2-3x faster, when
+    installed), which gives ``json``'s objects for strict RFC 8259 JSON and refuses the rest
+    (NaN, 1e400, lone surrogates...), except integers beyond 64 bits (it makes them floats):
+    a text with a run of 19 digits anywhere (a compiled scan, no copy) goes to ``json``."""
+    if len(raw) < _ORJSON_FROM or (orjson := _orjson()) is None:
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError
+            return _REFUSED
+    if coco_gt_json.has_digit_run(raw, _LONG_INTEGER):
         return _REFUSED
     try:
         return orjson.loads(raw)
@@ -752,19 +785,28 @@ def _complete_boxes(anns: list[dict[str, Any]]) -> None:
 class _Results:
     """A results file of plain box records (``image_id, category_id, bbox, score``), as
     its bytes and the compiled scanner's columns, in file order (record ``i`` is the
-    annotation ``id = i + 1`` of ``loadRes``)."""
+    annotation ``id = i + 1`` of ``loadRes``), in the form the evaluation takes them: the
+    boxes as corners ``x, y, x + w, y + h`` (``boxes``, (N, 4)), ``w, h`` as read
+    (``box_wh``, (N, 2)) and ``area = w * h`` (``loadRes``' value), so that an evaluation of
+    every record copies none of them."""
 
-    __slots__ = ("bbox", "category_id", "image_id", "raw", "score")
+    __slots__ = ("area", "box_wh", "boxes", "category_id", "image_id", "raw", "score")
 
     def __init__(self, raw: bytes, image_id: Any, category_id: Any, bbox: Any, score: Any):
-        self.raw, self.image_id, self.category_id = raw, image_id, category_id
-        self.bbox, self.score = bbox, score
+        # bbox (N, 4) xywh, turned into the corners in place
+        self.raw, self.image_id, self.category_id, self.score = raw, image_id, category_id, score
+        self.box_wh = np.ascontiguousarray(bbox[:, 2:])
+        bbox[:, 2:] += bbox[:, :2]
+        self.boxes = bbox
+        self.area = self.box_wh[:, 0] * self.box_wh[:, 1]
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.raw, self.image_id, self.category_id, self.bbox, self.score)
+        return (self.raw, self.image_id, self.category_id, self.boxes, self.box_wh, self.area,
+                self.score)  # fmt: skip
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.raw, self.image_id, self.category_id, self.bbox, self.score = state
+        (self.raw, self.image_id, self.category_id, self.boxes, self.box_wh, self.area,
+         self.score) = state  # fmt: skip
 
     @classmethod
     def scan(cls, raw: bytes) -> _Results | None:

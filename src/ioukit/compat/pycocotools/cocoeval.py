@@ -58,12 +58,19 @@ import numpy as np
 import ioukit
 from ioukit.compat.iou_types import IOU_TYPES, IouTypeRecord, record
 from ioukit.compat.pycocotools import coco as _coco
-from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 from ioukit.evaluation.accumulate import coco_accumulate, coco_accumulate_active
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.registry import make_protocol, similarity_input
 
-__all__ = ["COCOeval", "Params", "maskUtils"]
+__all__ = ["COCOeval", "Params", "maskUtils"]  # noqa: F822 - maskUtils: __getattr__
+
+
+def __getattr__(name: str) -> Any:
+    # ``from pycocotools.cocoeval import maskUtils`` (detectron2 does): the mask module,
+    # loaded on first use (PEP 562)
+    if name == "maskUtils":
+        return _coco._mask_utils()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Params:
@@ -357,7 +364,7 @@ class COCOeval:
         g = [o[field] for o in gt]
         d = [o[field] for o in dt]
         crowd = [int(o["iscrowd"]) for o in gt]
-        return maskUtils.iou(d, g, crowd)
+        return _coco._mask_utils().iou(d, g, crowd)
 
     def computeOks(self, imgId: Any, catId: Any) -> Any:  # noqa: N802
         """Object keypoint similarity [D, G] (pycocotools' formula, term for term)."""
@@ -900,21 +907,37 @@ def _result_columns(
     results: Any, image_ids: np.ndarray, category_ids: np.ndarray
 ) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray]]:
     """What :func:`_columns` gives for the dicts ``loadRes`` would build from the results
-    file ``results`` (``ioukit.compat.pycocotools.coco``'s columns), in :func:`_rows`' order
-    (image by image in ``image_ids`` order, category by category in ``category_ids`` order,
-    file order within), and their (image positions, category ids)."""
+    file ``results`` (``ioukit.compat.pycocotools.coco``'s columns), and their (image
+    positions, category ids): every record in file order where all are on ``image_ids`` and
+    of ``category_ids`` (the file's columns themselves), else those that are in
+    :func:`_rows`' order (image by image in ``image_ids`` order, category by category in
+    ``category_ids`` order, file order within). Either order puts each (image, category)
+    group's records in file order, which is all the evaluation reads of it."""
 
     img_pos = _position(results.image_id, image_ids)
     cat_pos = _position(results.category_id, category_ids)
+    n = len(img_pos)
+    if (img_pos >= 0).all() and (cat_pos >= 0).all():
+        # every record evaluated: the file's columns as they are, in file order (Groups
+        # sorts them by image, category and score, equal scores in row order: the file's
+        # order within each group, as _rows' order has it), nothing copied
+        cols = {
+            "annotation_id": np.arange(1, n + 1, dtype=np.int64),
+            "area": results.area,
+            "crowd": np.zeros(n, dtype=bool),
+            "scores": results.score,
+            "box_wh": results.box_wh,
+            "boxes": results.boxes,
+        }
+        return cols, (img_pos, results.category_id)
     rows = _group_order(img_pos, cat_pos, len(image_ids), len(category_ids))
-    boxes, box_wh = _xyxy_and_wh(results.bbox, rows)
     cols = {
         "annotation_id": rows.astype(np.int64) + 1,
-        "area": box_wh[:, 0] * box_wh[:, 1],
+        "area": results.area[rows],
         "crowd": np.zeros(len(rows), dtype=bool),
         "scores": results.score[rows],
-        "box_wh": box_wh,
-        "boxes": boxes,
+        "box_wh": results.box_wh[rows],
+        "boxes": results.boxes[rows],
     }
     return cols, (img_pos[rows], results.category_id[rows])
 
