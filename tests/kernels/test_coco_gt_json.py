@@ -173,3 +173,25 @@ def test_digit_run_cases(data: bytes, want: bool) -> None:
 def test_digit_run_length_must_be_positive() -> None:
     with pytest.raises(ValueError, match="length: expected at least 1, got 0"):
         coco_gt_json.has_digit_run(b"1", 0)
+
+
+@_SETTINGS
+@given(st.lists(st.lists(_numbers | st.floats(allow_nan=False), min_size=4, max_size=4),
+                max_size=20))  # fmt: skip
+def test_box_corners_are_numpy_bit_for_bit(rows: list[list[float]]) -> None:
+    # the twin: NumPy's copy, in-place sum and product
+    bbox = np.array(rows, dtype=np.float64).reshape(-1, 4)
+    want_wh = bbox[:, 2:].copy()  # (ascontiguousarray would be a view for one row)
+    want = bbox.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        want_area = want_wh[:, 0] * want_wh[:, 1]
+        want[:, 2:] += want[:, :2]
+    box_wh, area = np.empty((len(bbox), 2)), np.empty(len(bbox))
+    coco_gt_json.box_corners(bbox, box_wh, area)
+    assert bbox.tobytes() == want.tobytes()
+    assert box_wh.tobytes() == want_wh.tobytes() and area.tobytes() == want_area.tobytes()
+
+
+def test_box_corners_shapes() -> None:
+    with pytest.raises(ValueError, match=r"expected shapes \(N, 4\), \(N, 2\), \(N,\)"):
+        coco_gt_json.box_corners(np.zeros((2, 4)), np.zeros((3, 2)), np.zeros(2))

@@ -795,10 +795,10 @@ class _Results:
     def __init__(self, raw: bytes, image_id: Any, category_id: Any, bbox: Any, score: Any):
         # bbox (N, 4) xywh, turned into the corners in place
         self.raw, self.image_id, self.category_id, self.score = raw, image_id, category_id, score
-        self.box_wh = np.ascontiguousarray(bbox[:, 2:])
-        bbox[:, 2:] += bbox[:, :2]
+        self.box_wh = np.empty((len(bbox), 2))
+        self.area = np.empty(len(bbox))
+        coco_gt_json.box_corners(bbox, self.box_wh, self.area)
         self.boxes = bbox
-        self.area = self.box_wh[:, 0] * self.box_wh[:, 1]
 
     def __getstate__(self) -> tuple[Any, ...]:
         return (self.raw, self.image_id, self.category_id, self.boxes, self.box_wh, self.area,

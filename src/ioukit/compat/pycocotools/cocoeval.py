@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 import ioukit
+from ioukit._kernels import coco_gt_json
 from ioukit.compat.iou_types import IOU_TYPES, IouTypeRecord, record
 from ioukit.compat.pycocotools import coco as _coco
 from ioukit.evaluation.accumulate import coco_accumulate, coco_accumulate_active
@@ -945,9 +946,10 @@ def _result_columns(
 def _xyxy_and_wh(xywh: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``xywh[rows]`` as (N, 4) corners ``x, y, x + w, y + h`` and a contiguous (N, 2) ``w, h``
     (the Dataset keeps both as given: no (N, 4) temporary stays alive)."""
-    picked = xywh[rows]
-    box_wh = np.ascontiguousarray(picked[:, 2:])
-    picked[:, 2:] += picked[:, :2]
+    picked = np.ascontiguousarray(xywh[rows])
+    box_wh, area = np.empty((len(picked), 2)), np.empty(len(picked))
+    # one pass, and w, h copied (np.ascontiguousarray(picked[:, 2:]) is a view of one row)
+    coco_gt_json.box_corners(picked, box_wh, area)
     return picked, box_wh
 
 
