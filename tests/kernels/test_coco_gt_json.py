@@ -195,3 +195,46 @@ def test_box_corners_are_numpy_bit_for_bit(rows: list[list[float]]) -> None:
 def test_box_corners_shapes() -> None:
     with pytest.raises(ValueError, match=r"expected shapes \(N, 4\), \(N, 2\), \(N,\)"):
         coco_gt_json.box_corners(np.zeros((2, 4)), np.zeros((3, 2)), np.zeros(2))
+
+
+_KEYS = ("image_id", "category_id", "bbox", "score")
+
+
+@_SETTINGS
+@given(
+    st.lists(st.tuples(st.integers(-(2**53) + 1, 2**53 - 1), st.integers(0, 99),
+                       st.lists(_numbers, min_size=4, max_size=4), _numbers),
+             min_size=1, max_size=6),
+    st.permutations(_KEYS), st.sampled_from([None, 2]),
+)  # fmt: skip
+def test_result_forms_are_json_s(rows: list[Any], keys: list[str], indent: Any) -> None:
+    # the twin: json's objects (the key order, which numbers are ints)
+    records = [{k: dict(zip(_KEYS, r, strict=True))[k] for k in keys} for r in rows]
+    text = json.dumps(records, indent=indent).encode()
+    bits = np.zeros(len(rows), dtype=np.uint8)
+    order = coco_gt_json.plain_result_forms(text, bits)
+    codes = [_KEYS.index(k) for k in keys]
+    assert order == codes[0] * 64 + codes[1] * 16 + codes[2] * 4 + codes[3]
+    parsed = json.loads(text)
+    want = [sum(type(v) is int and 1 << k for k, v in enumerate([*p["bbox"], p["score"]]))
+            for p in parsed]  # fmt: skip
+    assert bits.tolist() == want
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"[]",
+        b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 1, "x": 0}]',
+        b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4]}]',
+        b'[{"image_id": 1, "image_id": 2, "bbox": [1, 2, 3, 4], "score": 1}]',
+        b'[{"image_id": 1.0, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 1}]',
+        b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4, 5], "score": 1}]',
+        b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 12345678901234567], "score": 1}]',
+        b'[{"image_id": 1, "category_id": 2, "bbox": [1, 2, 3, 4], "score": 1}, '
+        b'{"category_id": 2, "image_id": 1, "bbox": [1, 2, 3, 4], "score": 1}]',
+        b'{"annotations": []}',
+    ],
+)
+def test_result_forms_refuse_the_rest(text: bytes) -> None:
+    assert coco_gt_json.plain_result_forms(text, np.zeros(4, dtype=np.uint8)) == -1

@@ -182,7 +182,7 @@ class COCO:
         # pycocotools' loadRes of the file, silently (its prints came out at loadRes)
         results, self._results = self._results, None
         assert results is not None
-        anns = json.loads(results.raw)
+        anns = results.dicts()
         _complete_boxes(anns)
         self._index["dataset"]["annotations"] = anns
         with contextlib.redirect_stdout(io.StringIO()):
@@ -567,6 +567,7 @@ _SCALARS = (str, int, float, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
 _LONG_INTEGER = 19  # digits: an integer that may lie beyond orjson's 64-bit range
 _ORJSON_FROM = 256 << 10  # bytes: below, json parses faster than orjson imports
+_KEEP_BYTES_BELOW = 4 << 20  # a results file from this size on: its dicts from its columns
 
 
 def _utf8_locale() -> bool:
@@ -784,29 +785,41 @@ def _complete_boxes(anns: list[dict[str, Any]]) -> None:
 
 class _Results:
     """A results file of plain box records (``image_id, category_id, bbox, score``), as
-    its bytes and the compiled scanner's columns, in file order (record ``i`` is the
-    annotation ``id = i + 1`` of ``loadRes``), in the form the evaluation takes them: the
-    boxes as corners ``x, y, x + w, y + h`` (``boxes``, (N, 4)), ``w, h`` as read
-    (``box_wh``, (N, 2)) and ``area = w * h`` (``loadRes``' value), so that an evaluation of
-    every record copies none of them."""
+    the compiled scanner's columns, in file order (record ``i`` is the annotation ``id = i +
+    1`` of ``loadRes``), in the form the evaluation takes them: the boxes as corners ``x, y,
+    x + w, y + h`` (``boxes``, (N, 4)), ``w, h`` as read (``box_wh``, (N, 2)) and ``area = w *
+    h`` (``loadRes``' value), so that an evaluation of every record copies none of them.
 
-    __slots__ = ("area", "box_wh", "boxes", "category_id", "image_id", "raw", "score")
+    The dicts ``json`` would give are built when someone reads them: from the file's bytes
+    (``raw``), or, for a file of at least ``_KEEP_BYTES_BELOW`` bytes whose records hold the
+    four keys only, in one order (``coco_gt_json.plain_result_forms``), from the columns,
+    that order and each number's form (``integer_bits``: int or float), the bytes dropped."""
 
-    def __init__(self, raw: bytes, image_id: Any, category_id: Any, bbox: Any, score: Any):
-        # bbox (N, 4) xywh, turned into the corners in place
-        self.raw, self.image_id, self.category_id, self.score = raw, image_id, category_id, score
+    __slots__ = ("area", "box_wh", "boxes", "category_id", "image_id", "integer_bits", "order",
+                 "raw", "score")  # fmt: skip
+
+    def __init__(
+        self,
+        raw: bytes | None,
+        columns: tuple[Any, Any, Any, Any],
+        forms: tuple[int, Any] = (-1, None),
+    ) -> None:
+        # columns: image_id, category_id, bbox (N, 4) xywh (turned into the corners in place),
+        # score; forms: plain_result_forms' order and integer bits (raw None), or (-1, None)
+        self.raw = raw
+        self.image_id, self.category_id, bbox, self.score = columns
+        self.order, self.integer_bits = forms
         self.box_wh = np.empty((len(bbox), 2))
         self.area = np.empty(len(bbox))
         coco_gt_json.box_corners(bbox, self.box_wh, self.area)
         self.boxes = bbox
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.raw, self.image_id, self.category_id, self.boxes, self.box_wh, self.area,
-                self.score)  # fmt: skip
+        return tuple(getattr(self, name) for name in self.__slots__)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        (self.raw, self.image_id, self.category_id, self.boxes, self.box_wh, self.area,
-         self.score) = state  # fmt: skip
+        for name, value in zip(self.__slots__, state, strict=True):
+            setattr(self, name, value)
 
     @classmethod
     def scan(cls, raw: bytes) -> _Results | None:
@@ -821,7 +834,35 @@ class _Results:
         code, n = coco_json.scan_results(buf, image_id, category_id, bbox, score)
         if code != coco_json.OK or n == 0:
             return None
-        return cls(raw, *_shrunk(n, image_id, category_id, bbox, score))
+        columns = _shrunk(n, image_id, category_id, bbox, score)
+        if len(raw) >= _KEEP_BYTES_BELOW:
+            bits = np.empty(n, dtype=np.uint8)
+            order = coco_gt_json.plain_result_forms(buf, bits)
+            if order >= 0:
+                return cls(None, columns, (order, bits))  # type: ignore[arg-type]
+        return cls(raw, columns)  # type: ignore[arg-type]
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """``json.loads`` of the file: the records as dicts (keys in the file's order; ints
+        where the file wrote integers)."""
+        if self.raw is not None:
+            return json.loads(self.raw)  # type: ignore[no-any-return]
+        values: dict[str, list[Any]] = {
+            "image_id": self.image_id.tolist(),
+            "category_id": self.category_id.tolist(),
+        }
+        numbers = [self.boxes[:, 0], self.boxes[:, 1], self.box_wh[:, 0], self.box_wh[:, 1],
+                   self.score]  # fmt: skip
+        lists = [column.tolist() for column in numbers]
+        for k, column in enumerate(lists):  # the integers the file wrote: ints, as json's
+            for row in np.flatnonzero(self.integer_bits & (1 << k)).tolist():
+                column[row] = int(column[row])
+        values["bbox"] = list(map(list, zip(*lists[:4], strict=True)))
+        values["score"] = lists[4]
+        keys = [coco_gt_json.RESULT_KEYS[(self.order >> shift) & 3] for shift in (6, 4, 2, 0)]
+        with _collector_paused():
+            rows = zip(*[values[k] for k in keys], strict=True)
+            return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
 def _results_columns(coco: Any) -> _Results | None:
