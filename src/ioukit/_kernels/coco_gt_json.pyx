@@ -239,14 +239,16 @@ def has_digit_run(const uint8_t[::1] buf, Py_ssize_t length):
 
 def box_corners(double[:, ::1] bbox, double[:, ::1] box_wh, double[::1] area):
     """``bbox`` (N, 4) ``x, y, w, h`` turned into corners ``x, y, x + w, y + h`` in place, its
-    ``w, h`` copied into ``box_wh`` (N, 2) and ``w * h`` into ``area`` (N,): what the
-    drop-in's evaluation reads of a results file, in one pass (the NumPy twin:
-    ``box_wh[:] = bbox[:, 2:]; bbox[:, 2:] += bbox[:, :2]; area[:] = w * h``, bit for bit:
-    each value is one IEEE operation).
+    ``w, h`` copied into ``box_wh`` (N, 2) and ``w * h`` into ``area`` (N,; or of size 0: not
+    written): what the drop-in's evaluation reads of a results file, in one pass (the NumPy
+    twin: ``box_wh[:] = bbox[:, 2:]; bbox[:, 2:] += bbox[:, :2]; area[:] = w * h``, bit for
+    bit: each value is one IEEE operation).
     """
     cdef Py_ssize_t n = bbox.shape[0], i
     cdef double w, h
-    if bbox.shape[1] != 4 or box_wh.shape[0] != n or box_wh.shape[1] != 2 or area.shape[0] != n:
+    cdef bint with_area = area.shape[0] != 0
+    if (bbox.shape[1] != 4 or box_wh.shape[0] != n or box_wh.shape[1] != 2
+            or (with_area and area.shape[0] != n)):
         raise ValueError("bbox, box_wh, area: expected shapes (N, 4), (N, 2), (N,)")
     with nogil:
         for i in range(n):
@@ -254,7 +256,8 @@ def box_corners(double[:, ::1] bbox, double[:, ::1] box_wh, double[::1] area):
             h = bbox[i, 3]
             box_wh[i, 0] = w
             box_wh[i, 1] = h
-            area[i] = w * h
+            if with_area:
+                area[i] = w * h
             bbox[i, 2] = bbox[i, 0] + w
             bbox[i, 3] = bbox[i, 1] + h
 

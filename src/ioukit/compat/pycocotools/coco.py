@@ -787,16 +787,16 @@ class _Results:
     """A results file of plain box records (``image_id, category_id, bbox, score``), as
     the compiled scanner's columns, in file order (record ``i`` is the annotation ``id = i +
     1`` of ``loadRes``), in the form the evaluation takes them: the boxes as corners ``x, y,
-    x + w, y + h`` (``boxes``, (N, 4)), ``w, h`` as read (``box_wh``, (N, 2)) and ``area = w *
-    h`` (``loadRes``' value), so that an evaluation of every record copies none of them.
+    x + w, y + h`` (``boxes``, (N, 4)) and ``w, h`` as read (``box_wh``, (N, 2)), so that an
+    evaluation of every record copies none of them (``image_id``: int32 where the ids fit).
 
     The dicts ``json`` would give are built when someone reads them: from the file's bytes
     (``raw``), or, for a file of at least ``_KEEP_BYTES_BELOW`` bytes whose records hold the
     four keys only, in one order (``coco_gt_json.plain_result_forms``), from the columns,
     that order and each number's form (``integer_bits``: int or float), the bytes dropped."""
 
-    __slots__ = ("area", "box_wh", "boxes", "category_id", "image_id", "integer_bits", "order",
-                 "raw", "score")  # fmt: skip
+    __slots__ = ("box_wh", "boxes", "category_id", "image_id", "integer_bits", "order", "raw",
+                 "score")  # fmt: skip
 
     def __init__(
         self,
@@ -807,11 +807,13 @@ class _Results:
         # columns: image_id, category_id, bbox (N, 4) xywh (turned into the corners in place),
         # score; forms: plain_result_forms' order and integer bits (raw None), or (-1, None)
         self.raw = raw
-        self.image_id, self.category_id, bbox, self.score = columns
+        image_id, self.category_id, bbox, self.score = columns
+        if len(image_id) and image_id.min() >= -(2**31) and image_id.max() < 2**31:
+            image_id = image_id.astype(np.int32)  # only looked up: half the bytes
+        self.image_id = image_id
         self.order, self.integer_bits = forms
         self.box_wh = np.empty((len(bbox), 2))
-        self.area = np.empty(len(bbox))
-        coco_gt_json.box_corners(bbox, self.box_wh, self.area)
+        coco_gt_json.box_corners(bbox, self.box_wh, np.empty(0))
         self.boxes = bbox
 
     def __getstate__(self) -> tuple[Any, ...]:
