@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ioukit.evaluation.result import ProtocolResult
 
 __all__ = [
+    "COCO_JSON_MODULES",
     "PROTOCOL_MODULES",
     "SIMILARITY_MODULES",
     "TRAITS",
@@ -46,6 +47,7 @@ __all__ = [
     "SimilarityReads",
     "StatSpec",
     "check_pair",
+    "coco_json_reader",
     "get_similarity",
     "has_similarity",
     "make_protocol",
@@ -99,6 +101,11 @@ SIMILARITY_MODULES: dict[str, str] = {
 VARIANT_MODULES: dict[str, str] = {"keypoints": _P + "keypoints"}
 """``iou_type`` -> the module that registers protocol variants for it (COCO and YOLO keypoints
 are COCO and YOLO with another similarity and layout: :func:`register_variant`)."""
+
+COCO_JSON_MODULES: dict[str, str] = {"keypoints": "ioukit.io.coco_keypoints"}
+"""Dataset column -> the module of its COCO JSON readers where that is not
+:mod:`ioukit.io.coco` (imported on first use, by :func:`coco_json_reader`: a box evaluation
+loads no keypoint reader)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,6 +392,17 @@ def _provide_similarity(name: str) -> None:
     module = SIMILARITY_MODULES.get(name)
     if module is not None and name not in _SIMILARITIES:
         import_module(module)
+
+
+def coco_json_reader(column: str, name: str) -> Callable[..., Any]:
+    """The function ``name`` of the COCO JSON reader module of Dataset column ``column``
+    (:data:`COCO_JSON_MODULES`), imported on first use.
+
+    >>> coco_json_reader("keypoints", "read_crowd_index")({"images": [{"id": 3, "crowdIndex": 1}]})
+    {3: 1.0}
+    """
+    function: Callable[..., Any] = getattr(import_module(COCO_JSON_MODULES[column]), name)
+    return function
 
 
 def protocol_names() -> tuple[str, ...]:
