@@ -26,11 +26,13 @@ import numpy as np
 
 from ioukit import masks
 from ioukit._kernels import rle
+from ioukit._kernels.coco_gt_json import OK as GT_OK
+from ioukit._kernels.coco_gt_json import scan_annotations
 from ioukit._kernels.coco_json import (
     INVALID,
     OK,
     locate_error,
-    rle_dicts,
+    rle_strings,
     scan_results,
     scan_segm_results,
     top_level_members,
@@ -770,16 +772,15 @@ def _chunked(raw: bytes, lo: int, hi: int) -> Iterator[tuple[list[Any], int]]:
 
 
 def _annotation_parts(
-    source: Source, label: str, whole: bool
+    source: Source, raw: bytes | None, label: str, whole: bool
 ) -> tuple[Any, Iterator[tuple[list[Any], int]]]:
     """The parsed ground truth (a file's: its sections but ``annotations``) and an iterator
     over its annotations as ``(records, offset)`` lists: a file's in chunks of about 1 MB
     parsed one at a time (peak memory: the file's bytes and one chunk's objects, not the
     whole parsed file), else the whole list. ``whole``: parse a file whole (after a chunk
     that did not parse alone: the iterator raises ``_SplitInsideValueError``)."""
-    if not isinstance(source, str | os.PathLike):
+    if raw is None:
         return _whole(source, label)
-    raw = _read(label)
     found = None if whole else _sections(raw, label)
     if found is None:
         return _whole(_parse(raw, label), label)
@@ -789,16 +790,71 @@ def _annotation_parts(
 
 def _ground_truth(source: Source, keep_segmentation: bool, require_iscrowd: bool) -> Dataset:
     label = os.fspath(source) if isinstance(source, str | os.PathLike) else "ground_truth"
+    raw = _read(label) if isinstance(source, str | os.PathLike) else None
+    if raw is not None and not keep_segmentation:
+        scanned = _scanned_ground_truth(raw, label)
+        if scanned is not None:
+            return scanned
     try:
-        return _ground_truth_parts(source, label, keep_segmentation, require_iscrowd, False)
+        return _ground_truth_parts(source, raw, label, keep_segmentation, require_iscrowd, False)
     except _SplitInsideValueError:
-        return _ground_truth_parts(source, label, keep_segmentation, require_iscrowd, True)
+        return _ground_truth_parts(source, raw, label, keep_segmentation, require_iscrowd, True)
+
+
+def _scanned_ground_truth(raw: bytes, label: str) -> Dataset | None:
+    """A ground-truth file's Dataset with its annotations read by the compiled scanner
+    (``ioukit._kernels.coco_gt_json``: the columns straight from the bytes, no object per
+    annotation). None where the general path is to read the file: a record without one of
+    ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd``, any ``ignore``
+    key (the scanner skips it), a shape the scanner leaves to the parser, or anything the
+    checks refuse (the general path then words the error)."""
+    found = _sections(raw, label)
+    if found is None:
+        return None
+    data, (lo, hi) = found
+    if raw.find(b'"ignore"', lo, hi) >= 0:
+        return None
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    capacity = (hi - lo) // 60 + 1  # a record takes at least 60 bytes
+    ann_ids = np.empty(capacity, dtype=np.int64)
+    image_ids = np.empty(capacity, dtype=np.int64)
+    category_ids = np.empty(capacity, dtype=np.int64)
+    xywh = np.empty((capacity, 4), dtype=np.float64)
+    area = np.empty(capacity, dtype=np.float64)
+    iscrowd = np.empty(capacity, dtype=np.float64)
+    code, n = scan_annotations(buf, lo, hi, ann_ids, image_ids, category_ids, xywh, area, iscrowd)
+    del buf
+    if code != GT_OK:
+        return None
+    try:
+        images = _image_table(_list_section(data, "images", label, True), label)
+        categories = _category_table(_list_section(data, "categories", label, False), label)
+        del data
+        xywh, image_ids, category_ids = xywh[:n], image_ids[:n], category_ids[:n]
+        _check_boxes(xywh, label, "annotations")
+        image_index = _rows_of(
+            images.ids, image_ids, label, "annotations", "image_id", "an id in images"
+        )
+        del image_ids
+        what = "an id in categories"
+        _rows_of(categories.ids, category_ids, label, "annotations", "category_id", what)
+        crowd = iscrowd[:n] != 0
+        ignore = np.zeros(n, dtype=bool)
+        columns = (xywh, image_index, category_ids, area[:n], crowd, ignore, ann_ids[:n])
+        return _ground_truth_dataset(label, images, categories, columns, None)
+    except DataFormatError:
+        return None
 
 
 def _ground_truth_parts(
-    source: Source, label: str, keep_segmentation: bool, require_iscrowd: bool, whole: bool
+    source: Source,
+    raw: bytes | None,
+    label: str,
+    keep_segmentation: bool,
+    require_iscrowd: bool,
+    whole: bool,
 ) -> Dataset:
-    data, parts = _annotation_parts(source, label, whole)
+    data, parts = _annotation_parts(source, raw, label, whole)
     if not isinstance(data, Mapping):
         raise DataFormatError(
             f"{label}: expected a JSON object with images, annotations and categories, "
@@ -822,10 +878,23 @@ def _ground_truth_parts(
             np.concatenate(c) for c in zip(*columns, strict=True)
         )
     del columns
-    n = len(xywh)
     segmentation = tuple(chain.from_iterable(segmentations)) if keep_segmentation else None
     if segmentation is not None:
         check_segmentations(segmentation, image_index, images, label, "annotations", required=False)
+    joined = (xywh, image_index, category_ids, area, crowd, ignore, ann_ids)
+    return _ground_truth_dataset(label, images, categories, joined, segmentation)
+
+
+def _ground_truth_dataset(
+    label: str,
+    images: ImageTable,
+    categories: CategoryTable,
+    columns: _AnnotationColumns,
+    segmentation: tuple[Any, ...] | None,
+) -> Dataset:
+    """The ground-truth Dataset of the annotation columns (xywh, image rows, category ids,
+    area, crowd, ignore, ids), whichever route read them."""
+    xywh, image_index, category_ids, area, crowd, ignore, ann_ids = columns
     return _dataset(
         label,
         images=images,
@@ -837,14 +906,14 @@ def _ground_truth_parts(
         area=area,
         crowd=crowd,
         ignore=ignore,
-        difficult=np.zeros(n, dtype=bool),
+        difficult=np.zeros(len(xywh), dtype=bool),
         annotation_id=ann_ids,
         segmentation=segmentation,
         box_wh=xywh[:, 2:],
     )
 
 
-_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[Any, ...] | None]
+_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Sequence[Any] | None]
 
 
 def _check_result_columns(
@@ -981,11 +1050,16 @@ def _scan_segm_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) 
     known = ~(np.isnan(heights) | np.isnan(widths))
     if (known & ((spans[:n, 0] != heights) | (spans[:n, 1] != widths))).any():
         return None  # the general path names the record
-    with _gc_paused():
-        segmentation = rle_dicts(buf, spans[:n], order[:n])
+    spans = spans[:n]
+    counts = np.empty(max(int((spans[:, 3] - spans[:, 2]).sum()), 1), dtype=np.uint8)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    written = rle_strings(buf, spans, counts, offsets)
     del buf  # no view of a memory map outlives the scan: the caller closes it
-    if segmentation is None:
+    if written < 0:
         return None  # a \u escape in a string: the general parser reads it
+    segmentation = masks.RleStrings(
+        counts[:written], offsets, spans[:, 0].copy(), spans[:, 1].copy(), (order[:n] & 1) == 1
+    )
     return xywh, scores, rows, category_ids, segmentation
 
 
@@ -1058,6 +1132,32 @@ def _segm_area_and_boxes(
     area = xywh[:, 2] * xywh[:, 3]
     if need.size == 0:
         return xywh, area
+    mask_area, boxes = _mask_areas_and_boxes(need, segmentation, image_index, ground_truth, label)
+    xywh = xywh.copy()
+    fill = missing[need]
+    xywh[need[fill]] = boxes[fill]
+    if box_rule:
+        area[need] = mask_area
+    else:
+        area = mask_area
+    return xywh, area
+
+
+def _mask_areas_and_boxes(
+    need: np.ndarray,
+    segmentation: Sequence[Any],
+    image_index: np.ndarray,
+    ground_truth: Dataset,
+    label: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel counts (float64, (K,)) and ``toBbox`` boxes ((K, 4)) of the masks ``need``."""
+    if isinstance(segmentation, masks.RleStrings):  # the scanner's strings, decoded in place
+        try:
+            runs = segmentation.take(need).to_runs()
+        except DataFormatError:
+            pass  # the dicts below name the record
+        else:
+            return runs.area().astype(np.float64), runs.to_bbox()
     heights = ground_truth.images.heights[image_index[need]]
     widths = ground_truth.images.widths[image_index[need]]
     rles: list[dict[str, Any]] = []
@@ -1089,14 +1189,7 @@ def _segm_area_and_boxes(
             except DataFormatError as exc:
                 raise DataFormatError(f"{label}: results[{i}].segmentation: {exc}") from None
         raise
-    xywh = xywh.copy()
-    fill = missing[need]
-    xywh[need[fill]] = boxes[fill]
-    if box_rule:
-        area[need] = mask_area
-    else:
-        area = mask_area
-    return xywh, area
+    return mask_area, boxes
 
 
 def _result_columns(
@@ -1262,9 +1355,13 @@ def read_coco_results(
         scores = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
         image_index = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
         category_ids = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
-    segmentation = (
-        tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
-    )
+    segmentation: Sequence[Any] | None = None
+    if keep_segmentation:  # the scanner's flat strings kept as they are
+        segmentation = (
+            parts[0][4]
+            if len(parts) == 1 and parts[0][4] is not None
+            else tuple(chain.from_iterable(p[4] or () for p in parts))
+        )
     if segmentation is not None and not (segm and scanned is not None):  # scanned: checked
         check_segmentations(segmentation, image_index, ground_truth.images, label, section)
     if segm and segmentation is not None:
