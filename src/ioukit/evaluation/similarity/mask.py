@@ -225,8 +225,9 @@ def _mask_runs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Intervals (starts, ends, offsets), boxes, areas and sizes of ``ds``'s masks ``rows``.
 
-    Plain compressed RLE dicts (the COCO results' form) are decoded straight into intervals by
-    the kernels; the rest go through :class:`masks.RunLengths` (see :func:`_slow_runs`). Every
+    Plain compressed RLE dicts (the COCO results' form) are decoded and single polygons (the
+    COCO ground truth's) rasterised straight into intervals by the kernels; the rest go
+    through :class:`masks.RunLengths` (see :func:`_slow_runs`). Every
     mask must have its image's size (taken from the first mask where the image table does not
     know it).
     """
