@@ -15,37 +15,42 @@
 #                     that is not an integer, a value of another type...)
 #   SCAN_WRONG_LENGTH a list of another length than the scanner expects (keypoint_json)
 # Every code but SCAN_OK sends the caller to the general JSON parser (or its error message).
-# Each step returns SCAN_MORE to go on, or the code to return; the caller's MemberValue does
-# the same. The key table and the routine are constants at each call site, so the compiler
-# specializes the inlined loop per scanner.
+# Like the lexer's, each routine here (and a scanner's MemberValue) returns the index after
+# what it read, or a negative code: LEX_INVALID, LEX_UNSUPPORTED or VALUE_WRONG_LENGTH
+# (scan_code turns it into the scanner's). The index travels by value: it stays in a register
+# through the loop.
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcpy
 
 from ioukit._kernels._json_lex cimport (
-    LEX_INVALID, LexNumber, lex_number, lex_short_number, skip_string, skip_value, skip_ws,
-    value_or_unsupported,
+    LEX_INVALID, LEX_UNSUPPORTED, LexNumber, lex_number, lex_short_number, skip_string,
+    skip_value, skip_ws, value_or_unsupported,
 )
 
 cdef enum:
-    SCAN_MORE = -1  # go on (internal: never returned by a scanner)
-    SCAN_CLOSED = -2  # the object ended (internal)
     SCAN_OK = 0
     SCAN_INVALID = 1
     SCAN_MISSING_KEY = 2
     SCAN_TOO_MANY = 3
     SCAN_UNSUPPORTED = 4
     SCAN_WRONG_LENGTH = 5
+    VALUE_WRONG_LENGTH = -3  # a value routine's code for SCAN_WRONG_LENGTH
 
-# a key of a scanner's table: its name and length, written IOUKIT_RECORD_KEY("bbox") in C
+# a key of a scanner's table, written IOUKIT_RECORD_KEY("bbox") in C: its name and closing
+# quote, zero-padded to 16 bytes, and their length (at most 16)
 cdef extern from *:
     """
-    typedef struct { const char* name; Py_ssize_t length; } ioukit_record_key;
-    #define IOUKIT_RECORD_KEY(name) {name, sizeof(name) - 1}
+    typedef struct { char name[16]; Py_ssize_t length; } ioukit_record_key;
+    #define IOUKIT_RECORD_KEY(name) {name "\\"", sizeof(name)}
+    /* 16 bytes 0xFF then 16 zeros: the mask of a key's first length bytes starts at 16 - length */
+    static const unsigned char ioukit_key_masks[32] = {
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255};
     """
     ctypedef struct RecordKey "ioukit_record_key":
-        const char* name
+        char name[16]
         Py_ssize_t length
+    const uint8_t* KEY_MASKS "ioukit_key_masks"
 
 # the members every results record has: indices 0..2 of every scanner's key table
 cdef enum:
@@ -62,15 +67,17 @@ ctypedef struct Columns:
     void* extra  # the scanner's own columns, for its MemberValue
 
 
-# the value of the member with key index field (>= 3) of record, at i[0]: SCAN_MORE with i[0]
-# after it, else the code to return
-ctypedef int (*MemberValue)(Columns* columns, int field, Py_ssize_t record,
-                            const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i) noexcept
+# the value at i of the member with key index field (>= 3) of record: the index after it, or
+# a negative code
+ctypedef Py_ssize_t (*MemberValue)(Columns* columns, int field, Py_ssize_t record,
+                                   const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept
 
 
-cdef inline int scan_code(Py_ssize_t lexed) noexcept nogil:
-    # a lexer code (LEX_INVALID, LEX_UNSUPPORTED) as a scanner code
-    return SCAN_INVALID if lexed == LEX_INVALID else SCAN_UNSUPPORTED
+cdef inline int scan_code(Py_ssize_t failed) noexcept nogil:
+    # a negative code (LEX_INVALID, LEX_UNSUPPORTED, VALUE_WRONG_LENGTH) as a scanner code
+    if failed == LEX_INVALID:
+        return SCAN_INVALID
+    return SCAN_WRONG_LENGTH if failed == VALUE_WRONG_LENGTH else SCAN_UNSUPPORTED
 
 
 cdef inline Py_ssize_t number_at(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
@@ -80,66 +87,60 @@ cdef inline Py_ssize_t number_at(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_
     return end if end >= 0 else lex_number(buf, i, n, out)
 
 
-cdef inline int _number_value(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i,
-                              LexNumber* out) noexcept:
-    # the number at i[0]: SCAN_MORE with i[0] after it; any other valid value (a string,
-    # null...: the general parser names it) or a number that overflows is SCAN_UNSUPPORTED
-    cdef Py_ssize_t end = number_at(buf, i[0], n, out)
-    if end == LEX_INVALID:
-        return scan_code(value_or_unsupported(buf, i[0], n))
-    if end < 0:
-        return scan_code(end)
-    i[0] = end
-    return SCAN_MORE
+cdef inline Py_ssize_t _number_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                     LexNumber* out) noexcept:
+    # the number at i; any other valid value (a string, null...: the general parser names
+    # it) or a number that overflows is LEX_UNSUPPORTED
+    cdef Py_ssize_t end = number_at(buf, i, n, out)
+    return value_or_unsupported(buf, i, n) if end == LEX_INVALID else end
 
 
-cdef inline int number_member(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i,
-                              double* out) noexcept:
-    # a number value at i[0] into out (_number_value)
+cdef inline Py_ssize_t number_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                    double* out) noexcept:
+    # a number value at i into out (_number_value)
     cdef LexNumber number
-    cdef int status = _number_value(buf, n, i, &number)
-    if status == SCAN_MORE:
+    cdef Py_ssize_t end = _number_value(buf, i, n, &number)
+    if end >= 0:
         out[0] = number.value
-    return status
+    return end
 
 
-cdef inline int id_member(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i,
-                          int64_t* out) noexcept:
-    # number_member for an id: an integer (no fraction, no exponent) below 2**53 in magnitude
+cdef inline Py_ssize_t id_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                int64_t* out) noexcept:
+    # number_value for an id: an integer (no fraction, no exponent) below 2**53 in magnitude
     cdef LexNumber number
-    cdef int status = _number_value(buf, n, i, &number)
-    if status != SCAN_MORE:
-        return status
+    cdef Py_ssize_t end = _number_value(buf, i, n, &number)
+    if end < 0:
+        return end
     if not number.integer or not (-9007199254740992.0 < number.value < 9007199254740992.0):
-        return SCAN_UNSUPPORTED
+        return LEX_UNSUPPORTED
     out[0] = <int64_t>number.value
-    return SCAN_MORE
+    return end
 
 
-cdef inline int numbers_member(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i,
-                               double* out, int count) noexcept:
-    # a list of exactly count numbers at i[0] into out[:count]; any other valid value is
-    # SCAN_UNSUPPORTED
-    cdef Py_ssize_t start = i[0], end
+cdef inline Py_ssize_t numbers_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                     double* out, int count) noexcept:
+    # a list of exactly count numbers at i into out[:count]; any other valid value is
+    # LEX_UNSUPPORTED
+    cdef Py_ssize_t end
     cdef LexNumber number
     cdef int k
-    if start >= n or buf[start] != 91:
-        return scan_code(value_or_unsupported(buf, start, n))
-    end = skip_ws(buf, start + 1, n)
+    if i >= n or buf[i] != 91:
+        return value_or_unsupported(buf, i, n)
+    end = skip_ws(buf, i + 1, n)
     for k in range(count):
         if k > 0:
             if end >= n or buf[end] != 44:
-                return scan_code(value_or_unsupported(buf, start, n))
+                return value_or_unsupported(buf, i, n)
             end = skip_ws(buf, end + 1, n)
         end = number_at(buf, end, n, &number)
         if end < 0:
-            return scan_code(value_or_unsupported(buf, start, n))
+            return value_or_unsupported(buf, i, n)
         out[k] = number.value
         end = skip_ws(buf, end, n)
     if end >= n or buf[end] != 93:
-        return scan_code(value_or_unsupported(buf, start, n))
-    i[0] = end + 1
-    return SCAN_MORE
+        return value_or_unsupported(buf, i, n)
+    return end + 1
 
 
 cdef inline Py_ssize_t plain_string_end(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize_t n,
@@ -197,49 +198,67 @@ cdef inline Py_ssize_t string_end(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize
     return skip_string(buf, j, n, escaped)
 
 
-cdef inline int member_key(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i,
-                           const RecordKey* keys, int count, int* field) noexcept nogil:
-    # i[0] at a member's key: SCAN_MORE with field its index in keys (count for another key)
-    # and i[0] at its value. Keys without escapes only ("image\u005fid" is image_id: the
-    # general parser reads it)
+cdef inline bint _key_at(const uint8_t* p, const RecordKey* key) noexcept nogil:
+    # whether p (16 readable bytes) starts with the key's name and closing quote: two words
+    # compared under the mask of the key's length
+    cdef uint64_t a, b, x, y, mask_a, mask_b
+    cdef const uint8_t* mask = KEY_MASKS + 16 - key.length
+    memcpy(&a, p, 8)
+    memcpy(&b, p + 8, 8)
+    memcpy(&x, key.name, 8)
+    memcpy(&y, key.name + 8, 8)
+    memcpy(&mask_a, mask, 8)
+    memcpy(&mask_b, mask + 8, 8)
+    return (((a ^ x) & mask_a) | ((b ^ y) & mask_b)) == 0
+
+
+cdef inline Py_ssize_t member_key(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize_t n,
+                                  const RecordKey* keys, int count, int* field) noexcept nogil:
+    # j at a member's key: the index of its value, with field the key's index in keys (count
+    # for another key). Keys without escapes only ("image\u005fid" is image_id: the general
+    # parser reads it)
     cdef const uint8_t* p = &buf[0]
-    cdef Py_ssize_t j = i[0], end = -1, length
-    cdef int k
+    cdef Py_ssize_t end = -1, length, t
+    cdef int k = count
     cdef bint escaped
     if j >= n or p[j] != 34:
-        return SCAN_INVALID  # an object member starts with a key
-    for k in range(count):  # the common case: one of the keys, the closing quote after it
-        length = keys[k].length
-        if (j + length + 2 <= n and p[j + 1] == <uint8_t>keys[k].name[0]
-                and memcmp(p + j + 1, keys[k].name, length) == 0 and p[j + 1 + length] == 34):
-            end = j + length + 2
-            break
+        return LEX_INVALID  # an object member starts with a key
+    if j + 17 <= n:  # the common case: one of the keys, 16 bytes compared at once
+        for k in range(count):
+            if p[j + 1] == <uint8_t>keys[k].name[0] and _key_at(p + j + 1, &keys[k]):
+                end = j + 1 + keys[k].length
+                break
+        else:
+            k = count
     if end < 0:
         end = string_end(buf, j, n, &escaped)
         if end < 0:
-            return scan_code(end)
+            return end
         if escaped:
-            return SCAN_UNSUPPORTED
-        k = count  # not one of the keys (a listed key would have been found above)
+            return LEX_UNSUPPORTED
+        if j + 17 > n:  # near the end of the buffer: the key's bytes one by one
+            for k in range(count):
+                length = keys[k].length
+                if end - j == length + 1:
+                    t = 0
+                    while t < length and p[j + 1 + t] == <uint8_t>keys[k].name[t]:
+                        t += 1
+                    if t == length:
+                        break
+            else:
+                k = count
     field[0] = k
     j = skip_ws(buf, end, n)
     if j >= n or p[j] != 58:  # ':'
-        return SCAN_INVALID
-    i[0] = skip_ws(buf, j + 1, n)
-    return SCAN_MORE
+        return LEX_INVALID
+    return skip_ws(buf, j + 1, n)
 
 
-cdef inline int member_next(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i) noexcept nogil:
-    # i[0] after a member's value: SCAN_MORE with i[0] at the next key, SCAN_CLOSED with i[0]
-    # after the object and the white space after it, else SCAN_INVALID
-    cdef Py_ssize_t j = skip_ws(buf, i[0], n)
-    if j < n and buf[j] == 44:
-        i[0] = skip_ws(buf, j + 1, n)
-        return SCAN_MORE
-    if j < n and buf[j] == 125:
-        i[0] = skip_ws(buf, j + 1, n)
-        return SCAN_CLOSED
-    return SCAN_INVALID  # after a member: a comma or the end of the object
+cdef inline Py_ssize_t member_next(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    # i after a member's value: the index of the ',' or '}' after it (white space skipped),
+    # else LEX_INVALID
+    i = skip_ws(buf, i, n)
+    return i if i < n and (buf[i] == 44 or buf[i] == 125) else LEX_INVALID
 
 
 cdef inline int _array_end(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize_t n) noexcept nogil:
@@ -254,7 +273,7 @@ cdef inline int scan_records(const uint8_t[::1] buf, const RecordKey* keys, int 
     # image_id, category_id, score), required the bit mask over their indices of those every
     # record must have, value the routine of the keys from index 3 on
     cdef Py_ssize_t n = buf.shape[0], i, record = 0
-    cdef int status, field, seen
+    cdef int field, seen
     records[0] = 0
     i = skip_ws(buf, 0, n)
     if i >= n or buf[i] != 91:
@@ -271,32 +290,34 @@ cdef inline int scan_records(const uint8_t[::1] buf, const RecordKey* keys, int 
         if i < n and buf[i] == 125:
             return SCAN_MISSING_KEY
         seen = 0
-        status = SCAN_MORE
-        while status == SCAN_MORE:
-            status = member_key(buf, n, &i, keys, count, &field)
-            if status != SCAN_MORE:
-                return status
+        while True:
+            i = member_key(buf, i, n, keys, count, &field)
+            if i < 0:
+                return scan_code(i)
             if field == FIELD_IMAGE:
-                status = id_member(buf, n, &i, &columns.image_id[record])
+                i = id_value(buf, i, n, columns.image_id + record)
             elif field == FIELD_CATEGORY:
-                status = id_member(buf, n, &i, &columns.category_id[record])
+                i = id_value(buf, i, n, columns.category_id + record)
             elif field == FIELD_SCORE:
-                status = number_member(buf, n, &i, &columns.score[record])
+                i = number_value(buf, i, n, columns.score + record)
             elif field < count:
-                status = value(columns, field, record, buf, n, &i)
+                i = value(columns, field, record, buf, i, n)
             else:
                 i = skip_value(buf, i, n)
-                status = scan_code(i) if i < 0 else SCAN_MORE
-            if status != SCAN_MORE:
-                return status
+            if i < 0:
+                return scan_code(i)
             seen |= 1 << field
-            status = member_next(buf, n, &i)
-        if status != SCAN_CLOSED:
-            return status
+            i = member_next(buf, i, n)
+            if i < 0:
+                return SCAN_INVALID  # after a member: a comma or the end of the object
+            if buf[i] == 125:
+                break
+            i = skip_ws(buf, i + 1, n)
         if seen & required != required:
             return SCAN_MISSING_KEY
         record += 1
         records[0] = record
+        i = skip_ws(buf, i + 1, n)
         if i < n and buf[i] == 44:
             i = skip_ws(buf, i + 1, n)
             continue

@@ -28,9 +28,9 @@ from ioukit._kernels._json_lex cimport (
     skip_ws, value_or_unsupported,
 )
 from ioukit._kernels._json_records cimport (
-    SCAN_CLOSED, SCAN_INVALID, SCAN_MISSING_KEY, SCAN_MORE, SCAN_OK, SCAN_TOO_MANY,
-    SCAN_UNSUPPORTED, Columns, RecordKey, member_key, member_next, number_at, numbers_member,
-    scan_code, scan_records, string_end,
+    SCAN_INVALID, SCAN_MISSING_KEY, SCAN_OK, SCAN_TOO_MANY, SCAN_UNSUPPORTED, Columns,
+    RecordKey, member_key, member_next, number_at, numbers_value, scan_code, scan_records,
+    string_end,
 )
 
 init_lexer()
@@ -62,10 +62,10 @@ cdef enum:
     _RLE_COUNTS = 1
 
 
-cdef int _box_value(Columns* columns, int field, Py_ssize_t record, const uint8_t[::1] buf,
-                    Py_ssize_t n, Py_ssize_t* i) noexcept:
+cdef Py_ssize_t _box_value(Columns* columns, int field, Py_ssize_t record,
+                           const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
     # the bbox: exactly 4 numbers
-    return numbers_member(buf, n, i, <double*>columns.extra + 4 * record, 4)
+    return numbers_value(buf, i, n, <double*>columns.extra + 4 * record, 4)
 
 
 def scan_results(buf, image_id, category_id, bbox, score):
@@ -156,7 +156,6 @@ def top_level_members(const uint8_t[::1] buf):
     """
     cdef Py_ssize_t n = buf.shape[0], i, key_start, end, start
     cdef bint escaped
-    cdef int status
     members = []
     i = skip_ws(buf, 0, n)
     if i >= n or buf[i] != 123:
@@ -183,11 +182,12 @@ def top_level_members(const uint8_t[::1] buf):
         if i < 0:
             return scan_code(i), []
         members.append((key, start, i))
-        status = member_next(buf, n, &i)
-        if status == SCAN_CLOSED:
-            return (SCAN_OK, members) if i == n else (SCAN_INVALID, [])
-        if status != SCAN_MORE:
-            return SCAN_INVALID, []
+        i = member_next(buf, i, n)
+        if i < 0:
+            return SCAN_INVALID, []  # after a member: a comma or the end of the object
+        if buf[i] == 125:
+            return (SCAN_OK, members) if skip_ws(buf, i + 1, n) == n else (SCAN_INVALID, [])
+        i = skip_ws(buf, i + 1, n)
 
 
 # --- segm results: the same records with a compressed RLE ``segmentation`` (#27) -------------
@@ -202,7 +202,7 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
     # integers in 0..2**31, the string without escapes): the index after it; LEX_INVALID, or
     # LEX_UNSUPPORTED for any other value (polygons, an uncompressed RLE...)
     cdef Py_ssize_t end, j
-    cdef int seen = 0, k, field, status
+    cdef int seen = 0, k, field
     cdef bint escaped
     cdef LexNumber number
     cdef int64_t side
@@ -211,7 +211,8 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
     j = skip_ws(buf, i + 1, n)
     order[0] = 0
     while True:
-        if member_key(buf, n, &j, _RLE_KEYS, 2, &field) != SCAN_MORE:
+        j = member_key(buf, j, n, _RLE_KEYS, 2, &field)
+        if j < 0:
             return value_or_unsupported(buf, i, n)  # {}, an escaped key or not JSON
         if field == _RLE_SIZE and not (seen & 1):
             if j >= n or buf[j] != 91:
@@ -251,14 +252,15 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
             j = end
         else:
             return value_or_unsupported(buf, i, n)
-        status = member_next(buf, n, &j)
-        if status == SCAN_CLOSED:
+        j = member_next(buf, j, n)
+        if j < 0:
+            return j
+        if buf[j] == 125:
             break
-        if status != SCAN_MORE:
-            return LEX_INVALID
+        j = skip_ws(buf, j + 1, n)
     if seen != 3:
         return value_or_unsupported(buf, i, n)
-    return j
+    return j + 1
 
 
 ctypedef struct _SegmColumns:
@@ -268,23 +270,18 @@ ctypedef struct _SegmColumns:
     uint8_t* order  # (C,)
 
 
-cdef int _segm_value(Columns* columns, int field, Py_ssize_t record, const uint8_t[::1] buf,
-                     Py_ssize_t n, Py_ssize_t* i) noexcept:
-    # the segmentation (a compressed RLE: _rle_object) or the bbox (exactly 4 numbers)
+cdef Py_ssize_t _segm_value(Columns* columns, int field, Py_ssize_t record,
+                            const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
+    # the bbox (exactly 4 numbers) or the segmentation (a compressed RLE: _rle_object)
     cdef _SegmColumns* segm = <_SegmColumns*>columns.extra
     cdef int64_t* rle = segm.rle + 4 * record
     cdef Py_ssize_t end
-    cdef int status
     if field == _SEGM_BBOX:
-        status = numbers_member(buf, n, i, segm.bbox + 4 * record, 4)
-        if status == SCAN_MORE:
+        end = numbers_value(buf, i, n, segm.bbox + 4 * record, 4)
+        if end >= 0:
             segm.has_bbox[record] = 1
-        return status
-    end = _rle_object(buf, i[0], n, rle, rle + 1, rle + 2, rle + 3, segm.order + record)
-    if end < 0:
-        return scan_code(end)
-    i[0] = end
-    return SCAN_MORE
+        return end
+    return _rle_object(buf, i, n, rle, rle + 1, rle + 2, rle + 3, segm.order + record)
 
 
 def scan_segm_results(buf, image_id, category_id, bbox, score, has_bbox, rle, order):

@@ -27,11 +27,11 @@ from libc.math cimport signbit
 from libc.stdint cimport int64_t, uint8_t
 
 from ioukit._kernels._json_lex cimport (
-    LexNumber, init_lexer, skip_value, skip_ws, value_or_unsupported,
+    LEX_UNSUPPORTED, LexNumber, init_lexer, skip_value, skip_ws, value_or_unsupported,
 )
 from ioukit._kernels._json_records cimport (
-    SCAN_INVALID, SCAN_MISSING_KEY, SCAN_MORE, SCAN_OK, SCAN_TOO_MANY, SCAN_UNSUPPORTED,
-    SCAN_WRONG_LENGTH, Columns, RecordKey, number_at, scan_code, scan_records,
+    SCAN_INVALID, SCAN_MISSING_KEY, SCAN_OK, SCAN_TOO_MANY, SCAN_UNSUPPORTED, SCAN_WRONG_LENGTH,
+    VALUE_WRONG_LENGTH, Columns, RecordKey, number_at, scan_records,
 )
 
 init_lexer()
@@ -58,8 +58,8 @@ cdef Py_ssize_t _numbers(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, dou
                          Py_ssize_t expected, Py_ssize_t* count) noexcept:
     """Parse ``[n1, n2, ...]`` at ``i`` into ``out[:expected]``.
 
-    Returns the end; ``-3`` when the list has more than ``expected`` values; for anything
-    that is not a flat list of numbers, the code of ``value_or_unsupported``.
+    Returns the end; VALUE_WRONG_LENGTH when the list has more than ``expected`` values; for
+    anything that is not a flat list of numbers, the code of ``value_or_unsupported``.
     """
     cdef LexNumber number
     cdef Py_ssize_t k = 0, j
@@ -74,8 +74,8 @@ cdef Py_ssize_t _numbers(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, dou
         if j < 0:
             return value_or_unsupported(buf, i, n)
         if k >= expected:
-            j = skip_value(buf, i, n)  # valid JSON with too many values: WRONG_LENGTH
-            return -3 if j >= 0 else j
+            j = skip_value(buf, i, n)  # valid JSON with too many values
+            return VALUE_WRONG_LENGTH if j >= 0 else j
         out[k] = number.value
         k += 1
         j = skip_ws(buf, j, n)
@@ -128,30 +128,26 @@ ctypedef struct _KeypointColumns:
     uint8_t* negative_zero  # (C,)
 
 
-cdef int _keypoint_value(Columns* columns, int field, Py_ssize_t record,
-                         const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t* i) noexcept:
+cdef Py_ssize_t _keypoint_value(Columns* columns, int field, Py_ssize_t record,
+                                const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
     # the keypoints (exactly 3 K numbers, and their extent box) or the bbox (4 numbers or none)
     cdef _KeypointColumns* c = <_KeypointColumns*>columns.extra
     cdef Py_ssize_t m = c.num_values, count = 0, end
     if field == _KEYPOINTS:
-        end = _numbers(buf, i[0], n, c.keypoints + record * m, m, &count)
-        if end == -3 or (end >= 0 and count != m):
-            return SCAN_WRONG_LENGTH
-        if end < 0:
-            return scan_code(end)
-        if m:
+        end = _numbers(buf, i, n, c.keypoints + record * m, m, &count)
+        if end == VALUE_WRONG_LENGTH or (end >= 0 and count != m):
+            return VALUE_WRONG_LENGTH
+        if end >= 0 and m:
             c.negative_zero[record] = _extent_box(c.keypoints + record * m, m,
                                                   c.extent_boxes + 4 * record,
                                                   c.extent_areas + record)
     else:
-        end = _numbers(buf, i[0], n, c.bbox + 4 * record, 4, &count)
-        if end == -3 or (end >= 0 and count != 0 and count != 4):
-            return SCAN_UNSUPPORTED
-        if end < 0:
-            return scan_code(end)
-        c.bbox_count[record] = <uint8_t>count
-    i[0] = end
-    return SCAN_MORE
+        end = _numbers(buf, i, n, c.bbox + 4 * record, 4, &count)
+        if end == VALUE_WRONG_LENGTH or (end >= 0 and count != 0 and count != 4):
+            return LEX_UNSUPPORTED
+        if end >= 0:
+            c.bbox_count[record] = <uint8_t>count
+    return end
 
 
 def scan_keypoint_results(
