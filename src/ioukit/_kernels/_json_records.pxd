@@ -119,9 +119,9 @@ cdef inline Py_ssize_t id_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t
 
 
 cdef inline Py_ssize_t numbers_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
-                                     double* out, int count) noexcept:
-    # a list of exactly count numbers at i into out[:count]; any other valid value is
-    # LEX_UNSUPPORTED
+                                     double* out, int count, bint integers) noexcept:
+    # a list of exactly count numbers at i into out[:count] (integers: without fraction or
+    # exponent); any other valid value is LEX_UNSUPPORTED
     cdef Py_ssize_t end
     cdef LexNumber number
     cdef int k
@@ -134,7 +134,7 @@ cdef inline Py_ssize_t numbers_value(const uint8_t[::1] buf, Py_ssize_t i, Py_ss
                 return value_or_unsupported(buf, i, n)
             end = skip_ws(buf, end + 1, n)
         end = number_at(buf, end, n, &number)
-        if end < 0:
+        if end < 0 or (integers and not number.integer):
             return value_or_unsupported(buf, i, n)
         out[k] = number.value
         end = skip_ws(buf, end, n)

@@ -24,12 +24,12 @@ from ioukit._kernels._json_lex cimport (
     EXPECT_DIGIT_AFTER_POINT, EXPECT_DIGIT_IN_EXPONENT, EXPECT_END, EXPECT_ESCAPE, EXPECT_FALSE,
     EXPECT_FIRST_KEY, EXPECT_HEX, EXPECT_KEY, EXPECT_NULL, EXPECT_OBJECT_NEXT,
     EXPECT_STRING_CHARACTER, EXPECT_TRUE, EXPECT_UTF8, EXPECT_VALUE, LEX_INVALID,
-    LEX_POW10_128, LexError, LexNumber, check_document, init_lexer, skip_string, skip_value,
+    LEX_POW10_128, LexError, check_document, init_lexer, skip_string, skip_value,
     skip_ws, value_or_unsupported,
 )
 from ioukit._kernels._json_records cimport (
     SCAN_INVALID, SCAN_MISSING_KEY, SCAN_OK, SCAN_TOO_MANY, SCAN_UNSUPPORTED, Columns,
-    RecordKey, member_key, member_next, number_at, numbers_value, scan_code, scan_records,
+    RecordKey, member_key, member_next, numbers_value, scan_code, scan_records,
     string_end,
 )
 
@@ -65,7 +65,7 @@ cdef enum:
 cdef Py_ssize_t _box_value(Columns* columns, int field, Py_ssize_t record,
                            const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
     # the bbox: exactly 4 numbers
-    return numbers_value(buf, i, n, <double*>columns.extra + 4 * record, 4)
+    return numbers_value(buf, i, n, <double*>columns.extra + 4 * record, 4, False)
 
 
 def scan_results(buf, image_id, category_id, bbox, score):
@@ -202,10 +202,9 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
     # integers in 0..2**31, the string without escapes): the index after it; LEX_INVALID, or
     # LEX_UNSUPPORTED for any other value (polygons, an uncompressed RLE...)
     cdef Py_ssize_t end, j
-    cdef int seen = 0, k, field
+    cdef int seen = 0, field
     cdef bint escaped
-    cdef LexNumber number
-    cdef int64_t side
+    cdef double sides[2]
     if i >= n or buf[i] != 123:
         return value_or_unsupported(buf, i, n)
     j = skip_ws(buf, i + 1, n)
@@ -215,26 +214,12 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
         if j < 0:
             return value_or_unsupported(buf, i, n)  # {}, an escaped key or not JSON
         if field == _RLE_SIZE and not (seen & 1):
-            if j >= n or buf[j] != 91:
+            j = numbers_value(buf, j, n, sides, 2, True)
+            if j < 0 or not (0.0 <= sides[0] <= 2147483648.0
+                             and 0.0 <= sides[1] <= 2147483648.0):
                 return value_or_unsupported(buf, i, n)
-            j = skip_ws(buf, j + 1, n)
-            for k in range(2):
-                if k == 1:
-                    if j >= n or buf[j] != 44:
-                        return value_or_unsupported(buf, i, n)
-                    j = skip_ws(buf, j + 1, n)
-                end = number_at(buf, j, n, &number)
-                if end < 0 or not number.integer or not (0.0 <= number.value <= 2147483648.0):
-                    return value_or_unsupported(buf, i, n)
-                side = <int64_t>number.value
-                if k == 0:
-                    h[0] = side
-                else:
-                    w[0] = side
-                j = skip_ws(buf, end, n)
-            if j >= n or buf[j] != 93:
-                return value_or_unsupported(buf, i, n)
-            j += 1
+            h[0] = <int64_t>sides[0]
+            w[0] = <int64_t>sides[1]
             seen |= 1
         elif field == _RLE_COUNTS and not (seen & 2):
             if j >= n or buf[j] != 34:
@@ -277,7 +262,7 @@ cdef Py_ssize_t _segm_value(Columns* columns, int field, Py_ssize_t record,
     cdef int64_t* rle = segm.rle + 4 * record
     cdef Py_ssize_t end
     if field == _SEGM_BBOX:
-        end = numbers_value(buf, i, n, segm.bbox + 4 * record, 4)
+        end = numbers_value(buf, i, n, segm.bbox + 4 * record, 4, False)
         if end >= 0:
             segm.has_bbox[record] = 1
         return end

@@ -151,16 +151,9 @@ cdef Py_ssize_t _keypoint_value(Columns* columns, int field, Py_ssize_t record,
 
 
 def scan_keypoint_results(
-    const uint8_t[::1] buf,
-    Py_ssize_t num_values,
-    int64_t[::1] image_ids,
-    int64_t[::1] category_ids,
-    double[::1] scores,
-    double[::1] keypoints,
-    double[::1] bbox,
-    uint8_t[::1] bbox_count,
-    double[::1] extent_boxes,
-    double[::1] extent_areas,
+    const uint8_t[::1] buf, Py_ssize_t num_values, int64_t[::1] image_ids,
+    int64_t[::1] category_ids, double[::1] scores, double[::1] keypoints, double[::1] bbox,
+    uint8_t[::1] bbox_count, double[::1] extent_boxes, double[::1] extent_areas,
     uint8_t[::1] negative_zero,
 ):
     """Scan a results file; returns ``(code, records)``.
