@@ -24,7 +24,7 @@ a COCO ``bbox`` gave them (the COCO box IoU uses them to be bit-exact with pycoc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -94,6 +94,16 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.setflags(write=False)
     return view
+
+
+def _segmentation_column(segmentation: Sequence[object] | None) -> Sequence[object] | None:
+    """A read-only sequence (a tuple, a reader's flat column) as it is; anything else (a list)
+    copied into a tuple, so that the caller's later edits do not reach the dataset."""
+    if segmentation is None:
+        return None
+    if isinstance(segmentation, Sequence) and not isinstance(segmentation, MutableSequence):
+        return segmentation
+    return tuple(segmentation)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -233,8 +243,10 @@ class Dataset:
     annotation_id : ndarray of int64, shape (N,)
         Source annotation ids (COCO ``id``; 1..N in reading order otherwise), unique. Used for
         reporting only, never as a match sentinel.
-    segmentation : tuple or None
-        Per-box COCO segmentation (polygon list or RLE dict) when read, else ``None``.
+    segmentation : sequence or None
+        Per-box COCO segmentation (polygon list or RLE dict) when read, else ``None``: a tuple,
+        or a read-only sequence of RLE dicts such as :class:`ioukit.masks.RleStrings` (the
+        results reader's flat column).
     keypoints : ndarray of float64, shape (N, K, 3), or None
         Keypoints ``(x, y, visibility)`` per box (COCO keypoints; OKS similarity). Finite.
     rotated : ndarray of float64, shape (N, 5), or None
@@ -281,7 +293,7 @@ class Dataset:
     ignore: np.ndarray
     difficult: np.ndarray
     annotation_id: np.ndarray
-    segmentation: tuple[object, ...] | None = None
+    segmentation: Sequence[object] | None = None
     keypoints: np.ndarray | None = None
     rotated: np.ndarray | None = None
     group_of: np.ndarray | None = None
@@ -425,7 +437,7 @@ class Dataset:
             ignore=false if ignore is None else ignore,  # type: ignore[arg-type]
             difficult=false if difficult is None else difficult,  # type: ignore[arg-type]
             annotation_id=np.arange(1, n + 1) if annotation_id is None else annotation_id,  # type: ignore[arg-type]
-            segmentation=None if segmentation is None else tuple(segmentation),
+            segmentation=_segmentation_column(segmentation),
             keypoints=None if keypoints is None else np.asarray(keypoints, dtype=np.float64),
             rotated=None if rotated is None else np.asarray(rotated, dtype=np.float64),
             group_of=None if group_of is None else np.asarray(group_of, dtype=bool),

@@ -45,9 +45,9 @@ array([[1.   , 0.143],
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import array_api_compat
 import numpy as np
@@ -57,6 +57,7 @@ from ioukit._kernels import rle
 from ioukit.errors import DataFormatError, MaskError
 
 __all__ = [
+    "RleStrings",
     "RunLengths",
     "area",
     "decode",
@@ -132,6 +133,100 @@ class RunLengths:
     def to_rles(self) -> list[RLE]:
         """COCO RLE dicts with compressed ``counts`` (bytes), as ``pycocotools.mask.encode``."""
         return _to_dicts(self)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RleStrings(Sequence[RLE]):
+    """N compressed COCO RLE strings in one byte buffer: the column a results file reads into.
+
+    A sequence of RLE dicts to every reader (``strings[i]`` builds
+    ``{"size": [h, w], "counts": str}``, as the JSON parser would), kept flat so that N masks
+    cost ``N * 33`` bytes plus their strings instead of three Python objects each; the mask
+    kernels read the bytes in place. Mask ``i`` is ``counts[offsets[i]:offsets[i + 1]]``
+    (UTF-8 as read; the characters are checked by :meth:`to_runs` and the kernels).
+
+    Attributes
+    ----------
+    counts : ndarray of uint8, shape (total,)
+    offsets : ndarray of int64, shape (N + 1,)
+    heights, widths : ndarray of int64, shape (N,)
+    counts_first : ndarray of bool, shape (N,)
+        Whether the dict lists ``counts`` before ``size`` (the file's key order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> strings = RleStrings(np.frombuffer(b"3210311", dtype=np.uint8), np.array([0, 5, 7]),
+    ...                      np.array([3, 2]), np.array([4, 1]), np.array([False, True]))
+    >>> len(strings), strings[1]
+    (2, {'counts': '11', 'size': [2, 1]})
+    >>> strings.to_runs().area().tolist()
+    [4, 1]
+    >>> len(strings[:0]), list(strings.take(np.array([0])))
+    (0, [{'size': [3, 4], 'counts': '32103'}])
+    """
+
+    counts: np.ndarray
+    offsets: np.ndarray
+    heights: np.ndarray
+    widths: np.ndarray
+    counts_first: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0] - 1)
+
+    def __repr__(self) -> str:
+        return f"RleStrings({len(self)} masks, {int(self.offsets[-1] - self.offsets[0])} bytes)"
+
+    @overload
+    def __getitem__(self, index: int) -> RLE: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> RleStrings: ...
+
+    def __getitem__(self, index: int | slice) -> RLE | RleStrings:
+        if isinstance(index, slice):
+            return self.take(np.arange(len(self))[index])
+        i = range(len(self))[index]  # IndexError as a tuple's
+        return self._dict(i, int(self.offsets[i]), int(self.offsets[i + 1]))
+
+    def __iter__(self) -> Iterator[RLE]:
+        offsets = self.offsets.tolist()
+        for i in range(len(self)):
+            yield self._dict(i, offsets[i], offsets[i + 1])
+
+    def _dict(self, i: int, start: int, end: int) -> RLE:
+        size = [int(self.heights[i]), int(self.widths[i])]
+        counts = self.counts[start:end].tobytes().decode()
+        if self.counts_first[i]:
+            return {"counts": counts, "size": size}
+        return {"size": size, "counts": counts}
+
+    def take(self, rows: np.ndarray) -> RleStrings:
+        """The strings ``rows`` (int array of shape (K,)), as a new batch."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = self.offsets[rows + 1] - self.offsets[rows]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        source = np.repeat(self.offsets[rows] - offsets[:-1], lengths) + np.arange(
+            int(offsets[-1]), dtype=np.int64
+        )
+        return RleStrings(
+            self.counts[source], offsets, self.heights[rows], self.widths[rows],
+            self.counts_first[rows],
+        )  # fmt: skip
+
+    def to_runs(self, *, name: str = "rles") -> RunLengths:
+        """The masks decoded into a :class:`RunLengths` batch (as :func:`parse_rles`).
+
+        Raises :class:`DataFormatError` naming ``name[i].counts`` for a corrupt string or runs
+        that do not sum to ``height * width``.
+        """
+        counts, offsets = _decode_strings(
+            self.counts, self.offsets, name, lambda k: k, lambda k: self[k]["counts"]
+        )
+        _check_sums(counts, offsets, self.heights, self.widths, name)
+        return RunLengths(counts, offsets, self.heights, self.widths)
 
 
 def _kernels() -> Any:
@@ -229,7 +324,6 @@ def _size_of(obj: dict[Any, Any], where: str) -> tuple[int, int]:
 
 def _parse_rles(objs: Sequence[object], name: str) -> RunLengths:
     """Check and decode a sequence of RLE dicts (compressed or uncompressed counts)."""
-    rle = _kernels()
     n = len(objs)
     heights = np.empty(n, dtype=np.int64)
     widths = np.empty(n, dtype=np.int64)
@@ -279,17 +373,9 @@ def _parse_rles(objs: Sequence[object], name: str) -> RunLengths:
         byte_offsets = np.zeros(len(strings) + 1, dtype=np.int64)
         np.cumsum([len(s) for s in strings], out=byte_offsets[1:])
         buf = np.frombuffer(b"".join(strings), dtype=np.uint8)
-        ncounts = np.empty(len(strings), dtype=np.int64)
-        bad = rle.parse_count(buf, byte_offsets, ncounts)
-        if bad >= 0:
-            raise DataFormatError(
-                f"{name}[{string_index[bad]}].counts: expected a compressed RLE string "
-                f"(characters '0' to 'o', last one below 'P'), got {short_repr(strings[bad])}"
-            )
-        parsed_offsets = np.zeros(len(strings) + 1, dtype=np.int64)
-        np.cumsum(ncounts, out=parsed_offsets[1:])
-        parsed_counts = np.empty(int(parsed_offsets[-1]), dtype=np.int64)
-        rle.parse_fill(buf, byte_offsets, parsed_offsets, parsed_counts)
+        parsed_counts, parsed_offsets = _decode_strings(
+            buf, byte_offsets, name, string_index.__getitem__, strings.__getitem__
+        )
     if lists:
         pieces: list[np.ndarray] = []
         lengths = np.empty(n, dtype=np.int64)
@@ -309,6 +395,30 @@ def _parse_rles(objs: Sequence[object], name: str) -> RunLengths:
         counts_all, offsets = parsed_counts, parsed_offsets
     _check_sums(counts_all, offsets, heights, widths, name)
     return RunLengths(counts_all, offsets, heights, widths)
+
+
+def _decode_strings(
+    buf: np.ndarray,
+    byte_offsets: np.ndarray,
+    name: str,
+    index_of: Callable[[int], int],
+    shown: Callable[[int], object],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Runs ``(counts, offsets)`` of the compressed strings ``buf[byte_offsets[k]:...]``;
+    a bad string ``k`` is refused as ``name[index_of(k)].counts``, showing ``shown(k)``."""
+    rle = _kernels()
+    ncounts = np.empty(len(byte_offsets) - 1, dtype=np.int64)
+    bad = rle.parse_count(buf, byte_offsets, ncounts)
+    if bad >= 0:
+        raise DataFormatError(
+            f"{name}[{index_of(bad)}].counts: expected a compressed RLE string "
+            f"(characters '0' to 'o', last one below 'P'), got {short_repr(shown(bad))}"
+        )
+    offsets = np.zeros(len(ncounts) + 1, dtype=np.int64)
+    np.cumsum(ncounts, out=offsets[1:])
+    counts = np.empty(int(offsets[-1]), dtype=np.int64)
+    rle.parse_fill(buf, byte_offsets, offsets, counts)
+    return counts, offsets
 
 
 def _check_sums(

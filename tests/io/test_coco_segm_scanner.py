@@ -5,6 +5,7 @@ order), and every bad record gets the general path's message, word for word."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from ioukit.errors import DataFormatError
 from ioukit.io import coco
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.masks import RleStrings
 
 GT = {
     "images": [{"id": 1, "width": 100, "height": 100}, {"id": 2, "width": 64, "height": 48}],
@@ -80,7 +82,8 @@ def test_every_shape_reads_as_the_general_parser(
     general = _read_general(path, gt, monkeypatch)
     for column in ("boxes", "scores", "image_index", "category_id", "area", "annotation_id"):
         np.testing.assert_array_equal(getattr(ours, column), getattr(general, column))
-    assert ours.segmentation == general.segmentation
+    assert ours.segmentation is not None and general.segmentation is not None
+    assert tuple(ours.segmentation) == general.segmentation
     assert [list(s) if isinstance(s, dict) else s for s in ours.segmentation or ()] == [
         list(s) if isinstance(s, dict) else s for s in general.segmentation or ()
     ]  # key order too
@@ -96,16 +99,21 @@ def test_the_scanner_takes_the_common_shapes(tmp_path: Path) -> None:
         assert coco._scan_segm_file(data, "r.json", gt) is None, name
 
 
-def test_the_dicts_are_not_tracked_and_are_plain(tmp_path: Path) -> None:
-    import gc
-
+def test_the_masks_are_one_flat_column_of_plain_dicts(tmp_path: Path) -> None:
+    # no Python object per mask: the strings stay in one buffer, the dicts are built on demand
     gt = read_coco_ground_truth(GT)
     ours = read_coco_results(_write(tmp_path, SHAPES["plain"], None), gt, iou_type="segm")
-    assert ours.segmentation is not None
-    seg = ours.segmentation[0]
+    assert isinstance(ours.segmentation, RleStrings)
+    assert ours.segmentation.counts.dtype == np.uint8
+    assert ours.segmentation.counts.tobytes() == (A["counts"] + B["counts"]).encode()
+    seg = ours.segmentation[1]
     assert type(seg) is dict and type(seg["size"]) is list and type(seg["counts"]) is str
-    assert not gc.is_tracked(seg) and not gc.is_tracked(seg["size"])
-    seg["size"].append(seg["size"])  # a cycle the collector cannot see: only a leak
+    assert seg == B and list(seg) == list(B)
+    seg["size"].append(1)  # a copy: the column does not change
+    assert ours.segmentation[1] == B
+    assert tuple(ours.segmentation[::-1]) == (B, A)
+    again = pickle.loads(pickle.dumps(ours.segmentation))
+    assert tuple(again) == (A, B)
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
@@ -151,4 +159,4 @@ def test_counts_strings_read_as_the_general_parser(pieces: list[str], pad: int) 
         assert want is None  # not JSON: refused from where the scanner stopped
         return
     if scanned is not None:
-        assert scanned[4] == (want,)
+        assert scanned[4] is not None and tuple(scanned[4]) == (want,)

@@ -27,6 +27,6 @@ def scan_segm_results(
     rle: np.ndarray,
     order: np.ndarray,
 ) -> tuple[int, int]: ...
-def rle_dicts(
-    buf: np.ndarray, rle: np.ndarray, order: np.ndarray
-) -> tuple[dict[str, object], ...] | None: ...
+def rle_strings(
+    buf: np.ndarray, rle: np.ndarray, counts: np.ndarray, offsets: np.ndarray
+) -> int: ...

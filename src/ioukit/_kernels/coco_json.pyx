@@ -17,7 +17,7 @@ The plain-Python twin is the general parser (``orjson``/``json``): tests compare
 """
 
 from libc.stdint cimport int64_t, uint8_t
-from libc.stdlib cimport free, malloc
+from libc.string cimport memchr, memcpy
 
 from ioukit._kernels._json_lex cimport (
     EXPECT_ARRAY_NEXT, EXPECT_CLOSING_QUOTE, EXPECT_COLON, EXPECT_DIGIT_AFTER_MINUS,
@@ -192,10 +192,6 @@ def top_level_members(const uint8_t[::1] buf):
 
 # --- segm results: the same records with a compressed RLE ``segmentation`` (#27) -------------
 
-cdef extern from "Python.h":
-    object PyUnicode_DecodeUTF8(const char* s, Py_ssize_t size, const char* errors)
-    void PyObject_GC_UnTrack(object op)
-
 cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, int64_t* h,
                             int64_t* w, int64_t* lo, int64_t* hi, uint8_t* order) noexcept:
     # ``{"size": [h, w], "counts": "..."}`` at i (either order, nothing else, the sides
@@ -313,65 +309,30 @@ cdef Py_ssize_t _unescape(const uint8_t* s, Py_ssize_t length, char* out) noexce
     return m
 
 
-def rle_dicts(const uint8_t[::1] buf, const int64_t[:, :] rle, const uint8_t[:] order):
-    """The segmentation dicts the general parser would build from :func:`scan_segm_results`'
-    columns: ``{"size": [h, w], "counts": str}`` (in the file's key order), as a tuple; None
-    when a string holds a ``\\u`` escape (the general parser reads the file)."""
-    cdef Py_ssize_t n = rle.shape[0], k, length, longest = 1
-    cdef dict sides = {}
-    cdef object h, w, counts
-    cdef list size
-    cdef char* scratch
-    for k in range(n):
-        if order[k] & 2:
-            longest = max(longest, rle[k, 3] - rle[k, 2])
-    scratch = <char*>malloc(longest)
-    if scratch == NULL:
-        raise MemoryError()
-    try:
-        out = _rle_dict_list(buf, rle, order, scratch)
-    finally:
-        free(scratch)
-    return None if out is None else tuple(out)
-
-
-cdef object _rle_dict_list(const uint8_t[::1] buf, const int64_t[:, :] rle,
-                           const uint8_t[:] order, char* scratch):
-    cdef Py_ssize_t n = rle.shape[0], k, length
-    cdef dict sides = {}, d
-    cdef object h = None, w = None, counts
-    cdef int64_t last_h = -1, last_w = -1
-    cdef list size
-    out = [None] * n
-    for k in range(n):
-        # one int object per distinct side (the last record's first: images repeat sizes)
-        if rle[k, 0] != last_h:
-            last_h = rle[k, 0]
-            h = sides.get(last_h)
-            if h is None:
-                h = sides[last_h] = int(last_h)
-        if rle[k, 1] != last_w:
-            last_w = rle[k, 1]
-            w = sides.get(last_w)
-            if w is None:
-                w = sides[last_w] = int(last_w)
-        size = [h, w]
-        if order[k] & 2:
-            length = _unescape(&buf[0] + rle[k, 2], rle[k, 3] - rle[k, 2], scratch)
-            if length < 0:
-                return None
-            counts = PyUnicode_DecodeUTF8(scratch, length, NULL)
+def rle_strings(const uint8_t[::1] buf, const int64_t[:, :] rle, uint8_t[::1] counts,
+                int64_t[::1] offsets):
+    """The counts strings of :func:`scan_segm_results`' columns (``rle`` (N, 4): h, w and the
+    byte range of each string) with their simple escapes resolved, one after the other into
+    ``counts`` (at least as long as the byte ranges together), each starting at
+    ``offsets[k]`` (``offsets`` (N + 1,)); ``counts`` holds at least one byte. Returns the bytes written, or -1 when a string holds
+    a ``\\u`` escape (the general parser reads the file)."""
+    cdef Py_ssize_t n = rle.shape[0], k, length, at = 0
+    cdef const uint8_t* source
+    if counts.shape[0] == 0 or offsets.shape[0] != n + 1:
+        raise ValueError("counts, offsets: expected at least one byte and N + 1 offsets")
+    with nogil:
+        for k in range(n):
+            offsets[k] = at
+            source = &buf[0] + rle[k, 2]
+            length = rle[k, 3] - rle[k, 2]
+            if memchr(source, 92, length) == NULL:
+                memcpy(&counts[0] + at, source, length)
+            else:
+                length = _unescape(source, length, <char*>&counts[0] + at)
+                if length < 0:
+                    at = -1
+                    break
+            at += length
         else:
-            counts = PyUnicode_DecodeUTF8(<const char*>&buf[0] + rle[k, 2],
-                                          rle[k, 3] - rle[k, 2], NULL)
-        if order[k] & 1:
-            d = {"counts": counts, "size": size}
-        else:
-            d = {"size": size, "counts": counts}
-        # untracked by the cyclic collector: these hold only a str and a list of two ints, so
-        # no cycle passes through them (CPython untracks such dicts and tuples itself); the
-        # collector's passes over 2 x N new containers cost more than building them
-        PyObject_GC_UnTrack(size)
-        PyObject_GC_UnTrack(d)
-        out[k] = d
-    return out
+            offsets[n] = at
+    return at

@@ -1086,33 +1086,43 @@ cdef int _rle_group(
     return 0
 
 
-def group_rle_iou(
-    segs, const int64_t[:] pred_rows, const double[:] image_h, const double[:] image_w,
+cdef class _Strings:
+    # the predictions' compressed strings (pointers into objects or a buffer the caller
+    # keeps alive), their lengths and mask sizes; freed with the object
+    cdef const char** data
+    cdef Py_ssize_t* lengths
+    cdef int64_t* heights
+    cdef int64_t* widths
+    cdef Py_ssize_t n
+
+    def __cinit__(self, Py_ssize_t n):
+        self.n = n
+        self.data = <const char**>malloc(max(n, 1) * sizeof(char*))
+        self.lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
+        self.heights = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        self.widths = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        if (self.data == NULL or self.lengths == NULL or self.heights == NULL
+                or self.widths == NULL):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.data); free(self.lengths); free(self.heights); free(self.widths)
+
+
+cdef object _strings_group_iou(
+    _Strings strings, const double[:] image_h, const double[:] image_w,
     const int64_t[:] gt_start, const int64_t[:] gt_end, const int64_t[:] pred_start,
     const int64_t[:] pred_count, group_size, const int64_t[:] gt_starts,
     const int64_t[:] gt_ends, const int64_t[:] gt_offsets, const int64_t[:, :] gt_boxes,
     const int64_t[:] gt_areas, gt_crowd, const int64_t[:] iou_offsets, iou_values,
 ):
-    """:func:`group_mask_iou` with the predictions read straight from their compressed RLE
-    dicts ``segs[pred_rows[k]]``, decoded group by group into a per-thread scratch: no
-    interval array of all predictions is built.
-
-    Prediction ``k`` must be a plain RLE dict (see :func:`plain_rle_sizes`) of its image's
-    size ``image_h[k]`` x ``image_w[k]`` (NaN: unknown) and, in a group with ground truths,
-    of the group's size ``group_size[i] = (h << 32) + w`` (int64). Returns -1; -2 when one is
-    not (nothing is filled: the caller takes the general path, which words the error); or
-    the first ``k`` whose string the Python path refuses (then ``iou_values`` is
-    incomplete). Groups are shared between threads as :func:`group_mask_iou` does.
-    """
-    cdef Py_ssize_t n = pred_rows.shape[0], n_groups = gt_start.shape[0], k, group, d
-    cdef Py_ssize_t first_bad = -1
+    # group_rle_iou's checks and groups, once the strings are gathered
+    cdef Py_ssize_t n = strings.n, n_groups = gt_start.shape[0], k, group, d
     cdef double[::1] values = iou_values
     cdef const uint8_t[:] crowd = _as_u8(gt_crowd)
     cdef const int64_t[:] sizes = group_size
     cdef int64_t[:] heights = np.right_shift(np.asarray(group_size, dtype=np.int64), 32)
     cdef double* value_ptr = &values[0] if values.shape[0] else NULL
-    cdef const char** data = <const char**>malloc(max(n, 1) * sizeof(char*))
-    cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
     cdef int64_t* totals = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
     cdef uint8_t* bad = <uint8_t*>calloc(max(n, 1), 1)
     cdef int64_t* scratch = NULL
@@ -1121,18 +1131,22 @@ def group_rle_iou(
     cdef int64_t h, w
     cdef bint has_gt
     cdef bint threaded = values.shape[0] >= GROUP_PARALLEL_MIN_PAIRS or n >= 4096
-    if data == NULL or lengths == NULL or totals == NULL or bad == NULL:
-        free(data); free(lengths); free(totals); free(bad)
+    cdef const char** data = strings.data
+    cdef const Py_ssize_t* lengths = strings.lengths
+    if totals == NULL or bad == NULL:
+        free(totals); free(bad)
         raise MemoryError()
     try:
+        if image_h.shape[0] != n or image_w.shape[0] != n:
+            raise ValueError("image_h, image_w: expected one size per prediction")
         if pred_start.shape[0] and pred_start[n_groups - 1] + pred_count[n_groups - 1] != n:
             raise ValueError("pred_start, pred_count: expected the groups to cover pred_rows")
         for group in range(n_groups):
             has_gt = gt_end[group] > gt_start[group]
             for d in range(pred_count[group]):
                 k = pred_start[group] + d
-                if not _plain_rle(segs[pred_rows[k]], &data[k], &lengths[k], &h, &w):
-                    return -2
+                h = strings.heights[k]
+                w = strings.widths[k]
                 if (image_h[k] == image_h[k] and image_w[k] == image_w[k]
                         and (h != image_h[k] or w != image_w[k])):
                     return -2
@@ -1166,7 +1180,72 @@ def group_rle_iou(
                 return k
         return -1
     finally:
-        free(data); free(lengths); free(totals); free(bad)
+        free(totals); free(bad)
+
+
+def group_rle_iou(
+    segs, const int64_t[:] pred_rows, const double[:] image_h, const double[:] image_w,
+    const int64_t[:] gt_start, const int64_t[:] gt_end, const int64_t[:] pred_start,
+    const int64_t[:] pred_count, group_size, const int64_t[:] gt_starts,
+    const int64_t[:] gt_ends, const int64_t[:] gt_offsets, const int64_t[:, :] gt_boxes,
+    const int64_t[:] gt_areas, gt_crowd, const int64_t[:] iou_offsets, iou_values,
+):
+    """:func:`group_mask_iou` with the predictions read straight from their compressed RLE
+    dicts ``segs[pred_rows[k]]``, decoded group by group into a per-thread scratch: no
+    interval array of all predictions is built.
+
+    Prediction ``k`` must be a plain RLE dict (see :func:`plain_rle_sizes`) of its image's
+    size ``image_h[k]`` x ``image_w[k]`` (NaN: unknown) and, in a group with ground truths,
+    of the group's size ``group_size[i] = (h << 32) + w`` (int64). Returns -1; -2 when one is
+    not (nothing is filled: the caller takes the general path, which words the error); or
+    the first ``k`` whose string the Python path refuses (then ``iou_values`` is
+    incomplete). Groups are shared between threads as :func:`group_mask_iou` does.
+    """
+    cdef _Strings strings = _Strings(pred_rows.shape[0])
+    cdef Py_ssize_t k
+    cdef int64_t h, w
+    for k in range(pred_rows.shape[0]):
+        if not _plain_rle(segs[pred_rows[k]], &strings.data[k], &strings.lengths[k], &h, &w):
+            return -2
+        strings.heights[k] = h
+        strings.widths[k] = w
+    return _strings_group_iou(strings, image_h, image_w, gt_start, gt_end, pred_start,
+                              pred_count, group_size, gt_starts, gt_ends, gt_offsets, gt_boxes,
+                              gt_areas, gt_crowd, iou_offsets, iou_values)
+
+
+def group_rle_strings_iou(
+    const uint8_t[::1] counts, const int64_t[:] byte_offsets, const int64_t[:] mask_h,
+    const int64_t[:] mask_w, const int64_t[:] pred_rows, const double[:] image_h,
+    const double[:] image_w, const int64_t[:] gt_start, const int64_t[:] gt_end,
+    const int64_t[:] pred_start, const int64_t[:] pred_count, group_size,
+    const int64_t[:] gt_starts, const int64_t[:] gt_ends, const int64_t[:] gt_offsets,
+    const int64_t[:, :] gt_boxes, const int64_t[:] gt_areas, gt_crowd,
+    const int64_t[:] iou_offsets, iou_values,
+):
+    """:func:`group_rle_iou` with the predictions' strings read in place from one buffer:
+    mask ``r`` is ``counts[byte_offsets[r]:byte_offsets[r + 1]]`` of size ``mask_h[r]`` x
+    ``mask_w[r]`` (``ioukit.masks.RleStrings``' columns), prediction ``k`` the mask
+    ``pred_rows[k]``. The same checks and return codes."""
+    cdef Py_ssize_t n = pred_rows.shape[0], k, r
+    cdef _Strings strings = _Strings(n)
+    cdef const char* base = <const char*>&counts[0] if counts.shape[0] else NULL
+    for k in range(n):
+        r = pred_rows[k]
+        if r < 0 or r >= mask_h.shape[0] or r >= mask_w.shape[0] or r + 1 >= byte_offsets.shape[0]:
+            raise IndexError(f"pred_rows[{k}]: {r} is not a mask of the batch")
+        if (byte_offsets[r] < 0 or byte_offsets[r + 1] < byte_offsets[r]
+                or byte_offsets[r + 1] > counts.shape[0]):
+            raise ValueError(f"byte_offsets[{r}]: outside counts")
+        if mask_h[r] < 0 or mask_h[r] > _MAX_RLE_SIDE or mask_w[r] < 0 or mask_w[r] > _MAX_RLE_SIDE:
+            return -2
+        strings.data[k] = base + byte_offsets[r] if base != NULL else <const char*>""
+        strings.lengths[k] = byte_offsets[r + 1] - byte_offsets[r]
+        strings.heights[k] = mask_h[r]
+        strings.widths[k] = mask_w[r]
+    return _strings_group_iou(strings, image_h, image_w, gt_start, gt_end, pred_start,
+                              pred_count, group_size, gt_starts, gt_ends, gt_offsets, gt_boxes,
+                              gt_areas, gt_crowd, iou_offsets, iou_values)
 
 
 # ----------------------------------------------------------------------------------------------

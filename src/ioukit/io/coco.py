@@ -30,7 +30,7 @@ from ioukit._kernels.coco_json import (
     INVALID,
     OK,
     locate_error,
-    rle_dicts,
+    rle_strings,
     scan_results,
     scan_segm_results,
     top_level_members,
@@ -844,7 +844,7 @@ def _ground_truth_parts(
     )
 
 
-_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[Any, ...] | None]
+_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Sequence[Any] | None]
 
 
 def _check_result_columns(
@@ -981,11 +981,16 @@ def _scan_segm_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) 
     known = ~(np.isnan(heights) | np.isnan(widths))
     if (known & ((spans[:n, 0] != heights) | (spans[:n, 1] != widths))).any():
         return None  # the general path names the record
-    with _gc_paused():
-        segmentation = rle_dicts(buf, spans[:n], order[:n])
+    spans = spans[:n]
+    counts = np.empty(max(int((spans[:, 3] - spans[:, 2]).sum()), 1), dtype=np.uint8)
+    offsets = np.empty(n + 1, dtype=np.int64)
+    written = rle_strings(buf, spans, counts, offsets)
     del buf  # no view of a memory map outlives the scan: the caller closes it
-    if segmentation is None:
+    if written < 0:
         return None  # a \u escape in a string: the general parser reads it
+    segmentation = masks.RleStrings(
+        counts[:written], offsets, spans[:, 0].copy(), spans[:, 1].copy(), (order[:n] & 1) == 1
+    )
     return xywh, scores, rows, category_ids, segmentation
 
 
@@ -1058,6 +1063,32 @@ def _segm_area_and_boxes(
     area = xywh[:, 2] * xywh[:, 3]
     if need.size == 0:
         return xywh, area
+    mask_area, boxes = _mask_areas_and_boxes(need, segmentation, image_index, ground_truth, label)
+    xywh = xywh.copy()
+    fill = missing[need]
+    xywh[need[fill]] = boxes[fill]
+    if box_rule:
+        area[need] = mask_area
+    else:
+        area = mask_area
+    return xywh, area
+
+
+def _mask_areas_and_boxes(
+    need: np.ndarray,
+    segmentation: Sequence[Any],
+    image_index: np.ndarray,
+    ground_truth: Dataset,
+    label: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel counts (float64, (K,)) and ``toBbox`` boxes ((K, 4)) of the masks ``need``."""
+    if isinstance(segmentation, masks.RleStrings):  # the scanner's strings, decoded in place
+        try:
+            runs = segmentation.take(need).to_runs()
+        except DataFormatError:
+            pass  # the dicts below name the record
+        else:
+            return runs.area().astype(np.float64), runs.to_bbox()
     heights = ground_truth.images.heights[image_index[need]]
     widths = ground_truth.images.widths[image_index[need]]
     rles: list[dict[str, Any]] = []
@@ -1089,14 +1120,7 @@ def _segm_area_and_boxes(
             except DataFormatError as exc:
                 raise DataFormatError(f"{label}: results[{i}].segmentation: {exc}") from None
         raise
-    xywh = xywh.copy()
-    fill = missing[need]
-    xywh[need[fill]] = boxes[fill]
-    if box_rule:
-        area[need] = mask_area
-    else:
-        area = mask_area
-    return xywh, area
+    return mask_area, boxes
 
 
 def _result_columns(
@@ -1262,9 +1286,13 @@ def read_coco_results(
         scores = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
         image_index = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.int64)
         category_ids = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int64)
-    segmentation = (
-        tuple(chain.from_iterable(p[4] or () for p in parts)) if keep_segmentation else None
-    )
+    segmentation: Sequence[Any] | None = None
+    if keep_segmentation:  # the scanner's flat strings kept as they are
+        segmentation = (
+            parts[0][4]
+            if len(parts) == 1 and parts[0][4] is not None
+            else tuple(chain.from_iterable(p[4] or () for p in parts))
+        )
     if segmentation is not None and not (segm and scanned is not None):  # scanned: checked
         check_segmentations(segmentation, image_index, ground_truth.images, label, section)
     if segm and segmentation is not None:

@@ -5,6 +5,8 @@ clear errors. A parity failure prints both stat vectors and their difference."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,7 @@ from ioukit.errors import DataFormatError
 from ioukit.evaluation.protocols.coco import evaluate_coco
 from ioukit.evaluation.similarity import mask as _segm
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
+from ioukit.masks import RleStrings
 from tests import coco_reference as reference
 from tests.coco_reference import compare
 from tests.kernels.test_match_kernels import patch_with_twins
@@ -209,6 +212,30 @@ def test_segm_parity_with_pycocotools_and_faster_coco_eval(
     compare("faster-coco-eval", ours, run_faster_coco_eval(gt, res, options))
 
 
+FILE_CASES = [c for c in CASES if not c[1].get("result_polygons")]
+
+
+def _files(tmp_path: Path, gt: dict[str, Any], res: list[dict[str, Any]]) -> tuple[Path, Path]:
+    gt_file, res_file = tmp_path / "gt.json", tmp_path / "results.json"
+    gt_file.write_text(json.dumps(gt))
+    res_file.write_text(json.dumps(res))
+    return gt_file, res_file
+
+
+@pytest.mark.parametrize(("name", "shape", "options"), FILE_CASES, ids=[c[0] for c in FILE_CASES])
+def test_segm_parity_from_files(
+    tmp_path: Path, name: str, shape: dict[str, Any], options: dict[str, Any]
+) -> None:
+    # a results file of compressed RLE: the scanner keeps the strings flat (no dict per mask)
+    # and the IoU kernel reads them in place
+    gt, res = generate(len(name) + 200, **shape)
+    gt_file, res_file = _files(tmp_path, gt, res)
+    flat = read_coco_results(res_file, read_coco_ground_truth(gt_file), iou_type="segm")
+    assert isinstance(flat.segmentation, RleStrings)
+    ours = evaluate(gt_file, res_file, iou_type="segm", **options)
+    compare("pycocotools", ours, run_pycocotools(gt, res, options))
+
+
 def test_segm_differs_from_bbox_and_uses_mask_iou() -> None:
     gt, res = generate(3, n_images=8)
     segm = evaluate(gt, res, iou_type="segm")
@@ -293,26 +320,55 @@ def group_rle_iou_twin(*args: Any) -> int:
     return -1
 
 
+def group_rle_strings_iou_twin(
+    counts: np.ndarray,
+    byte_offsets: np.ndarray,
+    mask_h: np.ndarray,
+    mask_w: np.ndarray,
+    *args: Any,
+) -> int:
+    """Plain-Python twin of kernels.group_rle_strings_iou: the strings cut out of the buffer
+    as dicts, then :func:`group_rle_iou_twin`."""
+    segs = [
+        {"size": [int(mask_h[r]), int(mask_w[r])],
+         "counts": counts[byte_offsets[r] : byte_offsets[r + 1]].tobytes()}
+        for r in range(len(mask_h))
+    ]  # fmt: skip
+    return group_rle_iou_twin(segs, *args)
+
+
 @pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # pycocotools
-def test_plain_rle_kernel_equals_twin(monkeypatch: pytest.MonkeyPatch) -> None:
-    # RLE-string results (the common case) take group_rle_iou: compare it with its twin
+@pytest.mark.parametrize(
+    ("source", "name", "twin"),
+    [("dicts", "group_rle_iou", group_rle_iou_twin),
+     ("file", "group_rle_strings_iou", group_rle_strings_iou_twin)],
+)  # fmt: skip
+def test_plain_rle_kernels_equal_twins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, name: str, twin: Any
+) -> None:
+    # RLE-string results (the common case) take group_rle_iou (dicts in memory) or
+    # group_rle_strings_iou (a file's strings, kept flat): compare each with its twin
     gt, res = generate(12, n_images=6, crowd=0.3, empty_masks=0.1)
-    gt_ds = read_coco_ground_truth(gt, keep_segmentation=True)
-    pred_ds = read_coco_results(res, gt_ds, iou_type="segm")
+    if source == "file":
+        gt_file, res_file = _files(tmp_path, gt, res)
+        gt_ds = read_coco_ground_truth(gt_file, keep_segmentation=True)
+        pred_ds = read_coco_results(res_file, gt_ds, iou_type="segm")
+        assert isinstance(pred_ds.segmentation, RleStrings)
+    else:
+        gt_ds = read_coco_ground_truth(gt, keep_segmentation=True)
+        pred_ds = read_coco_results(res, gt_ds, iou_type="segm")
     options: dict[str, Any] = {"iou_type": "segm", "max_dets": [1, 2, 4]}
     fast = evaluate_coco(gt_ds, pred_ds, **options)
-    from ioukit.evaluation.similarity import mask as _segm
-
     compiled = _segm._rle_kernel
     calls: list[str] = []
 
-    def kernel(name: str) -> Any:
-        calls.append(name)
-        return group_rle_iou_twin if name == "group_rle_iou" else compiled(name)
+    def kernel(called: str) -> Any:
+        calls.append(called)
+        return twin if called == name else compiled(called)
 
     monkeypatch.setattr(_segm, "_rle_kernel", kernel)
     slow = evaluate_coco(gt_ds, pred_ds, **options)
-    assert calls == ["group_rle_iou"]  # the plain path ran (and not the general one)
+    assert calls == [name]  # the plain path ran (and not the general one)
     assert fast.stats == slow.stats
     for key in ("precision", "recall", "scores"):
         np.testing.assert_array_equal(fast.arrays[key], slow.arrays[key])
@@ -468,6 +524,29 @@ def test_bad_rle_string_in_results_is_named(
     ]  # fmt: skip
     with pytest.raises(DataFormatError, match=message):
         evaluate(gt, res, iou_type="segm")
+
+
+@pytest.mark.parametrize("category", [1, 2])
+def test_bad_rle_string_in_a_results_file_gets_the_same_message(
+    tmp_path: Path, category: int
+) -> None:
+    # the scanner's flat strings: the kernel refuses the string, the general path words it
+    gt, rle = _tiny()
+    gt["categories"].append({"id": 2, "name": "b"})
+    for seg in ({"size": [6, 8], "counts": "1!2"}, {"size": [6, 8], "counts": "05"},
+                {"size": [6, 8], "counts": "0\u00e9"}):  # fmt: skip
+        res = [
+            {"image_id": 1, "category_id": 1, "segmentation": rle, "score": 0.9,
+             "bbox": [0, 0, 2, 2]},
+            {"image_id": 1, "category_id": category, "segmentation": seg, "score": 0.5,
+             "bbox": [0, 0, 1, 1]},
+        ]  # fmt: skip
+        gt_file, res_file = _files(tmp_path, gt, res)
+        with pytest.raises(DataFormatError) as in_memory:
+            evaluate(gt, res, iou_type="segm")
+        with pytest.raises(DataFormatError) as from_file:
+            evaluate(gt_file, res_file, iou_type="segm")
+        assert str(from_file.value) == str(in_memory.value)
 
 
 def test_plain_rle_variants_evaluate_alike() -> None:

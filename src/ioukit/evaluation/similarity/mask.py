@@ -8,7 +8,7 @@ and every group's [P_i, G_i] matrix is filled by one kernel call.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -300,12 +300,16 @@ def _plain_group_ious(
     if segs is None:  # pragma: no cover - checked by matrices
         return False
     img = predictions.image_index[p_kept]
-    code = _rle_kernel("group_rle_iou")(
-        tuple(segs), p_kept, np.ascontiguousarray(predictions.images.heights[img]),
-        np.ascontiguousarray(predictions.images.widths[img]), gt_start, gt_end, sub_start,
-        kept, group_size, g_runs[0], g_runs[1], g_runs[2], g_runs[3], g_runs[4], gt_crowd,
-        iou_offsets, iou_values,
-    )  # fmt: skip
+    image_h = np.ascontiguousarray(predictions.images.heights[img])
+    image_w = np.ascontiguousarray(predictions.images.widths[img])
+    rest = (gt_start, gt_end, sub_start, kept, group_size, *g_runs[:5], gt_crowd, iou_offsets,
+            iou_values)  # fmt: skip
+    if isinstance(segs, masks.RleStrings):  # the reader's flat strings, read in place
+        code = _rle_kernel("group_rle_strings_iou")(
+            segs.counts, segs.offsets, segs.heights, segs.widths, p_kept, image_h, image_w, *rest
+        )
+    else:
+        code = _rle_kernel("group_rle_iou")(tuple(segs), p_kept, image_h, image_w, *rest)
     return bool(code == -1)
 
 
@@ -410,8 +414,11 @@ def _mask_run_lengths(ds: Dataset, rows: np.ndarray, where: str) -> masks.RunLen
     heights = ds.images.heights[img]
     widths = ds.images.widths[img]
     n = len(rows)
-    parts = _slow_runs(tuple(segs), rows, list(range(n)), heights, widths, where)
-    runs = _combine_runs(n, parts)
+    runs = _strings_runs(segs, rows, where)
+    if runs is None:
+        runs = _combine_runs(
+            n, _slow_runs(tuple(segs), rows, list(range(n)), heights, widths, where)
+        )
     known = ~(np.isnan(heights) | np.isnan(widths))
     bad = known & ((runs.heights != heights) | (runs.widths != widths))
     if bad.any():
@@ -421,6 +428,17 @@ def _mask_run_lengths(ds: Dataset, rows: np.ndarray, where: str) -> masks.RunLen
             f"[{int(heights[i])}, {int(widths[i])}], got [{runs.heights[i]}, {runs.widths[i]}]"
         )
     return runs
+
+
+def _strings_runs(segs: Sequence[object], rows: np.ndarray, where: str) -> masks.RunLengths | None:
+    """The run lengths of the masks ``rows`` of a reader's flat strings, decoded in place;
+    None for other segmentations, or when a string is refused (the general path names it)."""
+    if not isinstance(segs, masks.RleStrings):
+        return None
+    try:
+        return segs.take(rows).to_runs(name=where)
+    except DataFormatError:
+        return None
 
 
 MaskIntervals = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
