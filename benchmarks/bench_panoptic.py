@@ -7,12 +7,14 @@ and the PNG folders to PQ / SQ / RQ:
 
 * panopticapi's ``pq_compute`` with its worker pool replaced by its own
   ``pq_compute_single_core`` (one process);
-* ioukit with one thread (``workers=1``) and with its default threads;
+* ioukit on one thread (``workers=1``) and on two, with its default PNG decoder (pyspng when
+  installed) and with Pillow's (``decoder="pillow"``, the fallback);
 * vernier 0.5 (``vernier.panoptic``, ``parity_mode="strict"``): it reads no COCO panoptic
   files, so the PNGs go through its ``decode_label_map_png`` (Pillow) into
   ``Dataset.from_arrays`` / ``Predictions.from_arrays``; its kernel runs on its own threads;
 * hotcoco 1.3 (``hotcoco.panoptic.pq_compute``, panopticapi's call; its own compiled PNG
-  decoder, on its own threads).
+  decoder, on its own threads: rayon's default pool, and one thread with
+  ``RAYON_NUM_THREADS=1``).
 
 Every per-class PQ / SQ / RQ is compared with panopticapi's (with ioukit's when panopticapi
 is not importable; printed: the largest difference), then times and ratios are printed
@@ -35,6 +37,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -52,12 +55,16 @@ from _timing import fmt_time, have, print_table
 H, W = 480, 640
 THINGS = list(range(1, 9))
 STUFF = list(range(20, 26))
-TOOLS = {
-    "ioukit": "ioukit",
-    "ioukit (threads)": "ioukit",
-    "panopticapi": "panopticapi",
-    "vernier": "vernier",
-    "hotcoco": "hotcoco",
+# tool -> (module it needs, ioukit's options or the environment of the peer's process)
+TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "ioukit": ("ioukit", {"workers": 1}),
+    "ioukit (2 threads)": ("ioukit", {"workers": 2}),
+    "ioukit (Pillow)": ("ioukit", {"workers": 1, "decoder": "pillow"}),
+    "ioukit (Pillow, 2 threads)": ("ioukit", {"workers": 2, "decoder": "pillow"}),
+    "panopticapi": ("panopticapi", {}),
+    "vernier": ("vernier", {}),
+    "hotcoco": ("hotcoco", {}),
+    "hotcoco (1 thread)": ("hotcoco", {"RAYON_NUM_THREADS": "1"}),
 }
 
 
@@ -205,11 +212,11 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
         from ioukit.panoptic import panoptic_quality
 
         t1 = time.perf_counter()
-        result = panoptic_quality(gt, pred, workers=1 if tool == "ioukit" else None).to_dict()
+        result = panoptic_quality(gt, pred, **TOOLS[tool][1]).to_dict()
     elif tool == "vernier":
         result = _vernier(folder)
         t1 = t0  # its import is part of the run (decoding goes through vernier.panoptic)
-    elif tool == "hotcoco":
+    elif tool.startswith("hotcoco"):
         from hotcoco import panoptic
 
         t1 = time.perf_counter()
@@ -236,11 +243,13 @@ def worker(tool: str, folder: Path) -> dict[str, Any]:
 
 
 def run_tool(tool: str, folder: Path, python: str) -> dict[str, Any] | None:
+    env = None if tool.startswith("ioukit") else {**os.environ, **TOOLS[tool][1]}
     proc = subprocess.run(
         [python, __file__, "--worker", tool, str(folder)],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if proc.returncode != 0:
         print(f"{tool} failed:\n{proc.stderr[-2000:]}")
@@ -267,6 +276,10 @@ def main() -> None:
         "pyarrow needs NumPy 2: e.g. a venv made with `pip install --group panopticapi`); "
         "default: this one",
     )
+    parser.add_argument(
+        "--tools",
+        help=f"comma-separated subset of the tools (default: all of {', '.join(TOOLS)})",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("TOOL", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -279,7 +292,13 @@ def main() -> None:
     pythons = {t: sys.executable for t in TOOLS}
     if args.panopticapi_python:
         pythons["panopticapi"] = args.panopticapi_python
-    tools = [t for t, module in TOOLS.items() if _importable(module, pythons[t])]
+    wanted = list(TOOLS) if not args.tools else [t.strip() for t in args.tools.split(",")]
+    unknown = [t for t in wanted if t not in TOOLS]
+    if unknown:
+        parser.error(f"--tools: unknown {unknown}; expected some of {list(TOOLS)}")
+    tools = [t for t in wanted if _importable(TOOLS[t][0], pythons[t])]
+    if not have("pyspng"):
+        print("pyspng is not installed: ioukit's default decoder is Pillow here")
     if "panopticapi" not in tools:
         print("skipping panopticapi: not importable (pip install panopticapi-lite)")
     rounds: list[dict[str, dict[str, Any]]] = []
@@ -326,7 +345,7 @@ def _medians(rounds: list[dict[str, dict[str, Any]]], tools: list[str]) -> None:
     def median(values: list[float]) -> float:
         return sorted(values)[len(values) // 2]
 
-    for mine in ("ioukit", "ioukit (threads)"):
+    for mine in (t for t in tools if t.startswith("ioukit")):
         for peer in (t for t in tools if not t.startswith("ioukit")):
             both = [r for r in rounds if mine in r and peer in r]
             if not both:

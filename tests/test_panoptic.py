@@ -10,6 +10,7 @@ The published torchmetrics vectors are in ``tests/data/panoptic/torchmetrics_vec
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import math
@@ -19,11 +20,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ioukit.errors import DataFormatError, MaskError, ParameterError
+from ioukit.errors import DataFormatError, MaskError, MissingDependencyError, ParameterError
 from ioukit.panoptic import PanopticResult, panoptic_quality, panoptic_quality_maps
 
 pytest.importorskip("PIL")
 from PIL import Image
+
+HAVE_PYSPNG = importlib.util.find_spec("pyspng") is not None
+# each PNG decoder: Pillow, and pyspng (the panoptic extra and CI's panopticapi lane have it)
+DECODERS = [
+    "pillow",
+    pytest.param("pyspng", marks=pytest.mark.skipif(not HAVE_PYSPNG, reason="no pyspng")),
+]
 
 DATA = Path(__file__).parent / "data" / "panoptic"
 THINGS = (1, 2, 3)
@@ -235,18 +243,23 @@ def assert_same(ours: PanopticResult, ref: dict[str, Any]) -> None:
 # ---- COCO panoptic files vs panopticapi ---------------------------------------------------
 
 
+@pytest.mark.parametrize("decoder", DECODERS)
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_files_equal_panopticapi(
-    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, seed: int, decoder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gt_json, pred_json = write_dataset(tmp_path, seed, KINDS)
     ref = panopticapi_pq(gt_json, pred_json, monkeypatch)
-    ours = panoptic_quality(gt_json, pred_json, workers=1)
+    ours = panoptic_quality(gt_json, pred_json, workers=1, decoder=decoder)
     assert_same(ours, ref)
-    assert ours.to_dict() == panoptic_quality(gt_json, pred_json, workers=3).to_dict()
+    again = panoptic_quality(gt_json, pred_json, workers=3, decoder=decoder)
+    assert ours.to_dict() == again.to_dict()
     # without Pillow's Arrow export (Pillow < 11.2) the pixels are counted from tobytes()
     monkeypatch.delattr(Image.Image, "__arrow_c_array__", raising=False)
-    assert ours.to_dict() == panoptic_quality(gt_json, pred_json, workers=1).to_dict()
+    assert (
+        ours.to_dict()
+        == panoptic_quality(gt_json, pred_json, workers=1, decoder="pillow").to_dict()
+    )
     assert ours.num_images == len(KINDS)
     assert ours["per_class"][UNUSED] == {"pq": 0.0, "sq": 0.0, "rq": 0.0}
 
@@ -409,7 +422,8 @@ def _first_pred_png(gt_json: Path) -> tuple[Path, dict[str, Any]]:
     return gt_json.parent / "pred" / ann["file_name"], ann
 
 
-def test_png_id_not_in_segments_info(small: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_png_id_not_in_segments_info(small: tuple[Path, Path], decoder: Any) -> None:
     gt_json, pred_json = small
     png, ann = _first_pred_png(gt_json)
     sid = ann["segments_info"][0]["id"]
@@ -423,21 +437,23 @@ def test_png_id_not_in_segments_info(small: tuple[Path, Path]) -> None:
         match=rf"{png}: pixel \(x=\d+, y=\d+\) has segment id {sid} \(RGB \d+, \d+, \d+\), "
         r"which is not in .*pred.json: annotations\[\d\].segments_info",
     ):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
     assert pred_json.read_text() == before  # nothing written
 
 
-def test_gt_png_id_not_in_segments_info(small: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_gt_png_id_not_in_segments_info(small: tuple[Path, Path], decoder: Any) -> None:
     gt_json, pred_json = small
     _edit(gt_json, lambda d: d["annotations"][1]["segments_info"].pop())
     with pytest.raises(
         DataFormatError,
         match=r"gt/000101.png: pixel .* which is not in .*gt.json: annotations\[1\].segments_info",
     ):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
 
 
-def test_predicted_segment_without_pixels(small: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_predicted_segment_without_pixels(small: tuple[Path, Path], decoder: Any) -> None:
     gt_json, pred_json = small
     _edit(
         pred_json,
@@ -448,7 +464,7 @@ def test_predicted_segment_without_pixels(small: tuple[Path, Path]) -> None:
         match=r"pred.json: annotations\[0\].segments_info\[\d+\].id: segment 5 has no pixel in "
         r".*pred/\d+.png",
     ):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
 
 
 def test_duplicate_segment_id(small: tuple[Path, Path]) -> None:
@@ -484,7 +500,8 @@ def test_category_missing_from_categories(small: tuple[Path, Path], which: str) 
         panoptic_quality(gt_json, pred_json)
 
 
-def test_png_of_another_size_than_its_image_entry(small: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_png_of_another_size_than_its_image_entry(small: tuple[Path, Path], decoder: Any) -> None:
     gt_json, pred_json = small
 
     def change(d: dict[str, Any]) -> None:
@@ -496,31 +513,33 @@ def test_png_of_another_size_than_its_image_entry(small: tuple[Path, Path]) -> N
         match=r"gt/000100.png: expected 52x47 pixels \(.*gt.json: images entry of image_id 100\), "
         r"got 51x47",
     ):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
 
 
-def test_prediction_png_of_another_size(small: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_prediction_png_of_another_size(small: tuple[Path, Path], decoder: Any) -> None:
     gt_json, pred_json = small
     png, _ = _first_pred_png(gt_json)
     Image.fromarray(np.zeros((3, 4, 3), dtype=np.uint8)).save(png)
     with pytest.raises(
         DataFormatError, match=rf"{png}: expected 51x47 pixels \(.*gt/000100.png\), got 4x3"
     ):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
 
 
-def test_non_png_and_missing_files(small: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_non_png_and_missing_files(small: tuple[Path, Path], decoder: Any) -> None:
     gt_json, pred_json = small
     png, _ = _first_pred_png(gt_json)
     Image.open(png).convert("RGB").save(png, format="JPEG")
     with pytest.raises(DataFormatError, match=rf"{png}: expected a PNG file, got JPEG"):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
     png.write_bytes(b"not an image")
     with pytest.raises(DataFormatError, match=rf"{png}: cannot read the PNG"):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
     png.unlink()
     with pytest.raises(DataFormatError, match=rf"{png}: cannot read the file \(no such file\)"):
-        panoptic_quality(gt_json, pred_json)
+        panoptic_quality(gt_json, pred_json, decoder=decoder)
     with pytest.raises(DataFormatError, match=r"nope.json: cannot read the file"):
         panoptic_quality(gt_json.with_name("nope.json"), pred_json)
     with pytest.raises(
@@ -545,31 +564,61 @@ def test_missing_prediction_record_and_bad_options(small: tuple[Path, Path]) -> 
         panoptic_quality(json.loads(gt_json.read_text()), pred_json)
 
 
-def test_errors_follow_file_order_with_threads(small: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_errors_follow_file_order_with_threads(small: tuple[Path, Path], decoder: Any) -> None:
     gt_json, pred_json = small
     for name in ("000101.png", "000102.png"):
         (gt_json.parent / "gt" / name).write_bytes(b"x")
     with pytest.raises(DataFormatError, match=r"000101\.png"):
-        panoptic_quality(gt_json, pred_json, workers=4)
+        panoptic_quality(gt_json, pred_json, workers=4, decoder=decoder)
+
+
+def _hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    """Make ``import`` of ``modules`` (and their submodules) fail, as when not installed."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def hidden(name: str, *args: Any, **kwargs: Any) -> Any:
+        if any(name == m or name.startswith(m + ".") for m in modules):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", hidden)
 
 
 def test_missing_pillow_names_the_extra(
     small: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_pil(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "PIL" or name.startswith("PIL."):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_pil)
-    from ioukit.errors import MissingDependencyError
-
+    _hide(monkeypatch, "PIL", "pyspng")
     with pytest.raises(MissingDependencyError, match=r'pip install "ioukit\[panoptic\]"'):
         panoptic_quality(*small)
+
+
+def test_decoder_option(small: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(
+        ParameterError, match=r"decoder: expected one of 'auto', 'pyspng', 'pillow', got 'png'"
+    ):
+        panoptic_quality(*small, decoder="png")  # type: ignore[arg-type]
+    expected = panoptic_quality(*small, decoder="pillow").to_dict()
+    _hide(monkeypatch, "pyspng")
+    assert panoptic_quality(*small).to_dict() == expected  # "auto" falls back to Pillow
+    with pytest.raises(MissingDependencyError, match=r'decoder="pyspng" needs pyspng'):
+        panoptic_quality(*small, decoder="pyspng")
+
+
+@pytest.mark.skipif(not HAVE_PYSPNG, reason="no pyspng")
+def test_pyspng_needs_pillow_only_for_what_it_leaves_to_pillow(
+    small: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gt_json, pred_json = small
+    expected = panoptic_quality(gt_json, pred_json, decoder="pillow").to_dict()
+    _hide(monkeypatch, "PIL")
+    assert panoptic_quality(gt_json, pred_json, decoder="pyspng").to_dict() == expected
+    png, _ = _first_pred_png(gt_json)
+    png.write_bytes(b"GIF89a" + bytes(20))  # not a PNG: Pillow would say what it is
+    with pytest.raises(MissingDependencyError, match=r'pip install "ioukit\[panoptic\]"'):
+        panoptic_quality(gt_json, pred_json, decoder="pyspng")
 
 
 # ---- (category, instance) maps ------------------------------------------------------------
@@ -756,9 +805,10 @@ def test_maps_bad_input() -> None:
 # ---- real COCO panoptic ground truth (panopticapi's sample_data) --------------------------
 
 
+@pytest.mark.parametrize("decoder", DECODERS)
 @pytest.mark.parametrize("shift", [(0, 0), (3, -2), (9, 14)])
 def test_coco_sample_data_equals_panopticapi(
-    tmp_path: Path, shift: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, shift: tuple[int, int], decoder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """COCO's own PNGs and JSON (ids, areas, crowd, 133 categories) against predictions
     derived from them: every segment moved by ``shift``, some relabelled, one dropped."""
@@ -787,7 +837,9 @@ def test_coco_sample_data_equals_panopticapi(
         )
     pred_json = tmp_path / "pred.json"
     pred_json.write_text(json.dumps({"annotations": pred_anns}))
-    ours = panoptic_quality(gt_json, pred_json, source / "panoptic_examples", tmp_path / "pred")
+    ours = panoptic_quality(
+        gt_json, pred_json, source / "panoptic_examples", tmp_path / "pred", decoder=decoder
+    )
     single = evaluation.pq_compute_single_core
     monkeypatch.setattr(
         evaluation, "pq_compute_multi_core", lambda m, g, p, c: single(0, m, g, p, c)

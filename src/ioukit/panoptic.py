@@ -51,13 +51,16 @@ import numpy as np
 from ioukit._kernels import panoptic as kernels
 from ioukit.errors import DataFormatError, MaskError, ParameterError
 from ioukit.io.coco_panoptic import (
+    Decoder,
     PanopticAnnotations,
     PanopticImage,
     check_prediction_categories,
+    decode_panoptic_png,
     id_to_rgb,
     open_panoptic_png,
     read_coco_panoptic,
     read_panoptic_png,
+    resolve_decoder,
 )
 
 __all__ = [
@@ -373,10 +376,18 @@ def _pixel_pairs(
     gt_image: Any, pred_image: Any, gt_ids: np.ndarray, pred_ids: np.ndarray
 ) -> np.ndarray:
     """(G + 2, P + 2) int64 table of pixels per (ground-truth label, predicted label) of two
-    decoded PNGs (:func:`~ioukit.io.coco_panoptic.open_panoptic_png`); labels: 0 an id not in
-    the list, 1 VOID (id 0), 2 + k segment k. One compiled pass over the pixels where Pillow
-    holds them (its Arrow export, Pillow >= 11.2), else over ``tobytes()``."""
+    decoded PNGs (Pillow images of :func:`~ioukit.io.coco_panoptic.open_panoptic_png`, or the
+    (H, W, 3 | 4) arrays of :func:`~ioukit.io.coco_panoptic.decode_panoptic_png`); labels: 0
+    an id not in the list, 1 VOID (id 0), 2 + k segment k. One compiled pass over the pixels
+    where they are: the arrays, Pillow's storage (its Arrow export, Pillow >= 11.2), else
+    ``tobytes()``."""
     counts = np.zeros((len(gt_ids) + 2, len(pred_ids) + 2), dtype=np.int64)
+    if isinstance(gt_image, np.ndarray) and isinstance(pred_image, np.ndarray):
+        kernels.count_pairs(
+            gt_image.reshape(-1), gt_image.shape[2], pred_image.reshape(-1),
+            pred_image.shape[2], gt_ids, pred_ids, counts,
+        )  # fmt: skip
+        return counts
     try:
         gt_export, pred_export = gt_image.__arrow_c_array__(), pred_image.__arrow_c_array__()
     except (AttributeError, ValueError):  # older Pillow, or an image Arrow cannot export
@@ -427,19 +438,32 @@ def _crowd_rows(gt: PanopticImage, gt_cat: np.ndarray, pred_cat: np.ndarray) -> 
     return rows
 
 
+def _decode(
+    path: os.PathLike[str], size: tuple[int, int] | None, size_from: str, decoder: str
+) -> tuple[Any, tuple[int, int]]:
+    """A decoded PNG for :func:`_pixel_pairs` and its (width, height): pyspng's array, or
+    the Pillow image itself (its pixels are read where Pillow keeps them: no copy)."""
+    if decoder == "pyspng":
+        pixels = decode_panoptic_png(path, size=size, size_from=size_from, decoder="pyspng")
+        return pixels, (pixels.shape[1], pixels.shape[0])
+    image = open_panoptic_png(path, size=size, size_from=size_from)
+    return image, image.size
+
+
 def _evaluate_image(
     gt_data: PanopticAnnotations,
     pred_data: PanopticAnnotations,
     gt: PanopticImage,
     pred: PanopticImage,
     categories: tuple[np.ndarray, np.ndarray],
+    decoder: str,
 ) -> _ImageStats:
     gt_png = gt_data.png_path(gt)
     pred_png = pred_data.png_path(pred)
     size = gt_data.image_sizes.get(gt.image_id)
     size_from = f"{gt_data.label}: images entry of image_id {gt.image_id!r}"
-    gt_image = open_panoptic_png(gt_png, size=size, size_from=size_from)
-    pred_image = open_panoptic_png(pred_png, size=gt_image.size, size_from=f"{gt_png}")
+    gt_image, gt_size = _decode(gt_png, size, size_from, decoder)
+    pred_image, _ = _decode(pred_png, gt_size, f"{gt_png}", decoder)
     counts = _pixel_pairs(gt_image, pred_image, gt.ids, pred.ids)
     if counts[0].any():
         _unknown_id_error(read_panoptic_png(gt_png), os.fspath(gt_png), gt)
@@ -493,6 +517,7 @@ def panoptic_quality(
     pred_folder: str | os.PathLike[str] | None = None,
     *,
     workers: int | None = None,
+    decoder: Decoder = "auto",
 ) -> PanopticResult:
     """Panoptic quality of COCO panoptic predictions, as panopticapi's ``pq_compute``.
 
@@ -511,6 +536,11 @@ def panoptic_quality(
         Threads decoding PNGs and counting pixels (default: ``min(4, usable CPU cores)``;
         Pillow's decoder and NumPy release the GIL). The result does not depend on it: images
         are added up in file order.
+    decoder : {"auto", "pyspng", "pillow"}
+        The PNG decoder: ``"auto"`` is pyspng (libspng, about 1.8x faster than Pillow on
+        COCO panoptic PNGs) when it is installed, else Pillow; files pyspng does not decode
+        the same way go to Pillow (:func:`ioukit.io.coco_panoptic.decode_panoptic_png`).
+        The result does not depend on it.
 
     Returns
     -------
@@ -528,7 +558,11 @@ def panoptic_quality(
         ground-truth PNG), a file that is not an RGB PNG, a missing file or folder, an image
         without a prediction record.
     MissingDependencyError
-        Pillow is not installed (``pip install "ioukit[panoptic]"``).
+        Pillow is not installed (``pip install "ioukit[panoptic]"``), or pyspng for
+        ``decoder="pyspng"``.
+    ParameterError
+        ``workers`` is not a positive integer, ``decoder`` not one of ``"auto"``, ``"pyspng"``,
+        ``"pillow"``.
 
     Examples
     --------
@@ -559,6 +593,7 @@ def panoptic_quality(
     Stuff     |  91.7   91.7  100.0     1
     """
     threads = _workers(workers)
+    chosen = resolve_decoder(decoder)
     gt_data = read_coco_panoptic(gt_json, gt_folder, label=None)
     pred_data = read_coco_panoptic(pred_json, pred_folder, predictions=True)
     _check_folder(gt_data, "gt_folder")
@@ -577,7 +612,7 @@ def panoptic_quality(
     categories = _category_index(gt_data.category_ids)
 
     def one(pair: tuple[PanopticImage, PanopticImage]) -> _ImageStats:
-        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories)
+        return _evaluate_image(gt_data, pred_data, pair[0], pair[1], categories, chosen)
 
     stats = _run(one, pairs, threads)
     return _result(

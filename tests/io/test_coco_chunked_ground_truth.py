@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ioukit.errors import DataFormatError
+from ioukit.io import coco
 from ioukit.io.coco import read_coco_ground_truth
 from ioukit.synthetic import make_detections
 
@@ -90,3 +91,64 @@ def test_an_error_in_a_later_chunk_names_its_index_in_the_file(
     path.write_text(json.dumps(gt))
     with pytest.raises(DataFormatError, match=rf"annotations\[{k + 1}\]\.id: expected an integer"):
         read_coco_ground_truth(path)
+
+
+@pytest.fixture(scope="module")
+def full() -> dict[str, Any]:
+    """Every annotation has the six keys the compiled scanner reads (and a segmentation)."""
+    gt, _ = make_detections(num_images=400, num_classes=12, seed=5, crowd_fraction=0.05)
+    gt["images"] = gt["images"][::-1]  # image rows are not image-id order
+    for a in gt["annotations"]:
+        a.setdefault("iscrowd", 0)
+        a["segmentation"] = [[1.0, 2.0, 3.0, 4.0, 5.0, 1.0]]
+    assert any(a["iscrowd"] for a in gt["annotations"])
+    return gt
+
+
+def test_scanned_file_equals_the_parsed_dict(
+    full: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "gt.json"
+    text = json.dumps(full)
+    path.write_text(text)
+    ref = read_coco_ground_truth(json.loads(text))
+
+    def refused(*args: Any) -> None:
+        raise AssertionError("the general path read a file the scanner takes")
+
+    monkeypatch.setattr(coco, "_ground_truth_parts", refused)
+    ours = read_coco_ground_truth(path)
+    _same(ours, ref)
+    assert ours.box_wh is not None and ref.box_wh is not None
+    assert np.array_equal(ours.box_wh, ref.box_wh)
+
+
+@pytest.mark.parametrize("change", ["ignore", "no_area", "float_id", "unknown_image"])
+def test_what_the_scanner_leaves_is_read_by_the_general_path(
+    full: dict[str, Any], tmp_path: Path, change: str
+) -> None:
+    gt = json.loads(json.dumps(full))
+    a = gt["annotations"][len(gt["annotations"]) // 2]
+    if change == "ignore":
+        a["ignore"] = 1  # the scanner skips the key: its column must still be read
+    elif change == "no_area":
+        del a["area"]
+    elif change == "float_id":
+        a["id"] = 1.5
+    else:
+        a["image_id"] = 10**9
+    path = tmp_path / "gt.json"
+    text = json.dumps(gt)
+    path.write_text(text)
+    if change in ("float_id", "unknown_image"):
+        with pytest.raises(DataFormatError) as from_file:
+            read_coco_ground_truth(path)
+        with pytest.raises(DataFormatError) as from_dict:
+            read_coco_ground_truth(json.loads(text))
+        # the same message, the file's name in place of the dict's label
+        assert str(from_file.value).replace(str(path), "ground_truth") == str(from_dict.value)
+        return
+    ours = read_coco_ground_truth(path)
+    _same(ours, read_coco_ground_truth(json.loads(text)))
+    if change == "ignore":
+        assert ours.ignore.sum() == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -9,16 +10,24 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ioukit.errors import DataFormatError, ParameterError
+from ioukit.errors import DataFormatError, MissingDependencyError, ParameterError
 from ioukit.io.coco_panoptic import (
     MAX_SEGMENT_ID,
+    decode_panoptic_png,
     id_to_rgb,
     read_coco_panoptic,
     read_panoptic_png,
+    resolve_decoder,
     rgb_to_id,
 )
 
 Image = pytest.importorskip("PIL.Image")
+
+HAVE_PYSPNG = importlib.util.find_spec("pyspng") is not None
+DECODERS = [
+    "pillow",
+    pytest.param("pyspng", marks=pytest.mark.skipif(not HAVE_PYSPNG, reason="no pyspng")),
+]
 
 
 def test_id_encoding_equals_panopticapi() -> None:
@@ -35,8 +44,9 @@ def test_id_encoding_equals_panopticapi() -> None:
         id_to_rgb(np.array([MAX_SEGMENT_ID + 1]))
 
 
+@pytest.mark.parametrize("decoder", DECODERS)
 @pytest.mark.parametrize("mode", ["RGB", "RGBA", "P"])
-def test_png_decoding_equals_panopticapi(tmp_path: Path, mode: str) -> None:
+def test_png_decoding_equals_panopticapi(tmp_path: Path, mode: str, decoder: Any) -> None:
     utils = pytest.importorskip("panopticapi.utils")
     rng = np.random.default_rng(1)
     palette = rng.integers(0, 256, size=(12, 3)).astype(np.uint8)
@@ -53,35 +63,129 @@ def test_png_decoding_equals_panopticapi(tmp_path: Path, mode: str) -> None:
     expected = utils.rgb2id(np.array(Image.open(path).convert("RGB"), dtype=np.uint32))
     if mode == "RGBA":  # panopticapi drops the alpha channel itself
         expected = utils.rgb2id(np.array(Image.open(path), dtype=np.uint32))
-    ids = read_panoptic_png(path)
+    ids = read_panoptic_png(path, decoder=decoder)
     assert ids.dtype == np.uint32 and ids.shape == (13, 17)
     assert np.array_equal(ids, expected)
-    assert read_panoptic_png(path, size=(17, 13)).shape == (13, 17)
+    assert read_panoptic_png(path, size=(17, 13), decoder=decoder).shape == (13, 17)
+    wide = read_panoptic_png(path, buffer=np.zeros(13 * 17 + 5, np.int64), decoder=decoder)
+    assert wide.dtype == np.int64 and np.array_equal(wide, expected)
 
 
-def test_png_errors(tmp_path: Path) -> None:
+def _png(path: Path, rgb: np.ndarray, mode: str, **save: Any) -> None:
+    """Save ``rgb`` (H, W, 3) as a PNG of ``mode``: RGB, RGBA (random alpha), P (palette),
+    P with a transparent index (tRNS)."""
+    image = Image.fromarray(rgb)
+    if mode == "RGBA":
+        alpha = np.random.default_rng(5).integers(0, 256, rgb.shape[:2]).astype(np.uint8)
+        image.putalpha(Image.fromarray(alpha))
+    elif mode.startswith("P"):
+        image = image.quantize(
+            colors=16, method=Image.Quantize.MAXCOVERAGE, dither=Image.Dither.NONE
+        )
+        if mode == "P+tRNS":
+            save["transparency"] = 0
+    image.save(path, **save)
+
+
+@pytest.mark.skipif(not HAVE_PYSPNG, reason="no pyspng")
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "P", "P+tRNS"])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (5, 1), (13, 17), (64, 3)])
+@pytest.mark.parametrize("save", [{}, {"interlace": 1}, {"compress_level": 0}, {"optimize": True}])
+def test_pyspng_decodes_as_pillow(
+    tmp_path: Path, mode: str, shape: tuple[int, int], save: dict[str, Any]
+) -> None:
+    """libspng's pixels equal Pillow's (the Pillow-side reference: ``np.asarray`` of the image,
+    palettes converted to RGB) for every colour type, interlaced (Adam7) or not, stored or
+    compressed, and the ids equal ``rgb_to_id`` of them."""
+    rng = np.random.default_rng(shape[0] * 100 + shape[1])
+    palette = rng.integers(0, 256, size=(9, 3)).astype(np.uint8)
+    path = tmp_path / "a.png"
+    _png(path, palette[rng.integers(0, 9, size=shape)], mode, **save)
+    with Image.open(path) as image:
+        reference = np.asarray(image.convert("RGB") if image.mode == "P" else image)
+    got = decode_panoptic_png(path, decoder="pyspng")
+    assert got.dtype == np.uint8 and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, reference)
+    np.testing.assert_array_equal(decode_panoptic_png(path, decoder="pillow"), reference)
+    ids = rgb_to_id(reference[..., :3])
+    np.testing.assert_array_equal(read_panoptic_png(path, decoder="pyspng"), ids)
+    buffer = np.zeros(ids.size, np.int64)
+    np.testing.assert_array_equal(read_panoptic_png(path, buffer=buffer, decoder="pyspng"), ids)
+
+
+@pytest.mark.skipif(not HAVE_PYSPNG, reason="no pyspng")
+def test_pyspng_leaves_to_pillow_what_it_does_not_read_the_same_way(tmp_path: Path) -> None:
+    """16-bit RGB (Pillow keeps the high byte) and a corrupt image stream go to Pillow: the
+    same pixels, or Pillow's error."""
+    deep = tmp_path / "deep.png"
+    rgb16 = np.random.default_rng(0).integers(0, 2**16, size=(4, 5, 3)).astype(">u2")
+    Image.frombytes("RGB", (5, 4), rgb16.tobytes(), "raw", "RGB;16B").save(deep)
+    np.testing.assert_array_equal(
+        decode_panoptic_png(deep, decoder="pyspng"), decode_panoptic_png(deep, decoder="pillow")
+    )
+    good = tmp_path / "good.png"
+    Image.fromarray(np.arange(48 * 40 * 3).astype(np.uint8).reshape(40, 48, 3)).save(good)
+    data = bytearray(good.read_bytes())
+    idat = data.index(b"IDAT") + 4
+    data[idat + 2 : idat + 40] = bytes(38)  # the deflate stream, not the header
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(DataFormatError, match=r"bad.png: cannot read the PNG"):
+        decode_panoptic_png(bad, decoder="pillow")
+    with pytest.raises(DataFormatError, match=r"bad.png: cannot read the PNG"):
+        decode_panoptic_png(bad, decoder="pyspng")
+
+
+def test_resolve_decoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve_decoder("pillow") == "pillow"
+    assert resolve_decoder() == ("pyspng" if HAVE_PYSPNG else "pillow")
+    with pytest.raises(ParameterError, match=r"decoder: expected one of 'auto', 'pyspng'"):
+        resolve_decoder("cv2")
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pyspng(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "pyspng":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyspng)
+    assert resolve_decoder("auto") == "pillow"
+    with pytest.raises(MissingDependencyError, match=r'decoder="pyspng" needs pyspng'):
+        resolve_decoder("pyspng")
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_png_errors(tmp_path: Path, decoder: Any) -> None:
     gray = tmp_path / "gray.png"
     Image.fromarray(np.zeros((3, 4), dtype=np.uint8)).save(gray)
     with pytest.raises(DataFormatError, match=r"gray.png: expected an RGB PNG .* got mode L"):
-        read_panoptic_png(gray)
+        read_panoptic_png(gray, decoder=decoder)
     deep = tmp_path / "deep.png"
     Image.fromarray(np.zeros((3, 4), dtype=np.uint16)).save(deep)
     # Pillow < 9.3 opens a 16-bit PNG as mode "I", later ones as "I;16"
     with pytest.raises(DataFormatError, match=r"deep.png: expected an RGB PNG .* got mode I"):
-        read_panoptic_png(deep)
+        read_panoptic_png(deep, decoder=decoder)
     jpeg = tmp_path / "a.png"
     Image.fromarray(np.zeros((3, 4, 3), dtype=np.uint8)).save(jpeg, format="JPEG")
     with pytest.raises(DataFormatError, match=r"a.png: expected a PNG file, got JPEG"):
-        read_panoptic_png(jpeg)
+        read_panoptic_png(jpeg, decoder=decoder)
     with pytest.raises(DataFormatError, match=r"b.png: cannot read the file \(no such file\)"):
-        read_panoptic_png(tmp_path / "b.png")
+        read_panoptic_png(tmp_path / "b.png", decoder=decoder)
     (tmp_path / "c.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
     with pytest.raises(DataFormatError, match=r"c.png: cannot read the PNG"):
-        read_panoptic_png(tmp_path / "c.png")
+        read_panoptic_png(tmp_path / "c.png", decoder=decoder)
     with pytest.raises(
         DataFormatError, match=r"gray.png: expected 4x4 pixels \(gt.json: images\[0\]\), got 4x3"
     ):
-        read_panoptic_png(gray, size=(4, 4), size_from="gt.json: images[0]")
+        read_panoptic_png(gray, size=(4, 4), size_from="gt.json: images[0]", decoder=decoder)
+    rgb = tmp_path / "rgb.png"
+    Image.fromarray(np.zeros((3, 4, 3), dtype=np.uint8)).save(rgb)
+    with pytest.raises(
+        DataFormatError, match=r"rgb.png: expected 3x4 pixels \(gt/1.png\), got 4x3"
+    ):
+        read_panoptic_png(rgb, size=(3, 4), size_from="gt/1.png", decoder=decoder)
 
 
 def _gt(**changes: Any) -> dict[str, Any]:

@@ -287,6 +287,18 @@ def test_group_box_iou_equals_twin(seed: int) -> None:
                           off, eps)  # fmt: skip
     want = group_box_iou_py(gs, ge, ps, kept, gb, ga, crowd, pb, pa, offsets, n_values, off, eps)
     np.testing.assert_array_equal(out, want)
+    # the same through row indices into larger (shuffled, padded) columns
+    g_at, p_at = rng.permutation(n_g + 3)[:n_g], rng.permutation(n_p + 2)[:n_p]
+    big_gb, big_pb = np.zeros((n_g + 3, 4)), np.zeros((n_p + 2, 4))
+    big_ga, big_pa = np.zeros(n_g + 3), np.zeros(n_p + 2)
+    big_crowd = np.zeros(n_g + 3, dtype=np.uint8)
+    big_gb[g_at], big_ga[g_at], big_crowd[g_at] = gb, ga, crowd
+    big_pb[p_at], big_pa[p_at] = pb, pa
+    by_rows = np.full(n_values, -5.0)
+    kernels.group_box_iou(gs, ge, ps, kept, big_gb, big_ga, big_crowd, big_pb, big_pa, offsets,
+                          by_rows, off, eps, gt_rows=g_at.astype(np.int64),
+                          pred_rows=p_at.astype(np.int64))  # fmt: skip
+    np.testing.assert_array_equal(by_rows, want)
     out32 = np.full(n_values, -5.0)
     g32, p32 = gb.astype(np.float32), pb.astype(np.float32)
     kernels.group_box_iou_f32(gs, ge, ps, kept, g32, p32, offsets, out32, np.float32(1e-7))
@@ -472,7 +484,12 @@ def patch_with_twins(monkeypatch: pytest.MonkeyPatch) -> None:
     """Replace the compiled pipeline kernels by their plain-Python twins (for end-to-end
     comparisons: every protocol number must stay identical)."""
 
-    def group_box_iou(*args: Any) -> None:
+    def group_box_iou(
+        *args: Any, gt_rows: np.ndarray | None = None, pred_rows: np.ndarray | None = None
+    ) -> None:
+        if gt_rows is not None and pred_rows is not None:  # whole columns: gather them
+            gathered = [a[gt_rows] for a in args[4:7]] + [a[pred_rows] for a in args[7:9]]
+            args = (*args[:4], *gathered, *args[9:])
         out = args[10]
         out[:] = group_box_iou_py(*args[:10], out.size, *args[11:])
 
@@ -626,3 +643,5 @@ def test_merge_group_keys_equals_searchsorted_bounds(seed: int) -> None:
     expected = (*_bounds(av, ast, len(a), want), *_bounds(bv, bst, len(b), want))
     for got, exp in zip((gs, ge, ps, pe), expected, strict=True):
         np.testing.assert_array_equal(got, exp)
+    if len(keys):  # each side's starts and ends are views of one array of bounds
+        assert np.shares_memory(gs, ge) and np.shares_memory(ps, pe)

@@ -23,6 +23,8 @@ def group_box_iou(
     out: np.ndarray,
     pixel_offset: float,
     eps: float,
+    gt_rows: np.ndarray | None = None,
+    pred_rows: np.ndarray | None = None,
 ) -> None: ...
 def group_box_iou_f32(
     gt_start: np.ndarray,

@@ -79,6 +79,8 @@ def group_box_iou(
     double[::1] out,
     double pixel_offset,
     double eps,
+    const int64_t[::1] gt_rows=None,
+    const int64_t[::1] pred_rows=None,
 ):
     """Box IoU of every group, row-major [P_i, G_i] at ``out[offsets[i]:]``.
 
@@ -86,9 +88,17 @@ def group_box_iou(
     ``h <= 0``) gives 0; ``union = pred_area + gt_area - w*h + eps``, or ``pred_area + eps``
     for a crowd ground truth; a union <= 0 gives 0. Areas come from the caller (COCO: the
     source ``w * h``, as pycocotools' ``bbIou``).
+
+    ``gt_rows`` / ``pred_rows`` (both or neither): the ``gt_*`` / ``pred_*`` arrays are those
+    of whole datasets and group position ``g`` reads row ``gt_rows[g]`` (``p``:
+    ``pred_rows[p]``), so the caller gathers nothing (the same values as passing
+    ``gt_boxes[gt_rows]``... without them).
     """
     cdef Py_ssize_t group, d, j, g, p, base
     cdef double w, h, inter, union_, da
+    cdef bint by_rows = gt_rows is not None
+    if by_rows != (pred_rows is not None):
+        raise ValueError("gt_rows, pred_rows: expected both or neither")
     with nogil:
         for group in range(gt_start.shape[0]):
             if kept[group] <= 0 or gt_end[group] <= gt_start[group]:
@@ -96,9 +106,13 @@ def group_box_iou(
             base = offsets[group]
             for d in range(kept[group]):
                 p = pred_start[group] + d
+                if by_rows:
+                    p = pred_rows[p]
                 da = pred_area[p]
                 for j in range(gt_end[group] - gt_start[group]):
                     g = gt_start[group] + j
+                    if by_rows:
+                        g = gt_rows[g]
                     out[base] = 0.0
                     w = _dmin(pred_boxes[p, 2], gt_boxes[g, 2]) - _dmax(pred_boxes[p, 0], gt_boxes[g, 0]) + pixel_offset
                     if w > 0:
@@ -858,13 +872,15 @@ def dense_score_rank(const double[::1] scores, int64_t[::1] dense):
     cdef int n_pass = 6, shift
     if n == 0:
         return 1
+    if n >= 2**31:
+        raise ValueError("dense_score_rank: 2**31 scores or more")
     keys_a = np.empty(n, dtype=np.uint64)
     keys_b = np.empty(n, dtype=np.uint64)
-    idx_a = np.empty(n, dtype=np.int64)
-    idx_b = np.empty(n, dtype=np.int64)
+    idx_a = np.empty(n, dtype=np.int32)  # positions < 2**31: half the scratch of int64
+    idx_b = np.empty(n, dtype=np.int32)
     hist_np = np.zeros((n_pass, 2048), dtype=np.int64)
     cdef uint64_t[::1] ka = keys_a, kb = keys_b, kt
-    cdef int64_t[::1] ia = idx_a, ib = idx_b, it
+    cdef int32_t[::1] ia = idx_a, ib = idx_b, it
     cdef int64_t[:, ::1] hist = hist_np
     cdef uint64_t u
     cdef double s
@@ -882,7 +898,7 @@ def dense_score_rank(const double[::1] scores, int64_t[::1] dense):
                 u = u | (<uint64_t>1 << 63)
             u = ~u
             ka[i] = u
-            ia[i] = i
+            ia[i] = <int32_t>i
             for p in range(n_pass):
                 hist[p, (u >> (11 * p)) & 2047] += 1
         for p in range(n_pass):
@@ -921,22 +937,24 @@ def merge_group_keys(const int64_t[::1] gt_key, const int64_t[::1] pred_key):
     Returns ``(keys, gt_start, gt_end, pred_start, pred_end)``: the distinct keys of both,
     ascending, and for each the rows ``gt_start:gt_end`` of ``gt_key`` (``pred_*`` of
     ``pred_key``) holding it; an absent key has an empty run at its insertion point. One
-    linear merge (two passes: count, then fill).
+    linear merge (two passes: count, then fill). The runs tile both arrays (a run ends where
+    the next begins), so ``gt_start`` and ``gt_end`` are views of one (n + 1,) array of
+    bounds, ``[:-1]`` and ``[1:]`` (likewise ``pred_*``): one array instead of two.
     """
     cdef Py_ssize_t na = gt_key.shape[0], nb = pred_key.shape[0]
     cdef Py_ssize_t i, j, n = 0, q
     cdef int64_t k
     cdef int fill
-    keys_np = gs_np = ge_np = ps_np = pe_np = None
-    cdef int64_t[::1] keys, gs, ge, ps, pe
+    keys_np = gb_np = pb_np = None
+    cdef int64_t[::1] keys, gb, pb
     for fill in range(2):
         if fill:
             keys_np = np.empty(n, dtype=np.int64)
-            gs_np = np.empty(n, dtype=np.int64)
-            ge_np = np.empty(n, dtype=np.int64)
-            ps_np = np.empty(n, dtype=np.int64)
-            pe_np = np.empty(n, dtype=np.int64)
-            keys, gs, ge, ps, pe = keys_np, gs_np, ge_np, ps_np, pe_np
+            gb_np = np.empty(n + 1, dtype=np.int64)
+            pb_np = np.empty(n + 1, dtype=np.int64)
+            keys, gb, pb = keys_np, gb_np, pb_np
+            gb[0] = 0
+            pb[0] = 0
         i = j = q = 0
         with nogil:
             while i < na or j < nb:
@@ -946,15 +964,13 @@ def merge_group_keys(const int64_t[::1] gt_key, const int64_t[::1] pred_key):
                     k = pred_key[j]
                 if fill:
                     keys[q] = k
-                    gs[q] = i
-                    ps[q] = j
                 while i < na and gt_key[i] == k:
                     i += 1
                 while j < nb and pred_key[j] == k:
                     j += 1
                 if fill:
-                    ge[q] = i
-                    pe[q] = j
+                    gb[q + 1] = i
+                    pb[q + 1] = j
                 q += 1
         n = q
-    return keys_np, gs_np, ge_np, ps_np, pe_np
+    return keys_np, gb_np[:-1], gb_np[1:], pb_np[:-1], pb_np[1:]

@@ -206,7 +206,7 @@ class Groups:
     gt_start, gt_end, pred_start, pred_end : ndarray of int64, shape (n_groups,)
         Group ``i`` holds ``gt_rows[gt_start[i]:gt_end[i]]`` and
         ``pred_rows[pred_start[i]:pred_end[i]]``.
-    rank : ndarray of int64, shape (P,)
+    rank : ndarray of int32, shape (P,)
         Each prediction's position inside its group (0 = highest score).
 
     Examples
@@ -282,10 +282,13 @@ class Groups:
         image_rank = np.empty(len(ids), dtype=np.int64)
         image_rank[np.argsort(ids, kind="stable")] = np.arange(len(ids))
 
-        g_cls_all = class_rows(cat_ids, gt.category_id)
-        g_ok = g_cls_all >= 0
+        # each temporary is freed as soon as its successor exists (at 80 000 images a column
+        # is 11 MB: what this stage leaves in the heap, the later stages find there)
+        g_cls = class_rows(cat_ids, gt.category_id)
+        g_ok = g_cls >= 0
         g_rows = np.flatnonzero(g_ok if gt_keep is None else g_ok & gt_keep)
-        g_cls = g_cls_all[g_rows]
+        del g_ok
+        g_cls = g_cls[g_rows]
         g_img = image_rank[gt.image_index[g_rows]]
         n_img = len(ids)
         if by_file:
@@ -293,17 +296,22 @@ class Groups:
         else:
             g_order = stable_key_order((g_img, n_img), (g_cls, max(n_cats, 1)))
         g_rows, g_cls, g_img = g_rows[g_order], g_cls[g_order], g_img[g_order]
-        g_key = g_img * n_cats + g_cls if use_cats else g_img
+        del g_order
+        if use_cats:
+            g_img *= n_cats
+            g_img += g_cls
+        g_key = g_img  # image_rank * n_cats + class (image_rank without classes)
+        del g_img
 
-        p_cls_all = class_rows(cat_ids, pred.category_id)
-        p_ok = p_cls_all >= 0
+        p_cls = class_rows(cat_ids, pred.category_id)
+        p_ok = p_cls >= 0
         p_rows = np.flatnonzero(p_ok if pred_keep is None else p_ok & pred_keep)
-        p_cls = p_cls_all[p_rows]
-        p_img = image_rank[pred.image_index[p_rows]]
+        del p_ok
+        p_cls = p_cls[p_rows]
         scores = pred.scores if pred.scores is not None else np.zeros(len(pred))
-        p_score = scores[p_rows]
         # dense rank of -score (equal scores share a rank): the group order is counting passes
-        dense, n_dense = _dense_rank(p_score)
+        dense, n_dense = _dense_rank(scores[p_rows])
+        p_img = image_rank[pred.image_index[p_rows]]
         # one counting pass per key (least significant first) instead of a comparison sort
         if use_cats:
             p_order = stable_key_order((p_img, n_img), (p_cls, n_cats), (dense, n_dense))
@@ -311,19 +319,24 @@ class Groups:
             p_order = stable_key_order((p_img, n_img), (dense, n_dense))
         else:
             p_order = stable_key_order((p_img, n_img), (dense, n_dense), (p_cls, max(n_cats, 1)))
-        p_rows, p_cls, p_img, dense = (
-            p_rows[p_order],
-            p_cls[p_order],
-            p_img[p_order],
-            dense[p_order],
-        )
-        p_key = p_img * n_cats + p_cls if use_cats else p_img
+        p_rows = p_rows[p_order]
+        p_cls = p_cls[p_order]
+        dense = dense[p_order]
+        p_img = p_img[p_order]
+        del p_order
+        if use_cats:
+            p_img *= n_cats
+            p_img += p_cls
+        p_key = p_img
+        del p_img
 
         # one linear merge of the two sorted key columns (as _runs/_sorted_union/_bounds)
         keys, gt_start, gt_end, pred_start, pred_end = kernels.merge_group_keys(
             np.ascontiguousarray(g_key, dtype=np.int64), np.ascontiguousarray(p_key, dtype=np.int64)
         )
-        rank = np.arange(len(p_rows), dtype=np.int64) - np.repeat(pred_start, pred_end - pred_start)
+        del g_key, p_key
+        rank = np.arange(len(p_rows), dtype=np.int32)
+        rank -= np.repeat(pred_start, pred_end - pred_start).astype(np.int32)
         return cls(
             category_ids=cat_ids,
             use_cats=bool(use_cats),

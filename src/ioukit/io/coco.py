@@ -26,6 +26,8 @@ import numpy as np
 
 from ioukit import masks
 from ioukit._kernels import rle
+from ioukit._kernels.coco_gt_json import OK as GT_OK
+from ioukit._kernels.coco_gt_json import scan_annotations
 from ioukit._kernels.coco_json import (
     INVALID,
     OK,
@@ -770,16 +772,15 @@ def _chunked(raw: bytes, lo: int, hi: int) -> Iterator[tuple[list[Any], int]]:
 
 
 def _annotation_parts(
-    source: Source, label: str, whole: bool
+    source: Source, raw: bytes | None, label: str, whole: bool
 ) -> tuple[Any, Iterator[tuple[list[Any], int]]]:
     """The parsed ground truth (a file's: its sections but ``annotations``) and an iterator
     over its annotations as ``(records, offset)`` lists: a file's in chunks of about 1 MB
     parsed one at a time (peak memory: the file's bytes and one chunk's objects, not the
     whole parsed file), else the whole list. ``whole``: parse a file whole (after a chunk
     that did not parse alone: the iterator raises ``_SplitInsideValueError``)."""
-    if not isinstance(source, str | os.PathLike):
+    if raw is None:
         return _whole(source, label)
-    raw = _read(label)
     found = None if whole else _sections(raw, label)
     if found is None:
         return _whole(_parse(raw, label), label)
@@ -789,16 +790,71 @@ def _annotation_parts(
 
 def _ground_truth(source: Source, keep_segmentation: bool, require_iscrowd: bool) -> Dataset:
     label = os.fspath(source) if isinstance(source, str | os.PathLike) else "ground_truth"
+    raw = _read(label) if isinstance(source, str | os.PathLike) else None
+    if raw is not None and not keep_segmentation:
+        scanned = _scanned_ground_truth(raw, label)
+        if scanned is not None:
+            return scanned
     try:
-        return _ground_truth_parts(source, label, keep_segmentation, require_iscrowd, False)
+        return _ground_truth_parts(source, raw, label, keep_segmentation, require_iscrowd, False)
     except _SplitInsideValueError:
-        return _ground_truth_parts(source, label, keep_segmentation, require_iscrowd, True)
+        return _ground_truth_parts(source, raw, label, keep_segmentation, require_iscrowd, True)
+
+
+def _scanned_ground_truth(raw: bytes, label: str) -> Dataset | None:
+    """A ground-truth file's Dataset with its annotations read by the compiled scanner
+    (``ioukit._kernels.coco_gt_json``: the columns straight from the bytes, no object per
+    annotation). None where the general path is to read the file: a record without one of
+    ``id``, ``image_id``, ``category_id``, ``bbox``, ``area``, ``iscrowd``, any ``ignore``
+    key (the scanner skips it), a shape the scanner leaves to the parser, or anything the
+    checks refuse (the general path then words the error)."""
+    found = _sections(raw, label)
+    if found is None:
+        return None
+    data, (lo, hi) = found
+    if raw.find(b'"ignore"', lo, hi) >= 0:
+        return None
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    capacity = (hi - lo) // 60 + 1  # a record takes at least 60 bytes
+    ann_ids = np.empty(capacity, dtype=np.int64)
+    image_ids = np.empty(capacity, dtype=np.int64)
+    category_ids = np.empty(capacity, dtype=np.int64)
+    xywh = np.empty((capacity, 4), dtype=np.float64)
+    area = np.empty(capacity, dtype=np.float64)
+    iscrowd = np.empty(capacity, dtype=np.float64)
+    code, n = scan_annotations(buf, lo, hi, ann_ids, image_ids, category_ids, xywh, area, iscrowd)
+    del buf
+    if code != GT_OK:
+        return None
+    try:
+        images = _image_table(_list_section(data, "images", label, True), label)
+        categories = _category_table(_list_section(data, "categories", label, False), label)
+        del data
+        xywh, image_ids, category_ids = xywh[:n], image_ids[:n], category_ids[:n]
+        _check_boxes(xywh, label, "annotations")
+        image_index = _rows_of(
+            images.ids, image_ids, label, "annotations", "image_id", "an id in images"
+        )
+        del image_ids
+        what = "an id in categories"
+        _rows_of(categories.ids, category_ids, label, "annotations", "category_id", what)
+        crowd = iscrowd[:n] != 0
+        ignore = np.zeros(n, dtype=bool)
+        columns = (xywh, image_index, category_ids, area[:n], crowd, ignore, ann_ids[:n])
+        return _ground_truth_dataset(label, images, categories, columns, None)
+    except DataFormatError:
+        return None
 
 
 def _ground_truth_parts(
-    source: Source, label: str, keep_segmentation: bool, require_iscrowd: bool, whole: bool
+    source: Source,
+    raw: bytes | None,
+    label: str,
+    keep_segmentation: bool,
+    require_iscrowd: bool,
+    whole: bool,
 ) -> Dataset:
-    data, parts = _annotation_parts(source, label, whole)
+    data, parts = _annotation_parts(source, raw, label, whole)
     if not isinstance(data, Mapping):
         raise DataFormatError(
             f"{label}: expected a JSON object with images, annotations and categories, "
@@ -822,10 +878,23 @@ def _ground_truth_parts(
             np.concatenate(c) for c in zip(*columns, strict=True)
         )
     del columns
-    n = len(xywh)
     segmentation = tuple(chain.from_iterable(segmentations)) if keep_segmentation else None
     if segmentation is not None:
         check_segmentations(segmentation, image_index, images, label, "annotations", required=False)
+    joined = (xywh, image_index, category_ids, area, crowd, ignore, ann_ids)
+    return _ground_truth_dataset(label, images, categories, joined, segmentation)
+
+
+def _ground_truth_dataset(
+    label: str,
+    images: ImageTable,
+    categories: CategoryTable,
+    columns: _AnnotationColumns,
+    segmentation: tuple[Any, ...] | None,
+) -> Dataset:
+    """The ground-truth Dataset of the annotation columns (xywh, image rows, category ids,
+    area, crowd, ignore, ids), whichever route read them."""
+    xywh, image_index, category_ids, area, crowd, ignore, ann_ids = columns
     return _dataset(
         label,
         images=images,
@@ -837,7 +906,7 @@ def _ground_truth_parts(
         area=area,
         crowd=crowd,
         ignore=ignore,
-        difficult=np.zeros(n, dtype=bool),
+        difficult=np.zeros(len(xywh), dtype=bool),
         annotation_id=ann_ids,
         segmentation=segmentation,
         box_wh=xywh[:, 2:],

@@ -75,11 +75,12 @@ class BoxIoU:
     eps: float = 0.0
     source_wh: bool = True
 
-    def _areas(self, ds: Dataset, rows: np.ndarray) -> np.ndarray:
+    def _areas(self, ds: Dataset) -> np.ndarray:
+        # (N,) every row's area; the kernel reads the rows of the groups
         if self.source_wh and ds.box_wh is not None and self.pixel_offset == 0.0:
-            wh = ds.box_wh[rows]
+            wh = ds.box_wh
             return np.ascontiguousarray(wh[:, 0] * wh[:, 1])
-        b = ds.boxes[rows]
+        b = ds.boxes
         off = self.pixel_offset
         if off == 0.0:
             return np.ascontiguousarray((b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]))
@@ -89,21 +90,24 @@ class BoxIoU:
         """Box IoU of every group (see the class docstring for the arithmetic)."""
 
         out = GroupMatrices.allocate(groups)
-        crowd = gt.crowd[groups.gt_rows] if self.crowd else np.zeros(len(groups.gt_rows), bool)
+        crowd = gt.crowd if self.crowd else np.zeros(len(gt), bool)
+        # the whole datasets' columns, read through the groups' rows (no gathered copies)
         kernels.group_box_iou(
             groups.gt_start,
             groups.gt_end,
             groups.pred_start,
             groups.kept_count,
-            np.ascontiguousarray(gt.boxes[groups.gt_rows]),
-            self._areas(gt, groups.gt_rows),
+            np.ascontiguousarray(gt.boxes),
+            self._areas(gt),
             _u8(crowd),
-            np.ascontiguousarray(pred.boxes[groups.pred_rows]),
-            self._areas(pred, groups.pred_rows),
+            np.ascontiguousarray(pred.boxes),
+            self._areas(pred),
             out.offsets,
             out.values,
             float(self.pixel_offset),
             float(self.eps),
+            gt_rows=np.ascontiguousarray(groups.gt_rows, dtype=np.int64),
+            pred_rows=np.ascontiguousarray(groups.pred_rows, dtype=np.int64),
         )
         return out
 
