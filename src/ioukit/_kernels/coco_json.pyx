@@ -314,21 +314,30 @@ def rle_strings(const uint8_t[::1] buf, const int64_t[:, :] rle, uint8_t[::1] co
     """The counts strings of :func:`scan_segm_results`' columns (``rle`` (N, 4): h, w and the
     byte range of each string) with their simple escapes resolved, one after the other into
     ``counts`` (at least as long as the byte ranges together), each starting at
-    ``offsets[k]`` (``offsets`` (N + 1,)); ``counts`` holds at least one byte. Returns the bytes written, or -1 when a string holds
-    a ``\\u`` escape (the general parser reads the file)."""
-    cdef Py_ssize_t n = rle.shape[0], k, length, at = 0
+    ``offsets[k]`` (``offsets`` (N + 1,)). Returns the bytes written, or -1 when a string
+    holds a ``\\u`` escape (the general parser reads the file)."""
+    cdef Py_ssize_t n = rle.shape[0], k, length, at = 0, needed = 0
     cdef const uint8_t* source
-    if counts.shape[0] == 0 or offsets.shape[0] != n + 1:
-        raise ValueError("counts, offsets: expected at least one byte and N + 1 offsets")
+    cdef char* out
+    for k in range(n):
+        if not 0 <= rle[k, 2] <= rle[k, 3] <= buf.shape[0]:
+            raise ValueError(f"rle[{k}]: expected a byte range of buf")
+        needed += rle[k, 3] - rle[k, 2]
+    if needed > counts.shape[0] or offsets.shape[0] != n + 1:
+        raise ValueError("counts, offsets: expected room for the strings and N + 1 offsets")
+    if needed == 0:
+        offsets[:] = 0
+        return 0
+    out = <char*>&counts[0]
     with nogil:
         for k in range(n):
             offsets[k] = at
             source = &buf[0] + rle[k, 2]
             length = rle[k, 3] - rle[k, 2]
             if memchr(source, 92, length) == NULL:
-                memcpy(&counts[0] + at, source, length)
+                memcpy(out + at, source, length)
             else:
-                length = _unescape(source, length, <char*>&counts[0] + at)
+                length = _unescape(source, length, out + at)
                 if length < 0:
                     at = -1
                     break
