@@ -8,6 +8,7 @@ through both; every output must be identical, bit for bit.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -645,3 +646,22 @@ def test_merge_group_keys_equals_searchsorted_bounds(seed: int) -> None:
         np.testing.assert_array_equal(got, exp)
     if len(keys):  # each side's starts and ends are views of one array of bounds
         assert np.shares_memory(gs, ge) and np.shares_memory(ps, pe)
+
+
+@pytest.mark.parametrize(("value", "want"), [("1", 1), ("3,2", 3), (" 2 ", 2)])
+def test_thread_count_follows_omp_num_threads(
+    monkeypatch: pytest.MonkeyPatch, value: str, want: int
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert kernels._thread_count(10**9, None) == want
+    assert kernels._thread_count(10**9, False) == 1
+    assert kernels._thread_count(10, None) == 1  # below the cut-off
+
+
+@pytest.mark.parametrize("value", ["", "0", "many"])
+def test_thread_count_without_a_usable_omp_num_threads(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert kernels._thread_count(10**9, None) == max(1, min(cpus or 1, 8))

@@ -35,15 +35,31 @@ PARALLEL_MIN_PREDICTIONS = 50_000
 evaluated predictions on (``threads=None``); ``threads=True``/``False`` forces either way."""
 
 
+def _available_threads():
+    """``OMP_NUM_THREADS`` when it is set (its first level), else the CPUs this process may
+    run on (its affinity mask: ``taskset`` and container limits count), else the CPU count.
+
+    ``prange(num_threads=...)`` overrides OpenMP's own default, so the variable is read here.
+    """
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
 def _thread_count(n_items, threads):
-    """Threads to use: 1 below the cut-off or when forbidden; else the CPU count (at most 8).
+    """Threads to use: 1 below the cut-off or when forbidden; else :func:`_available_threads`
+    (at most 8).
 
     The scratch buffers are allocated per thread for exactly this many threads, and
     ``prange(num_threads=...)`` never starts more.
     """
     if threads is False or (threads is None and n_items < PARALLEL_MIN_PREDICTIONS):
         return 1
-    return max(1, min(os.cpu_count() or 1, 8))
+    return max(1, min(_available_threads(), 8))
 
 
 cdef double _EPS = float(np.spacing(1))
