@@ -310,7 +310,35 @@ cdef void _match_group(
             if same:
                 source = b
                 break
-        if source == a:
+        if source == a and n_pred == 1 and tie != 2 and not use_carry:
+            # one prediction and nothing taken: at every threshold the greedy scan ends on
+            # the last (tie 0) or first (tie 1) regular ground truth of the highest IoU if
+            # that IoU passes, else on the ignored one of the highest IoU if that passes:
+            # two scans, then one comparison per threshold instead of one scan per threshold
+            best = 0.0
+            best_ign = 0.0
+            m_reg = -1
+            m_ign = -1
+            for j in range(n_gt):
+                value = iou_values[base_offset + order[a, j]]
+                if value != value:
+                    continue  # NaN passes no threshold
+                if ignore[a, j]:
+                    if m_ign == -1 or value > best_ign or (tie == 0 and value == best_ign):
+                        best_ign = value
+                        m_ign = j
+                elif m_reg == -1 or value > best or (tie == 0 and value == best):
+                    best = value
+                    m_reg = j
+            for t in range(n_thr):
+                thr = thresholds[t]
+                m = -1
+                if m_reg >= 0 and (best > thr if strict else best >= thr):
+                    m = m_reg
+                elif m_ign >= 0 and (best_ign > thr if strict else best_ign >= thr):
+                    m = m_ign
+                choice[a, t, 0] = m
+        elif source == a:
             for t in range(n_thr):
                 thr = thresholds[t]
                 for j in range(n_gt):
