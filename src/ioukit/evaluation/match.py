@@ -229,7 +229,7 @@ def match_groups(
     reg_rows = g_rows[regular]
     gt_image_id = gt.images.ids[gt.image_index[reg_rows]]
     if groups.use_cats:
-        reg_k = groups.gt_class.astype(np.int32)[regular]
+        reg_k = groups.gt_class[regular].astype(np.int32, copy=False)
     else:
         reg_k = np.zeros(len(reg_rows), dtype=np.int32)
     reg_area = g_area[regular]
