@@ -333,7 +333,7 @@ def test_match_groups_equals_twin(seed: int, strict: int, tie: int, threads: boo
     everything = np.arange(len(gs), dtype=np.int64)
     outs = []
     for run in (kernels.match_groups, match_groups_compact_py):
-        out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7),
+        out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7, np.int32),
                np.full(n_p, -7.0), np.zeros((n_p, 1), u8), np.zeros(n_p, u8))  # fmt: skip
         run(*inputs, everything, *out, np.zeros(0, np.int64), np.zeros((0, 4), np.int64),
             np.zeros((0, 4)), *([threads] if run is kernels.match_groups else []))  # fmt: skip
@@ -559,7 +559,7 @@ def test_threads_give_identical_outputs_on_many_groups() -> None:
     outs = []
     u8 = np.uint8
     for threads in (False, True):
-        out = (np.zeros((n_p, 4), u8), np.zeros((n_p, 4), u8), np.empty(n_p, np.int64),
+        out = (np.zeros((n_p, 4), u8), np.zeros((n_p, 4), u8), np.empty(n_p, np.int32),
                np.empty(n_p), np.zeros((n_p, 2), u8), np.zeros(n_p, u8),
                np.arange(n_p, dtype=np.int64), np.empty((n_p, 10), np.int64),
                np.empty((n_p, 10)))  # fmt: skip
@@ -696,7 +696,7 @@ def test_single_prediction_groups_equal_twin(strict: int, tie: int) -> None:
               never.view(u8), pred_area, thresholds, lo, hi, slot, gt_rows, strict,
               tie)  # fmt: skip
     groups = np.arange(n_groups, dtype=np.int64)
-    out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7),
+    out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7, np.int32),
            np.full(n_p, -7.0), np.zeros((n_p, 1), u8), np.zeros(n_p, u8))  # fmt: skip
     kernels.match_groups(*inputs, groups, *out, np.zeros(0, np.int64),
                          np.zeros((0, 4), np.int64), np.zeros((0, 4)))  # fmt: skip

@@ -194,7 +194,7 @@ cdef inline void _no_gt_group(
     const int64_t[::1] slot,
     Py_ssize_t n_thr,
     uint8_t[:, ::1] ign_bits,
-    int64_t[::1] first_gt,
+    int32_t[::1] first_gt,
     double[::1] first_iou,
     const int64_t[::1] dense_row,
     int64_t[:, ::1] other_gt,
@@ -242,7 +242,7 @@ cdef void _match_group(
     int tie,
     uint8_t[:, ::1] tp_bits,
     uint8_t[:, ::1] ign_bits,
-    int64_t[::1] first_gt,
+    int32_t[::1] first_gt,
     double[::1] first_iou,
     uint8_t[:, ::1] same_bits,
     uint8_t[::1] has_other,
@@ -425,7 +425,7 @@ cdef void _match_group(
                     if drow >= 0:
                         other_gt[drow, t] = gt_row
                         other_iou[drow, t] = value
-                first_gt[row] = first
+                first_gt[row] = <int32_t>first
                 if first == -1:
                     first_iou[row] = NAN
 
@@ -453,7 +453,7 @@ def match_groups(
     const int64_t[::1] group_list,
     uint8_t[:, ::1] tp_bits,
     uint8_t[:, ::1] ign_bits,
-    int64_t[::1] first_gt,
+    int32_t[::1] first_gt,
     double[::1] first_iou,
     uint8_t[:, ::1] same_bits,
     uint8_t[::1] has_other,
