@@ -14,12 +14,12 @@ from typing import Any, NamedTuple
 from ioukit.dataset import Dataset
 from ioukit.errors import DataFormatError
 from ioukit.evaluation.registry import (
+    coco_json_reader,
     make_protocol,
     resolve_iou_type,
     similarity_input,
 )
 from ioukit.io.coco import read_coco_ground_truth, read_coco_results
-from ioukit.io.coco_keypoints import read_coco_keypoint_results, read_coco_keypoints
 
 __all__ = [
     "COCO_READERS",
@@ -48,6 +48,17 @@ def _masks_results(source: Any, gt: Dataset) -> Dataset:
     return read_coco_results(source, gt, iou_type="segm")
 
 
+def _keypoints_gt(source: Any, *, require_iscrowd: bool = False) -> Dataset:
+    # the keypoint readers load through the registry when keypoints are read, not at import
+    read: Callable[..., Dataset] = coco_json_reader("keypoints", "read_coco_keypoints")
+    return read(source, require_iscrowd=require_iscrowd)
+
+
+def _keypoints_results(source: Any, gt: Dataset) -> Dataset:
+    read: Callable[..., Dataset] = coco_json_reader("keypoints", "read_coco_keypoint_results")
+    return read(source, gt)
+
+
 class CocoReaders(NamedTuple):
     """How COCO JSON gives the column a similarity compares: the ground-truth reader
     (``source, require_iscrowd=...``) and the results reader (``source, gt``).
@@ -62,7 +73,7 @@ class CocoReaders(NamedTuple):
 COCO_READERS: dict[str, CocoReaders] = {
     "boxes": CocoReaders(_boxes_gt, _boxes_results),
     "segmentation": CocoReaders(_masks_gt, _masks_results),
-    "keypoints": CocoReaders(read_coco_keypoints, read_coco_keypoint_results),
+    "keypoints": CocoReaders(_keypoints_gt, _keypoints_results),
 }
 """The Dataset column a similarity compares (:func:`~ioukit.evaluation.registry.
 similarity_input`) -> its COCO JSON readers; a column COCO JSON does not hold (``rotated``)

@@ -8,7 +8,6 @@ use).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,7 +24,6 @@ from ioukit.evaluation.registry import (
     protocol_traits,
     resolve_iou_type,
 )
-from ioukit.io.coco_keypoints import read_crowd_index
 
 __all__ = ["PROTOCOLS", "evaluate", "run_lvis"]
 
@@ -105,10 +103,9 @@ def evaluate(
             iou_type=iou_type,
         )
     pred_ds = predictions_dataset(predictions, gt_ds, iou_type=iou_type)
-    if getattr(runner, "crowd_index", False) is None and isinstance(
-        gt, str | os.PathLike | Mapping
-    ):
-        runner = dataclasses.replace(runner, crowd_index=tuple(read_crowd_index(gt).items()))
+    side_data = getattr(runner, "with_ground_truth_source", None)  # CrowdPose's crowd index
+    if side_data is not None and isinstance(gt, str | os.PathLike | Mapping):
+        runner = side_data(gt)
     return EvaluationResult(runner.evaluate(gt_ds, pred_ds, iou_type=iou_type), gt_ds, pred_ds)
 
 

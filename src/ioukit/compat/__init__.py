@@ -23,7 +23,9 @@ Examples
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+import types
 
 __all__ = ["LVIS_MODULES", "PYCOCOTOOLS_MODULES", "init_as_lvis", "init_as_pycocotools"]
 
@@ -50,7 +52,28 @@ def init_as_pycocotools() -> None:
     sys.modules["pycocotools"] = pycocotools
     sys.modules["pycocotools.coco"] = pycocotools.coco
     sys.modules["pycocotools.cocoeval"] = pycocotools.cocoeval
-    sys.modules["pycocotools.mask"] = pycocotools.mask
+    # the mask module is bound now and loaded on first use: a box evaluation never calls it
+    sys.modules["pycocotools.mask"] = _loaded_on_first_use("ioukit.compat.pycocotools.mask")
+
+
+def _loaded_on_first_use(name: str) -> types.ModuleType:
+    """``sys.modules[name]``; where it is not imported yet, the module object registered
+    there (and as its package's attribute) by :class:`importlib.util.LazyLoader`: it runs its
+    code on the first attribute read, and is the one module object everywhere."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:  # pragma: no cover - a broken install
+        raise ImportError(f"{name}: not found (a broken ioukit install?)", name=name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    package, _, attribute = name.rpartition(".")
+    setattr(sys.modules[package], attribute, module)
+    return module
 
 
 def init_as_lvis() -> None:

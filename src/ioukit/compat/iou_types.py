@@ -20,13 +20,12 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["IOU_TYPES", "IouTypeRecord", "Stat", "record"]
 
 
-@dataclass(frozen=True, slots=True)
-class Stat:
+class Stat(NamedTuple):
     """One ``summarize()`` value: AP (``ap=1``) or AR (``ap=0``) at IoU threshold ``iou_thr``
     (None: averaged over all), area range label ``area``, and ``max_dets`` detections, or
     the ``max_dets_at``-th of ``params.maxDets`` (pycocotools reads ``maxDets[2]`` for most
@@ -44,8 +43,7 @@ _AREA = (0**2, 1e5**2)
 _SMALL, _MEDIUM, _LARGE = (0**2, 32**2), (32**2, 96**2), (96**2, 1e5**2)
 
 
-@dataclass(frozen=True, slots=True)
-class IouTypeRecord:
+class IouTypeRecord(NamedTuple):
     """What one ``iouType`` changes in pycocotools (and the APIs built on it).
 
     Attributes

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from ioukit.evaluation.result import ProtocolResult
 
 __all__ = [
+    "COCO_JSON_MODULES",
     "PROTOCOL_MODULES",
     "SIMILARITY_MODULES",
     "TRAITS",
@@ -46,6 +46,7 @@ __all__ = [
     "SimilarityReads",
     "StatSpec",
     "check_pair",
+    "coco_json_reader",
     "get_similarity",
     "has_similarity",
     "make_protocol",
@@ -100,10 +101,18 @@ VARIANT_MODULES: dict[str, str] = {"keypoints": _P + "keypoints"}
 """``iou_type`` -> the module that registers protocol variants for it (COCO and YOLO keypoints
 are COCO and YOLO with another similarity and layout: :func:`register_variant`)."""
 
+COCO_JSON_MODULES: dict[str, str] = {"keypoints": "ioukit.io.coco_keypoints"}
+"""Dataset column -> the module of its COCO JSON readers where that is not
+:mod:`ioukit.io.coco` (imported on first use, by :func:`coco_json_reader`: a box evaluation
+loads no keypoint reader)."""
 
-@dataclass(frozen=True, slots=True)
-class StatSpec:
+
+class StatSpec(NamedTuple):
     """One headline number of a summary: which array, threshold, area range and max_dets.
+
+    A named tuple (immutable, compared by value), as are :class:`ProtocolTraits` and
+    :class:`SimilarityReads`: these records are defined on every fresh evaluation's path,
+    where a frozen dataclass's generated methods cost about five times more to create.
 
     Attributes
     ----------
@@ -139,8 +148,7 @@ class StatSpec:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ProtocolTraits:
+class ProtocolTraits(NamedTuple):
     """What a protocol is, for the code above it that must not compare its name.
 
     Each protocol declares its traits once, where it registers (:func:`register_protocol`);
@@ -215,8 +223,7 @@ TRAITS: tuple[str, ...] = ("error_analysis", "unlisted_classes", "federated", "o
 """The capability flags of :class:`ProtocolTraits` that :func:`protocol_has` answers."""
 
 
-@dataclass(frozen=True, slots=True)
-class SimilarityReads:
+class SimilarityReads(NamedTuple):
     """The Dataset column a similarity compares, as questions callers ask instead of
     comparing ``iou_type`` names (:func:`similarity_reads`).
 
@@ -385,6 +392,17 @@ def _provide_similarity(name: str) -> None:
     module = SIMILARITY_MODULES.get(name)
     if module is not None and name not in _SIMILARITIES:
         import_module(module)
+
+
+def coco_json_reader(column: str, name: str) -> Callable[..., Any]:
+    """The function ``name`` of the COCO JSON reader module of Dataset column ``column``
+    (:data:`COCO_JSON_MODULES`), imported on first use.
+
+    >>> coco_json_reader("keypoints", "read_crowd_index")({"images": [{"id": 3, "crowdIndex": 1}]})
+    {3: 1.0}
+    """
+    function: Callable[..., Any] = getattr(import_module(COCO_JSON_MODULES[column]), name)
+    return function
 
 
 def protocol_names() -> tuple[str, ...]:

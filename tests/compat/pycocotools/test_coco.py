@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import subprocess
 import sys
 import warnings
 from typing import Any
@@ -266,9 +267,15 @@ _TRICKY = {  # what orjson refuses or reads otherwise than json: json's objects 
 }
 
 
+@pytest.mark.parametrize("fast", [False, True], ids=["json", "orjson"])
 @pytest.mark.parametrize("name", list(_TRICKY))
-def test_constructor_reads_the_file_as_pycocotools(tmp_path: Any, name: str) -> None:
-    # COCO(path) parses with orjson where it gives json's objects, else with json
+def test_constructor_reads_the_file_as_pycocotools(
+    tmp_path: Any, name: str, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # COCO(path) parses with json below _ORJSON_FROM bytes, above with orjson where it gives
+    # json's objects (a run of 19 digits goes to json), else with json
+    if fast:
+        monkeypatch.setattr(ours_coco, "_ORJSON_FROM", 0)
     path = tmp_path / "gt.json"
     path.write_bytes(_TRICKY[name])
     outcomes = []
@@ -281,3 +288,77 @@ def test_constructor_reads_the_file_as_pycocotools(tmp_path: Any, name: str) -> 
             outcomes.append(coco.dataset)
     ref, ours = outcomes
     assert repr(ref) == repr(ours)  # repr: types (int, not float), nan, key order
+
+
+def test_a_box_evaluation_loads_neither_masks_nor_orjson(tmp_path: Any) -> None:
+    # the mask module (ioukit.masks, array-api-compat) loads when someone uses it; orjson
+    # only for a file large enough to repay its import
+    gt, res = synthetic.make_detections(20, seed=0)
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "res.json").write_text(json.dumps(res))
+    code = f"""
+import contextlib, io, sys
+from ioukit.compat import init_as_pycocotools
+init_as_pycocotools()
+from pycocotools.coco import COCO
+from pycocotools.cocoeval import COCOeval
+with contextlib.redirect_stdout(io.StringIO()):
+    gt = COCO({str(tmp_path / "gt.json")!r})
+    ev = COCOeval(gt, gt.loadRes({str(tmp_path / "res.json")!r}), "bbox")
+    ev.evaluate(); ev.accumulate(); ev.summarize()
+print(sorted(m for m in ("ioukit.masks", "array_api_compat", "orjson", "locale")
+             if m in sys.modules))
+import pycocotools.mask
+from pycocotools.cocoeval import maskUtils
+import ioukit.compat.pycocotools.mask as mask
+print(pycocotools.mask is maskUtils is mask, mask.area({{"size": [1, 1], "counts": b"01"}}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["[]", "True 1"]
+
+
+_FORMS = {  # results files (I, J: two images of the fixture, C a category): the dicts are
+    # json's, from the bytes or from the columns
+    "floats": (b'[{"image_id": I, "category_id": C, "bbox": [1.5, 2.25, 3.0, 4e-3], '
+               b'"score": 0.9}, {"image_id": J, "category_id": C, "bbox": [0.0, -0.0, '
+               b'1E+2, 5e-324], "score": 1.0}]', True),
+    "integers": (b'[{"image_id": I, "category_id": C, "bbox": [10, -0, 3, 999999999999999], '
+                 b'"score": 1}]', True),
+    "another order": (b'[{"score": 0.5, "bbox": [1, 2, 3, 4.5], "category_id": C, '
+                      b'"image_id": I}]', True),
+    "two orders": (b'[{"image_id": I, "category_id": C, "bbox": [1, 2, 3, 4], "score": 0.5}, '
+                   b'{"category_id": C, "image_id": J, "bbox": [1, 2, 3, 4], "score": 0.5}]',
+                   False),
+    "another key": (b'[{"image_id": I, "category_id": C, "bbox": [1, 2, 3, 4], "score": 0.5, '
+                    b'"note": [1]}]', False),
+    "a key twice": (b'[{"image_id": I, "category_id": C, "bbox": [1, 2, 3, 4], "score": 0.5, '
+                    b'"score": 0.7}]', False),
+    "beyond 2**53": (b'[{"image_id": I, "category_id": C, "bbox": [1, 2, 3, '
+                     b'9007199254740993], "score": 0.5}]', False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_FORMS))
+def test_load_res_builds_json_s_dicts_without_the_bytes(
+    pair: Any, tmp_path: Any, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # from _KEEP_BYTES_BELOW bytes on, a file of the four keys in one order keeps no bytes:
+    # its dicts come from the columns (keys in the file's order, its ints as ints)
+    ref, ours = pair
+    monkeypatch.setattr(ours_coco, "_KEEP_BYTES_BELOW", 0)
+    text, dropped = _FORMS[name]
+    first, second = list(ours.imgs)[:2]
+    for key, value in ((b"I", first), (b"J", second), (b"C", next(iter(ours.cats)))):
+        text = text.replace(b": %s" % key, b": %d" % value)
+    path = tmp_path / "results.json"
+    path.write_bytes(text)
+    (a, a_text), (b, b_text) = _load_res(ref, str(path)), _load_res(ours, str(path))
+    assert a_text == b_text
+    results = ours_coco._results_columns(b)
+    assert results is not None and (results.raw is None) is dropped
+    clone = pickle.loads(pickle.dumps(b))
+    want = repr(a.dataset["annotations"])  # repr: ints and floats, -0.0, key order
+    assert repr(b.dataset["annotations"]) == want
+    assert repr(clone.dataset["annotations"]) == want

@@ -366,16 +366,32 @@ def test_merge_pattern_with_edited_entries_runs_pycocotools_loop() -> None:
     assert not np.array_equal(plain_ref.eval["precision"], ours.eval["precision"])
 
 
-def test_evalimgs_entries_stay_unbuilt_through_numpy_and_pickle(detections: Any) -> None:
+@pytest.mark.parametrize("form", ["list", "file", "file_subset"])
+def test_evalimgs_entries_stay_unbuilt_through_numpy_and_pickle(
+    detections: Any, form: str, tmp_path: Any
+) -> None:
+    # file: the results' columns (the payload computes them again for the pickle); subset:
+    # only some images evaluated (the columns' rows picked)
     gt, res = detections
-    ours, _ = plain(OURS, gt, res, "bbox")
+    setup = None
+    if form != "list":
+        path = tmp_path / "results.json"
+        path.write_text(json.dumps(res))
+        res = path
+    if form == "file_subset":
+
+        def setup(p: Any) -> None:
+            p.imgIds = p.imgIds[::2]
+
+    ours, _ = plain(OURS, gt, res, "bbox", setup)
+    assert (ours_coco._results_columns(ours.cocoDt) is not None) == (form != "list")
     entries = [e for e in ours.evalImgs if e is not None]
     array = np.asarray(ours.evalImgs)  # torchvision's reshape: object array, nothing built
     assert array.dtype == object and array.shape == (len(ours.evalImgs),)
     again = pickle.loads(pickle.dumps(array))
     assert all(e._ref is not None for e in entries)
     assert all(e._ref is not None for e in again if e is not None)
-    ref, _ = plain(REF, gt, res, "bbox")
+    ref, _ = plain(REF, gt, res, "bbox", setup)
     assert_same_evalimgs(ref.evalImgs, list(again))  # built from the pickled columns
     assert_same_evalimgs(ref.evalImgs, ours.evalImgs)  # built from the COCO objects
     first = entries[0]

@@ -76,6 +76,28 @@ def test_plain_pattern_evaluates_the_columns(files: Any) -> None:
     assert ours_coco._ground_truth_columns(gt) is not None  # no annotation dict was built
 
 
+@pytest.mark.parametrize("n_results", [1, 2])
+def test_one_annotation_and_one_result(tmp_path: Path, n_results: int) -> None:
+    # one row: the w, h column is a copy of the boxes' (a view of one row was overwritten
+    # by the corners, and the IoU read them: stats 0 instead of 0.9)
+    gt = {
+        "images": [{"id": 1, "width": 100, "height": 100}],
+        "categories": [{"id": 1, "name": "a"}],
+        "annotations": [{"id": 1, "image_id": 1, "category_id": 1,
+                         "bbox": [50.0, 50.0, 10.0, 10.0], "area": 100.0, "iscrowd": 0}],
+    }  # fmt: skip
+    res = [{"image_id": 1, "category_id": 1, "bbox": [50.0, 50.0, 10.0, 9.0], "score": 0.9}]
+    res += [{"image_id": 1, "category_id": 1, "bbox": [20.0, 20.0, 5.0, 5.0], "score": 0.5}]
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "res.json").write_text(json.dumps(res[:n_results]))
+    _, ref, ref_text = _run(REF, tmp_path / "gt.json", tmp_path / "res.json")
+    gt_coco, ours, ours_text = _run(OURS, tmp_path / "gt.json", tmp_path / "res.json")
+    assert ours_text == ref_text
+    assert_same_eval(ref, ours)
+    assert round(float(ours.stats[0]), 3) == 0.9
+    assert ours_coco._ground_truth_columns(gt_coco) is not None  # the columns were evaluated
+
+
 def test_the_dicts_are_pycocotools_when_read(files: Any) -> None:
     gt_path, _, _ = files
     for path in (gt_path, VAL100_GT):

@@ -31,28 +31,39 @@ from __future__ import annotations
 import contextlib
 import copy
 import gc
+import importlib
 import io
 import itertools
 import json
-import locale
 import operator
 import os
+import sys
 import time
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-try:  # the fast-json extra: the same objects as json for what it accepts (see _read_json)
-    import orjson
-except ImportError:  # pragma: no cover - orjson is in the test extra
-    orjson = None  # type: ignore[assignment]
-
 from ioukit import MissingDependencyError
 from ioukit._kernels import coco_gt_json, coco_json
-from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 
 __all__ = ["COCO"]
+
+_MASK_MODULE = "ioukit.compat.pycocotools.mask"
+
+
+def _mask_utils() -> Any:
+    """pycocotools' ``maskUtils`` (:mod:`ioukit.compat.pycocotools.mask`), loaded on first
+    use: it brings :mod:`ioukit.masks` and array-api-compat, which a box evaluation never
+    calls (5 ms of every start-up)."""
+    return importlib.import_module(_MASK_MODULE)
+
+
+def __getattr__(name: str) -> Any:
+    # ``pycocotools.coco.maskUtils``, as pycocotools' module has it (PEP 562)
+    if name == "maskUtils":
+        return _mask_utils()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _isArrayLike(obj: object) -> bool:  # noqa: N802 - pycocotools' name
@@ -171,7 +182,7 @@ class COCO:
         # pycocotools' loadRes of the file, silently (its prints came out at loadRes)
         results, self._results = self._results, None
         assert results is not None
-        anns = json.loads(results.raw)
+        anns = results.dicts()
         _complete_boxes(anns)
         self._index["dataset"]["annotations"] = anns
         with contextlib.redirect_stdout(io.StringIO()):
@@ -474,9 +485,9 @@ class COCO:
             res.dataset["categories"] = _copy_records(self._section("categories"))
             for i, ann in enumerate(anns):
                 seg = _field(ann, "segmentation", i)
-                ann["area"] = maskUtils.area(seg)
+                ann["area"] = _mask_utils().area(seg)
                 if "bbox" not in ann:
-                    ann["bbox"] = maskUtils.toBbox(seg)
+                    ann["bbox"] = _mask_utils().toBbox(seg)
                 ann["id"] = i + 1
                 ann["iscrowd"] = 0
         elif "keypoints" in first:
@@ -541,38 +552,42 @@ class COCO:
         h, w = t["height"], t["width"]
         segm = ann["segmentation"]
         if type(segm) is list:
-            return maskUtils.merge(maskUtils.frPyObjects(segm, h, w))  # type: ignore[arg-type]
+            mask_utils = _mask_utils()
+            return mask_utils.merge(mask_utils.frPyObjects(segm, h, w))  # type: ignore[no-any-return]
         if type(segm["counts"]) is list:
-            return maskUtils.frPyObjects(segm, h, w)  # type: ignore[return-value]
+            return _mask_utils().frPyObjects(segm, h, w)  # type: ignore[no-any-return]
         return segm  # type: ignore[no-any-return]
 
     def annToMask(self, ann: dict[str, Any]) -> np.ndarray:  # noqa: N802
         """The annotation's binary mask, shape (H, W) uint8."""
-        return maskUtils.decode(self.annToRLE(ann))  # type: ignore[no-any-return]
+        return _mask_utils().decode(self.annToRLE(ann))  # type: ignore[no-any-return]
 
 
 _SCALARS = (str, int, float, type(None))
 _SCALAR_TYPES = frozenset(_SCALARS)
-_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))  # digits -> "0", else " "
-_LONG_NUMBER = b"0" * 19  # a run of 19 digits: maybe an integer beyond 64 bits
+_LONG_INTEGER = 19  # digits: an integer that may lie beyond orjson's 64-bit range
+_ORJSON_FROM = 256 << 10  # bytes: below, json parses faster than orjson imports
+_KEEP_BYTES_BELOW = 4 << 20  # a results file from this size on: its dicts from its columns
 
 
 def _utf8_locale() -> bool:
-    """Whether ``open(path)`` in text mode decodes UTF-8 (what the bytes routes assume)."""
-    return locale.getpreferredencoding(False).lower().replace("-", "") == "utf8"
+    """Whether ``open(path)`` in text mode decodes UTF-8 (what the bytes routes assume): the
+    encoding a text stream without one gets, as ``open`` chooses it (``locale`` not imported)."""
+    if sys.flags.utf8_mode:
+        return True
+    encoding = io.TextIOWrapper(io.BytesIO(), encoding="locale").encoding
+    return encoding.lower().replace("-", "").replace("_", "") == "utf8"
 
 
 def _parse_file(raw: bytes, path: str | os.PathLike[str]) -> Any:
     """pycocotools' ``json.load(open(path))`` of the file whose bytes are ``raw``: the same
     objects (or the same error).
 
-    orjson (when installed; 2-3x faster) parses strict RFC 8259 JSON to the objects ``json``
-    gives, and refuses the rest (NaN, 1e400, lone surrogates...), which ``json`` then reads
-    as pycocotools would; the two differ on integers beyond 64 bits only (orjson makes them
-    floats), so a file with a run of 19 digits anywhere is read by ``json``, as is every
-    file where ``open()`` would not decode UTF-8. The garbage collector is paused while the
-    objects are created (its passes over them cost more than the parse)."""
-    if orjson is None or not _utf8_locale():
+    :func:`_parse_strict` reads the bytes where that gives ``json``'s objects; the rest (a
+    locale where ``open()`` would not decode UTF-8, what the fast route refuses) is read by
+    ``json`` from the text file, as pycocotools reads it. The garbage collector is paused
+    while the objects are created (its passes over them cost more than the parse)."""
+    if not _utf8_locale():
         with open(path) as f:
             return json.load(f)
     with _collector_paused():
@@ -586,10 +601,29 @@ def _parse_file(raw: bytes, path: str | os.PathLike[str]) -> Any:
 _REFUSED = object()
 
 
+def _orjson() -> Any:
+    """The ``orjson`` module (the fast-json extra), or None; imported on first use."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is in the test extra
+        return None
+    return orjson
+
+
 def _parse_strict(raw: bytes) -> Any:
-    """``json.loads(raw)`` by orjson where both give the same objects; ``_REFUSED`` where
-    only ``json`` decides (orjson missing, refusing, or a run of 19 digits)."""
-    if orjson is None or raw.translate(_DIGITS).find(_LONG_NUMBER) >= 0:
+    """``json.loads`` of the UTF-8 text ``raw`` where it succeeds, else ``_REFUSED`` (the
+    caller lets ``json`` read the text file, for pycocotools' error).
+
+    Below ``_ORJSON_FROM`` bytes ``json`` itself parses; above, orjson (2-3x faster, when
+    installed), which gives ``json``'s objects for strict RFC 8259 JSON and refuses the rest
+    (NaN, 1e400, lone surrogates...), except integers beyond 64 bits (it makes them floats):
+    a text with a run of 19 digits anywhere (a compiled scan, no copy) goes to ``json``."""
+    if len(raw) < _ORJSON_FROM or (orjson := _orjson()) is None:
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError
+            return _REFUSED
+    if coco_gt_json.has_digit_run(raw, _LONG_INTEGER):
         return _REFUSED
     try:
         return orjson.loads(raw)
@@ -751,20 +785,43 @@ def _complete_boxes(anns: list[dict[str, Any]]) -> None:
 
 class _Results:
     """A results file of plain box records (``image_id, category_id, bbox, score``), as
-    its bytes and the compiled scanner's columns, in file order (record ``i`` is the
-    annotation ``id = i + 1`` of ``loadRes``)."""
+    the compiled scanner's columns, in file order (record ``i`` is the annotation ``id = i +
+    1`` of ``loadRes``), in the form the evaluation takes them: the boxes as corners ``x, y,
+    x + w, y + h`` (``boxes``, (N, 4)) and ``w, h`` as read (``box_wh``, (N, 2)), so that an
+    evaluation of every record copies none of them (``image_id``: int32 where the ids fit).
 
-    __slots__ = ("bbox", "category_id", "image_id", "raw", "score")
+    The dicts ``json`` would give are built when someone reads them: from the file's bytes
+    (``raw``), or, for a file of at least ``_KEEP_BYTES_BELOW`` bytes whose records hold the
+    four keys only, in one order (``coco_gt_json.plain_result_forms``), from the columns,
+    that order and each number's form (``integer_bits``: int or float), the bytes dropped."""
 
-    def __init__(self, raw: bytes, image_id: Any, category_id: Any, bbox: Any, score: Any):
-        self.raw, self.image_id, self.category_id = raw, image_id, category_id
-        self.bbox, self.score = bbox, score
+    __slots__ = ("box_wh", "boxes", "category_id", "image_id", "integer_bits", "order", "raw",
+                 "score")  # fmt: skip
+
+    def __init__(
+        self,
+        raw: bytes | None,
+        columns: tuple[Any, Any, Any, Any],
+        forms: tuple[int, Any] = (-1, None),
+    ) -> None:
+        # columns: image_id, category_id, bbox (N, 4) xywh (turned into the corners in place),
+        # score; forms: plain_result_forms' order and integer bits (raw None), or (-1, None)
+        self.raw = raw
+        image_id, self.category_id, bbox, self.score = columns
+        if len(image_id) and image_id.min() >= -(2**31) and image_id.max() < 2**31:
+            image_id = image_id.astype(np.int32)  # only looked up: half the bytes
+        self.image_id = image_id
+        self.order, self.integer_bits = forms
+        self.box_wh = np.empty((len(bbox), 2))
+        coco_gt_json.box_corners(bbox, self.box_wh, np.empty(0))
+        self.boxes = bbox
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.raw, self.image_id, self.category_id, self.bbox, self.score)
+        return tuple(getattr(self, name) for name in self.__slots__)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        self.raw, self.image_id, self.category_id, self.bbox, self.score = state
+        for name, value in zip(self.__slots__, state, strict=True):
+            setattr(self, name, value)
 
     @classmethod
     def scan(cls, raw: bytes) -> _Results | None:
@@ -779,7 +836,35 @@ class _Results:
         code, n = coco_json.scan_results(buf, image_id, category_id, bbox, score)
         if code != coco_json.OK or n == 0:
             return None
-        return cls(raw, *_shrunk(n, image_id, category_id, bbox, score))
+        columns = _shrunk(n, image_id, category_id, bbox, score)
+        if len(raw) >= _KEEP_BYTES_BELOW:
+            bits = np.empty(n, dtype=np.uint8)
+            order = coco_gt_json.plain_result_forms(buf, bits)
+            if order >= 0:
+                return cls(None, columns, (order, bits))  # type: ignore[arg-type]
+        return cls(raw, columns)  # type: ignore[arg-type]
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """``json.loads`` of the file: the records as dicts (keys in the file's order; ints
+        where the file wrote integers)."""
+        if self.raw is not None:
+            return json.loads(self.raw)  # type: ignore[no-any-return]
+        values: dict[str, list[Any]] = {
+            "image_id": self.image_id.tolist(),
+            "category_id": self.category_id.tolist(),
+        }
+        numbers = [self.boxes[:, 0], self.boxes[:, 1], self.box_wh[:, 0], self.box_wh[:, 1],
+                   self.score]  # fmt: skip
+        lists = [column.tolist() for column in numbers]
+        for k, column in enumerate(lists):  # the integers the file wrote: ints, as json's
+            for row in np.flatnonzero(self.integer_bits & (1 << k)).tolist():
+                column[row] = int(column[row])
+        values["bbox"] = list(map(list, zip(*lists[:4], strict=True)))
+        values["score"] = lists[4]
+        keys = [coco_gt_json.RESULT_KEYS[(self.order >> shift) & 3] for shift in (6, 4, 2, 0)]
+        with _collector_paused():
+            rows = zip(*[values[k] for k in keys], strict=True)
+            return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
 def _results_columns(coco: Any) -> _Results | None:

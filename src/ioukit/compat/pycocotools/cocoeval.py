@@ -56,14 +56,22 @@ from typing import Any
 import numpy as np
 
 import ioukit
+from ioukit._kernels import coco_gt_json
 from ioukit.compat.iou_types import IOU_TYPES, IouTypeRecord, record
 from ioukit.compat.pycocotools import coco as _coco
-from ioukit.compat.pycocotools import mask as maskUtils  # noqa: N812 - pycocotools' name
 from ioukit.evaluation.accumulate import coco_accumulate, coco_accumulate_active
 from ioukit.evaluation.outcome import MatchOutcome
 from ioukit.evaluation.registry import make_protocol, similarity_input
 
-__all__ = ["COCOeval", "Params", "maskUtils"]
+__all__ = ["COCOeval", "Params", "maskUtils"]  # noqa: F822 - maskUtils: __getattr__
+
+
+def __getattr__(name: str) -> Any:
+    # ``from pycocotools.cocoeval import maskUtils`` (detectron2 does): the mask module,
+    # loaded on first use (PEP 562)
+    if name == "maskUtils":
+        return _coco._mask_utils()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Params:
@@ -357,7 +365,7 @@ class COCOeval:
         g = [o[field] for o in gt]
         d = [o[field] for o in dt]
         crowd = [int(o["iscrowd"]) for o in gt]
-        return maskUtils.iou(d, g, crowd)
+        return _coco._mask_utils().iou(d, g, crowd)
 
     def computeOks(self, imgId: Any, catId: Any) -> Any:  # noqa: N802
         """Object keypoint similarity [D, G] (pycocotools' formula, term for term)."""
@@ -900,21 +908,37 @@ def _result_columns(
     results: Any, image_ids: np.ndarray, category_ids: np.ndarray
 ) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray]]:
     """What :func:`_columns` gives for the dicts ``loadRes`` would build from the results
-    file ``results`` (``ioukit.compat.pycocotools.coco``'s columns), in :func:`_rows`' order
-    (image by image in ``image_ids`` order, category by category in ``category_ids`` order,
-    file order within), and their (image positions, category ids)."""
+    file ``results`` (``ioukit.compat.pycocotools.coco``'s columns), and their (image
+    positions, category ids): every record in file order where all are on ``image_ids`` and
+    of ``category_ids`` (the file's columns themselves), else those that are in
+    :func:`_rows`' order (image by image in ``image_ids`` order, category by category in
+    ``category_ids`` order, file order within). Either order puts each (image, category)
+    group's records in file order, which is all the evaluation reads of it."""
 
     img_pos = _position(results.image_id, image_ids)
     cat_pos = _position(results.category_id, category_ids)
+    n = len(img_pos)
+    if (img_pos >= 0).all() and (cat_pos >= 0).all():
+        # every record evaluated: the file's columns as they are, in file order (Groups
+        # sorts them by image, category and score, equal scores in row order: the file's
+        # order within each group, as _rows' order has it), nothing copied
+        cols = {
+            "annotation_id": np.arange(1, n + 1, dtype=np.int64),
+            "area": results.box_wh[:, 0] * results.box_wh[:, 1],  # loadRes' w * h
+            "crowd": np.zeros(n, dtype=bool),
+            "scores": results.score,
+            "box_wh": results.box_wh,
+            "boxes": results.boxes,
+        }
+        return cols, (img_pos, results.category_id)
     rows = _group_order(img_pos, cat_pos, len(image_ids), len(category_ids))
-    boxes, box_wh = _xyxy_and_wh(results.bbox, rows)
     cols = {
         "annotation_id": rows.astype(np.int64) + 1,
-        "area": box_wh[:, 0] * box_wh[:, 1],
+        "area": results.box_wh[rows, 0] * results.box_wh[rows, 1],
         "crowd": np.zeros(len(rows), dtype=bool),
         "scores": results.score[rows],
-        "box_wh": box_wh,
-        "boxes": boxes,
+        "box_wh": results.box_wh[rows],
+        "boxes": results.boxes[rows],
     }
     return cols, (img_pos[rows], results.category_id[rows])
 
@@ -922,9 +946,10 @@ def _result_columns(
 def _xyxy_and_wh(xywh: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``xywh[rows]`` as (N, 4) corners ``x, y, x + w, y + h`` and a contiguous (N, 2) ``w, h``
     (the Dataset keeps both as given: no (N, 4) temporary stays alive)."""
-    picked = xywh[rows]
-    box_wh = np.ascontiguousarray(picked[:, 2:])
-    picked[:, 2:] += picked[:, :2]
+    picked = np.ascontiguousarray(xywh[rows])
+    box_wh = np.empty((len(picked), 2))
+    # one pass, and w, h copied (np.ascontiguousarray(picked[:, 2:]) is a view of one row)
+    coco_gt_json.box_corners(picked, box_wh, np.empty(0))
     return picked, box_wh
 
 
@@ -1021,8 +1046,10 @@ def _compiled_run(
         gt_cols = _columns(gt_rows, "ground-truth", p.iouType, prediction=False)
         sides = [(gt_cols, (gt_pos, gt_cat))]
     columnar = _coco._results_columns(coco_dt) if reads == "boxes" else None
+    lazy: _ResultsSide | None = None
     if columnar is not None:  # a results file nobody has read as dicts: its columns
-        dt_cols, dt_placed = _result_columns(columnar, image_ids, category_ids)
+        lazy = _ResultsSide(columnar, image_ids, category_ids)
+        dt_cols, dt_placed = lazy.resolve()
     else:
         dt_rows, dt_pos, dt_cat = _rows(
             coco_dt, img_ids, cat_ids, image_ids, category_ids, "result"
@@ -1032,7 +1059,30 @@ def _compiled_run(
     sides.append((dt_cols, dt_placed))
     imgs = coco_gt.imgs
     size = [imgs.get(i, {}) for i in img_ids]
-    return _run_columns(p, sides, size, checked)
+    run = _run_columns(p, sides, size, checked)
+    if lazy is not None:  # the results' columns recomputed where read, not held
+        run[3]["dt"] = lazy
+    return run
+
+
+class _ResultsSide:
+    """The results side of a compiled run's payload for a results file: what
+    :func:`_result_columns` gives for it, computed again where read (a rebuild, a pickle)
+    instead of held (its placement and ids are 5 MB at 5 000 images). The file's columns do
+    not change (the evaluation froze them)."""
+
+    __slots__ = ("category_ids", "image_ids", "results")
+
+    def __init__(self, results: Any, image_ids: np.ndarray, category_ids: np.ndarray) -> None:
+        self.results, self.image_ids, self.category_ids = results, image_ids, category_ids
+
+    def resolve(self) -> tuple[dict[str, Any], tuple[np.ndarray, np.ndarray]]:
+        return _result_columns(self.results, self.image_ids, self.category_ids)
+
+
+def _side(value: Any) -> tuple[dict[str, Any], Any]:
+    """A payload side as ``(columns, (image positions, category ids))``."""
+    return value.resolve() if isinstance(value, _ResultsSide) else value
 
 
 _PROTOCOLS: dict[tuple[Any, ...], Any] = {}
@@ -1077,20 +1127,12 @@ def _run_columns(
         categories = ioukit.CategoryTable.from_lists(
             category_ids.tolist(), [str(c) for c in cat_ids]
         )
-        datasets, keys, columns = [], [], []
-        cat_order = np.argsort(category_ids, kind="stable")
-        for cols, (index, cat) in sides:
-            columns.append((index, cat))
-            if p.useCats:
-                k = cat_order[np.searchsorted(category_ids[cat_order], cat)]
-                keys.append(k * len(img_ids) + index)
-            else:
-                keys.append(np.asarray(index, dtype=np.int64))
-            datasets.append(
-                ioukit.Dataset.from_arrays(
-                    images, categories, image_index=index, category_id=cat, **cols
-                )
+        datasets = [
+            ioukit.Dataset.from_arrays(
+                images, categories, image_index=index, category_id=cat, **cols
             )
+            for cols, (index, cat) in sides
+        ]
         options: dict[str, Any] = {
             "iou_thresholds": iou_thr,
             "recall_thresholds": rec_thr,
@@ -1123,7 +1165,29 @@ def _run_columns(
     payload: dict[str, Any] = {"gt": sides[0], "dt": sides[1]}
     if reads == "segmentation":
         payload["images"] = [{k: v for k, v in s.items() if k in ("height", "width")} for s in size]
+    # the groups' keys, after the match (one side's at a time: no (N,) key column is alive
+    # while the outcome is built)
+    keys = [_group_keys(placed, category_ids, len(img_ids), p.useCats) for _, placed in sides]
     return arrays, outcome, _unique(np.concatenate(keys)), payload
+
+
+def _group_keys(
+    placed: tuple[np.ndarray, np.ndarray], category_ids: np.ndarray, n_images: int, use_cats: Any
+) -> np.ndarray:
+    """The distinct keys ``k * I + i`` (category position ``k`` in ``category_ids``, 0 when
+    classes are pooled; image position ``i``) of annotations placed at (image positions,
+    category ids), computed 64 Ki rows at a time (no (N,) temporary while the outcome is
+    alive)."""
+    index, cat = placed
+    cat_order = np.argsort(category_ids, kind="stable")
+    ordered = category_ids[cat_order]
+    parts = []
+    for lo in range(0, len(index), 1 << 16):
+        i = np.asarray(index[lo : lo + (1 << 16)], dtype=np.int64)
+        if use_cats:
+            i = cat_order[np.searchsorted(ordered, cat[lo : lo + (1 << 16)])] * n_images + i
+        parts.append(_unique(i))
+    return _unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1233,6 +1297,8 @@ class _EvalSource:
     def __getstate__(self) -> dict[str, Any]:
         self.compact()
         state = self.__dict__.copy()
+        payload = self.payload
+        state["payload"] = {k: _side(v) if k in ("gt", "dt") else v for k, v in payload.items()}
         state["coco"] = None
         state["_built"] = None
         return state
@@ -1248,7 +1314,7 @@ def _rebuild(p: Params, payload: dict[str, Any]) -> tuple[Any, Any]:
     keypoints = spec is not None and spec.keypoints
     out = []
     for kind in ("gt", "dt"):
-        cols, (index, cat) = payload[kind]
+        cols, (index, cat) = _side(payload[kind])
         n = len(cols["annotation_id"])
         xy, wh = cols["boxes"][:, :2], cols["box_wh"]
         fields: dict[str, list[Any]] = {

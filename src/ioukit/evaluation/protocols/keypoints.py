@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -39,6 +40,7 @@ from ioukit.evaluation.similarity.oks import (
     oks_scale,
 )
 from ioukit.evaluation.similarity.ultralytics import UltralyticsOKS
+from ioukit.io.coco_keypoints import read_crowd_index
 
 if TYPE_CHECKING:
     from ioukit.evaluation.groups import Groups
@@ -313,6 +315,21 @@ class CrowdPoseProtocol(KeypointProtocol):
                     "crowd_index: expected a mapping of image id to a number"
                 ) from exc
         return dataclasses.replace(base, crowd_index=index)
+
+    def with_ground_truth_source(
+        self, source: str | os.PathLike[str] | Mapping[str, Any], /
+    ) -> CrowdPoseProtocol:
+        """This protocol with the crowd index of the ground truth ``source`` (a COCO JSON path
+        or dict: its ``images[].crowdIndex``) where none was given; :func:`ioukit.evaluate`
+        calls it.
+
+        >>> p = CrowdPoseProtocol.from_options()
+        >>> p.with_ground_truth_source({"images": [{"id": 7, "crowdIndex": 0.5}]}).crowd_index
+        ((7, 0.5),)
+        """
+        if self.crowd_index is not None:
+            return self
+        return dataclasses.replace(self, crowd_index=tuple(read_crowd_index(source).items()))
 
     def stat_specs(self) -> tuple[StatSpec, ...]:
         """AP, AP50, AP75, AR, AR50, AR75 (area "all")."""
