@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ioukit._text_table import aligned_table, escape_text
 from ioukit.io._text import atomic_write_bytes, atomic_write_text
 
 # the HTML report (NumPy, the page assets) loads on first use: every command imports this
@@ -65,22 +66,6 @@ def safe_cell(value: Any) -> Any:
     return value
 
 
-def escape_text(text: str) -> str:
-    r"""``text`` with control and other non-printable characters escaped (``\x1b``, ``\n``).
-
-    Class names come from the input files; printed raw, a name can move the terminal's cursor
-    or split a table row.
-
-    >>> print(escape_text("cat\x1b[2J\n"))
-    cat\x1b[2J\n
-    >>> escape_text("chat noir")
-    'chat noir'
-    """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
@@ -97,17 +82,9 @@ def per_class_table(rows: Sequence[Mapping[str, Any]], /) -> str:
     if not rows:
         return "(no classes)"
     header = list(rows[0])
-    cells = [[_cell(to_jsonable(row.get(h, ""))) for h in header] for row in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines += [
-        "  ".join(
-            c.rjust(w) if i >= 2 else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cell, widths, strict=True))
-        )
-        for cell in cells
-    ]
-    return "\n".join(line.rstrip() for line in lines)
+    return aligned_table(
+        header, [[_cell(to_jsonable(row.get(h, ""))) for h in header] for row in rows]
+    )
 
 
 def to_jsonable(value: Any) -> Any:
