@@ -18,6 +18,7 @@ import pytest
 
 from ioukit import masks
 from ioukit.errors import DataFormatError
+from ioukit.io import coco
 from ioukit.io.coco import ImageTable, check_segmentations
 
 pm = pytest.importorskip("pycocotools.mask")
@@ -104,3 +105,41 @@ def test_inside_the_reach_equals_frpyobjects_which_clips() -> None:
     polygons.append([-W, -H, 2 * W, -H, 2 * W, 2 * H, -W, 2 * H])  # the whole reach
     assert masks.from_polygons(polygons, H, W) == pm.frPyObjects(polygons, H, W)
     assert masks.area(masks.from_polygons(polygons[-1:], H, W)).tolist() == [H * W]
+
+
+ODD_SINGLE_POLYGONS = [
+    [1.5, 2, 30.25, 4, 10, 50],  # plain: the compiled pass clears it
+    [1.0, 2.0, float("nan"), 3.0, 4.0, 5.0],
+    [1.0, 2.0, float("inf"), 3.0, 4.0, 5.0],
+    [True, 2.0, 9.0, 2.0, 5.0, 9.0],
+    [np.float64(1.0), 2.0, 9.0, 2.0, 5.0, 9.0],
+    [2**60, 2.0, 9.0, 2.0, 5.0, 9.0],
+    [1.0, 2.0, 9.0],
+    [1.0, "2", 9.0, 2.0],
+    [],
+    [1.0, 2.0, 250.0, 3.0, 4.0, 5.0],
+]
+
+
+@pytest.mark.parametrize("polygon", ODD_SINGLE_POLYGONS, ids=range(len(ODD_SINGLE_POLYGONS)))
+def test_the_compiled_pass_decides_as_the_one_by_one_check(polygon: list[object]) -> None:
+    # check_segmentations reads single polygons of plain numbers by the kernel and leaves
+    # everything else to the one-by-one check: the same verdict and message either way, alone
+    # and beside a plain polygon
+    images = ImageTable.from_lists([1], ["a"], [W], [H])
+    plain = [[10.0, 10.0, 20.0, 10.0, 20.0, 20.0]]
+    for segs in ([[polygon]], [plain, [polygon]]):
+        rows = np.zeros(len(segs), dtype=np.int64)
+        try:
+            coco._check_one_segmentation(
+                segs[-1], float(H), float(W), f"gt.json: annotations[{len(segs) - 1}].segmentation"
+            )
+            want = None
+        except DataFormatError as exc:
+            want = str(exc)
+        try:
+            check_segmentations(segs, rows, images, "gt.json", "annotations")
+            got = None
+        except DataFormatError as exc:
+            got = str(exc)
+        assert got == want

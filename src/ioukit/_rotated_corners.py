@@ -8,6 +8,7 @@ quadrilaterals the same way for their results to agree bit for bit. Corners are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ __all__ = [
     "SET_SPAN",
     "check_convex",
     "check_finite_corners",
+    "check_quads",
     "check_simple",
     "convex_mask",
     "corner_exponents",
@@ -119,6 +121,22 @@ def signed_area4(xp: Any, c: Array) -> Array:
     return total / 2
 
 
+def check_quads(
+    corners: np.ndarray, name: str, valid: Callable[[np.ndarray], np.ndarray], problem: str
+) -> None:
+    """Raise :class:`BoxError` naming the first box of ``corners`` (a host array (..., 8))
+    that ``valid`` (corners (B, 4, 2) scaled to unit size -> (B,) bool) refuses, and
+    ``problem``."""
+    if corners.size == 0:
+        return
+    ok = valid(unit_scaled(corners).reshape(-1, 4, 2)).reshape(corners.shape[:-1])
+    if ok.all():
+        return
+    index = tuple(int(i) for i in np.argwhere(~ok)[0])
+    where = name + "".join(f"[{i}]" for i in index)
+    raise BoxError(f"{where}: invalid xyxyxyxy box {corners[index].tolist()}: {problem}")
+
+
 def check_simple(corners: np.ndarray, name: str) -> None:
     """Raise :class:`BoxError` for a self-intersecting quadrilateral ("bow tie").
 
@@ -126,18 +144,13 @@ def check_simple(corners: np.ndarray, name: str) -> None:
     corner (DOTA labels have them; the DOTA devkit measures any polygon) pass: the rotated IoU
     computes both exactly. Collinear corners (a turn of 0) are allowed.
     """
-    if corners.size == 0:
-        return
-    ok = simple_mask(unit_scaled(corners).reshape(-1, 4, 2)).reshape(corners.shape[:-1])
-    if ok.all():
-        return
-    index = tuple(int(i) for i in np.argwhere(~ok)[0])
-    where = name + "".join(f"[{i}]" for i in index)
-    raise BoxError(
-        f"{where}: invalid xyxyxyxy box {corners[index].tolist()}: a self-intersecting "
-        "quadrilateral (its corners must go round the box in order, with no crossing edges); "
-        "convex_hull_quads() replaces such boxes by their convex hull (the DOTA and YOLO OBB "
-        "readers take convex_hull=True)"
+    check_quads(
+        corners,
+        name,
+        simple_mask,
+        "a self-intersecting quadrilateral (its corners must go round the box in order, with "
+        "no crossing edges); convex_hull_quads() replaces such boxes by their convex hull (the "
+        "DOTA and YOLO OBB readers take convex_hull=True)",
     )
 
 

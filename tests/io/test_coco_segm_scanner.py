@@ -5,6 +5,7 @@ order), and every bad record gets the general path's message, word for word."""
 from __future__ import annotations
 
 import json
+import mmap
 import pickle
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def _write(tmp_path: Path, records: list[dict[str, Any]], indent: int | None) ->
 
 def _read_general(path: str, gt: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as m:
-        m.setattr(coco, "_scan_segm_file", lambda *args: None)
+        m.setattr(coco, "_scan_segm_file", lambda *args, **kwargs: None)
         return read_coco_results(path, gt, iou_type="segm")
 
 
@@ -97,6 +98,38 @@ def test_the_scanner_takes_the_common_shapes(tmp_path: Path) -> None:
     for name in ("unicode_escape", "polygons", "uncompressed", "null_bbox", "extra_rle_key"):
         data = json.dumps(SHAPES[name]).replace("@", "\\u0030").encode()
         assert coco._scan_segm_file(data, "r.json", gt) is None, name
+
+
+def test_the_file_is_released_behind_the_copy_and_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the strings are copied a few records at a time, the map's pages dropped behind them
+    gt = read_coco_ground_truth(GT)
+    records = [
+        _record(bbox=[1, 2, 3, 4], score=i / 50, segmentation=[A, B][i % 2], image_id=1 + i % 2,
+                category_id=[1, 7][i % 2])
+        for i in range(50)
+    ]  # fmt: skip
+    path = _write(tmp_path, records, 2)
+    released: list[int] = []
+    madvise = mmap.mmap.madvise
+
+    class Map(mmap.mmap):
+        def madvise(self, option: int, start: int = 0, length: int = 0) -> None:
+            released.append(length)
+            madvise(self, option, start, length)
+
+    monkeypatch.setattr(coco, "_RELEASE_STEP", 7)
+
+    def map_bytes(name: str, limit: int) -> Map:
+        with open(name, "rb") as handle:
+            return Map(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+    monkeypatch.setattr(coco, "map_bytes", map_bytes)
+    ours = read_coco_results(path, gt, iou_type="segm")
+    assert len(released) == 8 and released == sorted(released) and released[-1] > 0
+    assert isinstance(ours.segmentation, RleStrings)
+    assert tuple(ours.segmentation) == _read_general(path, gt, monkeypatch).segmentation
 
 
 def test_the_masks_are_one_flat_column_of_plain_dicts(tmp_path: Path) -> None:

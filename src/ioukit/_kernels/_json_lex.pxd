@@ -248,10 +248,11 @@ cdef inline double _slow_number(const uint8_t[::1] buf, Py_ssize_t start, Py_ssi
 
 cdef inline Py_ssize_t _digits(const uint8_t* p, Py_ssize_t i, Py_ssize_t n, bint bounded,
                                uint64_t* acc) noexcept nogil:
-    # the end of the run of digits at p[i]; acc = 10 acc + digit for each (modulo 2**64: the
-    # caller uses acc only for at most 19 digits). bounded: p[n - 1] is not a digit, so no
-    # run reaches n and the loop needs no index check; i < n always (p[i] a digit): a run
-    # must never start at n, where p[n] is past the buffer
+    # the end of the run of digits at p[i] (i itself when p[i] is no digit or i == n);
+    # acc = 10 acc + digit for each (modulo 2**64: the caller uses acc only for at most 19
+    # digits). bounded: p[n - 1] is not a digit, so no run reaches n and the loop needs no
+    # index check; then i < n (p[i] a digit): a bounded run must never start at n, where p[n]
+    # is past the buffer
     cdef uint64_t m = acc[0]
     cdef unsigned int d
     if bounded:
@@ -358,7 +359,6 @@ cdef inline Py_ssize_t lex_short_number(const uint8_t* p, Py_ssize_t i, Py_ssize
     # then calls lex_number, which converts it or says why not.
     cdef Py_ssize_t j = i, first
     cdef uint64_t mantissa = 0
-    cdef unsigned int d
     cdef Py_ssize_t digits, fraction = 0
     cdef bint negative = False
     cdef double value
@@ -366,24 +366,14 @@ cdef inline Py_ssize_t lex_short_number(const uint8_t* p, Py_ssize_t i, Py_ssize
         negative = True
         j += 1
     first = j
-    while j < n:
-        d = <unsigned int>p[j] - 48
-        if d > 9:
-            break
-        mantissa = mantissa * 10 + d
-        j += 1
+    j = _digits(p, j, n, False, &mantissa)
     digits = j - first
     if digits == 0 or (digits > 1 and p[first] == 48):  # no digit; "01" is not JSON
         return -1
     if j < n and p[j] == 46:  # '.'
         j += 1
         first = j
-        while j < n:
-            d = <unsigned int>p[j] - 48
-            if d > 9:
-                break
-            mantissa = mantissa * 10 + d
-            j += 1
+        j = _digits(p, j, n, False, &mantissa)
         fraction = j - first
         if fraction == 0:  # "1." is not JSON
             return -1
@@ -556,6 +546,22 @@ cdef inline Py_ssize_t _word(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
     return i + length
 
 
+cdef inline Py_ssize_t _key_colon(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
+                                  int expected, LexError* error) noexcept nogil:
+    # an object's key at i and the ':' after it: the index of the member's value; where no
+    # key starts, LEX_INVALID expecting expected (EXPECT_FIRST_KEY or EXPECT_KEY)
+    cdef bint escaped
+    if i >= n or buf[i] != 34:
+        return _fail(error, i, expected)
+    i = skip_string_at(buf, i, n, &escaped, error)
+    if i < 0:
+        return i
+    i = skip_ws(buf, i, n)
+    if i >= n or buf[i] != 58:  # ':'
+        return _fail(error, i, EXPECT_COLON)
+    return skip_ws(buf, i + 1, n)
+
+
 cdef inline Py_ssize_t skip_value_at(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n,
                                      LexError* error) noexcept:
     # any JSON value at i (white space before it already skipped): the index after it,
@@ -584,16 +590,9 @@ cdef inline Py_ssize_t skip_value_at(const uint8_t[::1] buf, Py_ssize_t i, Py_ss
             elif c == 91:
                 continue  # the first element
             else:
-                # the first key of an object
-                if i >= n or buf[i] != 34:
-                    return _fail(error, i, EXPECT_FIRST_KEY)
-                i = skip_string_at(buf, i, n, &escaped, error)
+                i = _key_colon(buf, i, n, EXPECT_FIRST_KEY, error)  # the first key of an object
                 if i < 0:
                     return i
-                i = skip_ws(buf, i, n)
-                if i >= n or buf[i] != 58:  # ':'
-                    return _fail(error, i, EXPECT_COLON)
-                i = skip_ws(buf, i + 1, n)
                 continue
         elif c == 34:
             i = skip_string_at(buf, i, n, &escaped, error)
@@ -613,15 +612,9 @@ cdef inline Py_ssize_t skip_value_at(const uint8_t[::1] buf, Py_ssize_t i, Py_ss
             if c == 44:  # ','
                 i = skip_ws(buf, i + 1, n)
                 if stack[depth - 1] == 123:
-                    if i >= n or buf[i] != 34:
-                        return _fail(error, i, EXPECT_KEY)
-                    i = skip_string_at(buf, i, n, &escaped, error)
+                    i = _key_colon(buf, i, n, EXPECT_KEY, error)
                     if i < 0:
                         return i
-                    i = skip_ws(buf, i, n)
-                    if i >= n or buf[i] != 58:
-                        return _fail(error, i, EXPECT_COLON)
-                    i = skip_ws(buf, i + 1, n)
                 need_value = True
                 break
             if i < n and c == stack[depth - 1] + 2:  # ] closes [, } closes {

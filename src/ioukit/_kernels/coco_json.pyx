@@ -2,8 +2,8 @@
 
 Handles the common shape of a results file, a JSON array of flat objects with ``image_id``,
 ``category_id`` (integers), ``bbox`` (4 numbers) and ``score`` (number); other keys are
-skipped whatever their value, and validated as strictly as the rest (the lexer
-``_json_lex.pxd``, RFC 8259). Returns ``INVALID`` only for a file that is not JSON (the
+skipped whatever their value, and validated as strictly as the rest (the record scanner
+``_json_records.pxd`` over the lexer ``_json_lex.pxd``, RFC 8259). Returns ``INVALID`` only for a file that is not JSON (the
 strict parser refuses it too, and names the place); any other shape (a missing key, escapes
 in a key, a BOM, an object at the top...) returns a non-zero code and the caller parses the
 file with the general JSON parser, which decides and gives the precise error message.
@@ -16,206 +16,74 @@ scanner calls ``INVALID`` without parsing it again.
 The plain-Python twin is the general parser (``orjson``/``json``): tests compare both.
 """
 
-from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
-from libc.string cimport memchr, memcmp, memcpy
+from libc.stdint cimport int64_t, uint8_t
+from libc.string cimport memchr, memcpy
 
 from ioukit._kernels._json_lex cimport (
     EXPECT_ARRAY_NEXT, EXPECT_CLOSING_QUOTE, EXPECT_COLON, EXPECT_DIGIT_AFTER_MINUS,
     EXPECT_DIGIT_AFTER_POINT, EXPECT_DIGIT_IN_EXPONENT, EXPECT_END, EXPECT_ESCAPE, EXPECT_FALSE,
     EXPECT_FIRST_KEY, EXPECT_HEX, EXPECT_KEY, EXPECT_NULL, EXPECT_OBJECT_NEXT,
     EXPECT_STRING_CHARACTER, EXPECT_TRUE, EXPECT_UTF8, EXPECT_VALUE, LEX_INVALID,
-    LEX_POW10_128, LEX_UNSUPPORTED, LexError, LexNumber, check_document, init_lexer,
-    key_equals, lex_number, lex_short_number, skip_string, skip_value, skip_ws, value_or_unsupported,
+    LEX_POW10_128, LexError, check_document, init_lexer, skip_string, skip_value,
+    skip_ws, value_or_unsupported,
+)
+from ioukit._kernels._json_records cimport (
+    SCAN_INVALID, SCAN_MISSING_KEY, SCAN_OK, SCAN_TOO_MANY, SCAN_UNSUPPORTED, Columns,
+    RecordKey, member_key, member_next, numbers_value, scan_code, scan_records,
+    string_end,
 )
 
 init_lexer()
 
-cdef enum:
-    _OK = 0
-    _INVALID = 1
-    _MISSING_KEY = 2
-    _TOO_MANY = 3
-    _UNSUPPORTED = 4
-
 OK, INVALID, MISSING_KEY, TOO_MANY, UNSUPPORTED = (
-    _OK, _INVALID, _MISSING_KEY, _TOO_MANY, _UNSUPPORTED
+    SCAN_OK, SCAN_INVALID, SCAN_MISSING_KEY, SCAN_TOO_MANY, SCAN_UNSUPPORTED
 )
 
-# field codes
+# the keys of a bbox record and of a segm record (scan_records: image_id, category_id, score
+# first), of a compressed RLE, and the indices the value routines use
+cdef extern from *:
+    """
+    static const ioukit_record_key ioukit_box_keys[] = {
+        IOUKIT_RECORD_KEY("image_id"), IOUKIT_RECORD_KEY("category_id"),
+        IOUKIT_RECORD_KEY("score"), IOUKIT_RECORD_KEY("bbox")};
+    static const ioukit_record_key ioukit_segm_keys[] = {
+        IOUKIT_RECORD_KEY("image_id"), IOUKIT_RECORD_KEY("category_id"),
+        IOUKIT_RECORD_KEY("score"), IOUKIT_RECORD_KEY("segmentation"), IOUKIT_RECORD_KEY("bbox")};
+    static const ioukit_record_key ioukit_rle_keys[] = {
+        IOUKIT_RECORD_KEY("size"), IOUKIT_RECORD_KEY("counts")};
+    """
+    const RecordKey* _BOX_KEYS "ioukit_box_keys"
+    const RecordKey* _SEGM_KEYS "ioukit_segm_keys"
+    const RecordKey* _RLE_KEYS "ioukit_rle_keys"
+
 cdef enum:
-    _IMAGE = 0
-    _CATEGORY = 1
-    _BBOX = 2
-    _SCORE = 3
-    _OTHER = 4
+    _SEGM_BBOX = 4
+    _RLE_SIZE = 0
+    _RLE_COUNTS = 1
 
 
-cdef inline int _code(Py_ssize_t lexed) noexcept nogil:
-    # a lexer code as a scanner code
-    return _INVALID if lexed == LEX_INVALID else _UNSUPPORTED
-
-
-cdef int _key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-    # buf[i:j] is the key without quotes
-    if key_equals(buf, i, j, b"image_id", 8):
-        return _IMAGE
-    if key_equals(buf, i, j, b"category_id", 11):
-        return _CATEGORY
-    if key_equals(buf, i, j, b"bbox", 4):
-        return _BBOX
-    if key_equals(buf, i, j, b"score", 5):
-        return _SCORE
-    return _OTHER
-
-
-cdef inline int _known_key(const uint8_t* p, Py_ssize_t i, Py_ssize_t n,
-                           Py_ssize_t* end) noexcept nogil:
-    # p[i] is the quote opening a key: the field code when the key is exactly one of the four
-    # (no escape, the closing quote right after the name), with end after that quote; else
-    # -1 and the caller lexes the string (the same answer: _key_code on the skipped string)
-    cdef uint8_t c = p[i + 1] if i + 1 < n else 0
-    if c == 105 and i + 10 <= n and memcmp(p + i + 1, b'image_id"', 9) == 0:
-        end[0] = i + 10
-        return _IMAGE
-    if c == 99 and i + 13 <= n and memcmp(p + i + 1, b'category_id"', 12) == 0:
-        end[0] = i + 13
-        return _CATEGORY
-    if c == 98 and i + 6 <= n and memcmp(p + i + 1, b'bbox"', 5) == 0:
-        end[0] = i + 6
-        return _BBOX
-    if c == 115 and i + 7 <= n and memcmp(p + i + 1, b'score"', 6) == 0:
-        end[0] = i + 7
-        return _SCORE
-    return -1
-
-
-cdef inline Py_ssize_t _number(const uint8_t[::1] buf, const uint8_t* p, Py_ssize_t i,
-                               Py_ssize_t n, LexNumber* out) noexcept:
-    # the number at i: the inlined short case, else the whole lexer (lex_number's codes)
-    cdef Py_ssize_t end = lex_short_number(p, i, n, out)
-    return end if end >= 0 else lex_number(buf, i, n, out)
-
-
-cdef int _scan(
-    const uint8_t[::1] buf, int64_t[:] image_id, int64_t[:] category_id, double[:, :] bbox,
-    double[:] score, Py_ssize_t* records,
-) noexcept:
-    cdef Py_ssize_t n = buf.shape[0], capacity = image_id.shape[0], record = 0
-    cdef Py_ssize_t i, end, key_start
-    cdef int code, seen, k
-    cdef bint escaped
-    cdef LexNumber number
-    cdef const uint8_t* p
-    records[0] = 0
-    i = skip_ws(buf, 0, n)
-    if i >= n or buf[i] != 91:
-        return _UNSUPPORTED  # an object with "annotations", a BOM, not JSON...
-    p = &buf[0]
-    i = skip_ws(buf, i + 1, n)
-    if i < n and buf[i] == 93:
-        i = skip_ws(buf, i + 1, n)
-        return _OK if i == n else _INVALID
-    while True:
-        records[0] = record
-        if i >= n or buf[i] != 123:
-            return _code(value_or_unsupported(buf, i, n))
-        if record >= capacity:
-            return _TOO_MANY
-        seen = 0
-        i = skip_ws(buf, i + 1, n)
-        if i < n and buf[i] == 125:
-            return _MISSING_KEY
-        while True:
-            if i >= n or buf[i] != 34:
-                return _INVALID  # an object member starts with a key
-            code = _known_key(p, i, n, &end)
-            if code < 0:
-                key_start = i + 1
-                end = skip_string(buf, i, n, &escaped)
-                if end < 0:
-                    return _code(end)
-                if escaped:
-                    return _UNSUPPORTED  # "image\u005fid" is image_id: the general parser reads it
-                code = _key_code(buf, key_start, end - 1)
-            i = skip_ws(buf, end, n)
-            if i >= n or buf[i] != 58:  # ':'
-                return _INVALID
-            i = skip_ws(buf, i + 1, n)
-            if code == _IMAGE or code == _CATEGORY or code == _SCORE:
-                end = _number(buf, p, i, n, &number)
-                if end == LEX_INVALID:  # a string, null...: the general parser names it
-                    return _code(value_or_unsupported(buf, i, n))
-                if end < 0:
-                    return _code(end)
-                if code == _SCORE:
-                    score[record] = number.value
-                else:
-                    if not number.integer or not (-9007199254740992.0 < number.value
-                                                  < 9007199254740992.0):
-                        return _UNSUPPORTED
-                    if code == _IMAGE:
-                        image_id[record] = <int64_t>number.value
-                    else:
-                        category_id[record] = <int64_t>number.value
-                seen |= 1 << code
-                i = end
-            elif code == _BBOX:
-                if i >= n or buf[i] != 91:
-                    return _code(value_or_unsupported(buf, i, n))
-                end = skip_ws(buf, i + 1, n)
-                for k in range(4):
-                    if k > 0:
-                        if end >= n or buf[end] != 44:
-                            return _code(value_or_unsupported(buf, i, n))
-                        end = skip_ws(buf, end + 1, n)
-                    end = _number(buf, p, end, n, &number)
-                    if end < 0:
-                        return _code(value_or_unsupported(buf, i, n))
-                    bbox[record, k] = number.value
-                    end = skip_ws(buf, end, n)
-                if end >= n or buf[end] != 93:
-                    return _code(value_or_unsupported(buf, i, n))
-                seen |= 1 << code
-                i = end + 1
-            else:
-                i = skip_value(buf, i, n)
-                if i < 0:
-                    return _code(i)
-            i = skip_ws(buf, i, n)
-            if i < n and buf[i] == 44:
-                i = skip_ws(buf, i + 1, n)
-                continue
-            if i < n and buf[i] == 125:
-                break
-            return _INVALID  # after a member: a comma or the end of the object
-        if seen != 15:
-            return _MISSING_KEY
-        record += 1
-        records[0] = record
-        i = skip_ws(buf, i + 1, n)
-        if i < n and buf[i] == 44:
-            i = skip_ws(buf, i + 1, n)
-            continue
-        if i < n and buf[i] == 93:
-            i = skip_ws(buf, i + 1, n)
-            return _OK if i == n else _INVALID
-        return _INVALID  # after an element: a comma or the end of the array
+cdef Py_ssize_t _box_value(Columns* columns, int field, Py_ssize_t record,
+                           const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
+    # the bbox: exactly 4 numbers
+    return numbers_value(buf, i, n, <double*>columns.extra + 4 * record, 4, False)
 
 
 def scan_results(buf, image_id, category_id, bbox, score):
     """Fill the columns from a results file; returns (code, records).
 
     buf (B,) uint8 (read-only is fine); image_id, category_id (C,) int64; bbox (C, 4) float64;
-    score (C,) float64. ``code`` is OK, INVALID (not JSON: the strict parser refuses the file
-    too) or another reason to let the general parser read the file.
+    score (C,) float64, all C-contiguous. ``code`` is OK, INVALID (not JSON: the strict parser
+    refuses the file too) or another reason to let the general parser read the file.
     """
     cdef const uint8_t[::1] data = buf
-    cdef int64_t[:] image_view = image_id, category_view = category_id
-    cdef double[:, :] bbox_view = bbox
-    cdef double[:] score_view = score
+    cdef int64_t[::1] image_view = image_id, category_view = category_id
+    cdef double[:, ::1] bbox_view = bbox
+    cdef double[::1] score_view = score
     cdef Py_ssize_t records = 0
-    cdef int code = _scan(data, image_view, category_view, bbox_view, score_view, &records)
+    # (with bounds checks off, &view[0] of an empty column is never written: capacity 0)
+    cdef Columns columns = Columns(&image_view[0], &category_view[0], &score_view[0],
+                                   image_view.shape[0], &bbox_view[0, 0])
+    cdef int code = scan_records(data, _BOX_KEYS, 4, 15, _box_value, &columns, &records)
     return code, records
 
 
@@ -291,173 +159,68 @@ def top_level_members(const uint8_t[::1] buf):
     members = []
     i = skip_ws(buf, 0, n)
     if i >= n or buf[i] != 123:
-        return _UNSUPPORTED, []  # an array, a BOM, not JSON: the strict parser decides
+        return SCAN_UNSUPPORTED, []  # an array, a BOM, not JSON: the strict parser decides
     i = skip_ws(buf, i + 1, n)
     if i < n and buf[i] == 125:
         i = skip_ws(buf, i + 1, n)
-        return (_OK if i == n else _INVALID), []
+        return (SCAN_OK if i == n else SCAN_INVALID), []
     while True:
         if i >= n or buf[i] != 34:
-            return _INVALID, []  # an object member starts with a key
+            return SCAN_INVALID, []  # an object member starts with a key
         key_start = i + 1
         end = skip_string(buf, i, n, &escaped)
         if end < 0:
-            return _code(end), []
+            return scan_code(end), []
         if escaped:
-            return _UNSUPPORTED, []  # the strict parser reads an escaped key
+            return SCAN_UNSUPPORTED, []  # the strict parser reads an escaped key
         key = bytes(buf[key_start:end - 1])
         i = skip_ws(buf, end, n)
         if i >= n or buf[i] != 58:  # ':'
-            return _INVALID, []
+            return SCAN_INVALID, []
         start = skip_ws(buf, i + 1, n)
         i = skip_value(buf, start, n)
         if i < 0:
-            return _code(i), []
+            return scan_code(i), []
         members.append((key, start, i))
-        i = skip_ws(buf, i, n)
-        if i < n and buf[i] == 44:
-            i = skip_ws(buf, i + 1, n)
-            continue
-        if i < n and buf[i] == 125:
-            i = skip_ws(buf, i + 1, n)
-            return (_OK, members) if i == n else (_INVALID, [])
-        return _INVALID, []  # after a member: a comma or the end of the object
+        i = member_next(buf, i, n)
+        if i < 0:
+            return SCAN_INVALID, []  # after a member: a comma or the end of the object
+        if buf[i] == 125:
+            return (SCAN_OK, members) if skip_ws(buf, i + 1, n) == n else (SCAN_INVALID, [])
+        i = skip_ws(buf, i + 1, n)
 
 
 # --- segm results: the same records with a compressed RLE ``segmentation`` (#27) -------------
-
-# field codes of a segm record
-cdef enum:
-    _SEGM_IMAGE = 0
-    _SEGM_CATEGORY = 1
-    _SEGM_SCORE = 2
-    _SEGM_SEGMENTATION = 3
-    _SEGM_BBOX = 4
-    _SEGM_OTHER = 5
-
-
-cdef int _segm_key_code(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
-    if key_equals(buf, i, j, b"image_id", 8):
-        return _SEGM_IMAGE
-    if key_equals(buf, i, j, b"category_id", 11):
-        return _SEGM_CATEGORY
-    if key_equals(buf, i, j, b"score", 5):
-        return _SEGM_SCORE
-    if key_equals(buf, i, j, b"segmentation", 12):
-        return _SEGM_SEGMENTATION
-    if key_equals(buf, i, j, b"bbox", 4):
-        return _SEGM_BBOX
-    return _SEGM_OTHER
-
-
-cdef inline Py_ssize_t _plain_string_end(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize_t n,
-                                         bint* escaped) noexcept nogil:
-    # j at an opening quote (segm scanner only): the index after the closing quote when the
-    # string is printable ASCII with no escape but \\ (a compressed RLE's counts: '\' is one
-    # of its 64 characters), read 8 bytes at a time; escaped: whether it holds a \\. -1 for
-    # anything else, which the caller then lexes in full (skip_string: the same verdict on
-    # every string this accepts)
-    cdef const uint8_t* p = &buf[0]
-    cdef Py_ssize_t i = j + 1, k, stop
-    cdef uint64_t x, q, b
-    cdef uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL
-    cdef uint8_t c
-    escaped[0] = False
-    while True:
-        if i + 8 <= n:
-            memcpy(&x, p + i, 8)
-            q = x ^ (ones * 0x22)  # zero bytes: '"'
-            b = x ^ (ones * 0x5C)  # zero bytes: backslash
-            # non-zero exactly when some byte is at or above 0x80, below 0x20 (has-less),
-            # '"' or a backslash (has-zero of q, b): the word tricks of "Bit Twiddling Hacks"
-            if not ((x & highs) | ((x - ones * 0x20) & ~x & highs) | ((q - ones) & ~q & highs)
-                    | ((b - ones) & ~b & highs)):
-                i += 8
-                continue
-            stop = i + 8
-        else:
-            stop = n
-        k = i
-        while k < stop:
-            c = p[k]
-            if c == 34:
-                return k + 1
-            if c < 0x20 or c >= 0x80:
-                return -1
-            if c == 92:
-                if k + 1 >= n or p[k + 1] != 92:
-                    return -1
-                escaped[0] = True
-                k += 2  # may step past stop: the next word starts after the pair
-                continue
-            k += 1
-        if k >= n:
-            return -1
-        i = k
-
-
-cdef inline Py_ssize_t _segm_string(const uint8_t[::1] buf, Py_ssize_t j, Py_ssize_t n,
-                                    bint* escaped) noexcept nogil:
-    # skip_string for the segm scanner's keys and counts: plain strings by _plain_string_end
-    cdef Py_ssize_t end = _plain_string_end(buf, j, n, escaped)
-    if end >= 0:
-        return end
-    return skip_string(buf, j, n, escaped)
-
 
 cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, int64_t* h,
                             int64_t* w, int64_t* lo, int64_t* hi, uint8_t* order) noexcept:
     # ``{"size": [h, w], "counts": "..."}`` at i (either order, nothing else, the sides
     # integers in 0..2**31, the string without escapes): the index after it; LEX_INVALID, or
     # LEX_UNSUPPORTED for any other value (polygons, an uncompressed RLE...)
-    cdef Py_ssize_t end, key_start, j
-    cdef int seen = 0, k
+    cdef Py_ssize_t end, j
+    cdef int seen = 0, field
     cdef bint escaped
-    cdef LexNumber number
-    cdef int64_t side
+    cdef double sides[2]
     if i >= n or buf[i] != 123:
         return value_or_unsupported(buf, i, n)
     j = skip_ws(buf, i + 1, n)
     order[0] = 0
     while True:
-        if j >= n or buf[j] != 34:
-            return value_or_unsupported(buf, i, n)  # {} or not JSON
-        key_start = j + 1
-        end = _segm_string(buf, j, n, &escaped)
-        if end < 0:
-            return end
-        if escaped:
-            return value_or_unsupported(buf, i, n)
-        j = skip_ws(buf, end, n)
-        if j >= n or buf[j] != 58:
-            return LEX_INVALID
-        j = skip_ws(buf, j + 1, n)
-        if key_equals(buf, key_start, end - 1, b"size", 4) and not (seen & 1):
-            if j >= n or buf[j] != 91:
+        j = member_key(buf, j, n, _RLE_KEYS, 2, &field)
+        if j < 0:
+            return value_or_unsupported(buf, i, n)  # {}, an escaped key or not JSON
+        if field == _RLE_SIZE and not (seen & 1):
+            j = numbers_value(buf, j, n, sides, 2, True)
+            if j < 0 or not (0.0 <= sides[0] <= 2147483648.0
+                             and 0.0 <= sides[1] <= 2147483648.0):
                 return value_or_unsupported(buf, i, n)
-            j = skip_ws(buf, j + 1, n)
-            for k in range(2):
-                if k == 1:
-                    if j >= n or buf[j] != 44:
-                        return value_or_unsupported(buf, i, n)
-                    j = skip_ws(buf, j + 1, n)
-                end = _number(buf, &buf[0], j, n, &number)
-                if end < 0 or not number.integer or not (0.0 <= number.value <= 2147483648.0):
-                    return value_or_unsupported(buf, i, n)
-                side = <int64_t>number.value
-                if k == 0:
-                    h[0] = side
-                else:
-                    w[0] = side
-                j = skip_ws(buf, end, n)
-            if j >= n or buf[j] != 93:
-                return value_or_unsupported(buf, i, n)
-            j += 1
+            h[0] = <int64_t>sides[0]
+            w[0] = <int64_t>sides[1]
             seen |= 1
-        elif key_equals(buf, key_start, end - 1, b"counts", 6) and not (seen & 2):
+        elif field == _RLE_COUNTS and not (seen & 2):
             if j >= n or buf[j] != 34:
                 return value_or_unsupported(buf, i, n)
-            end = _segm_string(buf, j, n, &escaped)
+            end = string_end(buf, j, n, &escaped)
             if end < 0:
                 return end
             lo[0] = j + 1
@@ -470,133 +233,36 @@ cdef Py_ssize_t _rle_object(const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n, 
             j = end
         else:
             return value_or_unsupported(buf, i, n)
-        j = skip_ws(buf, j, n)
-        if j < n and buf[j] == 44:
-            j = skip_ws(buf, j + 1, n)
-            continue
-        if j < n and buf[j] == 125:
+        j = member_next(buf, j, n)
+        if j < 0:
+            return j
+        if buf[j] == 125:
             break
-        return LEX_INVALID
+        j = skip_ws(buf, j + 1, n)
     if seen != 3:
         return value_or_unsupported(buf, i, n)
     return j + 1
 
 
-cdef int _scan_segm(
-    const uint8_t[::1] buf, int64_t[:] image_id, int64_t[:] category_id, double[:, :] bbox,
-    double[:] score, uint8_t[:] has_bbox, int64_t[:, :] rle, uint8_t[:] order,
-    Py_ssize_t* records,
-) noexcept:
-    cdef Py_ssize_t n = buf.shape[0], capacity = image_id.shape[0], record = 0
-    cdef Py_ssize_t i, end, key_start
-    cdef int code, seen, k
-    cdef bint escaped
-    cdef LexNumber number
-    cdef int64_t h = 0, w = 0, lo = 0, hi = 0
-    cdef uint8_t first = 0
-    records[0] = 0
-    i = skip_ws(buf, 0, n)
-    if i >= n or buf[i] != 91:
-        return _UNSUPPORTED
-    i = skip_ws(buf, i + 1, n)
-    if i < n and buf[i] == 93:
-        i = skip_ws(buf, i + 1, n)
-        return _OK if i == n else _INVALID
-    while True:
-        records[0] = record
-        if i >= n or buf[i] != 123:
-            return _code(value_or_unsupported(buf, i, n))
-        if record >= capacity:
-            return _TOO_MANY
-        seen = 0
-        has_bbox[record] = 0
-        i = skip_ws(buf, i + 1, n)
-        if i < n and buf[i] == 125:
-            return _MISSING_KEY
-        while True:
-            if i >= n or buf[i] != 34:
-                return _INVALID
-            key_start = i + 1
-            end = _segm_string(buf, i, n, &escaped)
-            if end < 0:
-                return _code(end)
-            if escaped:
-                return _UNSUPPORTED
-            code = _segm_key_code(buf, key_start, end - 1)
-            i = skip_ws(buf, end, n)
-            if i >= n or buf[i] != 58:
-                return _INVALID
-            i = skip_ws(buf, i + 1, n)
-            if code == _SEGM_IMAGE or code == _SEGM_CATEGORY or code == _SEGM_SCORE:
-                end = _number(buf, &buf[0], i, n, &number)
-                if end == LEX_INVALID:
-                    return _code(value_or_unsupported(buf, i, n))
-                if end < 0:
-                    return _code(end)
-                if code == _SEGM_SCORE:
-                    score[record] = number.value
-                else:
-                    if not number.integer or not (-9007199254740992.0 < number.value
-                                                  < 9007199254740992.0):
-                        return _UNSUPPORTED
-                    if code == _SEGM_IMAGE:
-                        image_id[record] = <int64_t>number.value
-                    else:
-                        category_id[record] = <int64_t>number.value
-                seen |= 1 << code
-                i = end
-            elif code == _SEGM_SEGMENTATION:
-                end = _rle_object(buf, i, n, &h, &w, &lo, &hi, &first)
-                if end < 0:
-                    return _code(end)
-                rle[record, 0] = h
-                rle[record, 1] = w
-                rle[record, 2] = lo
-                rle[record, 3] = hi
-                order[record] = first
-                seen |= 1 << code
-                i = end
-            elif code == _SEGM_BBOX:
-                if i >= n or buf[i] != 91:
-                    return _code(value_or_unsupported(buf, i, n))
-                end = skip_ws(buf, i + 1, n)
-                for k in range(4):
-                    if k > 0:
-                        if end >= n or buf[end] != 44:
-                            return _code(value_or_unsupported(buf, i, n))
-                        end = skip_ws(buf, end + 1, n)
-                    end = _number(buf, &buf[0], end, n, &number)
-                    if end < 0:
-                        return _code(value_or_unsupported(buf, i, n))
-                    bbox[record, k] = number.value
-                    end = skip_ws(buf, end, n)
-                if end >= n or buf[end] != 93:
-                    return _code(value_or_unsupported(buf, i, n))
-                has_bbox[record] = 1
-                i = end + 1
-            else:
-                i = skip_value(buf, i, n)
-                if i < 0:
-                    return _code(i)
-            i = skip_ws(buf, i, n)
-            if i < n and buf[i] == 44:
-                i = skip_ws(buf, i + 1, n)
-                continue
-            if i < n and buf[i] == 125:
-                break
-            return _INVALID
-        if seen != 15:
-            return _MISSING_KEY
-        record += 1
-        records[0] = record
-        i = skip_ws(buf, i + 1, n)
-        if i < n and buf[i] == 44:
-            i = skip_ws(buf, i + 1, n)
-            continue
-        if i < n and buf[i] == 93:
-            i = skip_ws(buf, i + 1, n)
-            return _OK if i == n else _INVALID
-        return _INVALID
+ctypedef struct _SegmColumns:
+    double* bbox  # (C, 4)
+    uint8_t* has_bbox  # (C,)
+    int64_t* rle  # (C, 4)
+    uint8_t* order  # (C,)
+
+
+cdef Py_ssize_t _segm_value(Columns* columns, int field, Py_ssize_t record,
+                            const uint8_t[::1] buf, Py_ssize_t i, Py_ssize_t n) noexcept:
+    # the bbox (exactly 4 numbers) or the segmentation (a compressed RLE: _rle_object)
+    cdef _SegmColumns* segm = <_SegmColumns*>columns.extra
+    cdef int64_t* rle = segm.rle + 4 * record
+    cdef Py_ssize_t end
+    if field == _SEGM_BBOX:
+        end = numbers_value(buf, i, n, segm.bbox + 4 * record, 4, False)
+        if end >= 0:
+            segm.has_bbox[record] = 1
+        return end
+    return _rle_object(buf, i, n, rle, rle + 1, rle + 2, rle + 3, segm.order + record)
 
 
 def scan_segm_results(buf, image_id, category_id, bbox, score, has_bbox, rle, order):
@@ -607,9 +273,18 @@ def scan_segm_results(buf, image_id, category_id, bbox, score, has_bbox, rle, or
     returns (code, records). Any other shape (polygons, an uncompressed RLE, a ``null`` box)
     is left to the general parser."""
     cdef const uint8_t[::1] data = buf
+    cdef int64_t[::1] image_view = image_id, category_view = category_id
+    cdef double[:, ::1] bbox_view = bbox
+    cdef double[::1] score_view = score
+    cdef uint8_t[::1] has_bbox_view = has_bbox, order_view = order
+    cdef int64_t[:, ::1] rle_view = rle
     cdef Py_ssize_t records = 0
-    cdef int code = _scan_segm(data, image_id, category_id, bbox, score, has_bbox, rle, order,
-                               &records)
+    cdef _SegmColumns segm = _SegmColumns(&bbox_view[0, 0], &has_bbox_view[0], &rle_view[0, 0],
+                                          &order_view[0])
+    cdef Columns columns = Columns(&image_view[0], &category_view[0], &score_view[0],
+                                   image_view.shape[0], &segm)
+    has_bbox_view[:] = 0
+    cdef int code = scan_records(data, _SEGM_KEYS, 5, 15, _segm_value, &columns, &records)
     return code, records
 
 
@@ -639,21 +314,30 @@ def rle_strings(const uint8_t[::1] buf, const int64_t[:, :] rle, uint8_t[::1] co
     """The counts strings of :func:`scan_segm_results`' columns (``rle`` (N, 4): h, w and the
     byte range of each string) with their simple escapes resolved, one after the other into
     ``counts`` (at least as long as the byte ranges together), each starting at
-    ``offsets[k]`` (``offsets`` (N + 1,)); ``counts`` holds at least one byte. Returns the bytes written, or -1 when a string holds
-    a ``\\u`` escape (the general parser reads the file)."""
-    cdef Py_ssize_t n = rle.shape[0], k, length, at = 0
+    ``offsets[k]`` (``offsets`` (N + 1,)). Returns the bytes written, or -1 when a string
+    holds a ``\\u`` escape (the general parser reads the file)."""
+    cdef Py_ssize_t n = rle.shape[0], k, length, at = 0, needed = 0
     cdef const uint8_t* source
-    if counts.shape[0] == 0 or offsets.shape[0] != n + 1:
-        raise ValueError("counts, offsets: expected at least one byte and N + 1 offsets")
+    cdef char* out
+    for k in range(n):
+        if not 0 <= rle[k, 2] <= rle[k, 3] <= buf.shape[0]:
+            raise ValueError(f"rle[{k}]: expected a byte range of buf")
+        needed += rle[k, 3] - rle[k, 2]
+    if needed > counts.shape[0] or offsets.shape[0] != n + 1:
+        raise ValueError("counts, offsets: expected room for the strings and N + 1 offsets")
+    if needed == 0:
+        offsets[:] = 0
+        return 0
+    out = <char*>&counts[0]
     with nogil:
         for k in range(n):
             offsets[k] = at
             source = &buf[0] + rle[k, 2]
             length = rle[k, 3] - rle[k, 2]
             if memchr(source, 92, length) == NULL:
-                memcpy(&counts[0] + at, source, length)
+                memcpy(out + at, source, length)
             else:
-                length = _unescape(source, length, <char*>&counts[0] + at)
+                length = _unescape(source, length, out + at)
                 if length < 0:
                     at = -1
                     break

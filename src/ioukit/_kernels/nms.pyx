@@ -128,28 +128,15 @@ cdef inline void _suppress_window(
                                    one)
 
 
-cdef Py_ssize_t _first_greater(
-    const floating* values, Py_ssize_t lo, Py_ssize_t hi, floating target
+cdef inline Py_ssize_t _first_above(
+    const floating* values, Py_ssize_t lo, Py_ssize_t hi, floating target, bint or_equal
 ) noexcept nogil:
-    # first index in [lo, hi) with values[index] > target; values non-decreasing on [lo, hi)
+    # first index in [lo, hi) with values[index] > target (>= when or_equal); values
+    # non-decreasing on [lo, hi)
     cdef Py_ssize_t mid
     while lo < hi:
         mid = (lo + hi) >> 1
-        if values[mid] > target:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-cdef Py_ssize_t _first_not_less(
-    const floating* values, Py_ssize_t lo, Py_ssize_t hi, floating target
-) noexcept nogil:
-    # first index in [lo, hi) with values[index] >= target; values non-decreasing on [lo, hi)
-    cdef Py_ssize_t mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if values[mid] >= target:
+        if values[mid] > target or (or_equal and values[mid] == target):
             hi = mid
         else:
             lo = mid + 1
@@ -201,8 +188,8 @@ cdef Py_ssize_t _greedy(
             lo = seg_lo[p]
             hi = seg_hi[p]
         if windowed:
-            lo = _first_greater(reach, lo, hi, ax1)
-            hi = _first_not_less(x1, lo, hi, ax2)
+            lo = _first_above(reach, lo, hi, ax1, False)
+            hi = _first_above(x1, lo, hi, ax2, True)
         _suppress_window(x1, y1, x2, y2, done, lo, hi, ax1, ay1, ax2, ay2, threshold,
                          <floating>_OPAQUE_ONE)
     return count

@@ -685,7 +685,8 @@ def plain_rle_count(segs, const int64_t[:] rows, const uint8_t[:] plain, int64_t
     """Foreground intervals of each plain RLE ``segs[rows[k]]`` (``plain[k]``, as
     :func:`plain_rle_sizes` found) into ``nint[k]``. Returns -1, or the first ``k`` whose
     string the Python path refuses (bad character, negative run, runs not summing to h * w).
-    Strings are decoded in parallel (OpenMP, static schedule over the masks)."""
+    Strings are decoded in parallel (OpenMP, guided schedule over the masks: a thread that
+    another process holds back takes fewer)."""
     cdef Py_ssize_t n = rows.shape[0], k, bad = -1
     cdef const char** data = <const char**>malloc(max(n, 1) * sizeof(char*))
     cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
@@ -698,7 +699,7 @@ def plain_rle_count(segs, const int64_t[:] rows, const uint8_t[:] plain, int64_t
         if bad >= 0:
             return bad
         with nogil:
-            for k in prange(n, schedule="static"):
+            for k in prange(n, schedule="guided"):
                 if data[k] != NULL:
                     nint[k] = _string_intervals(<const uint8_t*>data[k], lengths[k], totals[k],
                                                 NULL, NULL)
@@ -731,7 +732,7 @@ def plain_rle_fill(segs, const int64_t[:] rows, const uint8_t[:] plain,
         if s0 == NULL:
             return
         with nogil:
-            for k in prange(n, schedule="static"):
+            for k in prange(n, schedule="guided"):
                 if data[k] != NULL and ioffsets[k + 1] > ioffsets[k]:
                     _string_intervals(<const uint8_t*>data[k], lengths[k], totals[k],
                                       s0 + ioffsets[k], e0 + ioffsets[k])
@@ -1707,70 +1708,130 @@ def polygons_runs(const double[:] xy, const int64_t[:] xy_offsets, const int64_t
 
     The polygons are cut into up to 8 contiguous chunks shared by OpenMP threads; each chunk
     writes into its own buffer (malloc'd: only the pages its runs need are touched, where a
-    NumPy buffer of the bound would be faulted in huge pages), copied into the result."""
-    cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, lo, hi, at, room, longest
+    NumPy buffer of the bound would be faulted in huge pages), copied into the result and
+    freed (the peak is the result plus one chunk)."""
+    return _polygon_chunks(xy, xy_offsets, heights, widths, capacity, nruns, False)[0]
+
+
+def polygons_intervals(const double[:] xy, const int64_t[:] xy_offsets, const int64_t[:] heights,
+                       const int64_t[:] widths, const int64_t[:] capacity, int64_t[:] nint):
+    """:func:`polygons_runs` with each polygon's runs turned at once into its foreground
+    intervals (as :func:`interval_fill`): returns ``(starts, ends)``, new int64 arrays packed
+    one polygon after the other, and their number per polygon in ``nint``. No run array of
+    all polygons is built (only one polygon's runs at a time, per thread)."""
+    return _polygon_chunks(xy, xy_offsets, heights, widths, capacity, nint, True)
+
+
+cdef tuple _polygon_chunks(const double[:] xy, const int64_t[:] xy_offsets,
+                           const int64_t[:] heights, const int64_t[:] widths,
+                           const int64_t[:] capacity, int64_t[:] counted, bint intervals):
+    # polygons_runs (intervals False: (runs, None)) and polygons_intervals ((starts, ends))
+    cdef Py_ssize_t n = xy_offsets.shape[0] - 1, chunks, c, i, j, lo, hi, at, room, longest, r
     cdef Py_ssize_t bucket_size = 2, total = 0
     cdef int failed = 0
+    cdef int64_t p, run, found
     cdef int64_t* scratch
     cdef int64_t* bucket
-    cdef int64_t* buffer
+    cdef int64_t* runs
+    cdef int64_t* first
+    cdef int64_t* second
     cdef int64_t[::1] result
-    if heights.shape[0] != n or widths.shape[0] != n:
-        raise ValueError("heights, widths: expected one size per polygon")
+    if (heights.shape[0] != n or widths.shape[0] != n or capacity.shape[0] != n
+            or counted.shape[0] != n):
+        raise ValueError("heights, widths, capacity, counts: expected one per polygon")
     for i in range(n):
         if widths[i] + 2 > bucket_size:
             bucket_size = widths[i] + 2
+    # contiguous chunks, taken by the threads as they come (a thread that another process
+    # holds back takes fewer); the result is the same in any order. Few and large: a chunk
+    # buffer below glibc's (raised) mmap threshold would not go back to the system when freed
     chunks = 8 if n >= 64 else 1
-    cdef int64_t** buffers = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef int64_t** firsts = <int64_t**>calloc(chunks, sizeof(int64_t*))
+    cdef int64_t** seconds = <int64_t**>calloc(chunks, sizeof(int64_t*))
     cdef Py_ssize_t* filled = <Py_ssize_t*>calloc(chunks, sizeof(Py_ssize_t))
-    if buffers == NULL or filled == NULL:
-        free(buffers)
+    if firsts == NULL or seconds == NULL or filled == NULL:
+        free(firsts)
+        free(seconds)
         free(filled)
         raise MemoryError("polygons: no memory to rasterise")
     try:
         with nogil:
-            for c in prange(chunks, schedule="static", chunksize=1):
+            for c in prange(chunks, schedule="dynamic", chunksize=1):
                 lo = n * c // chunks
                 hi = n * (c + 1) // chunks
                 longest = 1
                 room = 1
                 for i in range(lo, hi):
-                    room = room + capacity[i]
+                    # the chunk's runs so far fit in the capacities of its polygons so far;
+                    # a polygon's intervals in half its runs, plus one
+                    room = room + (capacity[i] // 2 + 1 if intervals else capacity[i])
                     if capacity[i] > longest:
                         longest = capacity[i]
                 scratch = <int64_t*>malloc(longest * sizeof(int64_t))
                 bucket = <int64_t*>malloc(bucket_size * sizeof(int64_t))
-                buffer = <int64_t*>malloc(room * sizeof(int64_t))
-                buffers[c] = buffer
-                if scratch == NULL or bucket == NULL or buffer == NULL:
+                first = <int64_t*>malloc(room * sizeof(int64_t))
+                firsts[c] = first
+                second = NULL
+                runs = NULL
+                if intervals:
+                    second = <int64_t*>malloc(room * sizeof(int64_t))
+                    seconds[c] = second
+                    runs = <int64_t*>malloc(longest * sizeof(int64_t))
+                if (scratch == NULL or bucket == NULL or first == NULL
+                        or (intervals and (second == NULL or runs == NULL))):
                     failed += 1
                 else:
                     at = 0
                     for i in range(lo, hi):
-                        # the chunk's runs so far fit in the capacities of its polygons so far
-                        nruns[i] = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1],
-                                                 heights[i], widths[i], buffer + at, scratch,
-                                                 bucket, bucket_size)
-                        at = at + nruns[i]
+                        r = _polygon_fill(xy, xy_offsets[i], xy_offsets[i + 1], heights[i],
+                                          widths[i], runs if intervals else first + at,
+                                          scratch, bucket, bucket_size)
+                        if not intervals:
+                            counted[i] = r
+                            at = at + r
+                            continue
+                        # interval_fill of this one mask: its non-empty odd runs
+                        p = 0
+                        found = 0
+                        for j in range(r):
+                            run = runs[j]
+                            if j % 2 == 1 and run > 0:
+                                first[at + found] = p
+                                second[at + found] = p + run
+                                found = found + 1
+                            p = p + run
+                        counted[i] = found
+                        at = at + found
                     filled[c] = at
                 free(scratch)
                 free(bucket)
+                free(runs)
         if failed:
             raise MemoryError("polygons: no memory to rasterise")
         for c in range(chunks):
             total += filled[c]
         out = np.empty(total, dtype=np.int64)
-        if total:
-            result = out
-            at = 0
-            for c in range(chunks):
-                memcpy(&result[0] + at, buffers[c], filled[c] * sizeof(int64_t))
-                at += filled[c]
-        return out
+        out_second = np.empty(total, dtype=np.int64) if intervals else None
+        at = 0
+        for c in range(chunks):
+            if filled[c]:
+                result = out
+                memcpy(&result[0] + at, firsts[c], filled[c] * sizeof(int64_t))
+                if intervals:
+                    result = out_second
+                    memcpy(&result[0] + at, seconds[c], filled[c] * sizeof(int64_t))
+            at += filled[c]
+            free(firsts[c])
+            free(seconds[c])
+            firsts[c] = NULL
+            seconds[c] = NULL
+        return out, out_second
     finally:
         for c in range(chunks):
-            free(buffers[c])
-        free(buffers)
+            free(firsts[c])
+            free(seconds[c])
+        free(firsts)
+        free(seconds)
         free(filled)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ioukit._text_table import aligned_table
 from ioukit.dataset import Dataset
 from ioukit.evaluation.outcome import TRUE_POSITIVE, threshold_index
 from ioukit.evaluation.registry import get_similarity, protocol_traits, similarity_reads
@@ -192,17 +193,7 @@ class EvaluationResult:
         if not rows:
             return "(no classes)"
         header = list(rows[0])
-        cells = [[_cell(row.get(h, "")) for h in header] for row in rows]
-        widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
-        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-        lines += [
-            "  ".join(
-                c.rjust(w) if i >= 2 else c.ljust(w)
-                for i, (c, w) in enumerate(zip(cell, widths, strict=True))
-            )
-            for cell in cells
-        ]
-        return "\n".join(line.rstrip() for line in lines)
+        return aligned_table(header, [[_cell(row.get(h, "")) for h in header] for row in rows])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready ``{"protocol", "stats", "per_class", "params"}`` (NaN -> None)."""

@@ -48,7 +48,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -72,38 +72,42 @@ def _items(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+_T = TypeVar("_T")
+
+
+def _listed(text: str, parse: Callable[[str], list[_T]], expected: str, one: str) -> list[_T]:
+    # parse(text), at least one value; ValueError or nothing: the option's error
+    try:
+        values = parse(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected at least one {one}, got {text!r}")
+    return values
+
+
+def _floats(text: str) -> list[float]:
+    items = _items(text)
+    if len(items) == 1 and items[0].count(":") == 2:
+        start, stop, step = (float(v) for v in items[0].split(":"))
+        if not (step > 0 and stop >= start and math.isfinite(stop - start)):
+            raise ValueError
+        count = int(np.round((stop - start) / step)) + 1
+        return [float(v) for v in np.linspace(start, stop, count, endpoint=True)]
+    return [float(v) for v in items]
+
+
 def float_list(text: str) -> list[float]:
     """``"a,b,c"`` or pycocotools' ``START:STOP:STEP`` (``np.linspace(start, stop,
     round((stop - start) / step) + 1)``, as ``COCOeval.Params`` builds its thresholds)."""
-    items = _items(text)
-    try:
-        if len(items) == 1 and items[0].count(":") == 2:
-            start, stop, step = (float(v) for v in items[0].split(":"))
-            if not (step > 0 and stop >= start and math.isfinite(stop - start)):
-                raise ValueError
-            count = int(np.round((stop - start) / step)) + 1
-            return [float(v) for v in np.linspace(start, stop, count, endpoint=True)]
-        values = [float(v) for v in items]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers or START:STOP:STEP, got {text!r}"
-        ) from None
-    if not values:
-        raise argparse.ArgumentTypeError(f"expected at least one number, got {text!r}")
-    return values
+    return _listed(text, _floats, "comma-separated numbers or START:STOP:STEP", "number")
 
 
 def int_list(text: str) -> list[int]:
     """``"1,10,100"``: comma-separated integers."""
-    try:
-        values = [int(v) for v in _items(text)]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
-    if not values:
-        raise argparse.ArgumentTypeError(f"expected at least one integer, got {text!r}")
-    return values
+    return _listed(
+        text, lambda t: [int(v) for v in _items(t)], "comma-separated integers", "integer"
+    )
 
 
 def finite_number(text: str) -> float:

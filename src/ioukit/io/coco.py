@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import math
+import mmap
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -44,8 +45,6 @@ from ioukit.errors import DataFormatError, ParameterError
 from ioukit.io._text import map_bytes, read_bytes
 
 if TYPE_CHECKING:
-    import mmap
-
     from ioukit.io._build import Unknowns
 
 __all__ = [
@@ -505,6 +504,16 @@ def _polygons_cleared(
 ) -> bool:
     """Whether the polygon lists ``segs[lists]`` all pass :func:`_check_one_segmentation`,
     in one pass over their coordinates; False sends them to the one-by-one checks."""
+    rows = np.asarray(lists, dtype=np.int64)
+    per_polygon = np.empty(len(rows), dtype=np.int64)
+    rle.single_polygons(segs, rows, per_polygon)
+    if (per_polygon >= 0).all():  # one polygon of plain numbers each: read by the kernel
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(per_polygon, out=offsets[1:])
+        flat = np.empty(int(offsets[-1]), dtype=np.float64)
+        rle.single_polygons_fill(segs, rows, offsets, flat)
+        return _coordinates_near(flat, per_polygon, np.ones(len(rows), np.int64), heights,
+                                 widths, known, rows)  # fmt: skip
     polygons = list(chain.from_iterable(segs[i] for i in lists))
     if any(type(p) is not list for p in polygons):
         return False
@@ -515,12 +524,26 @@ def _polygons_cleared(
         flat = np.fromiter(chain.from_iterable(polygons), np.float64, int(lengths.sum()))
     except OverflowError:
         return False
+    per_seg = np.fromiter((len(segs[i]) for i in lists), dtype=np.int64, count=len(lists))
+    return _coordinates_near(flat, lengths, per_seg, heights, widths, known, rows)
+
+
+def _coordinates_near(
+    flat: np.ndarray,
+    lengths: np.ndarray,
+    per_seg: np.ndarray,
+    heights: np.ndarray,
+    widths: np.ndarray,
+    known: np.ndarray,
+    rows: np.ndarray,
+) -> bool:
+    """Whether the coordinates ``flat`` (polygons of ``lengths`` numbers, ``per_seg`` polygons
+    to each segmentation ``rows``) are finite and within reach of their images."""
     if not np.isfinite(flat).all():
         return False
-    per_seg = np.fromiter((len(segs[i]) for i in lists), dtype=np.int64, count=len(lists))
     inf = np.inf
-    h = np.repeat(np.repeat(np.where(known[lists], heights[lists], inf), per_seg), lengths // 2)
-    w = np.repeat(np.repeat(np.where(known[lists], widths[lists], inf), per_seg), lengths // 2)
+    h = np.repeat(np.repeat(np.where(known[rows], heights[rows], inf), per_seg), lengths // 2)
+    w = np.repeat(np.repeat(np.where(known[rows], widths[rows], inf), per_seg), lengths // 2)
     xs, ys = flat[0::2], flat[1::2]
     return not bool(((xs < -w) | (xs > 2 * w) | (ys < -h) | (ys > 2 * h)).any())
 
@@ -1008,11 +1031,14 @@ def _scan_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _C
     return xywh, scores, rows, category_ids, None
 
 
-def _scan_segm_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) -> _Columns | None:
+def _scan_segm_file(
+    data: bytes | mmap.mmap, label: str, ground_truth: Dataset, *, release: bool = False
+) -> _Columns | None:
     """:func:`_scan_file` for segm results whose masks are compressed RLE dicts (the common
-    form): the columns, and the segmentation dicts built from the bytes, without the general
-    parser's objects for every record. None for any other shape, and for any record the
-    checks refuse: the general path then reads the file and words the error."""
+    form): the columns, and the masks as one :class:`masks.RleStrings` column copied from the
+    bytes, without the general parser's objects for every record (``release``: see
+    :func:`_copied_strings`). None for any other shape, and for any record the checks
+    refuse: the general path then reads the file and words the error."""
 
     buf = np.frombuffer(data, dtype=np.uint8)
     # every record takes at least 82 bytes ({"image_id":1,"category_id":1,"segmentation":
@@ -1051,16 +1077,44 @@ def _scan_segm_file(data: bytes | mmap.mmap, label: str, ground_truth: Dataset) 
     if (known & ((spans[:n, 0] != heights) | (spans[:n, 1] != widths))).any():
         return None  # the general path names the record
     spans = spans[:n]
-    counts = np.empty(max(int((spans[:, 3] - spans[:, 2]).sum()), 1), dtype=np.uint8)
-    offsets = np.empty(n + 1, dtype=np.int64)
-    written = rle_strings(buf, spans, counts, offsets)
+    strings = _copied_strings(data, buf, spans, release)
     del buf  # no view of a memory map outlives the scan: the caller closes it
-    if written < 0:
+    if strings is None:
         return None  # a \u escape in a string: the general parser reads it
     segmentation = masks.RleStrings(
-        counts[:written], offsets, spans[:, 0].copy(), spans[:, 1].copy(), (order[:n] & 1) == 1
+        *strings, spans[:, 0].copy(), spans[:, 1].copy(), (order[:n] & 1) == 1
     )
     return xywh, scores, rows, category_ids, segmentation
+
+
+_RELEASE_STEP = 1 << 15
+"""Records whose strings are copied between two releases of the file's pages."""
+
+
+def _copied_strings(
+    data: bytes | mmap.mmap, buf: np.ndarray, spans: np.ndarray, release: bool
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The counts strings ``spans`` (N, 4) of ``buf`` copied into one buffer (uint8) and their
+    offsets (N + 1,), or None for a ``\\u`` escape. ``release``: ``data`` is a read-only map of
+    the file, whose pages are dropped behind the copy (``MADV_DONTNEED``: they would read back
+    from the file), so the strings and the whole file are never resident together."""
+    n = len(spans)
+    counts = np.empty(int((spans[:, 3] - spans[:, 2]).sum()), dtype=np.uint8)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    release = release and isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+    step = _RELEASE_STEP if release else max(n, 1)
+    at = 0
+    for first in range(0, n, step):
+        last = min(first + step, n)
+        written = rle_strings(buf, spans[first:last], counts[at:], offsets[first : last + 1])
+        if written < 0:
+            return None
+        offsets[first : last + 1] += at
+        at += written
+        if release:
+            end = int(spans[last - 1, 3]) // mmap.PAGESIZE * mmap.PAGESIZE
+            data.madvise(mmap.MADV_DONTNEED, 0, end)  # type: ignore[union-attr]
+    return counts[:at], offsets
 
 
 def _nonempty(value: object) -> bool:
@@ -1335,7 +1389,11 @@ def read_coco_results(
         mapped = None if keep_segmentation and not segm else map_bytes(label, limit=_MAX_JSON_BYTES)
         if mapped is not None:  # no copy of a large file for the scanner
             with mapped:
-                scanned = (_scan_segm_file if segm else _scan_file)(mapped, label, ground_truth)
+                scanned = (
+                    _scan_segm_file(mapped, label, ground_truth, release=True)
+                    if segm
+                    else _scan_file(mapped, label, ground_truth)
+                )
         parts = (
             [scanned]
             if scanned is not None

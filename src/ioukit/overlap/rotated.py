@@ -42,12 +42,12 @@ from ioukit._rotated_corners import (
     CONVEXITY_TOLERANCE as CONVEXITY_TOLERANCE,  # re-exported: the documented constant
 )
 from ioukit._rotated_corners import (
+    check_quads,
     convex_mask,
     corner_exponents,
     extreme_corners,
     host64,
     prepare_corners,
-    unit_scaled,
 )
 from ioukit.boxes import ROTATED_FORMATS, box_convert
 from ioukit.errors import BoxError, ParameterError
@@ -211,17 +211,14 @@ def _fix_extreme_pairwise(
 def _refuse_non_convex(corners: Array, name: str, fmt: str) -> None:
     """The array-API path clips convex quadrilaterals only: refuse the others it can see."""
     view = host_view(corners) if fmt == "xyxyxyxy" else None
-    if view is None or view.size == 0:
-        return
-    ok = convex_mask(unit_scaled(view).reshape(-1, 4, 2)).reshape(view.shape[:-1])
-    if ok.all():
-        return
-    index = tuple(int(i) for i in np.argwhere(~ok)[0])
-    where = name + "".join(f"[{i}]" for i in index)
-    raise BoxError(
-        f"{where}: invalid xyxyxyxy box {view[index].tolist()}: a quadrilateral that is not "
-        "convex is computed on NumPy arrays only (pass NumPy arrays, or convex_hull_quads())"
-    )
+    if view is not None:
+        check_quads(
+            view,
+            name,
+            convex_mask,
+            "a quadrilateral that is not convex is computed on NumPy arrays only (pass NumPy "
+            "arrays, or convex_hull_quads())",
+        )
 
 
 def _where(xp: Any, cond: Array, a: Array, b: Array) -> Array:

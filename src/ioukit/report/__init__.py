@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ioukit._text_table import aligned_table
 from ioukit.io._text import atomic_write_bytes, atomic_write_text
 
 # the HTML report (NumPy, the page assets) loads on first use: every command imports this
@@ -97,17 +98,9 @@ def per_class_table(rows: Sequence[Mapping[str, Any]], /) -> str:
     if not rows:
         return "(no classes)"
     header = list(rows[0])
-    cells = [[_cell(to_jsonable(row.get(h, ""))) for h in header] for row in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
-    lines += [
-        "  ".join(
-            c.rjust(w) if i >= 2 else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cell, widths, strict=True))
-        )
-        for cell in cells
-    ]
-    return "\n".join(line.rstrip() for line in lines)
+    return aligned_table(
+        header, [[_cell(to_jsonable(row.get(h, ""))) for h in header] for row in rows]
+    )
 
 
 def to_jsonable(value: Any) -> Any:

@@ -641,15 +641,21 @@ def test_single_polygons_read_by_the_kernel_equal_the_per_size_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """GT polygons of one ring of plain numbers are read from their lists by the kernel and
-    rasterised in one call, each on its image's size (``_single_polygon_runs``): the same
+    rasterised in one call, each on its image's size, straight into intervals
+    (``polygons_intervals``; only single polygons, and mixed with other masks): the same
     intervals, boxes and areas as the per-size ``masks.polygon_runs`` path."""
+    for segmentations in (SINGLE_POLYGONS, [SINGLE_POLYGONS[i] for i in (0, 1, 2, 7, 8)]):
+        gt = _polygon_gt(segmentations)
+        rows = np.arange(len(segmentations), dtype=np.int64)
+        ours = _segm._mask_runs(gt, rows, "annotations")
+        with monkeypatch.context() as m:
+            m.setattr(_segm, "_single_polygon_coords", lambda _s, _r, ks, _h, _w: (ks[:0], None))
+            m.setattr(_segm, "_single_polygon_runs", lambda _s, _r, ks, _h, _w: (ks[:0], None))
+            general = _segm._mask_runs(gt, rows, "annotations")
+        for a, b in zip(ours, general, strict=True):
+            np.testing.assert_array_equal(a, b)
     gt = _polygon_gt(SINGLE_POLYGONS)
-    rows = np.arange(len(SINGLE_POLYGONS), dtype=np.int64)
-    ours = _segm._mask_runs(gt, rows, "annotations")
-    monkeypatch.setattr(_segm, "_single_polygon_runs", lambda _s, _r, ks, _h, _w: (ks[:0], None))
-    general = _segm._mask_runs(gt, rows, "annotations")
-    for a, b in zip(ours, general, strict=True):
-        np.testing.assert_array_equal(a, b)
+    ours = _segm._mask_runs(gt, np.arange(len(SINGLE_POLYGONS), dtype=np.int64), "annotations")
     for i in (0, 1, 2, 7, 8):  # and pycocotools' areas
         h, w = int(gt.images.heights[i % 2]), int(gt.images.widths[i % 2])
         want = mask_utils.merge(mask_utils.frPyObjects(SINGLE_POLYGONS[i], h, w))

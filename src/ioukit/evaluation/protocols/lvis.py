@@ -482,25 +482,8 @@ class LVISProtocol:
         del gt_view, pred_view, groups, matrices
         # not exhaustively annotated: an unmatched result is ignored, not a false positive
         outcome = outcome.ignore_false_positives(_not_exhaustive_rows(gt, pred, outcome.pred_row))
-        # accumulate the classes with ground truth only (the others stay -1; LVIS files list
-        # many classes without any): the same numbers with arrays [T, R, K', A]
-        cols, precision, recall = coco_accumulate_levels(
-            outcome,
-            recall_thresholds=np.array(self.recall_thresholds),
-            max_dets=np.array([largest], dtype=np.int64),
-            levels=[0],
-        )
         return self._result(
-            gt,
-            len(pred),
-            n_evaluated,
-            cat_ids,
-            num_pred,
-            outcome,
-            iou_type,
-            precision[..., 0],
-            recall[..., 0],
-            cols,
+            gt, len(pred), n_evaluated, cat_ids, num_pred, outcome, iou_type, largest
         )
 
     def check_shardable(self) -> None:
@@ -548,12 +531,6 @@ class LVISProtocol:
         assert outcome.pred_count is not None
         # every result of an (image, class) is evaluated: the largest group is the only cut
         largest = max([int(np.max(p.rank)) + 1 for p in parts if len(p)] + [1])
-        cols, precision, recall = coco_accumulate_levels(
-            outcome,
-            recall_thresholds=np.array(self.recall_thresholds),
-            max_dets=np.array([largest], dtype=np.int64),
-            levels=[0],
-        )
         return self._result(
             gt,
             int(n_predictions),
@@ -562,9 +539,7 @@ class LVISProtocol:
             outcome.pred_count,
             outcome,
             iou_type,
-            precision[..., 0],
-            recall[..., 0],
-            cols,
+            largest,
         )
 
     def _result(
@@ -576,11 +551,19 @@ class LVISProtocol:
         num_pred: np.ndarray,
         outcome: Any,
         iou_type: str,
-        p_sub: np.ndarray,
-        r_sub: np.ndarray,
-        cols: np.ndarray,
+        largest: int,
     ) -> ProtocolResult:
+        # accumulate the classes with ground truth only (the others stay -1; LVIS files list
+        # many classes without any): the same numbers with arrays [T, R, K', A], at most
+        # ``largest`` results of an (image, class)
+        cols, precision, recall = coco_accumulate_levels(
+            outcome,
+            recall_thresholds=np.array(self.recall_thresholds),
+            max_dets=np.array([largest], dtype=np.int64),
+            levels=[0],
+        )
         # p_sub [T, R, K', A], r_sub [T, K', A]: the classes ``cols`` (those with ground truth)
+        p_sub, r_sub = precision[..., 0], recall[..., 0]
         iou_thr = np.array(self.iou_thresholds)
         area_names = [a[0] for a in self.area_ranges]
         freq_by_id = dict(

@@ -96,17 +96,22 @@ def _rle_of(seg: object, height: float, width: float, where: str) -> dict[str, A
         raise DataFormatError(f"{where}: {exc}") from None
 
 
-def _single_polygon_runs(
+PolygonCoords = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Flat coordinates (2K,), their offsets (N + 1,), image heights and widths (N,) and the
+rasteriser's room per polygon (N,) of N single polygons."""
+
+
+def _single_polygon_coords(
     segs: tuple[Any, ...],
     rows: np.ndarray,
     ks: np.ndarray,
     heights: np.ndarray,
     widths: np.ndarray,
-) -> tuple[np.ndarray, masks.RunLengths | None]:
+) -> tuple[np.ndarray, PolygonCoords | None]:
     """The masks ``ks`` (positions in ``rows``) that are one polygon of plain numbers on an
-    image of known size, rasterised in one kernel call (each on its image's size), read from
-    the lists by the kernel: ``(positions, runs)``. ``(positions, None)`` when any coordinate
-    is not finite or out of reach: :func:`masks.polygon_runs`, per size, then words it."""
+    image of known size, read from the lists by the kernel: ``(positions, coordinates)``.
+    ``(positions, None)`` when any coordinate is not finite or out of reach:
+    :func:`masks.polygon_runs`, per size, then words it."""
     sub = np.ascontiguousarray(rows[ks], dtype=np.int64)
     lengths = np.empty(len(ks), dtype=np.int64)
     rle.single_polygons(segs, sub, lengths)
@@ -131,9 +136,25 @@ def _single_polygon_runs(
         return fast, None
     capacity = np.empty(n, dtype=np.int64)
     rle.polygons_capacity(flat, xy_offsets, capacity)
-    nruns = np.empty(n, dtype=np.int64)
+    return fast, (flat, xy_offsets, h, w, capacity)
+
+
+def _single_polygon_runs(
+    segs: tuple[Any, ...],
+    rows: np.ndarray,
+    ks: np.ndarray,
+    heights: np.ndarray,
+    widths: np.ndarray,
+) -> tuple[np.ndarray, masks.RunLengths | None]:
+    """:func:`_single_polygon_coords`' polygons rasterised in one kernel call (each on its
+    image's size): ``(positions, runs)``, or ``(positions, None)`` as it."""
+    fast, coords = _single_polygon_coords(segs, rows, ks, heights, widths)
+    if coords is None:
+        return fast, None
+    flat, xy_offsets, h, w, capacity = coords
+    nruns = np.empty(len(fast), dtype=np.int64)
     counts = rle.polygons_runs(flat, xy_offsets, h, w, capacity, nruns)
-    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets = np.zeros(len(fast) + 1, dtype=np.int64)
     np.cumsum(nruns, out=offsets[1:])
     return fast, masks.RunLengths(counts, offsets, h, w)
 
@@ -145,16 +166,22 @@ def _slow_runs(
     heights: np.ndarray,
     widths: np.ndarray,
     where: str,
+    *,
+    fast_polygons: bool = True,
 ) -> list[tuple[np.ndarray, masks.RunLengths]]:
     """Masks ``ks`` (positions in ``rows``) that are not plain compressed RLE dicts: single
-    polygons on images of known size rasterised in one batch per image size, everything else
+    polygons on images of known size rasterised in one kernel call (``fast_polygons``:
+    :func:`_single_polygon_runs`) or one batch per image size, everything else
     (uncompressed RLE, several polygons, odd dicts) as pycocotools' ``annToRLE``, one by one.
     Returns ``(positions, runs)`` parts."""
     parts: list[tuple[np.ndarray, masks.RunLengths]] = []
-    fast, runs = _single_polygon_runs(segs, rows, np.asarray(ks, dtype=np.int64), heights, widths)
-    if runs is not None:
-        parts.append((fast, runs))
-        ks = np.setdiff1d(np.asarray(ks, dtype=np.int64), fast, assume_unique=True).tolist()
+    if fast_polygons:
+        fast, runs = _single_polygon_runs(
+            segs, rows, np.asarray(ks, dtype=np.int64), heights, widths
+        )
+        if runs is not None:
+            parts.append((fast, runs))
+            ks = np.setdiff1d(np.asarray(ks, dtype=np.int64), fast, assume_unique=True).tolist()
     single: dict[tuple[int, int], list[int]] = {}
     others: list[int] = []
     row_list, h_list, w_list = rows.tolist(), heights.tolist(), widths.tolist()
@@ -220,7 +247,19 @@ def _mask_runs(
     nint = np.zeros(n, dtype=np.int64)
     if rle.plain_rle_count(segs, rows, plain, nint) >= 0:
         plain[:] = 0  # a refused string: the Python path names it and says why
-    parts = _slow_runs(segs, rows, np.flatnonzero(plain == 0).tolist(), heights, widths, where)
+    rest = np.flatnonzero(plain == 0)
+    # single polygons straight to intervals (no run array of them all)
+    fast, coords = _single_polygon_coords(segs, rows, rest, heights, widths)
+    polygons: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    if coords is not None:
+        flat, xy_offsets, h, w, capacity = coords
+        p_nint = np.empty(len(fast), dtype=np.int64)
+        p_starts, p_ends = rle.polygons_intervals(flat, xy_offsets, h, w, capacity, p_nint)
+        del flat, coords
+        mask_h[fast], mask_w[fast], nint[fast] = h, w, p_nint
+        polygons = (fast, p_starts, p_ends, p_nint)
+        rest = np.setdiff1d(rest, fast, assume_unique=True)
+    parts = _slow_runs(segs, rows, rest.tolist(), heights, widths, where, fast_polygons=False)
     for pos, runs in parts:
         mask_h[pos] = runs.heights
         mask_w[pos] = runs.widths
@@ -237,11 +276,21 @@ def _mask_runs(
         )
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(nint, out=offsets[1:])
-    starts = np.empty(int(offsets[-1]), dtype=np.int64)
-    ends = np.empty(int(offsets[-1]), dtype=np.int64)
-    rle.plain_rle_fill(segs, rows, plain, offsets, starts, ends)
-    for pos, runs in parts:
-        rle.interval_fill(runs.counts, runs.offsets, offsets[pos], starts, ends)
+    if polygons is not None and len(polygons[0]) == n:  # every mask one polygon, in order
+        starts, ends = polygons[1], polygons[2]
+    else:
+        starts = np.empty(int(offsets[-1]), dtype=np.int64)
+        ends = np.empty(int(offsets[-1]), dtype=np.int64)
+        rle.plain_rle_fill(segs, rows, plain, offsets, starts, ends)
+        for pos, runs in parts:
+            rle.interval_fill(runs.counts, runs.offsets, offsets[pos], starts, ends)
+        if polygons is not None:
+            pos, p_starts, p_ends, p_nint = polygons
+            first = np.zeros(len(pos), dtype=np.int64)
+            np.cumsum(p_nint[:-1], out=first[1:])
+            at = np.repeat(offsets[pos] - first, p_nint) + np.arange(len(p_starts))
+            starts[at] = p_starts
+            ends[at] = p_ends
     boxes = np.empty((n, 4), dtype=np.int64)
     rle.mask_boxes(starts, ends, offsets, mask_h, boxes)
     areas = np.empty(n, dtype=np.int64)
