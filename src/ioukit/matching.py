@@ -191,7 +191,7 @@ def match_predictions(
         zero,
         np.zeros((num_pred, width), dtype=np.uint8),
         ignored_bits,
-        np.empty(num_pred, dtype=np.int64),
+        np.empty(num_pred, dtype=np.int32),
         np.empty(num_pred),
         np.zeros((num_pred, width), dtype=np.uint8),
         np.zeros(num_pred, dtype=np.uint8),

@@ -129,8 +129,9 @@ def test_ignore_false_positives_turns_only_false_positives() -> None:
 
 
 def test_bytes_per_detection_of_the_coco_layout() -> None:
-    """COCO's 4 area ranges x 10 thresholds: 68 bytes per detection (248 with int64
-    matched_gt + float64 IoU per threshold and an int8 status per cell)."""
+    """COCO's 4 area ranges x 10 thresholds: 64 bytes per detection (68 with an int64
+    ``first_gt``; 248 with int64 matched_gt + float64 IoU per threshold and an int8 status
+    per cell)."""
     rng = np.random.default_rng(3)
     d = dense(rng, 1000, odd=False)
     d["status"] = rng.integers(0, 3, (1000, 4, N_T)).astype(np.int8)
@@ -140,7 +141,8 @@ def test_bytes_per_detection_of_the_coco_layout() -> None:
     d["iou"] = np.where(d["matched_gt"] >= 0, 0.75, np.nan)
     o = MatchOutcome.from_dense(**d)
     assert len(o.other_row) == 0
-    assert o.nbytes / len(o) == 68
+    assert o.first_gt.dtype == np.int32
+    assert o.nbytes / len(o) == 64
 
 
 def test_evaluated_outcome_keeps_other_ground_truths_exactly() -> None:

@@ -8,6 +8,7 @@ through both; every output must be identical, bit for bit.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -332,7 +333,7 @@ def test_match_groups_equals_twin(seed: int, strict: int, tie: int, threads: boo
     everything = np.arange(len(gs), dtype=np.int64)
     outs = []
     for run in (kernels.match_groups, match_groups_compact_py):
-        out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7),
+        out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7, np.int32),
                np.full(n_p, -7.0), np.zeros((n_p, 1), u8), np.zeros(n_p, u8))  # fmt: skip
         run(*inputs, everything, *out, np.zeros(0, np.int64), np.zeros((0, 4), np.int64),
             np.zeros((0, 4)), *([threads] if run is kernels.match_groups else []))  # fmt: skip
@@ -558,7 +559,7 @@ def test_threads_give_identical_outputs_on_many_groups() -> None:
     outs = []
     u8 = np.uint8
     for threads in (False, True):
-        out = (np.zeros((n_p, 4), u8), np.zeros((n_p, 4), u8), np.empty(n_p, np.int64),
+        out = (np.zeros((n_p, 4), u8), np.zeros((n_p, 4), u8), np.empty(n_p, np.int32),
                np.empty(n_p), np.zeros((n_p, 2), u8), np.zeros(n_p, u8),
                np.arange(n_p, dtype=np.int64), np.empty((n_p, 10), np.int64),
                np.empty((n_p, 10)))  # fmt: skip
@@ -645,3 +646,68 @@ def test_merge_group_keys_equals_searchsorted_bounds(seed: int) -> None:
         np.testing.assert_array_equal(got, exp)
     if len(keys):  # each side's starts and ends are views of one array of bounds
         assert np.shares_memory(gs, ge) and np.shares_memory(ps, pe)
+
+
+@pytest.mark.parametrize(("value", "want"), [("1", 1), ("3,2", 3), (" 2 ", 2)])
+def test_thread_count_follows_omp_num_threads(
+    monkeypatch: pytest.MonkeyPatch, value: str, want: int
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert kernels._thread_count(10**9, None) == want
+    assert kernels._thread_count(10**9, False) == 1
+    assert kernels._thread_count(10, None) == 1  # below the cut-off
+
+
+@pytest.mark.parametrize("value", ["", "0", "many"])
+def test_thread_count_without_a_usable_omp_num_threads(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert kernels._thread_count(10**9, None) == max(1, min(cpus or 1, 8))
+
+
+@pytest.mark.parametrize("tie", [0, 1])
+@pytest.mark.parametrize("strict", [0, 1])
+def test_single_prediction_groups_equal_twin(strict: int, tie: int) -> None:
+    """The kernel's one-prediction shortcut (two scans, then a comparison per threshold): ties
+    among regular and among ignored ground truths, IoUs exactly at a threshold, NaN."""
+    rng = np.random.default_rng(4242 + 2 * strict + tie)
+    n_groups = 600
+    g_count = rng.integers(1, 5, n_groups)
+    gs = (np.cumsum(g_count) - g_count).astype(np.int64)
+    ge = (gs + g_count).astype(np.int64)
+    ps = np.arange(n_groups, dtype=np.int64)
+    kept = np.ones(n_groups, dtype=np.int64)
+    offsets = gs.copy()
+    n_g, n_p = int(ge[-1]), n_groups
+    values = rng.choice([0.0, 0.5, 0.5, 0.75, 0.75, 0.9], n_g)
+    gt_area = rng.choice([10.0, 2000.0], n_g)
+    pred_area = rng.choice([10.0, 2000.0], n_p)
+    ignore = rng.random(n_g) < 0.5
+    crowd = ignore & (rng.random(n_g) < 0.5)
+    never = rng.random(n_g) < 0.1
+    thresholds = np.array([0.5, 0.6, 0.75, 1.0 - 1e-10])
+    lo, hi = np.array([0.0, 0.0, 1024.0]), np.array([1e10, 1024.0, 1e10])
+    slot = rng.permutation(n_p).astype(np.int64)
+    gt_rows = rng.permutation(n_g).astype(np.int64)
+    u8 = np.uint8
+    inputs = (gs, ge, ps, kept, values, offsets, gt_area, ignore.view(u8), crowd.view(u8),
+              never.view(u8), pred_area, thresholds, lo, hi, slot, gt_rows, strict,
+              tie)  # fmt: skip
+    groups = np.arange(n_groups, dtype=np.int64)
+    out = (np.zeros((n_p, 2), u8), np.zeros((n_p, 2), u8), np.full(n_p, -7, np.int32),
+           np.full(n_p, -7.0), np.zeros((n_p, 1), u8), np.zeros(n_p, u8))  # fmt: skip
+    kernels.match_groups(*inputs, groups, *out, np.zeros(0, np.int64),
+                         np.zeros((0, 4), np.int64), np.zeros((0, 4)))  # fmt: skip
+    # the rows whose ground truth changes with the threshold, in full (the kernel's second pass)
+    dense_row = np.full(n_p, -1)
+    other = np.flatnonzero(out[5])
+    assert len(other)  # ignored ground truths of higher IoU than the regular ones: some
+    dense_row[other] = np.arange(len(other))
+    full = (np.full((len(other), 4), -7), np.full((len(other), 4), -7.0))
+    kernels.match_groups(*inputs, groups, *out, dense_row, *full)
+    want = match_groups_py(*inputs[:6], gt_area, ignore, crowd, never, *inputs[10:], n_p)
+    got = dense_of(*out[:5], dense_row, *full, 3, 4)
+    for x, y in zip(got, want, strict=True):
+        np.testing.assert_array_equal(x, y)

@@ -35,15 +35,31 @@ PARALLEL_MIN_PREDICTIONS = 50_000
 evaluated predictions on (``threads=None``); ``threads=True``/``False`` forces either way."""
 
 
+def _available_threads():
+    """``OMP_NUM_THREADS`` when it is set (its first level), else the CPUs this process may
+    run on (its affinity mask: ``taskset`` and container limits count), else the CPU count.
+
+    ``prange(num_threads=...)`` overrides OpenMP's own default, so the variable is read here.
+    """
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
 def _thread_count(n_items, threads):
-    """Threads to use: 1 below the cut-off or when forbidden; else the CPU count (at most 8).
+    """Threads to use: 1 below the cut-off or when forbidden; else :func:`_available_threads`
+    (at most 8).
 
     The scratch buffers are allocated per thread for exactly this many threads, and
     ``prange(num_threads=...)`` never starts more.
     """
     if threads is False or (threads is None and n_items < PARALLEL_MIN_PREDICTIONS):
         return 1
-    return max(1, min(os.cpu_count() or 1, 8))
+    return max(1, min(_available_threads(), 8))
 
 
 cdef double _EPS = float(np.spacing(1))
@@ -178,7 +194,7 @@ cdef inline void _no_gt_group(
     const int64_t[::1] slot,
     Py_ssize_t n_thr,
     uint8_t[:, ::1] ign_bits,
-    int64_t[::1] first_gt,
+    int32_t[::1] first_gt,
     double[::1] first_iou,
     const int64_t[::1] dense_row,
     int64_t[:, ::1] other_gt,
@@ -226,7 +242,7 @@ cdef void _match_group(
     int tie,
     uint8_t[:, ::1] tp_bits,
     uint8_t[:, ::1] ign_bits,
-    int64_t[::1] first_gt,
+    int32_t[::1] first_gt,
     double[::1] first_iou,
     uint8_t[:, ::1] same_bits,
     uint8_t[::1] has_other,
@@ -294,7 +310,35 @@ cdef void _match_group(
             if same:
                 source = b
                 break
-        if source == a:
+        if source == a and n_pred == 1 and tie != 2 and not use_carry:
+            # one prediction and nothing taken: at every threshold the greedy scan ends on
+            # the last (tie 0) or first (tie 1) regular ground truth of the highest IoU if
+            # that IoU passes, else on the ignored one of the highest IoU if that passes:
+            # two scans, then one comparison per threshold instead of one scan per threshold
+            best = 0.0
+            best_ign = 0.0
+            m_reg = -1
+            m_ign = -1
+            for j in range(n_gt):
+                value = iou_values[base_offset + order[a, j]]
+                if value != value:
+                    continue  # NaN passes no threshold
+                if ignore[a, j]:
+                    if m_ign == -1 or value > best_ign or (tie == 0 and value == best_ign):
+                        best_ign = value
+                        m_ign = j
+                elif m_reg == -1 or value > best or (tie == 0 and value == best):
+                    best = value
+                    m_reg = j
+            for t in range(n_thr):
+                thr = thresholds[t]
+                m = -1
+                if m_reg >= 0 and (best > thr if strict else best >= thr):
+                    m = m_reg
+                elif m_ign >= 0 and (best_ign > thr if strict else best_ign >= thr):
+                    m = m_ign
+                choice[a, t, 0] = m
+        elif source == a:
             for t in range(n_thr):
                 thr = thresholds[t]
                 for j in range(n_gt):
@@ -381,7 +425,7 @@ cdef void _match_group(
                     if drow >= 0:
                         other_gt[drow, t] = gt_row
                         other_iou[drow, t] = value
-                first_gt[row] = first
+                first_gt[row] = <int32_t>first
                 if first == -1:
                     first_iou[row] = NAN
 
@@ -409,7 +453,7 @@ def match_groups(
     const int64_t[::1] group_list,
     uint8_t[:, ::1] tp_bits,
     uint8_t[:, ::1] ign_bits,
-    int64_t[::1] first_gt,
+    int32_t[::1] first_gt,
     double[::1] first_iou,
     uint8_t[:, ::1] same_bits,
     uint8_t[::1] has_other,

@@ -193,11 +193,15 @@ class Groups:
         Predictions evaluated per group (the first ``max_det`` in group order).
     image_rank : ndarray of int64, shape (I,)
         Rank of each image (row of the image table) by image id.
-    gt_rows, gt_class : ndarray of int64, shape (G,)
-        Ground-truth rows (into the ground-truth dataset) in group order, and their class rows.
-    pred_rows, pred_class : ndarray of int64, shape (P,)
-        Prediction rows in group order and their class rows.
-    pred_dense : ndarray of int64, shape (P,)
+    gt_rows : ndarray of int64, shape (G,)
+        Ground-truth rows (into the ground-truth dataset) in group order.
+    gt_class : ndarray of int32, shape (G,)
+        Their class rows.
+    pred_rows : ndarray of int64, shape (P,)
+        Prediction rows in group order.
+    pred_class : ndarray of int32, shape (P,)
+        Their class rows.
+    pred_dense : ndarray of int32, shape (P,)
         Dense rank of the prediction's score, 0 for the highest (equal scores share a rank).
     n_dense : int
         Number of distinct scores (at least 1).
@@ -302,6 +306,7 @@ class Groups:
             g_img += g_cls
         g_key = g_img  # image_rank * n_cats + class (image_rank without classes)
         del g_img
+        g_cls = g_cls.astype(np.int32)  # class rows < 2**31: half the bytes of int64
 
         p_cls = class_rows(cat_ids, pred.category_id)
         p_ok = p_cls >= 0
@@ -329,6 +334,8 @@ class Groups:
             p_img += p_cls
         p_key = p_img
         del p_img
+        p_cls = p_cls.astype(np.int32)
+        dense = dense.astype(np.int32)  # ranks < 2**31 (one per prediction at most)
 
         # one linear merge of the two sorted key columns (as _runs/_sorted_union/_bounds)
         keys, gt_start, gt_end, pred_start, pred_end = kernels.merge_group_keys(

@@ -128,6 +128,8 @@ def match_groups(
         In accumulation order (class row, descending score, image id, rank in group).
     """
 
+    if len(gt) >= 2**31:
+        raise ParameterError(f"gt: expected fewer than 2**31 ground truths, got {len(gt)}")
     thresholds = np.ascontiguousarray(thresholds, dtype=np.float64).reshape(-1)
     used = thresholds if rule.clamp is None else np.minimum(thresholds, rule.clamp)
     names = tuple(a[0] for a in area_ranges)
@@ -160,7 +162,7 @@ def match_groups(
     n = len(seq)
     tp_bits = np.zeros((n, (n_a * n_t + 7) // 8), dtype=np.uint8)
     ign_bits = np.zeros((n, (n_a * n_t + 7) // 8), dtype=np.uint8)
-    first_gt = np.empty(n, dtype=np.int64)
+    first_gt = np.empty(n, dtype=np.int32)  # ground-truth rows (< 2**31, checked above)
     first_iou = np.empty(n)
     same_bits = np.zeros((n, (n_t + 7) // 8), dtype=np.uint8)
     has_other = np.zeros(n, dtype=np.uint8)
@@ -229,7 +231,7 @@ def match_groups(
     reg_rows = g_rows[regular]
     gt_image_id = gt.images.ids[gt.image_index[reg_rows]]
     if groups.use_cats:
-        reg_k = groups.gt_class.astype(np.int32)[regular]
+        reg_k = groups.gt_class[regular].astype(np.int32, copy=False)
     else:
         reg_k = np.zeros(len(reg_rows), dtype=np.int32)
     reg_area = g_area[regular]

@@ -7,7 +7,7 @@ then rank inside the group. That is pycocotools' order (its ``np.argsort(-scores
 kind="mergesort")`` over detections concatenated image by image, images in id order), so
 accumulation reads the records front to back.
 
-Layout (lean: about 70 bytes per detection for COCO's 4 area ranges x 10 thresholds, 250
+Layout (lean: about 64 bytes per detection for COCO's 4 area ranges x 10 thresholds, 250
 before): the status of every (area range, threshold) is two bit planes (``tp_bits``,
 ``ignored_bits``, ``ceil(A * T / 8)`` bytes each, bit ``a * T + t`` in ``np.packbits``
 order); the matched ground truth and its IoU are kept once per prediction (``first_gt``,
@@ -138,9 +138,10 @@ class MatchOutcome:
     tp_bits, ignored_bits : ndarray of uint8, shape (N, ceil(A * T / 8))
         Bit ``a * T + t`` (``np.packbits`` order, padding bits 0): TRUE_POSITIVE, IGNORED at
         area range ``a`` and threshold ``t`` (neither: FALSE_POSITIVE). See :attr:`status`.
-    first_gt : ndarray of int64, shape (N,)
+    first_gt : ndarray of int32, shape (N,)
         Ground-truth row (in the ground-truth dataset) matched at the first threshold that has
-        a match (area range 0, ``"all"``), -1 when none.
+        a match (area range 0, ``"all"``), -1 when none (stored as int32 whatever it is given
+        as: a ground truth has fewer than 2**31 rows).
     first_iou : ndarray of float64, shape (N,)
         Similarity of that pair; NaN when none.
     same_bits : ndarray of uint8, shape (N, ceil(T / 8))
@@ -215,6 +216,9 @@ class MatchOutcome:
     gt_in_range: np.ndarray | None = None
     pred_count: np.ndarray | None = None
     unrecorded: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "first_gt", np.asarray(self.first_gt, dtype=np.int32))
 
     def __len__(self) -> int:
         return int(self.pred_row.shape[0])
@@ -311,7 +315,7 @@ class MatchOutcome:
         any_match = has.any(axis=1)
         first_t = np.argmax(has, axis=1) if t else np.zeros(n, dtype=np.int64)
         rows = np.arange(n)
-        first_gt = np.where(any_match, matched[rows, first_t] if t else -1, -1).astype(np.int64)
+        first_gt = np.where(any_match, matched[rows, first_t] if t else -1, -1).astype(np.int32)
         first_iou = np.where(any_match, iou[rows, first_t] if t else np.nan, np.nan)
         same = has & (matched == first_gt[:, None])
         # rows the compact form cannot hold exactly go to the dense exception rows
@@ -494,6 +498,7 @@ class MatchOutcome:
         starts = np.cumsum([0, *(len(p) for p in parts)])[:-1]
 
         def gt(rows: np.ndarray, offset: int) -> np.ndarray:
+            rows = np.asarray(rows, dtype=np.int64)
             return np.where(rows >= 0, rows + offset, -1)
 
         joined = cls(

@@ -333,6 +333,16 @@ def _xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
     return out
 
 
+def _xyxy_in_place(xywh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(xyxy, wh)`` of an (N, 4) xywh array the reader owns: the widths and heights copied
+    out (N, 2), then ``x + w`` and ``y + h`` written over them in place (the same values as
+    :func:`_xywh_to_xyxy`, without an (N, 4) copy: 80 MB at 80 000 images)."""
+    wh = xywh[:, 2:].copy()  # a copy even where the slice is contiguous (one row)
+    xywh[:, 2] += xywh[:, 0]
+    xywh[:, 3] += xywh[:, 1]
+    return xywh, wh
+
+
 def _dense_rows(table_ids: np.ndarray, ids: np.ndarray) -> np.ndarray | None:
     """Row of each id by a lookup table over the table's id range (0 for an unknown id); None
     when that range is larger than the ids to look up, or the table's ids repeat (the
@@ -918,11 +928,12 @@ def _ground_truth_dataset(
     """The ground-truth Dataset of the annotation columns (xywh, image rows, category ids,
     area, crowd, ignore, ids), whichever route read them."""
     xywh, image_index, category_ids, area, crowd, ignore, ann_ids = columns
+    xyxy, wh = _xyxy_in_place(xywh)
     return _dataset(
         label,
         images=images,
         categories=categories,
-        boxes=_xywh_to_xyxy(xywh),
+        boxes=xyxy,
         image_index=image_index,
         category_id=category_ids,
         scores=None,
@@ -932,7 +943,7 @@ def _ground_truth_dataset(
         difficult=np.zeros(len(xywh), dtype=bool),
         annotation_id=ann_ids,
         segmentation=segmentation,
-        box_wh=xywh[:, 2:],
+        box_wh=wh,
     )
 
 
@@ -1427,11 +1438,12 @@ def read_coco_results(
     else:
         area = xywh[:, 2] * xywh[:, 3]
     false = np.zeros(n, dtype=bool)
+    xyxy, wh = _xyxy_in_place(xywh)
     return _dataset(
         label,
         images=ground_truth.images,
         categories=ground_truth.categories,
-        boxes=_xywh_to_xyxy(xywh),
+        boxes=xyxy,
         image_index=image_index,
         category_id=category_ids,
         scores=scores,
@@ -1441,7 +1453,7 @@ def read_coco_results(
         difficult=false,
         annotation_id=np.arange(1, n + 1, dtype=np.int64),
         segmentation=segmentation,
-        box_wh=xywh[:, 2:],
+        box_wh=wh,
     )
 
 
