@@ -1,10 +1,11 @@
-"""Aligned plain-text tables, shared by the result's and the report's per-class tables."""
+"""Aligned plain-text tables and escaped names, shared by the result's and the report's
+per-class tables."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["aligned_table"]
+__all__ = ["aligned_table", "escape_text"]
 
 
 def aligned_table(header: Sequence[str], cells: Sequence[Sequence[str]], /) -> str:
@@ -38,3 +39,19 @@ def aligned_table(header: Sequence[str], cells: Sequence[Sequence[str]], /) -> s
         for cell in cells
     ]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def escape_text(text: str) -> str:
+    r"""``text`` with control and other non-printable characters escaped (``\x1b``, ``\n``).
+
+    Class names come from the input files; printed raw, a name can move the terminal's cursor
+    or split a table row.
+
+    >>> print(escape_text("cat\x1b[2J\n"))
+    cat\x1b[2J\n
+    >>> escape_text("chat noir")
+    'chat noir'
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

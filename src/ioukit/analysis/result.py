@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ioukit._text_table import aligned_table
+from ioukit._text_table import aligned_table, escape_text
 from ioukit.dataset import Dataset
 from ioukit.evaluation.outcome import TRUE_POSITIVE, threshold_index
 from ioukit.evaluation.registry import get_similarity, protocol_traits, similarity_reads
@@ -39,7 +39,7 @@ def _jsonable(value: Any) -> Any:
 def _cell(value: Any) -> str:
     if isinstance(value, float | np.floating):
         return f"{float(value):.3f}"
-    return str(value)
+    return escape_text(str(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +188,8 @@ class EvaluationResult:
         return "\n".join(lines)
 
     def per_class_table(self) -> str:
-        """Per-class rows as an aligned text table (floats with 3 decimals)."""
+        """Per-class rows as an aligned text table (floats with 3 decimals, names escaped as
+        :func:`ioukit.report.escape_text` does)."""
         rows = self.result.per_class
         if not rows:
             return "(no classes)"

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ioukit._text_table import aligned_table
+from ioukit._text_table import aligned_table, escape_text
 from ioukit.io._text import atomic_write_bytes, atomic_write_text
 
 # the HTML report (NumPy, the page assets) loads on first use: every command imports this
@@ -64,22 +64,6 @@ def safe_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
-
-
-def escape_text(text: str) -> str:
-    r"""``text`` with control and other non-printable characters escaped (``\x1b``, ``\n``).
-
-    Class names come from the input files; printed raw, a name can move the terminal's cursor
-    or split a table row.
-
-    >>> print(escape_text("cat\x1b[2J\n"))
-    cat\x1b[2J\n
-    >>> escape_text("chat noir")
-    'chat noir'
-    """
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _cell(value: Any) -> str:
