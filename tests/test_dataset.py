@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import ioukit
 from ioukit.dataset import CategoryTable, Dataset, ImageTable
+from ioukit.errors import DataFormatError
 
 
 def _arrays() -> dict[str, np.ndarray]:
@@ -42,3 +44,20 @@ def test_evaluator_update_leaves_the_callers_arrays_writable() -> None:
     )
     assert boxes.flags.writeable and scores.flags.writeable and labels.flags.writeable
     assert abs(evaluator.compute().stats["AP50"] - 1.0) < 1e-12  # pycocotools eps
+
+
+@pytest.mark.parametrize("bad_id", [-3, 4, 11, 2**40])
+def test_unknown_category_among_many_rows_is_named(bad_id: int) -> None:
+    """Many rows (the lookup-table check): an id below, inside a gap of, or above the
+    categories' ids is refused at its first row."""
+    images = ImageTable.from_lists([1], ["a"])
+    cats = CategoryTable.from_lists([1, 3, 5, 9], ["a", "b", "c", "d"])
+    category_id = np.tile([1, 3, 5, 9], 50)
+    category_id[117] = bad_id
+    n = len(category_id)
+    with pytest.raises(DataFormatError, match=rf"category_id\[117\]: .* got {bad_id}$"):
+        Dataset.from_arrays(images, cats, boxes=np.zeros((n, 4)), image_index=np.zeros(n),
+                            category_id=category_id)  # fmt: skip
+    ok = Dataset.from_arrays(images, cats, boxes=np.zeros((n, 4)), image_index=np.zeros(n),
+                             category_id=np.tile([1, 3, 5, 9], 50))  # fmt: skip
+    assert len(ok) == n

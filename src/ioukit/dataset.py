@@ -384,12 +384,21 @@ class Dataset:
                     f"{int(ids[second])} again (first at row {first})"
                 )
         known = self.categories.ids
-        if len(self.category_id) and len(known):
-            sorted_known = np.sort(known)
-            pos = np.minimum(np.searchsorted(sorted_known, self.category_id), len(known) - 1)
-            bad = sorted_known[pos] != self.category_id
+        cats = self.category_id
+        if len(cats) and len(known):
+            low, high = int(known.min()), int(known.max())
+            small = high - low <= 4 * len(cats) + 1024 and low > -(2**62) and high < 2**62
+            if len(cats) > 64 and small:
+                # a small id range: one lookup table and one gather, no search per id
+                table = np.zeros(high - low + 3, dtype=bool)  # [0]: below, [-1]: above
+                table[known - low + 1] = True
+                bad = ~table[np.clip(cats, low - 1, high + 1) - (low - 1)]
+            else:
+                sorted_known = np.sort(known)
+                pos = np.minimum(np.searchsorted(sorted_known, cats), len(known) - 1)
+                bad = sorted_known[pos] != cats
         else:
-            bad = np.ones(len(self.category_id), dtype=bool)
+            bad = np.ones(len(cats), dtype=bool)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise DataFormatError(
