@@ -361,7 +361,8 @@ class MatchOutcome:
         says whether it counted. Built on first access, then cached; read-only."""
         t = len(self.thresholds)
         same = np.unpackbits(self.same_bits, axis=1, count=t).astype(bool)
-        out = np.where(same, self.first_gt[:, None], np.int64(-1))
+        # int64 on every NumPy (1.x's value-based casting would keep first_gt's int32)
+        out = np.where(same, self.first_gt[:, None], -1).astype(np.int64, copy=False)
         out[self.other_row] = self.other_gt
         return _readonly(out)
 

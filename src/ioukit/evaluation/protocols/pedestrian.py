@@ -180,7 +180,9 @@ def log_average_miss_rate(
     if sampling == "brambox":
         points = np.logspace(-2.0, 0.0, 9)
     elif sampling == "caltech":
-        points = 10.0 ** np.arange(-2.0, 0.25, 0.25)
+        # 10^(-2:.25:0) as MATLAB gives it: each power correctly rounded (NumPy's vectorised
+        # power may give 10^-1 as 0.09999999999999999, moving the point below an FPPI of 0.1)
+        points = np.array([10.0 ** (k / 4) for k in range(-8, 1)])
     else:
         points = np.array(PEDESTRON_FPPI)
     if n_gt == 0:
